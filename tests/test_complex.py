@@ -1,0 +1,146 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from topo_contrastive import SimplicialOperators
+
+
+def square_with_diagonal():
+    # 0-1-2-3 square with diagonal (0, 2); triangle (0, 1, 2) filled, (0, 2, 3) empty.
+    edges = [[2, 3], [0, 1], [1, 2], [0, 3], [2, 0]]
+    return SimplicialOperators.from_simplices(edges, [[2, 1, 0]])
+
+
+def test_exact_operators_on_hand_built_complex():
+    ops = square_with_diagonal()
+    assert ops.edges.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [2, 3]]
+    assert ops.triangles.tolist() == [[0, 1, 2]]
+    expected_b1 = np.array(
+        [[-1, -1, -1, 0, 0], [1, 0, 0, -1, 0], [0, 1, 0, 1, -1], [0, 0, 1, 0, 1]], dtype=float
+    )
+    np.testing.assert_array_equal(ops.B1.toarray(), expected_b1)
+    # boundary of [0,1,2] = [1,2] - [0,2] + [0,1]
+    np.testing.assert_array_equal(ops.B2.toarray().ravel(), [1, -1, 0, 1, 0])
+    np.testing.assert_array_equal((ops.B1 @ ops.B2).toarray(), 0)
+    np.testing.assert_array_equal(ops.L_down.toarray(), expected_b1.T @ expected_b1)
+    b2 = ops.B2.toarray()
+    np.testing.assert_array_equal(ops.L_up.toarray(), b2 @ b2.T)
+    np.testing.assert_array_equal(ops.L1.toarray(), expected_b1.T @ expected_b1 + b2 @ b2.T)
+    np.testing.assert_array_equal(ops.L0.toarray(), expected_b1 @ expected_b1.T)
+    np.testing.assert_array_equal(ops.L2.toarray(), [[3.0]])
+
+
+def test_matches_toponetx_order_and_signs():
+    tnx = pytest.importorskip("toponetx")
+    rng = np.random.default_rng(0)
+    pts = rng.random((30, 2))
+    from scipy.spatial import Delaunay
+
+    tri = Delaunay(pts).simplices
+    sc = tnx.SimplicialComplex([list(map(int, t)) for t in tri])
+    a = SimplicialOperators.from_toponetx(sc)
+    edges = np.array([list(e) for e in sc.skeleton(1)])
+    b = SimplicialOperators.from_simplices(edges[::-1], tri)
+    assert (a.B1 != b.B1).nnz == 0
+    assert (a.B2 != b.B2).nnz == 0
+    np.testing.assert_array_equal(a.B1.toarray(), sc.incidence_matrix(1).toarray())
+    np.testing.assert_array_equal(a.B2.toarray(), sc.incidence_matrix(2).toarray())
+
+
+def test_from_incidence_keeps_order_and_accepts_torch():
+    ops = square_with_diagonal()
+    b1 = torch.tensor(ops.B1.toarray())
+    b2 = torch.tensor(ops.B2.toarray()).to_sparse()
+    c = SimplicialOperators.from_incidence(b1, b2)
+    assert (c.B1 != ops.B1).nnz == 0 and (c.B2 != ops.B2).nnz == 0
+    # reversed columns and orientation are kept as given
+    perm = [4, 3, 2, 1, 0]
+    b1r = -ops.B1.toarray()[:, perm]
+    b2r = -ops.B2.toarray()[perm]
+    r = SimplicialOperators.from_incidence(sp.csr_matrix(b1r), b2r)
+    np.testing.assert_array_equal(r.B1.toarray(), b1r)
+    assert r.edges.tolist() == [[3, 2], [2, 1], [3, 0], [2, 0], [1, 0]]
+    col, sign = r.edge_lookup(2, 3)
+    assert int(col) == 0 and float(sign) == -1.0
+
+
+def test_complex_without_triangles():
+    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2]])
+    assert ops.B2.shape == (2, 0)
+    assert ops.L_up.nnz == 0 and ops.L_up.shape == (2, 2)
+    assert ops.operator("L_up").to_dense().abs().sum() == 0
+    tnx = pytest.importorskip("toponetx")
+    t = SimplicialOperators.from_toponetx(tnx.SimplicialComplex([[0, 1], [1, 2]]))
+    assert t.num_triangles == 0 and t.L_up.shape == (2, 2)
+
+
+@pytest.mark.parametrize("layout", [torch.sparse_coo, torch.sparse_csr])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_torch_operators(layout, dtype):
+    ops = square_with_diagonal()
+    for name in ["B1", "B2", "L0", "L_down", "L_up", "L1", "L2"]:
+        t = ops.operator(name, dtype=dtype, layout=layout)
+        assert t.layout == layout and t.dtype == dtype
+        np.testing.assert_array_equal(t.to_dense().numpy(), getattr(ops, name).toarray())
+    ld, lu = ops.laplacians(dtype=torch.float64)
+    assert ld.is_sparse and lu.is_sparse
+
+
+def test_edge_lookup_and_path_flow():
+    ops = square_with_diagonal()
+    col, sign = ops.edge_lookup([0, 2, 3], [1, 0, 2])
+    assert col.tolist() == [0, 1, 4] and sign.tolist() == [1.0, -1.0, -1.0]
+    # 3 -> 2 -> 0 -> 1 -> 2 -> 0 traverses (0,2) backwards twice
+    flow = ops.path_to_flow([3, 2, 0, 1, 2, 0], dtype=torch.float64)
+    assert flow.tolist() == [1.0, -2.0, 0.0, 1.0, -1.0]
+    div = ops.divergence(flow)
+    assert torch.nonzero(div).ravel().tolist() == [0, 3]
+
+
+def test_bad_input_messages():
+    with pytest.raises(ValueError, match="face \\[0, 2\\].*not in `edges`"):
+        SimplicialOperators.from_simplices([[0, 1], [1, 2]], [[0, 1, 2]])
+    with pytest.raises(ValueError, match="self-loop"):
+        SimplicialOperators.from_simplices([[0, 0]])
+    with pytest.raises(ValueError, match="twice"):
+        SimplicialOperators.from_simplices([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="shape \\[n, 2\\]"):
+        SimplicialOperators.from_simplices([[0, 1, 2]])
+    with pytest.raises(TypeError, match="integer"):
+        SimplicialOperators.from_simplices([[0.5, 1]])
+    ops = square_with_diagonal()
+    with pytest.raises(ValueError, match="column 0 is unsigned"):
+        SimplicialOperators.from_incidence(np.abs(ops.B1.toarray()))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        SimplicialOperators.from_incidence(ops.B1, np.ones((3, 1)))
+    bad_b2 = ops.B2.toarray().copy()
+    bad_b2[0] *= -1
+    with pytest.raises(ValueError, match="B1 @ B2 != 0"):
+        SimplicialOperators.from_incidence(ops.B1, bad_b2)
+    wrong_faces = np.zeros((5, 1))
+    wrong_faces[[0, 2, 4], 0] = [1, -1, 1]
+    with pytest.raises(ValueError, match="do not form the boundary"):
+        SimplicialOperators.from_incidence(ops.B1, wrong_faces)
+    with pytest.raises(ValueError, match="step 1 of the path, 1 -> 3, is not an edge"):
+        ops.path_to_flow([0, 1, 3])
+    with pytest.raises(ValueError, match="not an edge"):
+        ops.edge_lookup(1, 3)
+    with pytest.raises(ValueError, match="must be one of"):
+        ops.operator("L3")
+    with pytest.raises(TypeError):
+        SimplicialOperators(ops.B1, ops.B2)
+    with pytest.raises(TypeError, match="toponetx"):
+        SimplicialOperators.from_toponetx([[0, 1]])
+
+
+def test_large_construction_is_vectorised():
+    from scipy.spatial import Delaunay
+
+    pts = np.random.default_rng(1).random((20000, 2))
+    tri = Delaunay(pts).simplices
+    pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
+    edges = np.unique(np.sort(pairs, 1), axis=0)
+    ops = SimplicialOperators.from_simplices(edges, tri)
+    assert ops.num_edges == len(edges) and ops.num_triangles == len(tri)
+    assert abs(ops.B1 @ ops.B2).sum() == 0

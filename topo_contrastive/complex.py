@@ -1,0 +1,574 @@
+"""Signed operators of a simplicial complex of order two.
+
+The class :class:`SimplicialOperators` holds the signed incidence matrices
+:math:`\\mathbf{B}_1` (nodes x edges) and :math:`\\mathbf{B}_2` (edges x triangles)
+and derives the Hodge Laplacians of the paper's eq. (2):
+
+.. math::
+    \\mathbf{L}_0 = \\mathbf{B}_1 \\mathbf{B}_1^\\top, \\quad
+    \\mathbf{L}_1 = \\underbrace{\\mathbf{B}_1^\\top \\mathbf{B}_1}_{\\mathbf{L}_{\\downarrow}}
+    + \\underbrace{\\mathbf{B}_2 \\mathbf{B}_2^\\top}_{\\mathbf{L}_{\\uparrow}}, \\quad
+    \\mathbf{L}_2 = \\mathbf{B}_2^\\top \\mathbf{B}_2.
+
+Order and orientation (TopoNetX's convention for integer node labels): nodes are
+``0 .. N0-1``; edges are sorted lexicographically by their node pair ``(u, v)``
+with ``u < v`` and oriented ``u -> v`` (``B1[u, e] = -1``, ``B1[v, e] = +1``);
+triangles ``(a, b, c)`` with ``a < b < c`` are sorted lexicographically and
+oriented ``a -> b -> c``, so their boundary is ``[b,c] - [a,c] + [a,b]``.
+Complexes given by incidence matrices keep the columns in the order and with the
+orientation of the matrices given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+__all__ = ["SimplicialOperators"]
+
+_OPERATORS = ("B1", "B2", "L0", "L_down", "L_up", "L1", "L2")
+
+
+def _as_index_array(obj: Any, width: int, name: str) -> np.ndarray:
+    """Convert a list/array/tensor of simplices to an ``int64`` array ``[n, width]``."""
+    if isinstance(obj, torch.Tensor):
+        obj = obj.detach().cpu().numpy()
+    arr = np.asarray(obj)
+    if arr.size == 0:
+        return np.zeros((0, width), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(
+            f"`{name}` must have shape [n, {width}] (one row of {width} node ids per simplex), "
+            f"got shape {tuple(arr.shape)}"
+        )
+    if not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.all(np.mod(arr, 1) == 0):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"`{name}` must hold integer node ids, got dtype {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _to_scipy(mat: Any, name: str) -> sp.csr_matrix:
+    """Convert a scipy/torch (sparse or dense)/numpy matrix to a float64 CSR matrix."""
+    if isinstance(mat, torch.Tensor):
+        mat = mat.detach().cpu()
+        if mat.layout != torch.strided:
+            coo = mat.to_sparse_coo().coalesce()
+            idx = coo.indices().numpy()
+            val = coo.values().double().numpy()
+            mat = sp.csr_matrix((val, (idx[0], idx[1])), shape=tuple(coo.shape))
+        else:
+            mat = mat.double().numpy()
+    if sp.issparse(mat):
+        out = sp.csr_matrix(mat, dtype=np.float64)
+    else:
+        arr = np.asarray(mat, dtype=np.float64)
+        if arr.ndim != 2:
+            raise ValueError(f"`{name}` must be a 2-D matrix, got {arr.ndim} dimensions")
+        out = sp.csr_matrix(arr)
+    if not np.isfinite(out.data).all():
+        raise ValueError(f"`{name}` contains NaN or inf entries")
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out
+
+
+class SimplicialOperators:
+    r"""Signed incidence matrices and Hodge Laplacians of a 2-dimensional simplicial complex.
+
+    Build it with one of the constructors :meth:`from_simplices`,
+    :meth:`from_incidence` or :meth:`from_toponetx`. Operators are available as
+    scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``L0``, ``L_down``,
+    ``L_up``, ``L1``, ``L2``) and as torch sparse tensors on any device and dtype
+    via :meth:`operator` (e.g. ``ops.operator("L_up", device="cuda")``).
+
+    .. math::
+        \mathbf{L}_{\downarrow} = \mathbf{B}_1^\top \mathbf{B}_1, \qquad
+        \mathbf{L}_{\uparrow} = \mathbf{B}_2 \mathbf{B}_2^\top, \qquad
+        \mathbf{L}_1 = \mathbf{L}_{\downarrow} + \mathbf{L}_{\uparrow}
+
+    Source: paper eq. (2); Schaub et al., "Signal processing on higher-order
+    networks", Signal Processing 187, 2021.
+
+    A complex without triangles is valid: ``B2`` has shape ``[N1, 0]`` and
+    ``L_up`` is the zero matrix.
+
+    Attributes:
+        num_nodes (int): :math:`N_0`.
+        num_edges (int): :math:`N_1`.
+        num_triangles (int): :math:`N_2`.
+        edges (numpy.ndarray): ``int64 [N1, 2]``, tail and head node of every edge
+            in column order (``B1[tail, e] = -1``, ``B1[head, e] = +1``).
+        triangles (numpy.ndarray): ``int64 [N2, 3]`` node ids of each triangle.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> ops.B2.toarray().ravel().tolist()
+        [1.0, 1.0, -1.0]
+        >>> ops.path_to_flow([0, 1, 2]).tolist()
+        [1.0, 1.0, 0.0]
+    """
+
+    def __init__(self, B1: sp.csr_matrix, B2: sp.csr_matrix, *, _validated: bool = False):
+        if not _validated:
+            raise TypeError(
+                "use SimplicialOperators.from_simplices / from_incidence / from_toponetx "
+                "to build a complex"
+            )
+        self.B1 = B1
+        self.B2 = B2
+        self.num_nodes, self.num_edges = B1.shape
+        self.num_triangles = B2.shape[1]
+        coo = B1.tocoo()
+        tails = np.empty(self.num_edges, dtype=np.int64)
+        heads = np.empty(self.num_edges, dtype=np.int64)
+        tails[coo.col[coo.data < 0]] = coo.row[coo.data < 0]
+        heads[coo.col[coo.data > 0]] = coo.row[coo.data > 0]
+        self.edges = np.stack([tails, heads], axis=1)
+        if self.num_triangles:
+            b2 = B2.tocsc()
+            tri_edges = b2.indices.reshape(self.num_triangles, 3)
+            nodes = self.edges[tri_edges].reshape(self.num_triangles, 6)
+            self.triangles = np.sort(nodes, axis=1)[:, ::2].copy()
+        else:
+            self.triangles = np.zeros((0, 3), dtype=np.int64)
+        # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
+        lo = np.minimum(tails, heads)
+        hi = np.maximum(tails, heads)
+        keys = lo * self.num_nodes + hi
+        self._key_order = np.argsort(keys, kind="stable")
+        self._sorted_keys = keys[self._key_order]
+        self._cache: dict[str, sp.csr_matrix] = {}
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_simplices(
+        cls,
+        edges: Any,
+        triangles: Any | None = None,
+        num_nodes: int | None = None,
+    ) -> SimplicialOperators:
+        """Build the complex from an edge list and an optional triangle list.
+
+        Node ids are integers ``0 .. num_nodes-1``. Each edge is stored as the sorted
+        pair ``(u, v)``, ``u < v``, oriented ``u -> v``; edges and triangles are
+        sorted lexicographically (TopoNetX's order), whatever order they are given in.
+
+        Args:
+            edges: ``[N1, 2]`` integer node pairs (list, numpy array or tensor).
+            triangles: ``[N2, 3]`` integer node triples, or ``None`` (default) for a
+                complex without triangles.
+            num_nodes: number of nodes :math:`N_0`; default ``max id + 1``.
+
+        Raises:
+            ValueError: a self-loop, a duplicate edge or triangle, a negative or
+                out-of-range node id, a triangle with a repeated node, or a triangle
+                one of whose three edges is not in ``edges``.
+            TypeError: non-integer node ids.
+        """
+        e = _as_index_array(edges, 2, "edges")
+        t = _as_index_array([] if triangles is None else triangles, 3, "triangles")
+        max_id = max(int(e.max(initial=-1)), int(t.max(initial=-1)))
+        if num_nodes is None:
+            num_nodes = max_id + 1
+        if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 0:
+            raise ValueError(f"`num_nodes` must be a non-negative integer, got {num_nodes!r}")
+        num_nodes = int(num_nodes)
+        if e.size and (e.min() < 0 or max_id >= num_nodes) or t.size and t.min() < 0:
+            raise ValueError(
+                f"node ids must lie in [0, num_nodes={num_nodes}), got ids in "
+                f"[{min(int(e.min(initial=0)), int(t.min(initial=0)))}, {max_id}]"
+            )
+        if t.size and max_id >= num_nodes:
+            raise ValueError(f"triangle node id {max_id} is out of range for num_nodes={num_nodes}")
+        loops = np.flatnonzero(e[:, 0] == e[:, 1])
+        if loops.size:
+            raise ValueError(f"`edges` row {loops[0]} is a self-loop {e[loops[0]].tolist()}")
+        e = np.sort(e, axis=1)
+        keys = e[:, 0] * num_nodes + e[:, 1]
+        order = np.argsort(keys, kind="stable")
+        skeys = keys[order]
+        dup = np.flatnonzero(skeys[1:] == skeys[:-1])
+        if dup.size:
+            raise ValueError(f"`edges` contains the edge {e[order[dup[0]]].tolist()} twice")
+        e = e[order]
+        n1 = e.shape[0]
+        cols = np.repeat(np.arange(n1), 2)
+        B1 = sp.csr_matrix(
+            (np.tile([-1.0, 1.0], n1), (e.ravel(), cols)), shape=(num_nodes, n1)
+        )
+        if t.size:
+            t = np.sort(t, axis=1)
+            bad = np.flatnonzero((t[:, 0] == t[:, 1]) | (t[:, 1] == t[:, 2]))
+            if bad.size:
+                raise ValueError(f"`triangles` row {bad[0]} repeats a node: {t[bad[0]].tolist()}")
+            tkeys = (t[:, 0] * num_nodes + t[:, 1]) * num_nodes + t[:, 2]
+            torder = np.argsort(tkeys, kind="stable")
+            stk = tkeys[torder]
+            tdup = np.flatnonzero(stk[1:] == stk[:-1])
+            if tdup.size:
+                raise ValueError(
+                    f"`triangles` contains the triangle {t[torder[tdup[0]]].tolist()} twice"
+                )
+            t = t[torder]
+            faces = np.stack([t[:, [1, 2]], t[:, [0, 2]], t[:, [0, 1]]], axis=1)  # [N2, 3, 2]
+            fkeys = faces[..., 0] * num_nodes + faces[..., 1]
+            pos = np.searchsorted(skeys, fkeys)
+            pos = np.minimum(pos, max(n1 - 1, 0))
+            found = (skeys[pos] == fkeys) if n1 else np.zeros_like(fkeys, dtype=bool)
+            if not found.all():
+                r, f = np.argwhere(~found)[0]
+                raise ValueError(
+                    f"triangle {t[r].tolist()} has the face {faces[r, f].tolist()}, "
+                    "which is not in `edges`"
+                )
+            n2 = t.shape[0]
+            B2 = sp.csr_matrix(
+                (np.tile([1.0, -1.0, 1.0], n2), (pos.ravel(), np.repeat(np.arange(n2), 3))),
+                shape=(n1, n2),
+            )
+        else:
+            B2 = sp.csr_matrix((n1, 0))
+        B1.sort_indices()
+        B2.sort_indices()
+        return cls(B1, B2, _validated=True)
+
+    @classmethod
+    def from_incidence(cls, B1: Any, B2: Any | None = None) -> SimplicialOperators:
+        """Build the complex from signed incidence matrices.
+
+        Columns keep the given order and orientation: edge ``e`` runs from the node
+        with ``B1[:, e] = -1`` to the node with ``+1``.
+
+        Args:
+            B1: ``[N0, N1]`` node-to-edge incidence (scipy sparse, torch sparse or
+                dense, numpy); every column holds exactly one ``-1`` and one ``+1``.
+            B2: ``[N1, N2]`` edge-to-triangle incidence, or ``None`` (default) for a
+                complex without triangles; every column holds three entries ``+-1``
+                on the three edges of one triangle.
+
+        Raises:
+            ValueError: an unsigned or malformed column (says which), a shape
+                mismatch, a duplicate edge, a triangle whose faces do not close, or
+                ``B1 @ B2 != 0``.
+        """
+        b1 = _to_scipy(B1, "B1")
+        n0, n1 = b1.shape
+        csc = b1.tocsc()
+        counts = np.diff(csc.indptr)
+        bad = np.flatnonzero(counts != 2)
+        if bad.size:
+            raise ValueError(
+                f"`B1` column {bad[0]} has {counts[bad[0]]} non-zeros; every edge column needs "
+                "exactly one -1 (tail) and one +1 (head)"
+            )
+        vals = csc.data.reshape(n1, 2) if n1 else np.zeros((0, 2))
+        ok = np.isclose(np.sort(vals, axis=1), [-1.0, 1.0]).all(axis=1)
+        if not ok.all():
+            c = int(np.flatnonzero(~ok)[0])
+            kind = "unsigned" if (vals[c] > 0).all() else "malformed"
+            raise ValueError(
+                f"`B1` column {c} is {kind}: entries {vals[c].tolist()}, expected one -1 and one "
+                "+1 (signed incidence)"
+            )
+        nodes = csc.indices.reshape(n1, 2) if n1 else np.zeros((0, 2), dtype=np.int64)
+        lo, hi = nodes.min(axis=1), nodes.max(axis=1)
+        keys = lo.astype(np.int64) * n0 + hi
+        sk = np.sort(keys)
+        dup = np.flatnonzero(sk[1:] == sk[:-1])
+        if dup.size:
+            k = int(sk[dup[0]])
+            raise ValueError(f"`B1` contains the edge ({k // n0}, {k % n0}) twice")
+        b1 = sp.csr_matrix(b1.sign())
+        if B2 is None:
+            b2 = sp.csr_matrix((n1, 0))
+        else:
+            b2 = _to_scipy(B2, "B2")
+            if b2.shape[0] != n1:
+                raise ValueError(
+                    f"shape mismatch: `B1` has {n1} columns (edges) but `B2` has {b2.shape[0]} rows"
+                )
+            c2 = b2.tocsc()
+            counts2 = np.diff(c2.indptr)
+            bad = np.flatnonzero(counts2 != 3)
+            if bad.size:
+                raise ValueError(
+                    f"`B2` column {bad[0]} has {counts2[bad[0]]} non-zeros; every triangle column "
+                    "needs exactly three entries +-1"
+                )
+            if c2.data.size and not np.isclose(np.abs(c2.data), 1.0).all():
+                raise ValueError("`B2` entries must be +1 or -1 (signed incidence)")
+            if c2.data.size and (c2.data > 0).reshape(-1, 3).all(axis=1).any():
+                c = int(np.flatnonzero((c2.data > 0).reshape(-1, 3).all(axis=1))[0])
+                raise ValueError(f"`B2` column {c} is unsigned (all entries +1)")
+            tri_nodes = nodes[c2.indices.reshape(-1, 3)].reshape(-1, 6) if c2.nnz else None
+            if tri_nodes is not None:
+                srt = np.sort(tri_nodes, axis=1)
+                closed = (srt[:, 0] == srt[:, 1]) & (srt[:, 2] == srt[:, 3]) & (
+                    srt[:, 4] == srt[:, 5]
+                ) & (srt[:, 1] != srt[:, 2]) & (srt[:, 3] != srt[:, 4])
+                if not closed.all():
+                    c = int(np.flatnonzero(~closed)[0])
+                    raise ValueError(
+                        f"`B2` column {c}: its three edges {c2.indices[3 * c:3 * c + 3].tolist()} "
+                        "do not form the boundary of a triangle (a face is missing)"
+                    )
+            b2 = sp.csr_matrix(b2.sign())
+            prod = (b1 @ b2).tocsc()
+            prod.eliminate_zeros()
+            if prod.nnz:
+                c = int(np.flatnonzero(np.diff(prod.indptr))[0])
+                raise ValueError(
+                    f"B1 @ B2 != 0 (column {c} of B2): the triangle's edge signs are not a "
+                    "consistent orientation of its boundary"
+                )
+        b1.sort_indices()
+        b2.sort_indices()
+        return cls(sp.csr_matrix(b1), sp.csr_matrix(b2), _validated=True)
+
+    @classmethod
+    def from_toponetx(cls, complex: Any) -> SimplicialOperators:
+        """Build the operators of a TopoNetX ``SimplicialComplex``.
+
+        Uses TopoNetX's own incidence matrices, node, edge and triangle order
+        (for integer node labels: sorted, oriented low -> high). Simplices of
+        dimension three or more are ignored. A complex without triangles gives an
+        empty ``B2`` (TopoNetX itself raises for ``incidence_matrix(2)`` there).
+
+        Args:
+            complex: a ``toponetx.SimplicialComplex``.
+
+        Raises:
+            TypeError: ``complex`` is not a TopoNetX simplicial complex.
+            ValueError: the complex has no edges.
+        """
+        if not hasattr(complex, "incidence_matrix") or not hasattr(complex, "dim"):
+            raise TypeError(
+                "`complex` must be a toponetx.SimplicialComplex, got "
+                f"{type(complex).__name__}"
+            )
+        if complex.dim < 1:
+            raise ValueError("`complex` has no edges; an edge-flow complex needs at least one edge")
+        _, _, B1 = complex.incidence_matrix(1, index=True)
+        B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
+        return cls.from_incidence(B1, B2)
+
+    # ------------------------------------------------------------------ operators
+    @property
+    def L0(self) -> sp.csr_matrix:
+        """Graph Laplacian :math:`B_1 B_1^T`, scipy CSR ``float64 [N0, N0]``."""
+        return self._get("L0")
+
+    @property
+    def L_down(self) -> sp.csr_matrix:
+        """Lower Laplacian :math:`B_1^T B_1`, scipy CSR ``float64 [N1, N1]``."""
+        return self._get("L_down")
+
+    @property
+    def L_up(self) -> sp.csr_matrix:
+        """Upper Laplacian :math:`B_2 B_2^T`, scipy CSR ``float64 [N1, N1]``, zero if N2 = 0."""
+        return self._get("L_up")
+
+    @property
+    def L1(self) -> sp.csr_matrix:
+        """Hodge 1-Laplacian :math:`L_\\downarrow + L_\\uparrow`, scipy CSR ``float64 [N1, N1]``."""
+        return self._get("L1")
+
+    @property
+    def L2(self) -> sp.csr_matrix:
+        """Triangle Laplacian :math:`B_2^T B_2`, scipy CSR ``float64 [N2, N2]``."""
+        return self._get("L2")
+
+    def _get(self, name: str) -> sp.csr_matrix:
+        if name == "B1":
+            return self.B1
+        if name == "B2":
+            return self.B2
+        if name not in self._cache:
+            if name == "L0":
+                m = self.B1 @ self.B1.T
+            elif name == "L_down":
+                m = self.B1.T @ self.B1
+            elif name == "L_up":
+                m = self.B2 @ self.B2.T
+            elif name == "L1":
+                m = self.L_down + self.L_up
+            elif name == "L2":
+                m = self.B2.T @ self.B2
+            else:  # pragma: no cover - guarded by callers
+                raise ValueError(name)
+            m = sp.csr_matrix(m)
+            m.eliminate_zeros()
+            m.sort_indices()
+            self._cache[name] = m
+        return self._cache[name]
+
+    def operator(
+        self,
+        name: str,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
+        layout: torch.layout = torch.sparse_coo,
+    ) -> torch.Tensor:
+        """Return one operator as a torch sparse tensor.
+
+        Args:
+            name: one of ``"B1", "B2", "L0", "L_down", "L_up", "L1", "L2"``.
+            device: target device (default CPU).
+            dtype: floating dtype (default ``torch.float32``).
+            layout: ``torch.sparse_coo`` (default, coalesced) or ``torch.sparse_csr``.
+
+        Returns:
+            A sparse tensor of the operator's shape on ``device`` with ``dtype``.
+
+        Raises:
+            ValueError: unknown ``name`` or ``layout``.
+            TypeError: ``dtype`` is not a floating dtype.
+        """
+        if name not in _OPERATORS:
+            raise ValueError(f"`name` must be one of {_OPERATORS}, got {name!r}")
+        if not dtype.is_floating_point:
+            raise TypeError(f"`dtype` must be a floating dtype, got {dtype}")
+        m = self._get(name)
+        if layout == torch.sparse_csr:
+            return torch.sparse_csr_tensor(
+                torch.from_numpy(m.indptr.astype(np.int64)),
+                torch.from_numpy(m.indices.astype(np.int64)),
+                torch.from_numpy(m.data),
+                size=m.shape,
+                check_invariants=False,
+            ).to(device=device, dtype=dtype)
+        if layout == torch.sparse_coo:
+            c = m.tocoo()
+            idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
+            return torch.sparse_coo_tensor(
+                idx,
+                torch.from_numpy(c.data),
+                size=m.shape,
+                is_coalesced=True,
+                check_invariants=False,
+            ).to(device=device, dtype=dtype)
+        raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
+
+    def laplacians(
+        self, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(L_down, L_up)`` as coalesced torch sparse COO tensors ``[N1, N1]``.
+
+        Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``.
+        """
+        return (
+            self.operator("L_down", device=device, dtype=dtype),
+            self.operator("L_up", device=device, dtype=dtype),
+        )
+
+    # ------------------------------------------------------------------ edge lookup
+    def edge_lookup(self, u: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Map oriented node pairs ``(u, v)`` to ``(column, sign)``.
+
+        ``sign`` is ``+1`` when the edge's stored orientation is ``u -> v`` and
+        ``-1`` when it is ``v -> u``. Vectorised: ``u`` and ``v`` may be scalars or
+        arrays of the same shape.
+
+        Returns:
+            ``(columns, signs)``: ``int64`` and ``float64`` arrays shaped like ``u``
+            (0-d arrays for scalars).
+
+        Raises:
+            ValueError: some ``(u, v)`` is not an edge of the complex (says which).
+        """
+        u = np.asarray(u, dtype=np.int64)
+        v = np.asarray(v, dtype=np.int64)
+        if u.shape != v.shape:
+            raise ValueError(f"`u` and `v` must have the same shape, got {u.shape} and {v.shape}")
+        lo, hi = np.minimum(u, v), np.maximum(u, v)
+        inrange = (lo >= 0) & (hi < self.num_nodes) & (lo != hi)
+        keys = np.where(inrange, lo * self.num_nodes + hi, -1)
+        pos = np.searchsorted(self._sorted_keys, keys)
+        pos = np.minimum(pos, max(self.num_edges - 1, 0))
+        found = inrange & (self._sorted_keys[pos] == keys) if self.num_edges else inrange & False
+        if not np.all(found):
+            i = np.argwhere(~np.atleast_1d(found))[0]
+            uu, vv = np.atleast_1d(u)[tuple(i)], np.atleast_1d(v)[tuple(i)]
+            raise ValueError(f"({int(uu)}, {int(vv)}) is not an edge of the complex")
+        col = self._key_order[pos]
+        sign = np.where(self.edges[col, 0] == u, 1.0, -1.0)
+        return col, sign
+
+    def path_to_flow(
+        self,
+        path: Sequence[int] | np.ndarray | torch.Tensor,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str | None = None,
+    ) -> torch.Tensor:
+        """Edge flow ``[N1]`` of a node path: every step ``a -> b`` adds its sign to its edge.
+
+        Steps along the stored orientation add ``+1``, against it ``-1``; an edge
+        traversed several times accumulates (values of magnitude 2+ occur).
+
+        Args:
+            path: sequence of at least one node id.
+            dtype: output floating dtype (default ``torch.float32``).
+            device: output device (default CPU).
+
+        Raises:
+            ValueError: a step of the path is not an edge (says which step).
+        """
+        p = np.asarray(
+            path.detach().cpu().numpy() if isinstance(path, torch.Tensor) else path, dtype=np.int64
+        ).ravel()
+        flow = np.zeros(self.num_edges, dtype=np.float64)
+        if p.size >= 2:
+            try:
+                col, sign = self.edge_lookup(p[:-1], p[1:])
+            except ValueError:
+                bad = next(
+                    i
+                    for i in range(p.size - 1)
+                    if not self._is_edge(int(p[i]), int(p[i + 1]))
+                )
+                raise ValueError(
+                    f"step {bad} of the path, {int(p[bad])} -> {int(p[bad + 1])}, is not an edge "
+                    "of the complex"
+                ) from None
+            np.add.at(flow, col, sign)
+        return torch.from_numpy(flow).to(device=device, dtype=dtype)
+
+    def _is_edge(self, u: int, v: int) -> bool:
+        try:
+            self.edge_lookup(u, v)
+        except ValueError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ misc
+    def divergence(self, x: torch.Tensor) -> torch.Tensor:
+        """Node divergence :math:`B_1 x` of edge flows.
+
+        Args:
+            x: floating tensor ``[N1]`` or ``[B, N1]``.
+
+        Returns:
+            ``[N0]`` or ``[B, N0]`` on ``x``'s device and dtype.
+
+        Raises:
+            ValueError: the last dimension of ``x`` is not ``N1``.
+        """
+        if x.shape[-1] != self.num_edges:
+            raise ValueError(
+                f"`x` must have {self.num_edges} entries (edges) in its last dimension, "
+                f"got shape {tuple(x.shape)}"
+            )
+        b1 = self.operator("B1", device=x.device, dtype=x.dtype)
+        return (b1 @ x.reshape(-1, self.num_edges).T).T.reshape(*x.shape[:-1], self.num_nodes)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+            f"num_triangles={self.num_triangles})"
+        )

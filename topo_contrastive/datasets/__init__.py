@@ -1,0 +1,3 @@
+"""datasets of topo_contrastive."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""experiments of topo_contrastive."""
+
+__all__: list[str] = []

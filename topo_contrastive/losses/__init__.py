@@ -1,0 +1,3 @@
+"""losses of topo_contrastive."""
+
+__all__: list[str] = []

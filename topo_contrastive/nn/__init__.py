@@ -1,0 +1,3 @@
+"""nn of topo_contrastive."""
+
+__all__: list[str] = []

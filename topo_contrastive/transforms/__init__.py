@@ -1,0 +1,3 @@
+"""transforms of topo_contrastive."""
+
+__all__: list[str] = []
