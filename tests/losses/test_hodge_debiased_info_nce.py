@@ -181,3 +181,26 @@ def test_bad_inputs():
         loss_fn(z1, z2, hodge_parts=_parts(B=5))
     with pytest.raises(ValueError, match="three tensors"):
         loss_fn(z1, z2, hodge_parts=parts[:2])
+
+
+def test_tensors_are_created_on_the_input_device():
+    # on the meta device any tensor created on the CPU by mistake makes the call fail
+    z1, z2 = torch.randn(5, 4, device="meta"), torch.randn(5, 4, device="meta")
+    parts = torch.randn(3, 5, 6, device="meta")
+    assert hodge_negative_weights(parts).device.type == "meta"
+    assert InfoNCE()(z1, z2).device.type == "meta"
+    assert HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=parts).device.type == "meta"
+    assert HodgeDebiasedInfoNCE(reduction="none")(z1, z2, hodge_parts=parts).shape == (2, 5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_matches_cpu():
+    z1, z2 = _views(B=8, D=5, seed=9, dtype=torch.float32)
+    parts = _parts(B=8, dtype=torch.float32)
+    loss_fn = HodgeDebiasedInfoNCE(0.2, gamma=(0.5, 1.0, 2.0))
+    cpu = loss_fn(z1, z2, hodge_parts=parts)
+    gpu = loss_fn(z1.cuda(), z2.cuda(), hodge_parts=tuple(p.cuda() for p in parts))
+    assert gpu.device.type == "cuda"
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-5, atol=1e-6)
+    # Hodge parts on the CPU are moved to the embeddings' device
+    torch.testing.assert_close(loss_fn(z1.cuda(), z2.cuda(), hodge_parts=parts).cpu(), cpu)

@@ -81,7 +81,9 @@ def test_spectrally_farther_negatives_get_larger_weights():
     w_g = hodge_negative_weights(parts, (1.0, 0.0, 0.0))[0, 1:]
     assert (w_g[1:] > w_g[:-1]).all()
     # gamma selects the component: with only curl weighted (curl parts identical) -> uniform
-    assert torch.equal(hodge_negative_weights(parts, (0.0, 1.0, 0.0))[0, 1:], torch.ones(5).double())
+    assert torch.equal(
+        hodge_negative_weights(parts, (0.0, 1.0, 0.0))[0, 1:], torch.ones(5).double()
+    )
 
 
 def test_on_a_real_hodge_decomposition():
@@ -96,7 +98,9 @@ def test_on_a_real_hodge_decomposition():
     parts = torch.tensor(np.stack([flows @ p.T for p in (p_grad, p_curl, p_harm)]))  # [3,4,N1]
     # harmonic only: x1 = x0 (CD 0), x2 = -x0 (CD 2), x3 a gradient flow (no harmonic: CD 1)
     w = hodge_negative_weights(parts, (0.0, 0.0, 1.0))
-    torch.testing.assert_close(w[0], torch.tensor([0.0, 0.0, 2.0, 1.0]).double(), atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        w[0], torch.tensor([0.0, 0.0, 2.0, 1.0]).double(), atol=1e-12, rtol=0
+    )
 
 
 def test_anchor_equal_to_all_negatives_falls_back_to_uniform():
