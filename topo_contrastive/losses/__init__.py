@@ -1,3 +1,7 @@
-"""losses of topo_contrastive."""
+"""Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8)."""
 
-__all__: list[str] = []
+from topo_contrastive.losses.hodge_debiased_info_nce import HodgeDebiasedInfoNCE
+from topo_contrastive.losses.hodge_weights import hodge_negative_weights
+from topo_contrastive.losses.info_nce import InfoNCE
+
+__all__ = ["HodgeDebiasedInfoNCE", "InfoNCE", "hodge_negative_weights"]

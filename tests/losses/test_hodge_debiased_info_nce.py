@@ -1,0 +1,206 @@
+import pytest
+import torch
+
+from tests.losses._naive import naive_loss, naive_weights
+from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, hodge_negative_weights
+
+
+def _views(B=5, D=3, seed=0, dtype=torch.float64, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    z1 = torch.randn(B, D, generator=g, dtype=dtype) * scale
+    z2 = torch.randn(B, D, generator=g, dtype=dtype) * scale
+    return z1, z2
+
+
+def _parts(B=5, N1=6, seed=100, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(B, N1, generator=g, dtype=dtype) for _ in range(3))
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+@pytest.mark.parametrize("gamma", [(1.0, 1.0, 1.0), (0.0, 2.0, 0.5)])
+def test_equals_naive_loop_value_and_gradient(include_positive, gamma):
+    z1, z2 = _views(seed=1)
+    parts = _parts()
+    parts[1][3] = 0.0  # a zero curl component (cos = 0 rule)
+    a1, a2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    loss_fn = HodgeDebiasedInfoNCE(
+        0.4, gamma=gamma, include_positive_in_denominator=include_positive
+    )
+    loss = loss_fn(a1, a2, hodge_parts=parts)
+    loss.backward()
+    b1, b2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    ref = naive_loss(b1, b2, 0.4, include_positive, W=naive_weights(parts, gamma))
+    ref.backward()
+    torch.testing.assert_close(loss, ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a1.grad, b1.grad, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a2.grad, b2.grad, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+def test_uniform_weights_give_exactly_info_nce(include_positive):
+    z1, z2 = _views(B=6, seed=2)
+    info = InfoNCE(0.3, include_positive_in_denominator=include_positive)(z1, z2)
+    kw = {"include_positive_in_denominator": include_positive}
+    # all gamma = 0
+    zero = HodgeDebiasedInfoNCE(0.3, gamma=(0, 0, 0), **kw)(z1, z2, hodge_parts=_parts(B=6))
+    assert torch.equal(zero, info)
+    # weights all one (the diagonal entry is ignored, whatever it holds)
+    ones = HodgeDebiasedInfoNCE(0.3, **kw)(z1, z2, weights=torch.full((6, 6), 1.0).double())
+    assert torch.equal(ones, info)
+    # identical Hodge parts for every sample: S = 0 for every pair -> uniform fallback
+    same = tuple(p[:1].expand(6, -1) for p in _parts(B=6))
+    assert torch.equal(HodgeDebiasedInfoNCE(0.3, **kw)(z1, z2, hodge_parts=same), info)
+    # equal dissimilarities (mutually orthogonal components): S = 3 for every pair -> w = 1
+    eye = torch.eye(6, dtype=torch.float64)
+    ortho = HodgeDebiasedInfoNCE(0.3, **kw)(z1, z2, hodge_parts=(eye, eye, eye))
+    torch.testing.assert_close(ortho, info, rtol=0, atol=1e-7)
+
+
+def test_hodge_parts_and_precomputed_weights_agree():
+    z1, z2 = _views(seed=3)
+    parts = _parts()
+    loss_fn = HodgeDebiasedInfoNCE(0.5, gamma=(1.0, 0.5, 2.0))
+    w = hodge_negative_weights(parts, (1.0, 0.5, 2.0))
+    assert torch.equal(loss_fn(z1, z2, hodge_parts=parts), loss_fn(z1, z2, weights=w))
+    # a [3, B, N1] tensor works too, and float32 parts give the float64 loss's dtype
+    assert torch.equal(loss_fn(z1, z2, hodge_parts=torch.stack(parts)), loss_fn(z1, z2, weights=w))
+    assert loss_fn(z1, z2, hodge_parts=tuple(p.float() for p in parts)).dtype == torch.float64
+
+
+def test_zero_weight_removes_that_negative():
+    # B = 3; anchor 0's weights (0, 2) on samples (1, 2); anchors 1, 2 uniform
+    z1, z2 = _views(B=3, seed=4)
+    w = torch.tensor([[0.0, 0.0, 2.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]], dtype=torch.float64)
+    per = HodgeDebiasedInfoNCE(0.5, reduction="none")(z1, z2, weights=w)
+    ref = naive_loss(z1, z2, 0.5, True, W=w.tolist())
+    torch.testing.assert_close(per.mean(), ref, rtol=0, atol=1e-12)
+    info = InfoNCE(0.5, reduction="none")(z1, z2)
+    torch.testing.assert_close(per[:, 1:], info[:, 1:], rtol=0, atol=1e-14)
+
+
+def test_upweighting_a_close_negative_raises_the_loss():
+    # anchor 0's negative 1 is close in embedding space; giving it a larger weight must cost more
+    z1 = torch.tensor([[1.0, 0.0], [0.9, 0.1], [-1.0, 0.2]], dtype=torch.float64)
+    z2 = z1 + 0.01
+    loss_fn = HodgeDebiasedInfoNCE(0.5, reduction="none")
+    w_far = torch.tensor([[0, 0.5, 1.5], [1, 0, 1], [1, 1, 0]], dtype=torch.float64)
+    w_near = torch.tensor([[0, 1.5, 0.5], [1, 0, 1], [1, 1, 0]], dtype=torch.float64)
+    assert (loss_fn(z1, z2, weights=w_near)[:, 0] > loss_fn(z1, z2, weights=w_far)[:, 0]).all()
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+def test_finite_at_small_temperature_and_large_norms(include_positive):
+    z1, z2 = _views(B=16, D=8, seed=5, dtype=torch.float32, scale=1e3)
+    z2 = z1 + 0.05 * z2
+    parts = _parts(B=16, N1=10, dtype=torch.float32)
+    a1, a2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    loss_fn = HodgeDebiasedInfoNCE(0.01, include_positive_in_denominator=include_positive)
+    loss = loss_fn(a1, a2, hodge_parts=parts)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert torch.isfinite(a1.grad).all() and torch.isfinite(a2.grad).all()
+    ref = loss_fn(z1.double(), z2.double(), hodge_parts=tuple(p.double() for p in parts))
+    assert loss.item() == pytest.approx(ref.item(), rel=1e-3, abs=1e-3)
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+def test_gradcheck_with_a_zero_weight(include_positive):
+    z1, z2 = _views(B=4, D=3, seed=6)
+    w = hodge_negative_weights(_parts(B=4), (1.0, 1.0, 1.0))
+    w[0, 1] = 0.0  # log w = -inf must not break gradients
+    loss_fn = HodgeDebiasedInfoNCE(0.3, include_positive_in_denominator=include_positive)
+    assert torch.autograd.gradcheck(
+        lambda a, b: loss_fn(a, b, weights=w),
+        (z1.requires_grad_(), z2.requires_grad_()),
+        eps=1e-6,
+        atol=1e-7,
+    )
+
+
+def test_weights_are_constants():
+    z1, z2 = _views(seed=7)
+    z1.requires_grad_()
+    parts = tuple(p.requires_grad_() for p in _parts())
+    w = torch.ones(5, 5, dtype=torch.float64, requires_grad=True)
+    HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=parts).backward()
+    HodgeDebiasedInfoNCE()(z1, z2, weights=w).backward()
+    assert all(p.grad is None for p in parts) and w.grad is None
+    assert z1.grad is not None
+
+
+def test_repr():
+    assert repr(HodgeDebiasedInfoNCE(0.2, gamma=(0, 1, 2))) == (
+        "HodgeDebiasedInfoNCE(temperature=0.2, gamma=(0.0, 1.0, 2.0), "
+        "include_positive_in_denominator=True, gather_distributed=False, reduction='mean', "
+        "eps=1e-06)"
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"temperature": 0.0}, ValueError, "temperature"),
+        ({"temperature": -1.0}, ValueError, "temperature"),
+        ({"gamma": (1.0, -1.0, 0.0)}, ValueError, "gamma"),
+        ({"gamma": (1.0, 1.0)}, ValueError, "gamma"),
+        ({"reduction": "max"}, ValueError, "reduction"),
+        ({"eps": -1.0}, ValueError, "eps"),
+        ({"include_positive_in_denominator": None}, TypeError, "include_positive"),
+    ],
+)
+def test_bad_hyper_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        HodgeDebiasedInfoNCE(**kwargs)
+
+
+def test_bad_inputs():
+    z1, z2 = _views(B=4)
+    parts = _parts(B=4)
+    loss_fn = HodgeDebiasedInfoNCE()
+    w = torch.ones(4, 4, dtype=torch.float64)
+    with pytest.raises(ValueError, match="exactly one"):
+        loss_fn(z1, z2)
+    with pytest.raises(ValueError, match="exactly one"):
+        loss_fn(z1, z2, hodge_parts=parts, weights=w)
+    with pytest.raises(ValueError, match="same shape"):
+        loss_fn(z1, z2[:3], weights=w)
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        loss_fn(z1[:1], z2[:1], weights=w[:1, :1])
+    with pytest.raises(ValueError, match=r"shape \[B, M\] = \[4, 4\]"):
+        loss_fn(z1, z2, weights=torch.ones(4, 3))
+    with pytest.raises(ValueError, match=">= 0"):
+        loss_fn(z1, z2, weights=w.index_put((torch.tensor([0]), torch.tensor([1])), w[0, 0] - 1.5))
+    with pytest.raises(ValueError, match="finite"):
+        loss_fn(z1, z2, weights=w.index_fill(0, torch.tensor([1]), float("nan")))
+    with pytest.raises(ValueError, match=r"anchors \[2\]"):
+        loss_fn(z1, z2, weights=w.index_fill(0, torch.tensor([2]), 0.0))
+    with pytest.raises(TypeError, match="weights"):
+        loss_fn(z1, z2, weights=[[1.0] * 4] * 4)
+    with pytest.raises(ValueError, match="B = 4"):
+        loss_fn(z1, z2, hodge_parts=_parts(B=5))
+    with pytest.raises(ValueError, match="three tensors"):
+        loss_fn(z1, z2, hodge_parts=parts[:2])
+
+
+def test_tensors_are_created_on_the_input_device():
+    # on the meta device any tensor created on the CPU by mistake makes the call fail
+    z1, z2 = torch.randn(5, 4, device="meta"), torch.randn(5, 4, device="meta")
+    parts = torch.randn(3, 5, 6, device="meta")
+    assert hodge_negative_weights(parts).device.type == "meta"
+    assert InfoNCE()(z1, z2).device.type == "meta"
+    assert HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=parts).device.type == "meta"
+    assert HodgeDebiasedInfoNCE(reduction="none")(z1, z2, hodge_parts=parts).shape == (2, 5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_matches_cpu():
+    z1, z2 = _views(B=8, D=5, seed=9, dtype=torch.float32)
+    parts = _parts(B=8, dtype=torch.float32)
+    loss_fn = HodgeDebiasedInfoNCE(0.2, gamma=(0.5, 1.0, 2.0))
+    cpu = loss_fn(z1, z2, hodge_parts=parts)
+    gpu = loss_fn(z1.cuda(), z2.cuda(), hodge_parts=tuple(p.cuda() for p in parts))
+    assert gpu.device.type == "cuda"
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-5, atol=1e-6)
+    # Hodge parts on the CPU are moved to the embeddings' device
+    torch.testing.assert_close(loss_fn(z1.cuda(), z2.cuda(), hodge_parts=parts).cpu(), cpu)

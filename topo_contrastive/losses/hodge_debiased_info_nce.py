@@ -1,0 +1,166 @@
+"""InfoNCE with Hodge-aware weights of the negatives (paper eqs. 6-8, DESIGN §2.4-2.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from topo_contrastive.losses._nt_xent import (
+    Pool,
+    check_bool,
+    check_gather,
+    check_reduction,
+    check_temperature,
+    check_weights,
+    make_pool,
+    nt_xent,
+)
+from topo_contrastive.losses.hodge_weights import (
+    _check_eps,
+    _check_gamma,
+    _stack_parts,
+    hodge_negative_weights,
+)
+
+__all__ = ["HodgeDebiasedInfoNCE"]
+
+
+class HodgeDebiasedInfoNCE(nn.Module):
+    r"""Hodge-debiased InfoNCE: negatives reweighted by their spectral dissimilarity (eq. 6).
+
+    The NT-Xent loss of :class:`~topo_contrastive.losses.InfoNCE` with per-negative weights
+    :math:`w_{im} = w(\mathbf{x}_i, \mathbf{x}_m)` that depend on the original (un-augmented)
+    flows only, from :func:`~topo_contrastive.losses.hodge_negative_weights` (eqs. 7-8,
+    normalised to mean one over each anchor's negatives, DESIGN §2.4). Both views of sample
+    :math:`m` get the weight :math:`w_{im}`; the positive has weight 1:
+
+    .. math::
+        \ell_{i}^{(a)} = -s_{ii}^{(ab)} + \log\Big([\,e^{s_{ii}^{(ab)}}\,] + \sum_{m \ne i}
+        \sum_{v=1}^{2} w_{im}\, e^{s_{im}^{(av)}}\Big),
+        \qquad
+        \mathcal{L} = \frac{1}{2B}\sum_{a=1}^{2}\sum_{i=1}^{B} \ell_i^{(a)},
+
+    with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`, computed as
+    ``logsumexp(s + log w)`` (a zero weight is ``log w = -inf``: that negative drops out). With
+    all weights equal to one (e.g. all :math:`\gamma_k = 0`) the loss is exactly
+    :class:`~topo_contrastive.losses.InfoNCE` (same code path). The weights are constants: no
+    gradient flows into them.
+
+    **Distributed.** As for :class:`~topo_contrastive.losses.InfoNCE`: with
+    ``gather_distributed=True`` the embeddings *and* the Hodge parts (without gradient) are
+    gathered from all ranks, the weights of the local anchors against the :math:`M` gathered
+    samples are ``[B, M]``, and the per-rank reduction is scaled so that the mean over ranks
+    equals the single-process loss on the concatenated batch.
+
+    Args:
+        temperature (float, optional): temperature :math:`\tau > 0`. (default: ``0.5``)
+        gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`, the
+            weights of the gradient, curl and harmonic cosine distances. (default:
+            ``(1.0, 1.0, 1.0)``)
+        include_positive_in_denominator (bool, optional): keep the positive pair in the
+            denominator (NT-Xent) or leave it out (eq. 6 as written). (default: ``True``)
+        gather_distributed (bool, optional): gather negatives from all ``torch.distributed``
+            ranks. (default: ``False``)
+        reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"`` (``[2, B]``), as for
+            :class:`~topo_contrastive.losses.InfoNCE`. (default: ``"mean"``)
+        eps (float, optional): zero threshold of
+            :func:`~topo_contrastive.losses.hodge_negative_weights`. (default: ``1e-6``)
+
+    Shapes:
+        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` three ``[B, N1]`` tensors
+          ``(gradient, curl, harmonic)`` of the original flows (a ``HodgeParts`` named tuple)
+          or ``[3, B, N1]``; or ``weights`` ``[B, M]`` (``M = B`` single-process, the global
+          batch size when distributed; the anchor's own column is ignored).
+        - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
+
+    Raises:
+        TypeError: for non-numeric hyper-parameters, non-bool flags, or non-tensor /
+            non-floating inputs.
+        ValueError: for ``temperature <= 0``, a ``gamma`` that is not three finite
+            non-negative numbers, views of different shapes, fewer than 2 samples, not exactly
+            one of ``hodge_parts`` / ``weights``, Hodge parts whose batch size differs from the
+            views', or ``weights`` of the wrong shape, with NaN/inf or negative entries, or with
+            an anchor whose negatives all have weight 0.
+
+    Example:
+        >>> loss_fn = HodgeDebiasedInfoNCE(temperature=0.5, gamma=(0.0, 1.0, 1.0))
+        >>> loss = loss_fn(z1, z2, hodge_parts=hodge(batch.x_1))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        temperature: float = 0.5,
+        gamma: Sequence[float] = (1.0, 1.0, 1.0),
+        include_positive_in_denominator: bool = True,
+        gather_distributed: bool = False,
+        reduction: str = "mean",
+        eps: float = 1e-6,
+    ) -> None:
+        super().__init__()
+        self.temperature = check_temperature(temperature)
+        self.gamma = _check_gamma(gamma)
+        self.include_positive_in_denominator = check_bool(
+            include_positive_in_denominator, "include_positive_in_denominator"
+        )
+        self.gather_distributed = check_gather(gather_distributed)
+        self.reduction = check_reduction(reduction)
+        self.eps = _check_eps(eps)
+
+    def forward(
+        self,
+        z1: Tensor,
+        z2: Tensor,
+        hodge_parts: Sequence[Tensor] | Tensor | None = None,
+        weights: Tensor | None = None,
+    ) -> Tensor:
+        """Loss of the views ``z1``, ``z2`` ``[B, D]`` weighted by ``hodge_parts`` or ``weights``.
+
+        Exactly one of ``hodge_parts`` and ``weights`` must be given.
+        """
+        if (hodge_parts is None) == (weights is None):
+            raise ValueError(
+                "pass exactly one of `hodge_parts` (Hodge parts of the original flows) and "
+                "`weights` (precomputed [B, M] negative weights), got "
+                + ("both" if hodge_parts is not None else "neither")
+            )
+        pool = make_pool(z1, z2, self.gather_distributed)
+        if hodge_parts is not None:
+            w = self._weights_from_parts(hodge_parts, pool)
+        else:
+            w = check_weights(weights, pool)
+        return nt_xent(
+            pool,
+            self.temperature,
+            self.include_positive_in_denominator,
+            self.reduction,
+            log_weights=torch.log(w),
+        )
+
+    def _weights_from_parts(self, hodge_parts: Sequence[Tensor] | Tensor, pool: Pool) -> Tensor:
+        """Weights ``[B, M]`` of the local anchors against the (gathered) pool."""
+        parts = _stack_parts(hodge_parts, "hodge_parts").detach()  # [3, B, N1]
+        if parts.shape[1] != pool.batch_size:
+            raise ValueError(
+                f"`hodge_parts` must hold the B = {pool.batch_size} samples of `z1`/`z2`, "
+                f"got {parts.shape[1]}"
+            )
+        parts = parts.to(pool.a1.device)
+        if pool.world_size == 1:
+            cand, offset = None, 0
+        else:
+            cand = pool.gather(parts.transpose(0, 1)).transpose(0, 1)  # [3, M, N1]
+            offset = pool.offset
+        w = hodge_negative_weights(
+            parts, self.gamma, self.eps, candidates=cand, anchor_offset=offset
+        )
+        return w.to(pool.a1.dtype)  # [B, M]
+
+    def extra_repr(self) -> str:
+        return (
+            f"temperature={self.temperature}, gamma={self.gamma}, "
+            f"include_positive_in_denominator={self.include_positive_in_denominator}, "
+            f"gather_distributed={self.gather_distributed}, reduction={self.reduction!r}, "
+            f"eps={self.eps}"
+        )

@@ -1,0 +1,235 @@
+"""Hodge-aware weights of negative samples (paper eqs. 7-8, DESIGN §2.4)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["hodge_negative_weights"]
+
+_COMPONENTS = ("gradient", "curl", "harmonic")
+
+
+def _check_gamma(gamma: Sequence[float]) -> tuple[float, float, float]:
+    """Validate ``gamma = (gamma_G, gamma_C, gamma_H)``: three finite non-negative numbers."""
+    if isinstance(gamma, Tensor):
+        gamma = gamma.detach().cpu().reshape(-1).tolist()
+    if isinstance(gamma, (str, bytes)) or not isinstance(gamma, Sequence):
+        raise TypeError(
+            "`gamma` must be a sequence of three numbers (gradient, curl, harmonic), "
+            f"got {type(gamma).__name__}"
+        )
+    if len(gamma) != 3:
+        raise ValueError(
+            "`gamma` must have three entries (gradient, curl, harmonic), "
+            f"got {len(gamma)}: {tuple(gamma)!r}"
+        )
+    out = []
+    for name, g in zip(_COMPONENTS, gamma, strict=True):
+        if isinstance(g, bool) or not isinstance(g, (int, float)):
+            raise TypeError(f"`gamma` entry for {name} must be a real number, got {g!r}")
+        g = float(g)
+        if not math.isfinite(g) or g < 0:
+            raise ValueError(
+                f"`gamma` entries must be finite and >= 0 (paper eq. 7), got {g} for {name}"
+            )
+        out.append(g)
+    return out[0], out[1], out[2]
+
+
+def _check_eps(eps: float) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"`eps` must be a real number, got {type(eps).__name__}")
+    eps = float(eps)
+    if not (0.0 <= eps < 1.0):
+        raise ValueError(f"`eps` must be in [0, 1), got {eps}")
+    return eps
+
+
+def _stack_parts(parts: Sequence[Tensor] | Tensor, name: str) -> Tensor:
+    """Validate Hodge parts and stack them to ``[3, B, N1]``."""
+    if isinstance(parts, Tensor):
+        if parts.dim() != 3 or parts.shape[0] != 3:
+            raise ValueError(
+                f"`{name}` given as a tensor must have shape [3, B, N1] (gradient, curl, "
+                f"harmonic), got shape {tuple(parts.shape)}"
+            )
+        stacked = parts
+    else:
+        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence):
+            raise TypeError(
+                f"`{name}` must be a sequence of three tensors (gradient, curl, harmonic) or a "
+                f"[3, B, N1] tensor, got {type(parts).__name__}"
+            )
+        if len(parts) != 3:
+            raise ValueError(
+                f"`{name}` must hold three tensors (gradient, curl, harmonic), got {len(parts)}"
+            )
+        for comp, p in zip(_COMPONENTS, parts, strict=True):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"`{name}` {comp} part must be a tensor, got {type(p).__name__}")
+            if p.dim() != 2:
+                raise ValueError(
+                    f"`{name}` {comp} part must have shape [B, N1], got shape {tuple(p.shape)}"
+                )
+        shapes = [tuple(p.shape) for p in parts]
+        if len(set(shapes)) != 1:
+            raise ValueError(f"`{name}` parts must share one shape [B, N1], got shapes {shapes}")
+        devices = {p.device for p in parts}
+        if len(devices) != 1:
+            got = sorted(map(str, devices))
+            raise ValueError(f"`{name}` parts must be on one device, got {got}")
+        dtype = parts[0].dtype
+        for p in parts:
+            dtype = torch.promote_types(dtype, p.dtype)
+        stacked = torch.stack([p.to(dtype) for p in parts])  # [3, B, N1]
+    if not stacked.is_floating_point():
+        raise TypeError(f"`{name}` must be floating point, got dtype {stacked.dtype}")
+    if stacked.shape[1] == 0:
+        raise ValueError(f"`{name}` holds no samples (B = 0)")
+    return stacked
+
+
+def _unit_components(parts: Tensor, eps: float) -> Tensor:
+    """Normalise each component to unit norm; components that count as zero become 0.
+
+    A component counts as zero when ``||P_k x|| <= eps * ||x||`` with
+    ``||x||^2 = sum_k ||P_k x||^2`` (relative to the flow, so independent of its scale).
+    """
+    norms = parts.norm(dim=-1)  # [3, B]
+    total = norms.square().sum(dim=0).sqrt()  # [B]
+    zero = norms <= eps * total  # [3, B]; also true for an all-zero flow
+    safe = torch.where(zero, torch.ones_like(norms), norms)
+    unit = parts / safe.unsqueeze(-1)  # [3, B, N1]
+    return unit.masked_fill(zero.unsqueeze(-1), 0.0)
+
+
+def hodge_negative_weights(
+    parts: Sequence[Tensor] | Tensor,
+    gamma: Sequence[float] = (1.0, 1.0, 1.0),
+    eps: float = 1e-6,
+    *,
+    candidates: Sequence[Tensor] | Tensor | None = None,
+    anchor_offset: int | None = 0,
+) -> Tensor:
+    r"""Hodge-aware weights of the negative samples of each anchor (paper eqs. 7-8).
+
+    For anchor :math:`\mathbf{x}_i` and candidate negative :math:`\mathbf{x}_m` (original,
+    un-augmented edge flows) the spectral dissimilarity is
+
+    .. math::
+        \mathcal{S}(\mathbf{x}_i, \mathbf{x}_m) = \sum_{k \in \{G, C, H\}} \gamma_k\,
+        \mathrm{CD}(\mathbf{P}_k \mathbf{x}_i, \mathbf{P}_k \mathbf{x}_m), \qquad
+        \mathrm{CD}(\mathbf{a}, \mathbf{b}) = 1 - \frac{\mathbf{a}^\top \mathbf{b}}
+        {\|\mathbf{a}\|_2 \|\mathbf{b}\|_2},
+
+    with :math:`\mathbf{P}_k` the orthogonal projector onto the gradient, curl or harmonic space
+    (cosines of :math:`\mathbf{P}_k \mathbf{x}` equal those of :math:`\mathbf{U}_k^\top
+    \mathbf{x}`, so no eigenbasis is needed). The weights are normalised over each anchor's
+    :math:`n` negatives to **mean one** (DESIGN §2.4; the paper's eq. 8 normalises to sum one,
+    which differs by the constant factor :math:`n`):
+
+    .. math::
+        w(\mathbf{x}_i, \mathbf{x}_m) = n\,\frac{\mathcal{S}(\mathbf{x}_i, \mathbf{x}_m)}
+        {\sum_{m' \ne i} \mathcal{S}(\mathbf{x}_i, \mathbf{x}_{m'})}.
+
+    Conventions (where the paper is silent):
+
+    * **Zero components.** A component with :math:`\|\mathbf{P}_k\mathbf{x}\| \le
+      \text{eps}\cdot\|\mathbf{x}\|` counts as zero and its cosine with anything is 0, so
+      :math:`\mathrm{CD} = 1` (also when both components are zero). Cosines are clamped to
+      :math:`[-1, 1]`, so :math:`\mathcal{S} \ge 0` and the weights are never negative.
+    * **Uniform fallback.** If an anchor's dissimilarities are (numerically) zero for all its
+      negatives, i.e. :math:`\sum_{m' \ne i}\mathcal{S} \le \text{eps}\cdot n\sum_k\gamma_k`
+      (for example all :math:`\gamma_k = 0`, or every negative equal to the anchor in all
+      weighted components), that anchor gets uniform weights 1. Never NaN.
+    * **Self entry.** The anchor's own column (the diagonal for ``candidates=None``) is not a
+      negative: its weight is 0 and it is left out of the normalisation. The contrastive losses
+      ignore that entry.
+
+    Args:
+        parts (Sequence[Tensor] or Tensor): Hodge parts ``(gradient, curl, harmonic)`` of the
+            anchors' original flows, :math:`\mathbf{P}_k\mathbf{x}` (e.g. a ``HodgeParts``
+            named tuple), each ``[B, N1]``; or one ``[3, B, N1]`` tensor.
+        gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`.
+            All zero gives uniform weights. (default: ``(1.0, 1.0, 1.0)``)
+        eps (float, optional): relative threshold in ``[0, 1)`` below which a component counts
+            as zero and below which an anchor's dissimilarities count as all zero.
+            (default: ``1e-6``)
+        candidates (Sequence[Tensor] or Tensor, optional): Hodge parts of the pool of ``M``
+            candidate negatives, same layout as ``parts`` with the same ``N1`` (e.g. the parts
+            gathered from all ranks). ``None`` uses ``parts`` itself (``M = B``).
+            (default: ``None``)
+        anchor_offset (int, optional): column of anchor 0's own sample in the pool; anchor
+            ``i``'s own column is ``anchor_offset + i``. ``None`` when the anchors are not in
+            the pool (then all ``M`` candidates are negatives). Must be 0 when ``candidates``
+            is ``None``. (default: ``0``)
+
+    Returns:
+        Tensor: weights ``[B, M]`` in the dtype and on the device of ``parts``, zero on self
+        entries, mean one over each row's negatives.
+
+    Shapes:
+        - **parts:** three ``[B, N1]`` tensors or ``[3, B, N1]``
+        - **candidates:** three ``[M, N1]`` tensors or ``[3, M, N1]``
+        - **output:** ``[B, M]`` (``[B, B]`` without ``candidates``)
+
+    Raises:
+        TypeError: if ``parts``/``candidates`` are not tensors of floating dtype, or ``gamma``
+            / ``eps`` are not numbers.
+        ValueError: if the shapes are wrong, ``gamma`` is not three finite non-negative
+            numbers, ``eps`` is outside ``[0, 1)``, ``anchor_offset`` does not fit the pool,
+            or an anchor has no negative (e.g. a batch of one sample).
+    """
+    gamma_t = _check_gamma(gamma)
+    eps = _check_eps(eps)
+    anchors = _stack_parts(parts, "parts")  # [3, B, N1]
+    B, N1 = anchors.shape[1], anchors.shape[2]
+    if candidates is None:
+        if anchor_offset != 0:
+            raise ValueError(
+                f"`anchor_offset` must be 0 when `candidates` is None, got {anchor_offset!r}"
+            )
+        pool = anchors
+    else:
+        pool = _stack_parts(candidates, "candidates")
+        if pool.shape[2] != N1:
+            raise ValueError(
+                f"`candidates` must have N1 = {N1} edges like `parts`, got {pool.shape[2]}"
+            )
+        pool = pool.to(device=anchors.device, dtype=anchors.dtype)
+    M = pool.shape[1]
+    if anchor_offset is not None:
+        if isinstance(anchor_offset, bool) or not isinstance(anchor_offset, int):
+            raise TypeError(f"`anchor_offset` must be an int or None, got {anchor_offset!r}")
+        if anchor_offset < 0 or anchor_offset + B > M:
+            raise ValueError(
+                f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
+                f"(B = {B}, M = {M}), got {anchor_offset}"
+            )
+    n_neg = M - (0 if anchor_offset is None else 1)
+    if n_neg < 1:
+        raise ValueError(
+            f"each anchor needs at least one negative, but the pool has M = {M} sample(s) "
+            f"including the anchor itself; use a batch of at least 2 samples"
+        )
+
+    unit_a = _unit_components(anchors, eps)  # [3, B, N1]
+    unit_c = unit_a if candidates is None else _unit_components(pool, eps)  # [3, M, N1]
+    cos = torch.bmm(unit_a, unit_c.transpose(1, 2)).clamp(-1.0, 1.0)  # [3, B, M]
+    g = torch.tensor(gamma_t, dtype=anchors.dtype, device=anchors.device)
+    dissim = (g.view(3, 1, 1) * (1.0 - cos)).sum(dim=0)  # S, [B, M]
+
+    is_neg = torch.ones(B, M, dtype=torch.bool, device=anchors.device)
+    if anchor_offset is not None:
+        rows = torch.arange(B, device=anchors.device)
+        is_neg[rows, rows + anchor_offset] = False
+    dissim = dissim.masked_fill(~is_neg, 0.0)
+    row_sum = dissim.sum(dim=1, keepdim=True)  # [B, 1]
+    degenerate = row_sum <= eps * n_neg * sum(gamma_t)  # [B, 1]
+    safe_sum = torch.where(degenerate, torch.ones_like(row_sum), row_sum)
+    weights = torch.where(degenerate, torch.ones_like(dissim), dissim * (n_neg / safe_sum))
+    return weights.masked_fill(~is_neg, 0.0)
