@@ -89,12 +89,6 @@ class OceanDrifters(EdgeFlowDataset):
             directly.
         log: print progress to stderr (default ``True``).
 
-    Attributes:
-        complex (SimplicialOperators): the complex; its edge order is that of ``x_1``.
-        pos (torch.Tensor): hexagon centres ``float64 [133, 2]`` (longitude,
-            latitude in radians).
-        train_mask, val_mask, test_mask (torch.Tensor): standard split, ``bool [200]``.
-
     Shapes:
         - **x_1**: ``[320, 1]`` per sample; ``[B * 320, 1]`` in a DataLoader batch.
         - **y**: ``[1]`` per sample; ``[B]`` in a batch.

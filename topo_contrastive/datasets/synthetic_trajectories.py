@@ -232,11 +232,6 @@ class SyntheticTrajectories(EdgeFlowDataset):
         force_reload: regenerate even if the processed file exists (default ``False``).
         log: print progress to stderr (default ``True``).
 
-    Attributes:
-        complex (SimplicialOperators): the complex; its edge order is that of ``x_1``.
-        pos (torch.Tensor): node coordinates ``float64 [N0, 2]``.
-        train_mask, val_mask, test_mask (torch.Tensor): standard split, ``bool [S]``.
-
     Shapes:
         - **x_1**: ``[N1, 1]`` per sample; ``[B * N1, 1]`` in a DataLoader batch.
         - **y**: ``[1]`` per sample; ``[B]`` in a batch.
