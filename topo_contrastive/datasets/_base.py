@@ -1,0 +1,290 @@
+"""Shared machinery of the edge-flow datasets (private).
+
+An edge-flow dataset holds many flows on **one** simplicial complex. Its processed
+file is a plain ``dict`` of tensors, ints and strings, so that it loads with
+``torch.load(path, weights_only=True)`` and no pickled classes:
+
+``data`` / ``slices``
+    the collated samples (``Data(x_1=[N1, 1], y=[1])``, after ``pre_transform``),
+    in the form of :meth:`torch_geometric.data.InMemoryDataset.collate`;
+``edges`` ``[N1, 2]``, ``triangles`` ``[N2, 3]``, ``num_nodes``
+    the complex (edges sorted, oriented low -> high);
+``pos`` ``[N0, 2]`` (float64)
+    node coordinates;
+``path_nodes`` / ``path_ptr``
+    the node path of every sample, concatenated, with offsets ``[S + 1]``;
+``train_mask`` / ``val_mask`` / ``test_mask`` ``[S]`` (bool)
+    the standard split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, InMemoryDataset
+
+from topo_contrastive.complex import SimplicialOperators
+
+_FORMAT_VERSION = 1
+_KEYS = (
+    "format_version",
+    "data",
+    "slices",
+    "edges",
+    "triangles",
+    "num_nodes",
+    "pos",
+    "path_nodes",
+    "path_ptr",
+    "train_mask",
+    "val_mask",
+    "test_mask",
+)
+_SPLITS = ("train", "val", "test")
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` for a temporary file beside ``path``, then ``os.replace`` it.
+
+    A failure at any point leaves neither a partial ``path`` nor the temporary
+    file. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
+    """
+    target = os.path.abspath(os.fspath(path))
+    tmp = os.path.join(
+        os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+    )
+    try:
+        with open(tmp, "xb"):
+            pass
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` atomically (see :func:`atomic_write`)."""
+    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+
+
+def sha256_of(path: str, chunk_size: int = 1 << 20) -> str:
+    """Hex sha256 digest of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_int(value: Any, name: str, minimum: int) -> int:
+    """Return ``value`` as ``int`` or raise a clear ``TypeError`` / ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an int, got {type(value).__name__} ({value!r})")
+    if value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def concat_paths(paths: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Concatenate node paths into ``(nodes [sum len], ptr [len(paths) + 1])``."""
+    lengths = torch.tensor([len(p) for p in paths], dtype=torch.long)
+    ptr = torch.zeros(len(paths) + 1, dtype=torch.long)
+    ptr[1:] = torch.cumsum(lengths, 0)
+    nodes = (
+        torch.from_numpy(np.concatenate([np.asarray(p, dtype=np.int64) for p in paths]))
+        if paths
+        else torch.zeros(0, dtype=torch.long)
+    )
+    return nodes, ptr
+
+
+class EdgeFlowDataset(InMemoryDataset):
+    r"""Base class: labelled edge flows on one simplicial complex (private).
+
+    Subclasses implement ``process()`` (calling :meth:`_save_processed`),
+    ``processed_file_names`` and ``_split_full(seed)``.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        transform: Callable | None = None,
+        pre_transform: Callable | None = None,
+        force_reload: bool = False,
+        log: bool = True,
+    ) -> None:
+        if not isinstance(root, (str, os.PathLike)):
+            raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
+        self._complex: SimplicialOperators | None = None
+        super().__init__(
+            os.fspath(root),
+            transform=transform,
+            pre_transform=pre_transform,
+            force_reload=force_reload,
+            log=log,
+        )
+        self._load_processed(self.processed_paths[0])
+
+    # ------------------------------------------------------------------ processed file
+    def _build_processed(
+        self,
+        flows: torch.Tensor,
+        labels: torch.Tensor,
+        ops: SimplicialOperators,
+        pos: np.ndarray,
+        paths: Sequence[Sequence[int]],
+        masks: dict[str, torch.Tensor],
+    ) -> dict[str, Any]:
+        """Make the processed ``dict`` from flows ``[S, N1]`` and labels ``[S]``."""
+        data_list = []
+        for i in range(flows.shape[0]):
+            data = Data(x_1=flows[i].to(torch.float32).view(-1, 1), y=labels[i].view(1).long())
+            if self.pre_transform is not None:
+                data = self.pre_transform(data)
+            data_list.append(data)
+        data, slices = self.collate(data_list)
+        path_nodes, path_ptr = concat_paths(paths)
+        return {
+            "format_version": _FORMAT_VERSION,
+            "data": data.to_dict(),
+            "slices": slices,
+            "edges": torch.from_numpy(np.ascontiguousarray(ops.edges, dtype=np.int64)),
+            "triangles": torch.from_numpy(np.ascontiguousarray(ops.triangles, dtype=np.int64)),
+            "num_nodes": int(ops.num_nodes),
+            "pos": torch.as_tensor(np.asarray(pos, dtype=np.float64)),
+            "path_nodes": path_nodes,
+            "path_ptr": path_ptr,
+            "train_mask": masks["train"].bool(),
+            "val_mask": masks["val"].bool(),
+            "test_mask": masks["test"].bool(),
+        }
+
+    def _save_processed(self, obj: dict[str, Any]) -> None:
+        atomic_torch_save(obj, self.processed_paths[0])
+
+    def _load_processed(self, path: str) -> None:
+        try:
+            obj = torch.load(path, weights_only=True)
+        except Exception as err:  # unreadable or foreign file
+            raise ValueError(
+                f"the processed file '{path}' cannot be read ({type(err).__name__}: {err}); "
+                "delete it or pass `force_reload=True`"
+            ) from err
+        if not isinstance(obj, dict) or any(k not in obj for k in _KEYS) or (
+            obj["format_version"] != _FORMAT_VERSION
+        ):
+            raise ValueError(
+                f"the processed file '{path}' has an unknown format; delete it or pass "
+                "`force_reload=True`"
+            )
+        self.data = Data.from_dict(obj["data"])
+        self.slices = obj["slices"]
+        self._edges = obj["edges"]
+        self._triangles = obj["triangles"]
+        self._num_nodes0 = int(obj["num_nodes"])
+        self._pos = obj["pos"]
+        self._path_nodes = obj["path_nodes"]
+        self._path_ptr = obj["path_ptr"]
+        self._masks = {s: obj[f"{s}_mask"] for s in _SPLITS}
+
+    # ------------------------------------------------------------------ complex
+    @property
+    def complex(self) -> SimplicialOperators:
+        """The simplicial complex the flows live on (:class:`SimplicialOperators`).
+
+        Its edge order and orientation are those of ``x_1``: edge ``e`` runs from
+        node ``edges[e, 0]`` to node ``edges[e, 1]`` (lower to higher id).
+        """
+        if self._complex is None:
+            self._complex = SimplicialOperators.from_simplices(
+                self._edges, self._triangles, self._num_nodes0
+            )
+        return self._complex
+
+    @property
+    def edges(self) -> torch.Tensor:
+        """Edges of the complex, ``int64 [N1, 2]``, sorted, oriented low -> high."""
+        return self._edges
+
+    @property
+    def triangles(self) -> torch.Tensor:
+        """Filled triangles of the complex, ``int64 [N2, 3]``, nodes sorted."""
+        return self._triangles
+
+    @property
+    def pos(self) -> torch.Tensor:
+        """Node coordinates, ``float64 [N0, 2]`` (for plotting)."""
+        return self._pos
+
+    # ------------------------------------------------------------------ paths
+    def _full_index(self, idx: int) -> int:
+        indices = self.indices()
+        if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)):
+            raise TypeError(f"`idx` must be an int, got {type(idx).__name__}")
+        if not -len(indices) <= idx < len(indices):
+            raise IndexError(f"`idx`={idx} is out of range for a dataset of {len(indices)} samples")
+        return int(indices[int(idx)])
+
+    def path(self, idx: int) -> torch.Tensor:
+        """Node path of sample ``idx`` (``int64 [L]``), whose flow is ``self[idx].x_1``.
+
+        Raises:
+            IndexError: ``idx`` out of range.
+            TypeError: ``idx`` is not an int.
+        """
+        j = self._full_index(idx)
+        return self._path_nodes[self._path_ptr[j] : self._path_ptr[j + 1]]
+
+    def paths(self) -> list[torch.Tensor]:
+        """Node paths of all samples of this dataset (or view), in order."""
+        return [self.path(i) for i in range(len(self))]
+
+    # ------------------------------------------------------------------ splits
+    def _view(self, mask: torch.Tensor) -> torch.Tensor:
+        if self._indices is None:
+            return mask.clone()
+        return mask[torch.as_tensor(list(self.indices()), dtype=torch.long)]
+
+    @property
+    def train_mask(self) -> torch.Tensor:
+        """Standard training split, ``bool [len(self)]``."""
+        return self._view(self._masks["train"])
+
+    @property
+    def val_mask(self) -> torch.Tensor:
+        """Standard validation split, ``bool [len(self)]``."""
+        return self._view(self._masks["val"])
+
+    @property
+    def test_mask(self) -> torch.Tensor:
+        """Standard test split, ``bool [len(self)]``."""
+        return self._view(self._masks["test"])
+
+    def _split_full(self, seed: int) -> dict[str, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def split(self, seed: int | None = None) -> dict[str, torch.Tensor]:
+        """Random re-split with the sizes of the standard split.
+
+        Args:
+            seed: non-negative int, or ``None`` (default) for the standard split.
+
+        Returns:
+            ``{"train": mask, "val": mask, "test": mask}``, ``bool [len(self)]`` each.
+
+        Raises:
+            TypeError / ValueError: ``seed`` is not ``None`` or a non-negative int.
+        """
+        if seed is None:
+            full = {s: self._masks[s] for s in _SPLITS}
+        else:
+            full = self._split_full(check_int(seed, "seed", 0))
+        return {s: self._view(full[s]) for s in _SPLITS}
