@@ -363,6 +363,8 @@ class SCNNConv(torch.nn.Module):
                 raise ValueError(
                     f"`{name}` requires grad; SCNNConv treats the operators as constants"
                 )
+        if n1 == 0:
+            raise ValueError("the operators are [0, 0]: the complex has no edges")
         if x.dim() == 3:
             if batch is not None:
                 raise ValueError("`batch` is only used with a 2-D `x` of shape [B*N1, C]")
@@ -375,18 +377,16 @@ class SCNNConv(torch.nn.Module):
         rows = x.size(0)
         if batch is None:
             if n1 is not None and rows != n1:
-                hint = (
-                    "; for a PyG mini-batch of flows pass `batch`"
-                    if rows % n1 == 0
-                    else ""
-                )
+                hint = "; for a PyG mini-batch of flows pass `batch`" if rows % n1 == 0 else ""
                 raise ValueError(
                     f"`x` has {rows} rows (shape {tuple(x.shape)}) but the operators are "
                     f"[{n1}, {n1}]{hint}"
                 )
             return x.unsqueeze(0), "single"
-        if not isinstance(batch, Tensor) or batch.dtype in (torch.bool,) or (
-            batch.is_floating_point() or batch.is_complex()
+        if (
+            not isinstance(batch, Tensor)
+            or batch.dtype in (torch.bool,)
+            or (batch.is_floating_point() or batch.is_complex())
         ):
             raise TypeError(f"`batch` must be an integer tensor, got {_describe(batch)}")
         if batch.dim() != 1 or batch.numel() != rows:
@@ -485,4 +485,3 @@ def _check_operator_type(L: Any, name: str) -> None:
         )
     if L.layout not in (torch.sparse_coo, torch.sparse_csr):
         raise TypeError(f"`{name}` must be sparse COO or CSR, got layout {L.layout}")
-
