@@ -220,10 +220,11 @@ def test_normalize_leaves_zero_operator_alone():
 
 
 @pytest.mark.parametrize("c_in,c_out", [(1, 3), (3, 2)])
-def test_gradients_match_finite_differences(c_in, c_out):
+@pytest.mark.parametrize("K_down,K_up", [(0, 0), (1, 3), (3, 1), (2, 2)])
+def test_gradients_match_finite_differences(c_in, c_out, K_down, K_up):
     ops = tiny_complex()
     L_down, L_up = ops.laplacians(dtype=torch.float64)
-    conv = _randomize(SCNNConv(c_in, c_out, 2, 2).double())
+    conv = _randomize(SCNNConv(c_in, c_out, K_down, K_up).double())
     x = torch.randn(2, ops.num_edges, c_in, dtype=torch.float64, requires_grad=True)
 
     def f(x, weight, bias):

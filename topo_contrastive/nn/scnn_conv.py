@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 from torch.nn import Parameter
 
 __all__ = ["SCNNConv"]
@@ -104,6 +105,13 @@ def _prepare(L: Tensor, normalize: bool) -> _Prepared:
     return per_flag[normalize]
 
 
+def _sparse_mm_into(out: Tensor, L: Tensor, X: Tensor) -> Tensor:
+    """``out = L @ X`` without zero-filling ``out`` first (``torch.sparse.mm`` and
+    ``torch.mm(..., out=)`` fill and copy the whole dense result; ``addmm`` with
+    ``beta=0`` ignores ``out``'s old values, NaN included)."""
+    return torch.addmm(out, L, X.contiguous(), beta=0, out=out)
+
+
 class _SparseMatmul(torch.autograd.Function):
     """``add + L @ X`` for a constant sparse ``L`` (``add`` optional, fused into one
     ``addmm``); the backward uses the cached ``L^T`` (``torch.sparse.mm``'s own
@@ -113,12 +121,15 @@ class _SparseMatmul(torch.autograd.Function):
     def forward(ctx: Any, L: Tensor, L_t: Tensor, X: Tensor, add: Tensor | None) -> Tensor:
         ctx.L_t = L_t
         if add is None:
-            return torch.sparse.mm(L, X)
+            return _sparse_mm_into(X.new_empty(L.size(0), X.size(1)), L, X)
         return torch.addmm(add, L, X)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[None, None, Tensor | None, Tensor | None]:
-        grad_x = torch.sparse.mm(ctx.L_t, grad.contiguous()) if ctx.needs_input_grad[2] else None
+        grad_x = None
+        if ctx.needs_input_grad[2]:
+            L_t = ctx.L_t
+            grad_x = _sparse_mm_into(grad.new_empty(L_t.size(0), grad.size(1)), L_t, grad)
         grad_add = grad if ctx.needs_input_grad[3] else None
         return None, None, grad_x, grad_add
 
@@ -126,6 +137,96 @@ class _SparseMatmul(torch.autograd.Function):
 def _spmm(op: _Prepared, X: Tensor, add: Tensor | None = None) -> Tensor:
     """``add + L @ X`` with ``L`` the prepared operator."""
     return _SparseMatmul.apply(op.csr, op.csr_t, X, add)
+
+
+class _HornerConv(torch.autograd.Function):
+    """Fused transform-then-propagate layer (Horner's scheme) with its own backward.
+
+    Forward, with :math:`T_k = X W_k` computed just before it is needed::
+
+        y = X W_0 + b + sum_sides L (T_1 + L (T_2 + ... + L T_K))
+
+    using two scratch buffers and in-place sparse ``addmm`` (three ``[N1, B*C_out]``
+    allocations per call instead of one per product). Backward, with
+    :math:`G_k = (L^T)^k G`::
+
+        dW_k = X^T G_k,   dX = sum_k G_k W_k^T,   db = sum_rows G
+
+    Only ``x`` and ``weight`` are saved for the backward pass.
+    """
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        xe: Tensor,
+        weight: Tensor,
+        bias: Tensor | None,
+        sides: tuple[tuple[_Prepared, int], ...],
+        B: int,
+    ) -> Tensor:
+        n1 = xe.size(0)
+        c_in, c_out = weight.shape[1:]
+        xf = xe.view(n1 * B, c_in)  # [N1*B, C_in]
+        y = torch.empty(n1 * B, c_out, dtype=xe.dtype, device=xe.device)
+        if bias is None:
+            torch.mm(xf, weight[0], out=y)
+        else:
+            torch.addmm(bias, xf, weight[0], out=y)
+        yv = y.view(n1, B * c_out)
+        max_k = max((k for _, k in sides), default=0)
+        # scratch buffers [N1*B, C_out]: two for Horner's recursion (one if every K == 1)
+        bufs = [torch.empty_like(y) for _ in range(min(max_k, 2))]
+        offset = 1
+        for op, k_max in sides:
+            acc, nxt = bufs[0], bufs[-1]
+            torch.mm(xf, weight[offset + k_max - 1], out=acc)
+            for k in range(k_max - 1, 0, -1):
+                torch.mm(xf, weight[offset + k - 1], out=nxt)
+                nv = nxt.view(n1, B * c_out)
+                torch.addmm(nv, op.csr, acc.view(n1, B * c_out), out=nv)  # T_k + L acc
+                acc, nxt = nxt, acc
+            torch.addmm(yv, op.csr, acc.view(n1, B * c_out), out=yv)
+            offset += k_max
+        ctx.save_for_backward(xe, weight)
+        ctx.sides = sides
+        ctx.B = B
+        ctx.has_bias = bias is not None
+        return yv
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        xe, weight = ctx.saved_tensors
+        B = ctx.B
+        n1 = xe.size(0)
+        c_in, c_out = weight.shape[1:]
+        xf = xe.view(n1 * B, c_in)
+        g = grad.contiguous()  # [N1, B*C_out]
+        gf = g.view(n1 * B, c_out)
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        grad_x = gf @ weight[0].t() if need_x else None  # [N1*B, C_in]
+        grad_w = torch.empty_like(weight) if need_w else None
+        if need_w:
+            torch.mm(xf.t(), gf, out=grad_w[0])
+        grad_b = gf.sum(0) if need_b and ctx.has_bias else None
+        if (need_x or need_w) and ctx.sides:
+            max_k = max(k for _, k in ctx.sides)
+            bufs = [torch.empty_like(g) for _ in range(min(max_k, 2))]  # [N1, B*C_out]
+            offset = 1
+            for op, k_max in ctx.sides:
+                cur, nxt = g, bufs[0]
+                for k in range(1, k_max + 1):
+                    _sparse_mm_into(nxt, op.csr_t, cur)  # G_k = L^T G_{k-1}
+                    nf = nxt.view(n1 * B, c_out)
+                    if need_w:
+                        torch.mm(xf.t(), nf, out=grad_w[offset + k - 1])
+                    if need_x:
+                        grad_x.addmm_(nf, weight[offset + k - 1].t())
+                    cur, nxt = nxt, (bufs[-1] if nxt is bufs[0] else bufs[0])
+                offset += k_max
+        if grad_x is not None:
+            grad_x = grad_x.view(n1, B * c_in)
+        return grad_x, grad_w, grad_b, None, None
 
 
 # ---------------------------------------------------------------------- the layer
@@ -446,16 +547,7 @@ class SCNNConv(torch.nn.Module):
             # Transform, then propagate (Horner's scheme): the powers act on the
             # narrower output and only x is kept for the backward pass.
             #   L X W_1 + L^2 X W_2 + ... = L (X W_1 + L (X W_2 + ...))
-            xf = xe.view(n1 * B, c_in)
-            y = xf @ weight[0] if bias is None else torch.addmm(bias, xf, weight[0])
-            y = y.view(n1, B * c_out)  # [N1, B*C_out]
-            offset = 1
-            for op, k_max in sides:
-                acc = (xf @ weight[offset + k_max - 1]).view(n1, B * c_out)
-                for k in range(k_max - 1, 0, -1):
-                    acc = _spmm(op, acc, add=(xf @ weight[offset + k - 1]).view(n1, B * c_out))
-                y = _spmm(op, acc, add=y)
-                offset += k_max
+            y = _HornerConv.apply(xe, weight, bias, tuple(sides), B)  # [N1, B*C_out]
         return y.view(n1, B, c_out).transpose(0, 1)  # [B, N1, C_out]
 
     def __repr__(self) -> str:
