@@ -15,12 +15,17 @@ Complexes: Delaunay triangulations of uniform random points in the unit square,
 every triangle filled (``SimplicialOperators.from_simplices``); the default point
 counts give about 1,100 and 20,000 edges.
 
-Timing: ours is the median of ``--repeats`` steps after one warm-up step;
-TopoModelX is one step over ``--tmx-samples`` samples (after a one-sample warm-up),
-scaled linearly to the batch size when fewer samples than the batch are timed
-(its cost is a sum of identical per-sample costs); the table says which. Timings of
-both are interleaved in one run, so the ratio is meaningful on a shared machine even
-when the absolute times are not.
+Timing: ours is the median of ``--repeats`` steps after a one-sample warm-up step;
+TopoModelX is one step over ``--tmx-samples`` samples (after a one-sample warm-up on
+complexes below 5,000 edges), scaled linearly to the batch size when fewer samples
+than the batch are timed (its cost is a sum of identical per-sample costs); the
+table says which. Timings of both are interleaved in one run, so the ratio is
+meaningful on a shared machine even when the absolute times are not. TopoModelX's
+many small per-sample operations make its time very sensitive to other processes
+competing for the cores (OpenMP threads waiting on each other); ``--threads 1``
+gives steadier ratios on a busy machine. PyTorch's CPU allocator page-faults every
+large fresh buffer; ``THP_MEM_ALLOC_ENABLE=1`` (a PyTorch setting, read at start-up)
+makes it use transparent huge pages, for both sides alike.
 
 GFLOP/s: useful floating-point work of the step counted analytically (dense
 products ``2 m k n``, sparse products ``2 nnz n``, forward and backward, without
@@ -34,7 +39,9 @@ the kernel's peak resident set (``VmHWM``) is reset right before the step
 the resident set before the step, i.e. what the step itself needed on top of model,
 operators and data. For TopoModelX at the large size the step over the full batch
 does not fit in memory (each sample's graph keeps two dense ``N1 x N1`` identities),
-so it is measured with 1 and 2 samples and extrapolated linearly to the batch size.
+so whenever TopoModelX is timed on fewer samples than the batch its peak is measured
+with 1 and with ``max(2, --tmx-samples)`` samples and extrapolated linearly to the
+batch size (the table says so).
 
 Run (needs the ``topomodelx`` extra, e.g. ``/work/main/.venv-tmx``)::
 
@@ -197,8 +204,9 @@ def main(
     hidden: int = 64,
     layers: int = 3,
     K: int = 2,
-    repeats: int = 3,
-    tmx_samples: tuple[int, ...] = (100, 2),
+    repeats: int = 2,
+    tmx_samples: tuple[int, ...] = (25, 1),
+    threads: int = 0,
     memory: bool = True,
     seed: int = 0,
     out: Path | None = None,
@@ -210,6 +218,9 @@ def main(
         sys.exit("this benchmark needs TopoModelX: pip install -e '.[topomodelx]'")
     if len(tmx_samples) != len(sizes):
         sys.exit("--tmx-samples needs one number per size")
+    if threads > 0:
+        torch.set_num_threads(threads)
+        os.environ["BENCH_THREADS"] = str(threads)  # for the memory subprocesses
     from tqdm import tqdm
 
     gflops_dense = dense_matmul_gflops()
@@ -220,8 +231,9 @@ def main(
         ops, x, L_down, L_up, ours = build(cfg, "ours")
         _, _, L_down_t, L_up_t, tmx = build(cfg, "topomodelx")
         n1 = ops.num_edges
-        step_ours(ours, x, L_down, L_up)  # warm-up (also prepares the CSR operators)
-        step_tmx(tmx, x, L_down_t, L_up_t, 1)
+        step_ours(ours, x[:1], L_down, L_up)  # warm-up (also prepares the CSR operators)
+        if n1 < 5000:
+            step_tmx(tmx, x, L_down_t, L_up_t, 1)
         t_ours, t_tmx = [], None
         for r in range(repeats):
             t0 = time.perf_counter()
@@ -255,12 +267,15 @@ def main(
                 row["peak_gib_tmx"] = peak_memory_gib(cfg, "topomodelx", batch_size)
                 row["peak_tmx_extrapolated"] = False
             else:
+                n2 = max(2, n_tmx)
                 m1 = peak_memory_gib(cfg, "topomodelx", 1)
-                m2 = peak_memory_gib(cfg, "topomodelx", 2)
+                m2 = peak_memory_gib(cfg, "topomodelx", n2)
                 row["peak_gib_tmx_1_sample"] = m1
-                row["peak_gib_tmx_2_samples"] = m2
+                row["peak_gib_tmx_n_samples"] = m2
+                row["peak_tmx_samples"] = n2
                 if m1 is not None and m2 is not None:
-                    row["peak_gib_tmx"] = m1 + (batch_size - 1) * max(m2 - m1, 0.0)
+                    slope = max(m2 - m1, 0.0) / (n2 - 1)
+                    row["peak_gib_tmx"] = m1 + (batch_size - 1) * slope
                 row["peak_tmx_extrapolated"] = True
         rows.append(row)
 
@@ -278,9 +293,9 @@ def main(
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
-        tmx_note = "" if r["tmx_samples_timed"] >= batch_size else (
-            f" (x{batch_size // r['tmx_samples_timed']} from {r['tmx_samples_timed']} samples)"
-        )
+        tmx_note = ""
+        if r["tmx_samples_timed"] < batch_size:
+            tmx_note = f" (scaled from {r['tmx_samples_timed']} samples)"
         line = (
             f"| {r['num_edges']:,} | {r['time_ours_s']:.3f} | {r['time_tmx_s']:.2f}{tmx_note} "
             f"| {r['speedup']:.1f}x | {r['gflop_per_step']:.1f} | {r['gflops_ours']:.1f} "
@@ -292,7 +307,8 @@ def main(
             if r.get("peak_tmx_extrapolated") and pt is not None:
                 pt_s += (
                     f" (extrapolated from {r['peak_gib_tmx_1_sample']:.2f} / "
-                    f"{r['peak_gib_tmx_2_samples']:.2f} for 1 / 2 samples)"
+                    f"{r['peak_gib_tmx_n_samples']:.2f} GiB for 1 / "
+                    f"{r['peak_tmx_samples']} samples)"
                 )
             po = r.get("peak_gib_ours")
             line += f" {'n/a' if po is None else f'{po:.2f}'} | {pt_s} |"
@@ -321,12 +337,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--layers", type=int, default=3, help="number of layers (default 3)")
     p.add_argument("--K", type=int, default=2, help="K_down = K_up (default 2)")
     p.add_argument(
-        "--repeats", type=int, default=3, help="timed steps of ours per size (default 3)"
+        "--repeats", type=int, default=2, help="timed steps of ours per size (default 2)"
     )
     p.add_argument(
-        "--tmx-samples", type=_int_tuple, default=(100, 2),
+        "--tmx-samples", type=_int_tuple, default=(25, 1),
         help="samples TopoModelX is timed on, per size; fewer than the batch are scaled "
-        "linearly (default 100,2)",
+        "linearly (default 25,1)",
+    )
+    p.add_argument(
+        "--threads", type=int, default=0,
+        help="torch threads for both (default 0: PyTorch's default, one per core)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
     p.add_argument("--seed", type=int, default=0, help="seed of points and flows (default 0)")
@@ -344,6 +364,7 @@ if __name__ == "__main__":
         K=a.K,
         repeats=a.repeats,
         tmx_samples=a.tmx_samples,
+        threads=a.threads,
         memory=not a.no_memory,
         seed=a.seed,
         out=a.out,
