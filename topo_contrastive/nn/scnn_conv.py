@@ -113,30 +113,24 @@ def _sparse_mm_into(out: Tensor, L: Tensor, X: Tensor) -> Tensor:
 
 
 class _SparseMatmul(torch.autograd.Function):
-    """``add + L @ X`` for a constant sparse ``L`` (``add`` optional, fused into one
-    ``addmm``); the backward uses the cached ``L^T`` (``torch.sparse.mm``'s own
-    backward transposes the CSR operator on every call)."""
+    """``L @ X`` for a constant sparse ``L``; the backward uses the cached ``L^T``
+    (``torch.sparse.mm``'s own backward transposes the CSR operator on every call)."""
 
     @staticmethod
-    def forward(ctx: Any, L: Tensor, L_t: Tensor, X: Tensor, add: Tensor | None) -> Tensor:
+    def forward(ctx: Any, L: Tensor, L_t: Tensor, X: Tensor) -> Tensor:
         ctx.L_t = L_t
-        if add is None:
-            return _sparse_mm_into(X.new_empty(L.size(0), X.size(1)), L, X)
-        return torch.addmm(add, L, X)
+        return _sparse_mm_into(X.new_empty(L.size(0), X.size(1)), L, X)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[None, None, Tensor | None, Tensor | None]:
-        grad_x = None
-        if ctx.needs_input_grad[2]:
-            L_t = ctx.L_t
-            grad_x = _sparse_mm_into(grad.new_empty(L_t.size(0), grad.size(1)), L_t, grad)
-        grad_add = grad if ctx.needs_input_grad[3] else None
-        return None, None, grad_x, grad_add
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> tuple[None, None, Tensor]:
+        L_t = ctx.L_t
+        return None, None, _sparse_mm_into(grad.new_empty(L_t.size(0), grad.size(1)), L_t, grad)
 
 
-def _spmm(op: _Prepared, X: Tensor, add: Tensor | None = None) -> Tensor:
-    """``add + L @ X`` with ``L`` the prepared operator."""
-    return _SparseMatmul.apply(op.csr, op.csr_t, X, add)
+def _spmm(op: _Prepared, X: Tensor) -> Tensor:
+    """``L @ X`` with ``L`` the prepared operator, differentiable in ``X``."""
+    return _SparseMatmul.apply(op.csr, op.csr_t, X)
 
 
 class _HornerConv(torch.autograd.Function):
@@ -260,8 +254,14 @@ class SCNNConv(torch.nn.Module):
     bias), computed with sparse operators only (no dense identity), on the input's
     device and dtype, and batched: many signals on one shared complex go through
     one sparse product per Laplacian power
-    (:math:`[N_1, N_1] \times [N_1, B \cdot C]`) and one dense product with the
-    stacked weights. No gradient flows to the operators (they are constants).
+    (:math:`[N_1, N_1] \times [N_1, B \cdot C]`, edge-major layout) and dense
+    products with the weights. When :math:`C_{in} < C_{out}` the powers act on the
+    input and one product with the stacked weights
+    ``weight.view(-1, out_channels)`` follows; otherwise the weights act first and
+    the powers follow in Horner's scheme
+    :math:`\mathbf{L}(\mathbf{X}\mathbf{W}_1 + \mathbf{L}(\mathbf{X}\mathbf{W}_2 + \dots))`,
+    with a fused backward that keeps only :math:`\mathbf{X}` (both give the same
+    function). No gradient flows to the operators (they are constants).
 
     Args:
         in_channels (int): input features per edge :math:`C_{in}` (1 for a scalar
