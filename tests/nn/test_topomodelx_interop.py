@@ -1,0 +1,122 @@
+"""Interoperation with TopoModelX (needs the ``topomodelx`` extra; skipped without it).
+
+TopoModelX 0.0.1 imports and runs under torch 2.13 without a shim. Its ``SCNNLayer``
+has weight ``[C_in, C_out, 1 + K_down + K_up]`` (identity, lower powers, upper
+powers), no bias, works in float32 on CPU only (it builds ``torch.eye`` without a
+device or dtype), and takes one sample ``[N1, C_in]`` at a time.
+"""
+
+import pytest
+import torch
+
+from tests.nn._helpers import delaunay_complex, tiny_complex
+from topo_contrastive.nn import SCNN, SCNNConv
+
+topomodelx = pytest.importorskip("topomodelx")
+from topomodelx.nn.simplicial.scnn import SCNN as TMXSCNN  # noqa: E402
+from topomodelx.nn.simplicial.scnn_layer import SCNNLayer  # noqa: E402
+
+pytestmark = pytest.mark.topomodelx
+
+
+def _copy_weights(ours: SCNNConv, theirs: SCNNLayer) -> None:
+    with torch.no_grad():
+        ours.weight.copy_(theirs.weight.permute(2, 0, 1))  # [C_in, C_out, K] -> [K, C_in, C_out]
+
+
+@pytest.fixture
+def float64_default():
+    """TopoModelX builds its identity and buffers in the default dtype: make it float64."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+def _assert_close_normwise(actual, expected, rtol):
+    """max |actual - expected| <= rtol * max |expected| (float32 sums in another order)."""
+    err = (actual - expected).abs().max().item()
+    assert err <= rtol * expected.abs().max().item(), (err, expected.abs().max().item())
+
+
+@pytest.mark.parametrize("c_in,c_out", [(1, 8), (6, 6), (8, 3)])
+@pytest.mark.parametrize("K_down,K_up", [(2, 2), (1, 3), (3, 1), (2, 0), (0, 2)])
+@pytest.mark.parametrize("make_complex", [tiny_complex, lambda: delaunay_complex(60, seed=2)])
+def test_scnn_conv_equals_topomodelx_layer(c_in, c_out, K_down, K_up, make_complex):
+    # float32, as TopoModelX is normally used: same output to 1e-5 relative to its scale
+    # (L^3 x reaches ~1e3 on a Delaunay complex, so float32 rounding differs in absolute terms).
+    ops = make_complex()
+    L_down, L_up = ops.laplacians()  # float32 COO, what TopoModelX expects
+    torch.manual_seed(0)
+    theirs = SCNNLayer(c_in, c_out, conv_order_down=K_down, conv_order_up=K_up)
+    ours = SCNNConv(c_in, c_out, K_down, K_up, bias=False)
+    _copy_weights(ours, theirs)
+    x = torch.randn(4, ops.num_edges, c_in)
+    expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(4)])
+    _assert_close_normwise(ours(x, L_down, L_up), expected, 1e-5)
+    _assert_close_normwise(ours(x[0], L_down, L_up), expected[0], 1e-5)
+    # gradients w.r.t. the (shared) weights agree too
+    (g_theirs,) = torch.autograd.grad(expected.pow(2).sum(), theirs.weight)
+    (g_ours,) = torch.autograd.grad(ours(x, L_down, L_up).pow(2).sum(), ours.weight)
+    _assert_close_normwise(g_ours, g_theirs.permute(2, 0, 1), 1e-5)
+
+
+@pytest.mark.parametrize("c_in,c_out", [(1, 8), (6, 6), (8, 3)])
+@pytest.mark.parametrize("K_down,K_up", [(2, 2), (1, 3), (3, 1), (2, 0), (0, 2)])
+def test_scnn_conv_equals_topomodelx_layer_float64(float64_default, c_in, c_out, K_down, K_up):
+    # In float64 the two agree to 1e-5 absolute (in fact to ~1e-12).
+    ops = delaunay_complex(60, seed=2)
+    L_down, L_up = ops.laplacians(dtype=torch.float64)
+    torch.manual_seed(0)
+    theirs = SCNNLayer(c_in, c_out, conv_order_down=K_down, conv_order_up=K_up)
+    assert theirs.weight.dtype == torch.float64
+    ours = SCNNConv(c_in, c_out, K_down, K_up, bias=False)
+    _copy_weights(ours, theirs)
+    x = torch.randn(4, ops.num_edges, c_in)
+    expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(4)])
+    torch.testing.assert_close(ours(x, L_down, L_up), expected, rtol=0, atol=1e-5)
+    torch.testing.assert_close(ours(x, L_down, L_up), expected, rtol=1e-12, atol=1e-9)
+    (g_theirs,) = torch.autograd.grad(expected.pow(2).sum(), theirs.weight)
+    (g_ours,) = torch.autograd.grad(ours(x, L_down, L_up).pow(2).sum(), ours.weight)
+    torch.testing.assert_close(g_ours, g_theirs.permute(2, 0, 1), rtol=1e-10, atol=1e-8)
+
+
+def test_scnn_encoder_equals_topomodelx_scnn_stack(float64_default):
+    # TopoModelX's SCNN applies no non-linearity by default: compare per-edge outputs
+    # with our encoder's act="identity", without bias.
+    ops = delaunay_complex(40, seed=3)
+    L_down, L_up = ops.laplacians(dtype=torch.float64)
+    torch.manual_seed(0)
+    theirs = TMXSCNN(1, 16, conv_order_down=2, conv_order_up=2, n_layers=3)
+    ours = SCNN(1, 16, num_layers=3, K_down=2, K_up=2, act="identity", bias=False)
+    for conv, layer in zip(ours.convs, theirs.layers, strict=True):
+        _copy_weights(conv, layer)
+    x = torch.randn(3, ops.num_edges, 1)
+    expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(3)])
+    torch.testing.assert_close(ours.edge_embeddings(x, L_down, L_up), expected)
+    torch.testing.assert_close(ours(x, L_down, L_up), expected.mean(1))
+
+
+def test_topomodelx_encoder_example_runs(tmp_path):
+    """The example that plugs a TopoModelX model into the contrastive pipeline."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "topomodelx_encoder.py"
+    spec = importlib.util.spec_from_file_location("topomodelx_encoder_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.main(
+        encoder="topomodelx",
+        num_points=30,
+        num_flows=24,
+        epochs=2,
+        batch_size=12,
+        hidden=8,
+        seed=0,
+        out_dir=tmp_path,
+        progress=False,
+    )
+    assert len(result["loss"]) == 2 and all(torch.isfinite(torch.tensor(result["loss"])))
+    assert (tmp_path / "results.json").exists() and (tmp_path / "results.md").exists()
+    assert (tmp_path / "loss.png").exists()
