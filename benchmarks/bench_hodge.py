@@ -83,6 +83,7 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
     holes = TRAJECTORY_HOLES if cfg["holes"] else ()
     dtype = getattr(torch, cfg["dtype"])
     out: dict[str, Any] = {"size": cfg["size"], "backend": cfg["backend"], "dtype": cfg["dtype"]}
+    out["load_avg_1min"] = os.getloadavg()[0]  # other processes on the machine
 
     t0 = time.perf_counter()
     ops = delaunay_complex(cfg["size"], holes=holes, seed=cfg["seed"])
@@ -323,6 +324,12 @@ def main(
         f"{os.cpu_count()} CPU cores. Times in seconds (wall clock); peak RSS = VmHWM of a fresh "
         "subprocess per row.\n"
     )
+    loads = [r["load_avg_1min"] for r in results if "load_avg_1min" in r]
+    if loads:
+        print(
+            f"Machine load (1-min load average at the start of each row): {min(loads):.1f} to "
+            f"{max(loads):.1f} on {os.cpu_count()} cores.\n"
+        )
     print(markdown_table(results))
     print(f"\nCrossover: {crossover(results)}.\n")
     print("Projector blocks P_k[S, S] (all three components) of the random paths:\n")

@@ -43,9 +43,10 @@ _THREAD_MIN_ROWS = 20_000
 # projector_blocks: L0^{-1} on the m touched nodes either by m solves or by one
 # refactorisation of L0 with them ordered last (Schur complement, then a dense m x m
 # inverse). Cost model in seconds, measured on 2 cores (only the ratios matter): a solve
-# costs _SOLVE_COST per factor non-zero, a refactorisation _REFACTOR_COST per factor
-# non-zero plus _DENSE_COST * m^3 for its dense trailing block.
+# costs _SOLVE_COST per factor non-zero, a refactorisation _REFACTOR_FIXED plus
+# _REFACTOR_COST per factor non-zero plus _DENSE_COST * m^3 for its dense trailing block.
 _SOLVE_COST = 3e-9
+_REFACTOR_FIXED = 0.02
 _REFACTOR_COST = 2e-7
 _DENSE_COST = 3.5e-10
 # "auto" (cost model), "schur" or "solves" (tests and benchmarks force one)
@@ -634,13 +635,15 @@ class HodgeDecomposition:
         if _BLOCKS_METHOD != "auto":
             return _BLOCKS_METHOD == "schur"
         nnz = self._lu0.nnz
-        return _REFACTOR_COST * nnz + _DENSE_COST * m**3 < _SOLVE_COST * nnz * m
+        refactor = _REFACTOR_FIXED + _REFACTOR_COST * nnz
+        return refactor + _DENSE_COST * m**3 < _SOLVE_COST * nnz * m
 
     def _group_nodes(self) -> int:
         """Touched nodes per group: minimises refactorisations + dense blocks (cost model)."""
         if self._lu0 is None:
             return _GROUP_MAX_NODES
-        best = (_REFACTOR_COST * self._lu0.nnz / (2 * _DENSE_COST)) ** (1 / 3)
+        refactor = _REFACTOR_FIXED + _REFACTOR_COST * self._lu0.nnz
+        best = (refactor / (2 * _DENSE_COST)) ** (1 / 3)
         return int(min(max(best, _GROUP_MIN_NODES), _GROUP_MAX_NODES))
 
     def _curl_block(self, edges: np.ndarray) -> np.ndarray:
