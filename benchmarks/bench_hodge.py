@@ -14,9 +14,12 @@ orthogonal and lie in their subspaces (float64 re-run of 4 flows), and, where th
 backend runs, the iterative backend agrees with it. The Markdown table goes to stdout,
 the raw numbers optionally to a JSON file.
 
+On a busy machine, multi-threaded OpenBLAS spins badly (the exact backend's ``eigh``
+slowed down tenfold in our runs); ``--blas-threads 1`` avoids that.
+
 Usage::
 
-    python benchmarks/bench_hodge.py                 # full run, about 5 minutes on 2 cores
+    python benchmarks/bench_hodge.py --blas-threads 1  # full run, about 5 minutes on 2 cores
     python benchmarks/bench_hodge.py --quick         # small sizes only, seconds
     python benchmarks/bench_hodge.py --sizes 1000,1000000 --json results.json
 """
@@ -61,14 +64,35 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def _check_parts(x: Any, parts: Any) -> dict[str, float]:
-    """Relative residuals of the sum and of the pairwise inner products of the parts."""
-    x64 = x.double()
-    g, c, h = (p.double() for p in parts)
-    sum_res = float((g + c + h - x64).abs().max() / x64.abs().max())
-    norm2 = (x64 * x64).sum(1)  # [B]
-    ortho = max(float(((a * b).sum(1).abs() / norm2).max()) for a, b in ((g, c), (g, h), (c, h)))
+def _check_parts(x: Any, parts: Any, chunk: int = 8) -> dict[str, float]:
+    """Relative residuals of the sum and of the pairwise inner products of the parts.
+
+    Computed in float64, a few flows at a time (bounded memory).
+    """
+    sum_res, ortho = 0.0, 0.0
+    scale = float(x.abs().max())
+    for lo in range(0, x.shape[0], chunk):
+        x64 = x[lo : lo + chunk].double()
+        g, c, h = (p[lo : lo + chunk].double() for p in parts)
+        sum_res = max(sum_res, float((g + c + h - x64).abs().max()) / scale)
+        norm2 = (x64 * x64).sum(1)  # [b]
+        for a, b in ((g, c), (g, h), (c, h)):
+            ortho = max(ortho, float(((a * b).sum(1).abs() / norm2).max()))
     return {"sum_residual": sum_res, "orthogonality": ortho}
+
+
+def _warm_up() -> None:
+    """Load the linear-algebra libraries once (untimed), so rows time steady-state work."""
+    import torch
+
+    from benchmarks._complexes import delaunay_complex
+    from topo_contrastive.hodge import HodgeDecomposition
+
+    ops = delaunay_complex(60)
+    for backend in ("exact", "iterative"):
+        hodge = HodgeDecomposition(ops, backend=backend)
+        hodge(torch.randn(3, ops.num_edges))
+        hodge.projector_blocks([[0, 1, 2]])
 
 
 def worker(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +108,12 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
     dtype = getattr(torch, cfg["dtype"])
     out: dict[str, Any] = {"size": cfg["size"], "backend": cfg["backend"], "dtype": cfg["dtype"]}
     out["load_avg_1min"] = os.getloadavg()[0]  # other processes on the machine
+    limits = None
+    if cfg.get("blas_threads"):
+        from threadpoolctl import threadpool_limits
+
+        limits = threadpool_limits(limits=cfg["blas_threads"], user_api="blas")
+    _warm_up()
 
     t0 = time.perf_counter()
     ops = delaunay_complex(cfg["size"], holes=holes, seed=cfg["seed"])
@@ -100,18 +130,21 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     parts = hodge(x)
     out["decompose_s"] = time.perf_counter() - t0
+    out["peak_gib"] = _peak_rss_gib()  # set-up + decomposition, flows and parts included
+    out["peak_total_gib"] = max(out["peak_gib"], out["peak_build_gib"])
+    out["dims"] = hodge.dims
+    out.update(_check_parts(x, parts))  # untimed
+    del parts
+
     supports = random_path_supports(ops, cfg["num_paths"], 10, 20, seed=cfg["seed"])
+    _reset_peak_rss()
     t0 = time.perf_counter()
     blocks = hodge.projector_blocks(supports)
     out["blocks_s"] = time.perf_counter() - t0
-    out["peak_gib"] = _peak_rss_gib()  # set-up + decomposition (+ build if not reset)
-    out["peak_total_gib"] = max(out["peak_gib"], out["peak_build_gib"])
-    out["dims"] = hodge.dims
+    out["peak_blocks_gib"] = _peak_rss_gib()
     out["touched_nodes"] = int(np.unique(np.concatenate([ops.edges[s] for s in supports])).size)
 
     # ---- checks (untimed) ----
-    out.update(_check_parts(x, parts))
-    del parts
     x64 = x[:4].double()
     p64 = hodge(x64)
     chk = _check_parts(x64, p64)
@@ -164,6 +197,8 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
             float((p - q).abs().max()) for k in COMPONENTS
             for p, q in zip(simple[k], blocks[k][: len(sub)], strict=True) if p.numel()
         )
+    if limits is not None:
+        limits.restore_original_limits()
     return out
 
 
@@ -233,8 +268,9 @@ def markdown_table(results: list[dict[str, Any]]) -> str:
     }
     head = (
         "| edges | triangles | backend | build s | set-up s | decompose s | set-up + decompose s "
-        "| total incl. build s | speed-up vs exact | peak RSS GiB (excl. / incl. build) "
-        "| projector blocks s | check: sum / orthogonality (float64) "
+        "| total incl. build s | speed-up vs exact "
+        "| peak RSS GiB (set-up + decompose / incl. build) "
+        "| projector blocks s (peak RSS GiB) | check: sum / orthogonality (float64) "
         "| max rel. diff exact vs iterative |"
     )
     rows = [head, "|" + "---|" * 13]
@@ -251,7 +287,8 @@ def markdown_table(results: list[dict[str, Any]]) -> str:
             f"| {_fmt(r['build_s'])} "
             f"| {_fmt(r['setup_s'])} | {_fmt(r['decompose_s'])} | {_fmt(st)} "
             f"| {_fmt(st + r['build_s'])} | {speed} "
-            f"| {_fmt(r['peak_gib'])} / {_fmt(r['peak_total_gib'])} | {_fmt(r['blocks_s'])} "
+            f"| {_fmt(r['peak_gib'])} / {_fmt(r['peak_total_gib'])} "
+            f"| {_fmt(r['blocks_s'])} ({_fmt(r['peak_blocks_gib'])}) "
             f"| {r['sum_residual_f64']:.0e} / {r['orthogonality_f64']:.0e} "
             f"| {'—' if diff is None else f'{diff:.0e}'} |"
         )
@@ -289,6 +326,7 @@ def main(
     seed: int = 0,
     json_path: str | None = None,
     timeout: float = 900.0,
+    blas_threads: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run all configurations, print the tables, optionally write JSON; return the results."""
     from tqdm import tqdm
@@ -307,6 +345,7 @@ def main(
                     "dtype": dtype,
                     "holes": holes,
                     "seed": seed,
+                    "blas_threads": blas_threads,
                     # the per-node solve path is slow: measure it on a subset at large sizes
                     "simple_blocks_paths": (num_paths if s <= 300_000 else max(1, num_paths // 10))
                     if b == "iterative"
@@ -321,8 +360,9 @@ def main(
     print(
         f"HodgeDecomposition, Delaunay complexes {'with two holes (beta_1 = 2)' if holes else ''}, "
         f"{num_flows} random {dtype} flows, {num_paths} random paths of 10-20 edges, seed {seed}, "
-        f"{os.cpu_count()} CPU cores. Times in seconds (wall clock); peak RSS = VmHWM of a fresh "
-        "subprocess per row.\n"
+        f"{os.cpu_count()} CPU cores, BLAS threads: {blas_threads or 'default'}. Times in seconds "
+        "(wall clock, after an untimed warm-up); peak RSS = VmHWM of a fresh subprocess per row, "
+        "reset after building the complex and again before the projector blocks.\n"
     )
     loads = [r["load_avg_1min"] for r in results if "load_avg_1min" in r]
     if loads:
@@ -390,6 +430,8 @@ def _cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", default=None, help="also write the raw results to this file")
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds per configuration (default: %(default)s)")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="limit BLAS/LAPACK threads in every run (default: library default)")
     parser.add_argument("--_worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args._worker is not None:
@@ -410,6 +452,7 @@ def _cli(argv: list[str] | None = None) -> None:
         seed=args.seed,
         json_path=args.json,
         timeout=args.timeout,
+        blas_threads=args.blas_threads,
     )
 
 

@@ -127,22 +127,29 @@ class HodgeDecomposition:
       :math:`\ker \mathbf{L}_1`. Memory :math:`O(N_1^2)`: for small complexes. Offers
       :meth:`coordinates` (:math:`\mathbf{U}_k^\top \mathbf{x}`) and :meth:`basis`.
     * ``"iterative"``: sparse direct solves with :math:`\mathbf{L}_0` (grounded at one
-      node per connected component) and :math:`\mathbf{L}_2`, factorised once by
-      sparse :math:`\mathbf{L}\mathbf{D}\mathbf{L}^\top` (scipy's SuperLU, minimum
-      degree ordering, diagonal pivots); a singular :math:`\mathbf{L}_2` (closed
-      2-cycles) falls back to conjugate gradients. No dense :math:`N_1 \times N_1`
-      matrix anywhere. An orthonormal harmonic basis of :math:`\beta_1` columns is
-      computed at set-up (a few solves with :math:`\mathbf{L}_2`); afterwards
-      decomposing needs :math:`\mathbf{L}_0` solves only. (When :math:`N_1 \beta_1`
-      is too large to store the basis, the curl part is solved with
-      :math:`\mathbf{L}_2` and the harmonic part is the remainder.) Solves of many
-      right-hand sides run in ``torch.get_num_threads()`` threads.
+      node per connected component), factorised once by a sparse
+      :math:`\mathbf{L}\mathbf{D}\mathbf{L}^\top` (scipy's SuperLU, minimum degree
+      ordering on :math:`\mathbf{A} + \mathbf{A}^\top`, diagonal pivots). No dense
+      :math:`N_1 \times N_1` matrix anywhere. An orthonormal harmonic basis
+      :math:`\mathbf{U}_H` of :math:`\beta_1` columns is computed at set-up, so that
+      decomposing needs :math:`\mathbf{L}_0` solves only: when every edge has at most
+      two triangles and every triangle is linked to a boundary edge (surfaces with
+      boundary, such as planar meshes with holes), as the harmonic parts
+      :math:`\mathbf{z} - \mathbf{P}_G \mathbf{z}` of exact random cocycles
+      (:math:`\mathbf{B}_2^\top \mathbf{z} = 0`, by a sweep over a spanning tree of
+      the dual graph), without touching :math:`\mathbf{L}_2`; otherwise with a few
+      solves with :math:`\mathbf{L}_2` (sparse :math:`\mathbf{L}\mathbf{D}\mathbf{L}^\top`,
+      or conjugate gradients when :math:`\mathbf{L}_2` is singular, i.e. closed
+      2-cycles). When :math:`N_1 \beta_1 > 2^{25}` the basis is not stored: the curl
+      part is then solved with :math:`\mathbf{L}_2` and the harmonic part is the
+      remainder. Many right-hand sides are solved a few at a time in
+      ``torch.get_num_threads()`` threads.
 
-    Precision: the parts sum to the input exactly (up to one rounding, one part is
-    the remainder of the other two); orthogonality and membership of the
-    subspaces hold to the accuracy of the direct solves, about :math:`10^{-12}`
-    relative for float64 flows (:math:`10^{-7}` for float32 flows, set by the cast
-    back). The two backends agree to about :math:`10^{-10}` relative.
+    Precision: the parts sum to the input exactly up to rounding (one part is the
+    remainder of the other two); orthogonality and membership of the subspaces hold
+    to the accuracy of the direct solves, about :math:`10^{-12}` relative or better
+    for float64 flows (for float32 flows the cast back limits them to about
+    :math:`10^{-7}`). The two backends agree to about :math:`10^{-12}` relative.
 
     All arithmetic is in float64; results are cast back to the input's dtype and
     device.
