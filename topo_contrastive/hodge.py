@@ -265,6 +265,8 @@ class HodgeDecomposition:
         keep = np.ones(n0, dtype=bool)
         keep[first] = False
         self._keep = np.flatnonzero(keep)
+        self._tail = np.ascontiguousarray(ops.edges[:, 0], dtype=np.intp)  # [N1]
+        self._head = np.ascontiguousarray(ops.edges[:, 1], dtype=np.intp)  # [N1]
         self._keep_index = np.full(n0, -1, dtype=np.int64)
         self._keep_index[self._keep] = np.arange(self._keep.size)
         if self._keep.size:
@@ -402,17 +404,38 @@ class HodgeDecomposition:
             return np.zeros_like(x)
         return ops.B2 @ self._solve_l2(ops.B2.T @ x)
 
-    def _parts_np(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Gradient, curl and harmonic parts of ``x [N1, k]`` (float64), iterative backend."""
-        grad = self._gradient_np(x)
-        if not self.complex.num_triangles:
+    def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Gradient, curl and harmonic parts of flows ``x [k, N1]`` (float64, one per row).
+
+        Iterative backend. Row layout throughout (the layout of the flows): divergence
+        and gradient from the edge list (``bincount`` and gathers, cache-friendly), and
+        the transposed right-hand sides of the solves are views, so no array of ``N1``
+        entries is ever transposed.
+        """
+        ops = self.complex
+        n0, tail, head = ops.num_nodes, self._tail, self._head
+        # divergence B1 x (B1[tail, e] = -1, B1[head, e] = +1)
+        r = np.stack([np.bincount(head, xi, n0) - np.bincount(tail, xi, n0) for xi in x])
+        phi = np.zeros_like(r)  # [k, N0]
+        if self._lu0 is not None:
+            sol = self._lu0.solve(np.asfortranarray(r[:, self._keep].T))  # [N0 - beta_0, k]
+            phi[:, self._keep] = sol.T
+        grad = phi[:, head]  # [k, N1]: B1^T phi
+        grad -= phi[:, tail]
+        if not ops.num_triangles:
             return grad, np.zeros_like(x), x - grad
         if self._harmonic_basis is not None:
-            hb = self._harmonic_basis
-            harm = ((x.T @ hb) @ hb.T).T  # [N1, k]; (hb @ [beta_1, k]) is slow in OpenBLAS
-            return grad, x - grad - harm, harm
-        curl = self._curl_np(x)
-        return grad, curl, x - grad - curl
+            hb = self._harmonic_basis  # [N1, beta_1]
+            harm = (x @ hb) @ hb.T  # [k, N1]
+            curl = x - grad
+            curl -= harm
+            return grad, curl, harm
+        b2 = ops.B2
+        psi = self._solve_l2(np.stack([b2.T @ xi for xi in x]).T)  # [N2, k]
+        curl = np.stack([b2 @ p for p in psi.T])  # [k, N1]
+        harm = x - grad
+        harm -= curl
+        return grad, curl, harm
 
     def _build_harmonic_basis(self) -> None:
         """Orthonormal basis ``[N1, beta_1]`` of ``ker B1 ∩ ker B2^T``.
@@ -506,9 +529,9 @@ class HodgeDecomposition:
             out_np = [np.empty(xs.shape, dtype=xs.dtype) for _ in COMPONENTS]
 
             def work(lo: int, hi: int) -> None:
-                chunk = np.array(xs[lo:hi].T, dtype=np.float64, order="C")  # [N1, c]
-                for o, p in zip(out_np, self._parts_np(chunk), strict=True):
-                    o[lo:hi] = p.T
+                chunk = xs[lo:hi].astype(np.float64)  # [c, N1]
+                for o, p in zip(out_np, self._parts_rows(chunk), strict=True):
+                    o[lo:hi] = p
 
             _map_chunks(work, xs.shape[0], rows=n1)
             out = [torch.from_numpy(o).to(x.dtype) for o in out_np]
