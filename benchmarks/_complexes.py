@@ -66,7 +66,7 @@ def delaunay_complex(
     holes: Sequence[tuple[float, float]] = TRAJECTORY_HOLES,
     seed: int = 0,
 ) -> SimplicialOperators:
-    """Delaunay complex with at least ``num_edges`` edges (at most about 0.1 % more).
+    """Delaunay complex with at least ``num_edges`` edges (a few more: 1,000,026 for 10^6).
 
     A planar Delaunay triangulation of ``n`` points has about ``3 n`` edges; the
     point count is estimated from that, and raised once if the holes removed more

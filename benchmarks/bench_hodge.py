@@ -327,8 +327,10 @@ def main(
     json_path: str | None = None,
     timeout: float = 900.0,
     blas_threads: int | None = None,
+    markdown_path: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Run all configurations, print the tables, optionally write JSON; return the results."""
+    """Run all configurations, print the tables (optionally also to a Markdown file) and
+    optionally write the raw results as JSON; return the results."""
     from tqdm import tqdm
 
     sizes = tuple(sorted(s for s in sizes if max_edges is None or s <= max_edges))
@@ -357,7 +359,13 @@ def main(
         r = _run_worker(cfg, timeout)
         r["num_paths"] = num_paths
         results.append(r)
-    print(
+    lines: list[str] = []
+
+    def emit(text: str = "") -> None:
+        print(text)
+        lines.append(text)
+
+    emit(
         f"HodgeDecomposition, Delaunay complexes {'with two holes (beta_1 = 2)' if holes else ''}, "
         f"{num_flows} random {dtype} flows, {num_paths} random paths of 10-20 edges, seed {seed}, "
         f"{os.cpu_count()} CPU cores, BLAS threads: {blas_threads or 'default'}. Times in seconds "
@@ -366,18 +374,18 @@ def main(
     )
     loads = [r["load_avg_1min"] for r in results if "load_avg_1min" in r]
     if loads:
-        print(
+        emit(
             f"Machine load (1-min load average at the start of each row): {min(loads):.1f} to "
             f"{max(loads):.1f} on {os.cpu_count()} cores.\n"
         )
-    print(markdown_table(results))
-    print(f"\nCrossover: {crossover(results)}.\n")
-    print("Projector blocks P_k[S, S] (all three components) of the random paths:\n")
-    print(blocks_table(results))
+    emit(markdown_table(results))
+    emit(f"\nCrossover: {crossover(results)}.\n")
+    emit("Projector blocks P_k[S, S] (all three components) of the random paths:\n")
+    emit(blocks_table(results))
     big = [r for r in results if "error" not in r and r["backend"] == "iterative"]
     if big:
         r = max(big, key=lambda r: r["num_edges"])
-        print(
+        emit(
             f"\nChecks at {r['num_edges']:,} edges (iterative): {dtype} run sum residual "
             f"{r['sum_residual']:.1e}, orthogonality {r['orthogonality']:.1e}; float64 re-run: "
             f"sum {r['sum_residual_f64']:.1e}, orthogonality {r['orthogonality_f64']:.1e}, "
@@ -385,13 +393,19 @@ def main(
             f"{r['blocks_identity_residual']:.1e}; dims {r['dims']}."
         )
     if json_path:
-        path = Path(json_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as fh:
-            json.dump(results, fh, indent=2)
-            tmp = fh.name
-        os.replace(tmp, path)
+        _write_atomic(Path(json_path), json.dumps(results, indent=2))
+    if markdown_path:
+        _write_atomic(Path(markdown_path), "\n".join(lines) + "\n")
     return results
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as fh:
+        fh.write(text)
+        tmp = fh.name
+    os.replace(tmp, path)
 
 
 def _parse_sizes(text: str) -> tuple[int, ...]:
@@ -428,6 +442,8 @@ def _cli(argv: list[str] | None = None) -> None:
                         help=f"default sizes {','.join(map(str, QUICK_SIZES))}, exact backend up "
                         "to 3000 edges")
     parser.add_argument("--json", default=None, help="also write the raw results to this file")
+    parser.add_argument("--markdown", default=None,
+                        help="also write the printed tables to this Markdown file")
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds per configuration (default: %(default)s)")
     parser.add_argument("--blas-threads", type=int, default=None,
@@ -453,6 +469,7 @@ def _cli(argv: list[str] | None = None) -> None:
         json_path=args.json,
         timeout=args.timeout,
         blas_threads=args.blas_threads,
+        markdown_path=args.markdown,
     )
 
 
