@@ -2,14 +2,23 @@ import numpy as np
 import pytest
 import torch
 from scipy.spatial import Delaunay
+from threadpoolctl import threadpool_limits
 
+import topo_contrastive.hodge as hodge_module
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.hodge import COMPONENTS
 
 BACKENDS = ["exact", "iterative"]
 
 
-def delaunay_with_holes(n=300, seed=0, holes=((0.2, 0.4), (0.6, 0.8))):
+@pytest.fixture(autouse=True, scope="module")
+def _single_threaded_blas():
+    # the matrices here are small: multi-threaded BLAS only spins (badly so on a busy machine)
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def delaunay_with_holes(n=200, seed=0, holes=((0.2, 0.4), (0.6, 0.8))):
     pts = np.random.default_rng(seed).random((n, 2))
     tri = Delaunay(pts).simplices
     inside = np.zeros(n, dtype=bool)
@@ -105,11 +114,12 @@ def test_parts_orthogonal_and_sum_to_input(backend):
 
 
 def test_backends_agree_and_auto_selects_by_size():
-    ops = delaunay_with_holes(n=400, seed=2)
+    ops = delaunay_with_holes(n=250, seed=2)
     exact = HodgeDecomposition(ops, backend="exact")
     iterative = HodgeDecomposition(ops, backend="iterative")
-    assert HodgeDecomposition(ops, max_exact_edges=ops.num_edges).backend == "exact"
-    assert HodgeDecomposition(ops, max_exact_edges=ops.num_edges - 1).backend == "iterative"
+    small = annulus()
+    assert HodgeDecomposition(small, max_exact_edges=small.num_edges).backend == "exact"
+    assert HodgeDecomposition(small, max_exact_edges=small.num_edges - 1).backend == "iterative"
     x = torch.randn(4, ops.num_edges, dtype=torch.float64)
     for a, b in zip(exact(x), iterative(x), strict=True):
         assert float((a - b).norm() / x.norm()) < 1e-6
@@ -161,13 +171,19 @@ def test_complex_without_triangles_and_disconnected():
         torch.testing.assert_close(sum(parts), x)
 
 
-def test_dtype_device_and_single_flow():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dtype_device_and_single_flow(backend):
     ops = annulus()
-    hodge = HodgeDecomposition(ops)
+    hodge = HodgeDecomposition(ops, backend=backend)
     x = torch.randn(ops.num_edges, dtype=torch.float32)
     parts = hodge(x)
     assert all(p.shape == x.shape and p.dtype == torch.float32 for p in parts)
-    assert x.requires_grad is False
+    ref = hodge(x.double())
+    for p, r in zip(parts, ref, strict=True):
+        torch.testing.assert_close(p.double(), r, atol=1e-6, rtol=0)
+    xb = x.to(torch.bfloat16)
+    parts = hodge(xb.unsqueeze(0))
+    assert all(p.shape == (1, 16) and p.dtype == torch.bfloat16 for p in parts)
 
 
 def test_bad_input():
@@ -177,6 +193,12 @@ def test_bad_input():
         hodge(torch.full((ops.num_edges,), float("nan")))
     with pytest.raises(ValueError, match="N1 = 16"):
         hodge(torch.zeros(3, 15))
+    with pytest.raises(ValueError, match=r"\[N1\] or \[B, N1\]"):
+        hodge(torch.zeros(2, 3, 16))
+    with pytest.raises(TypeError, match="floating"):
+        hodge(torch.zeros(16, dtype=torch.bool))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        HodgeDecomposition(ops, backend="iterative")(torch.tensor([float("inf")] * 16))
     with pytest.raises(TypeError, match="floating"):
         hodge(torch.zeros(16, dtype=torch.long))
     with pytest.raises(TypeError, match="torch.Tensor"):
@@ -191,3 +213,181 @@ def test_bad_input():
         hodge.projector_blocks([[0, 99]])
     with pytest.raises(ValueError, match="repeats"):
         hodge.projector_blocks([[1, 1]])
+
+
+def _paths(ops, num, seed):
+    """Edge supports of random self-avoiding walks of 2-8 edges."""
+    rng = np.random.default_rng(seed)
+    adj = ops.L0.tocsr()
+    out = []
+    for _ in range(num):
+        walk = [int(rng.integers(ops.num_nodes))]
+        for _ in range(int(rng.integers(2, 9))):
+            nbrs = [v for v in adj.indices[adj.indptr[walk[-1]] : adj.indptr[walk[-1] + 1]]
+                    if v not in walk]
+            if not nbrs:
+                break
+            walk.append(int(nbrs[int(rng.integers(len(nbrs)))]))
+        cols, _ = ops.edge_lookup(np.array(walk[:-1]), np.array(walk[1:]))
+        out.append(torch.as_tensor(np.atleast_1d(cols)))
+    return out
+
+
+def _assert_blocks_close(a, b, atol=1e-9):
+    for k in COMPONENTS:
+        assert len(a[k]) == len(b[k])
+        for p, q in zip(a[k], b[k], strict=True):
+            assert p.shape == q.shape
+            torch.testing.assert_close(p, q, atol=atol, rtol=0)
+
+
+def test_exact_bases_are_grouped_eigenvectors_of_L1():
+    ops = delaunay_with_holes(n=120, seed=5)
+    hodge = HodgeDecomposition(ops, backend="exact")
+    u = {k: hodge.basis(k).numpy() for k in COMPONENTS}
+    full = np.concatenate([u[k] for k in COMPONENTS], axis=1)
+    assert full.shape == (ops.num_edges, ops.num_edges)
+    np.testing.assert_allclose(full.T @ full, np.eye(ops.num_edges), atol=1e-10)
+    l1 = ops.L1.toarray()
+    for k in ("gradient", "curl"):
+        lam = u[k].T @ l1 @ u[k]  # diagonal: eigenvectors of L1
+        np.testing.assert_allclose(lam, np.diag(np.diag(lam)), atol=1e-9)
+        assert np.diag(lam).min() > 1e-6
+    assert np.abs(l1 @ u["harmonic"]).max() < 1e-10
+    assert np.abs(ops.B2.T @ u["gradient"]).max() < 1e-10  # gradient: curl-free
+    assert np.abs(ops.B1 @ u["curl"]).max() < 1e-10  # curl: divergence-free
+
+
+@pytest.mark.parametrize("group_nodes", [4096, 12])
+def test_projector_blocks_schur_path_equals_solves_and_exact(monkeypatch, group_nodes):
+    ops = delaunay_with_holes(n=200, seed=6)
+    supports = _paths(ops, 16, seed=0)
+    # edges at node 0 (a grounded node), a single edge, an empty set, a long set
+    supports += [torch.tensor([0, 1]), torch.tensor([17]), torch.tensor([], dtype=torch.long),
+                 torch.arange(40, 140)]
+    exact = HodgeDecomposition(ops, backend="exact").projector_blocks(supports)
+    iterative = HodgeDecomposition(ops, backend="iterative")
+    monkeypatch.setattr(hodge_module, "_GROUP_MIN_NODES", group_nodes)
+    monkeypatch.setattr(hodge_module, "_GROUP_MAX_NODES", group_nodes)
+    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "schur")
+    schur = iterative.projector_blocks(supports)
+    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "solves")
+    solves = iterative.projector_blocks(supports)
+    _assert_blocks_close(schur, solves)
+    _assert_blocks_close(schur, exact)
+
+
+def test_blocks_cost_model_prefers_schur_for_many_nodes_on_large_factors():
+    hodge = HodgeDecomposition(annulus(), backend="iterative")
+
+    class Factor:
+        nnz = 20_000_000  # about the L0 factor of a 1,000,000-edge Delaunay complex
+
+    hodge._lu0 = Factor()
+    assert hodge._use_schur(1500) and not hodge._use_schur(10)
+    assert 256 <= hodge._group_nodes() <= 4096
+    Factor.nnz = 100_000  # small complex: solves are cheap
+    assert not hodge._use_schur(1500)
+
+
+def test_harmonic_basis_without_l2_factorisation(monkeypatch):
+    ops = delaunay_with_holes(n=300, seed=7)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(5, ops.num_edges, dtype=torch.float64, generator=gen)
+
+    def no_l2(self):
+        raise AssertionError("L2 was factorised")
+
+    with monkeypatch.context() as m:
+        m.setattr(HodgeDecomposition, "_factor_l2", no_l2)
+        sweep = HodgeDecomposition(ops, backend="iterative")  # cocycles by the dual sweep
+    assert sweep.dims["harmonic"] == 2 and sweep._lu2 is None
+    monkeypatch.setattr(HodgeDecomposition, "_dual_forest", lambda self: None)
+    with_l2 = HodgeDecomposition(ops, backend="iterative")  # harmonic parts via L2 solves
+    h1, h2 = sweep.basis("harmonic").numpy(), with_l2.basis("harmonic").numpy()
+    np.testing.assert_allclose(h1 @ h1.T, h2 @ h2.T, atol=1e-12)
+    np.testing.assert_allclose(h1.T @ h1, np.eye(2), atol=1e-12)
+    for a, b in zip(sweep(x), with_l2(x), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
+
+
+def test_cocycles_of_the_sweep_are_exact():
+    ops = delaunay_with_holes(n=200, seed=8)
+    hodge = HodgeDecomposition(ops, backend="iterative")
+    hodge._forest = hodge._dual_forest()
+    z = hodge._cocycles(6, np.random.default_rng(0))
+    assert np.abs(ops.B2.T @ z).max() == 0  # integer arithmetic: exactly curl-free
+    assert np.linalg.matrix_rank(z) == 6
+
+
+def test_non_manifold_and_closed_complexes_use_l2(monkeypatch):
+    # three triangles on the edge (0, 1) (not a surface) and an unfilled square 2-5-6-7
+    edges = [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [0, 4], [1, 4],
+             [2, 5], [5, 6], [6, 7], [2, 7]]
+    book = SimplicialOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 1, 4]])
+    calls = []
+    original = HodgeDecomposition._factor_l2
+    monkeypatch.setattr(
+        HodgeDecomposition, "_factor_l2", lambda self: calls.append(1) or original(self)
+    )
+    for ops, beta1 in [(book, 1), (hollow_tetrahedron(), 0)]:
+        calls.clear()
+        iterative = HodgeDecomposition(ops, backend="iterative")
+        assert calls, "expected the L2 route"
+        exact = HodgeDecomposition(ops, backend="exact")
+        assert iterative.dims == exact.dims and exact.dims["harmonic"] == beta1
+        x = torch.randn(3, ops.num_edges, dtype=torch.float64)
+        for a, b in zip(exact(x), iterative(x), strict=True):
+            torch.testing.assert_close(a, b, atol=1e-9, rtol=0)
+        s = [torch.arange(ops.num_edges), torch.tensor([0, 3])]
+        _assert_blocks_close(exact.projector_blocks(s), iterative.projector_blocks(s))
+
+
+def test_large_beta1_without_stored_harmonic_basis(monkeypatch):
+    monkeypatch.setattr(hodge_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
+    x_gen = torch.Generator().manual_seed(2)
+    no_triangles = SimplicialOperators.from_simplices(
+        [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [2, 4], [4, 0]]
+    )
+    for ops in (delaunay_with_holes(n=150, seed=9), no_triangles):
+        iterative = HodgeDecomposition(ops, backend="iterative")
+        exact = HodgeDecomposition(ops, backend="exact")
+        assert iterative.dims == exact.dims and iterative.dims["harmonic"] >= 2
+        with pytest.raises(ValueError, match="too many to store"):
+            iterative.basis("harmonic")
+        x = torch.randn(3, ops.num_edges, dtype=torch.float64, generator=x_gen)
+        for a, b in zip(exact(x), iterative(x), strict=True):
+            torch.testing.assert_close(a, b, atol=1e-9, rtol=0)
+        s = _paths(ops, 6, seed=1) + [torch.arange(min(ops.num_edges, 30))]
+        _assert_blocks_close(exact.projector_blocks(s), iterative.projector_blocks(s))
+
+
+def test_disconnected_complex_with_triangles_and_isolated_node():
+    a = annulus()
+    edges = np.concatenate([a.edges, a.edges + 8])
+    tris = np.concatenate([a.triangles, a.triangles + 8])
+    ops = SimplicialOperators.from_simplices(edges, tris, num_nodes=17)  # node 16 isolated
+    exact = HodgeDecomposition(ops, backend="exact")
+    iterative = HodgeDecomposition(ops, backend="iterative")
+    dims = {"gradient": 14, "curl": 16, "harmonic": 2}
+    assert exact.dims == dims and iterative.dims == dims
+    x = torch.randn(4, ops.num_edges, dtype=torch.float64)
+    for p, q in zip(exact(x), iterative(x), strict=True):
+        torch.testing.assert_close(p, q, atol=1e-10, rtol=0)
+    s = [torch.tensor([0, 16, 17, 5]), torch.arange(32)]  # edges in both components
+    _assert_blocks_close(exact.projector_blocks(s), iterative.projector_blocks(s))
+
+
+def test_threaded_solves_give_identical_results(monkeypatch):
+    ops = delaunay_with_holes(n=300, seed=10)
+    hodge = HodgeDecomposition(ops, backend="iterative")
+    x = torch.randn(11, ops.num_edges, dtype=torch.float64)
+    supports = _paths(ops, 8, seed=2)
+    serial, serial_blocks = hodge(x), hodge.projector_blocks(supports)
+    monkeypatch.setattr(hodge_module, "_THREAD_MIN_ROWS", 0)
+    monkeypatch.setattr(hodge_module, "_num_workers", lambda: 3)
+    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "solves")
+    threaded = hodge(x)
+    for p, q in zip(serial, threaded, strict=True):
+        assert torch.equal(p, q)
+    _assert_blocks_close(serial_blocks, hodge.projector_blocks(supports), atol=1e-13)
