@@ -54,6 +54,10 @@ _EXACT_LIPSCHITZ_MAX = 256
 _STEP_GROWTH = 1.5
 #: Largest step, in units of 1 / L (keeps ``p - step * grad`` well inside float64's range).
 _MAX_STEP_RATIO = 1024.0
+#: Memory per call of the iterative backend's ``projector_blocks`` (dense node x column work).
+_BLOCK_CALL_BYTES = 2**28
+#: Columns (support edges) per call of the iterative backend's ``projector_blocks``.
+_BLOCK_CALL_COLUMNS = 256
 
 
 # ---------------------------------------------------------------------------- validation
@@ -554,12 +558,37 @@ def _optimize_chunk(
         if (it + 1) % 10 == 0:
             # a sample is done once the fixed 1/L step would move no entry by more than
             # tol; done samples are frozen, so a sample's result does not depend on the
-            # other samples of the batch
+            # other samples of the batch (up to round-off, which can break a tie between
+            # two equally good solutions differently)
             fixed = _project_sort(p - min_step[:, None] * gradient(p), cap, upper)
             active = active & ((fixed - p).abs().amax(-1) > tol)
             if not bool(active.any()):
                 break
     return p
+
+
+def _projector_blocks(
+    hodge: HodgeDecomposition, supports: list[Tensor], device: torch.device
+) -> dict[str, list[Tensor]]:
+    """:meth:`HodgeDecomposition.projector_blocks` in groups of at most
+    :data:`_BLOCK_CALL_COLUMNS` support edges whose dense node-by-column work (``[N0,
+    columns]`` float64, a few copies, in the iterative backend) stays under
+    :data:`_BLOCK_CALL_BYTES`; a sample is never split."""
+    if hodge.backend == "exact":
+        return hodge.projector_blocks(supports, dtype=torch.float64, device=device)
+    max_cols = max(1, min(_BLOCK_CALL_COLUMNS, _BLOCK_CALL_BYTES // (24 * hodge.complex.num_nodes)))
+    out: dict[str, list[Tensor]] = {k: [] for k in COMPONENTS}
+    start = 0
+    while start < len(supports):
+        end, cols = start, 0
+        while end < len(supports) and (end == start or cols + supports[end].numel() <= max_cols):
+            cols += supports[end].numel()
+            end += 1
+        part = hodge.projector_blocks(supports[start:end], dtype=torch.float64, device=device)
+        for k in COMPONENTS:
+            out[k].extend(part[k])
+        start = end
+    return out
 
 
 def _chunks(sizes: np.ndarray, max_elements: int) -> list[np.ndarray]:
@@ -632,7 +661,11 @@ def optimize_drop_probabilities(
     ``lr > 1/L``). The loop stops after ``num_steps`` steps or once no sample's fixed
     :math:`1/L` step would move an entry by more than ``tol`` (checked every 10 steps);
     the result is then a stationary point (a local minimum in general: the problem is
-    not convex). All arithmetic is in float64.
+    not convex). A sample that has converged is frozen, so its result does not depend on the
+    other samples of the batch (up to round-off, which may break a tie between equally good
+    solutions differently). The optimised probabilities are often 0 or 1 on most edges (the
+    perturbed terms make the objective concave along many directions), so the masks of
+    a flow vary less between draws than uniform ones. All arithmetic is in float64.
 
     Args:
         x (Tensor): edge flows, floating.
@@ -722,7 +755,7 @@ def optimize_drop_probabilities(
         blocks = {}
         if comps:
             supports = [idx[b, : int(sizes[s])].cpu() for b, s in enumerate(chunk)]
-            raw = hodge.projector_blocks(supports, dtype=torch.float64, device=device)
+            raw = _projector_blocks(hodge, supports, device)
             valid2 = valid[:, :, None] & valid[:, None, :]  # [B, n, n]
             for comp in comps:
                 pad = torch.zeros(count, n, n, dtype=torch.float64, device=device)
