@@ -38,6 +38,10 @@ from typing import Any
 import numpy as np
 import torch
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:  # run from a checkout without installing the package
+    sys.path.insert(0, _ROOT)
+
 TARGET_SECONDS = 60.0
 TARGET_GIB = 4.0
 
@@ -98,7 +102,7 @@ def case_trajectories(seed: int) -> dict[str, Any]:
     res: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as root:
         ds = SyntheticTrajectories(root, seed=seed, log=False)
-        x = ds._data.x_1.view(len(ds), -1)  # [400, N1]
+        x = ds.x_1.view(len(ds), -1)  # [400, N1], stacked samples
         res["info"] = {
             "num_flows": int(x.shape[0]),
             "torch_threads": torch.get_num_threads(),
@@ -226,8 +230,7 @@ def _as_data(x: torch.Tensor):
 def _run_child(args: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", *args]
     env = {**os.environ}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = _ROOT + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"benchmark child failed:\n{out.stderr[-4000:]}")

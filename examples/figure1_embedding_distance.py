@@ -56,7 +56,7 @@ def main(
     start = time.perf_counter()
     dataset = SyntheticTrajectories(root, num_points=num_points, seed=seed, log=False)
     hodge = HodgeDecomposition(dataset.complex, backend="exact")
-    flows = dataset._data.x_1.view(len(dataset), -1).double()  # [S, N1]
+    flows = dataset.x_1.view(len(dataset), -1).double()  # [S, N1], stacked samples
     if num_samples is not None:
         flows = flows[:num_samples]
     result = figure1(flows, hodge, budget=budget, num_draws=num_draws, seed=seed)

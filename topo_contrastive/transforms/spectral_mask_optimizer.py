@@ -52,6 +52,8 @@ __all__ = [
 _EXACT_LIPSCHITZ_MAX = 256
 #: Growth of a sample's step after an accepted step (backtracking halves it on rejection).
 _STEP_GROWTH = 1.5
+#: Support sizes within a chunk differ by at most this factor (+8): limits padding waste.
+_CHUNK_GROWTH = 1.5
 #: Largest step, in units of 1 / L (keeps ``p - step * grad`` well inside float64's range).
 _MAX_STEP_RATIO = 1024.0
 #: Memory per call of the iterative backend's ``projector_blocks`` (dense node x column work).
@@ -591,14 +593,16 @@ def _projector_blocks(
     return out
 
 
-def _chunks(sizes: np.ndarray, max_elements: int) -> list[np.ndarray]:
-    """Group samples (sorted by support size) so that ``count * max_size^2 <= max_elements``."""
+def _chunks(sizes: np.ndarray, max_elements: int, growth: float) -> list[np.ndarray]:
+    """Group samples, sorted by support size, so that ``count * max_size^2 <= max_elements``
+    and the largest support of a group is at most ``growth`` times its smallest plus 8."""
     order = np.argsort(sizes, kind="stable")
     order = order[sizes[order] > 0]
     chunks, start = [], 0
     for end in range(1, order.size + 1):
         n = int(sizes[order[end - 1]])
-        if end - start > 1 and (end - start) * n * n > max_elements:
+        smallest = int(sizes[order[start]])
+        if end - start > 1 and ((end - start) * n * n > max_elements or n > growth * smallest + 8):
             chunks.append(order[start : end - 1])
             start = end - 1
     if start < order.size:
@@ -637,8 +641,10 @@ def optimize_drop_probabilities(
     support size, the expected fraction of the flow's non-zero edges that may be dropped.
 
     **Algorithm.** The samples' blocks are padded to ``[B, n_max, n_max]`` with a validity
-    mask and all samples run one batched loop (samples are sorted by support size and
-    split into chunks of at most ``max_block_elements`` block entries to bound memory).
+    mask and run one batched loop. To limit padding, samples are sorted by support size
+    and split into chunks of similar sizes (the largest at most 1.5 times the smallest plus
+    8 edges), and a chunk holds at most ``max_block_elements`` block entries to bound
+    memory; each chunk is one batched loop.
     From the feasible start :math:`p_i = \varepsilon` on :math:`S`, every step is
     :math:`\mathbf{p} \leftarrow \Pi(\mathbf{p} - \eta \nabla f(\mathbf{p}))` with the
     capped-simplex projection :func:`project_capped_simplex`. The objective is an
@@ -646,8 +652,9 @@ def optimize_drop_probabilities(
     :math:`\mathbf{H} = 2 \operatorname{diag}(\mathbf{x}) (\mathbf{M} -
     \operatorname{Diag}\mathbf{M}) \operatorname{diag}(\mathbf{x})`,
     :math:`\mathbf{M} = \sum_k c_k \mathbf{P}_k[S, S]`, so it is :math:`L`-smooth with
-    :math:`L = \|\mathbf{H}\|_2` (computed per sample by ``eigvalsh`` for supports up to
-    256 edges, else bounded by :math:`\min(\|\mathbf{H}\|_F, \|\mathbf{H}\|_\infty)`).
+    :math:`L = \|\mathbf{H}\|_2` (computed per sample by ``eigvalsh`` in chunks whose largest
+    support has at most 256 edges, else bounded by :math:`\min(\|\mathbf{H}\|_F,
+    \|\mathbf{H}\|_\infty)`).
     Any step :math:`\eta \le 1/L` decreases the objective by at least
     :math:`\|\Delta\mathbf{p}\|^2 / (2\eta)` (descent lemma for the projected gradient).
     With ``lr=None`` (default) each sample's step is adapted by backtracking that never
@@ -711,7 +718,7 @@ def optimize_drop_probabilities(
     Example:
         >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
         >>> hodge = HodgeDecomposition(ds.complex)  # doctest: +SKIP
-        >>> x = ds._data.x_1.view(len(ds), -1)  # [400, N1]  # doctest: +SKIP
+        >>> x = ds.x_1.view(len(ds), -1)  # [400, N1]  # doctest: +SKIP
         >>> p = optimize_drop_probabilities(x, hodge, budget=0.3)  # doctest: +SKIP
     """
     if not isinstance(hodge, HodgeDecomposition):
@@ -740,7 +747,7 @@ def optimize_drop_probabilities(
     comps = (*perturb, *preserve)
     steps_run = 0
     zero = torch.zeros((), dtype=torch.float64, device=device)
-    for chunk in _chunks(sizes, max_block_elements) if budget > 0 else []:
+    for chunk in _chunks(sizes, max_block_elements, _CHUNK_GROWTH) if budget > 0 else []:
         n = int(sizes[chunk].max())
         count = chunk.size
         chunk_t = torch.as_tensor(chunk, device=device)
@@ -754,7 +761,8 @@ def optimize_drop_probabilities(
         xs = torch.where(valid, flows[chunk_t[:, None], idx].to(torch.float64), zero)  # [B, n]
         blocks = {}
         if comps:
-            supports = [idx[b, : int(sizes[s])].cpu() for b, s in enumerate(chunk)]
+            idx_cpu = idx.cpu()
+            supports = [idx_cpu[b, : int(sizes[s])] for b, s in enumerate(chunk)]
             raw = _projector_blocks(hodge, supports, device)
             valid2 = valid[:, :, None] & valid[:, None, :]  # [B, n, n]
             for comp in comps:
