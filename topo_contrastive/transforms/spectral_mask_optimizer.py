@@ -56,10 +56,6 @@ _STEP_GROWTH = 1.5
 _CHUNK_GROWTH = 1.5
 #: Largest step, in units of 1 / L (keeps ``p - step * grad`` well inside float64's range).
 _MAX_STEP_RATIO = 1024.0
-#: Memory per call of the iterative backend's ``projector_blocks`` (dense node x column work).
-_BLOCK_CALL_BYTES = 2**28
-#: Columns (support edges) per call of the iterative backend's ``projector_blocks``.
-_BLOCK_CALL_COLUMNS = 256
 
 
 # ---------------------------------------------------------------------------- validation
@@ -569,30 +565,6 @@ def _optimize_chunk(
     return p
 
 
-def _projector_blocks(
-    hodge: HodgeDecomposition, supports: list[Tensor], device: torch.device
-) -> dict[str, list[Tensor]]:
-    """:meth:`HodgeDecomposition.projector_blocks` in groups of at most
-    :data:`_BLOCK_CALL_COLUMNS` support edges whose dense node-by-column work (``[N0,
-    columns]`` float64, a few copies, in the iterative backend) stays under
-    :data:`_BLOCK_CALL_BYTES`; a sample is never split."""
-    if hodge.backend == "exact":
-        return hodge.projector_blocks(supports, dtype=torch.float64, device=device)
-    max_cols = max(1, min(_BLOCK_CALL_COLUMNS, _BLOCK_CALL_BYTES // (24 * hodge.complex.num_nodes)))
-    out: dict[str, list[Tensor]] = {k: [] for k in COMPONENTS}
-    start = 0
-    while start < len(supports):
-        end, cols = start, 0
-        while end < len(supports) and (end == start or cols + supports[end].numel() <= max_cols):
-            cols += supports[end].numel()
-            end += 1
-        part = hodge.projector_blocks(supports[start:end], dtype=torch.float64, device=device)
-        for k in COMPONENTS:
-            out[k].extend(part[k])
-        start = end
-    return out
-
-
 def _chunks(sizes: np.ndarray, max_elements: int, growth: float) -> list[np.ndarray]:
     """Group samples, sorted by support size, so that ``count * max_size^2 <= max_elements``
     and the largest support of a group is at most ``growth`` times its smallest plus 8."""
@@ -747,7 +719,16 @@ def optimize_drop_probabilities(
     comps = (*perturb, *preserve)
     steps_run = 0
     zero = torch.zeros((), dtype=torch.float64, device=device)
-    for chunk in _chunks(sizes, max_block_elements, _CHUNK_GROWTH) if budget > 0 else []:
+    chunks = _chunks(sizes, max_block_elements, _CHUNK_GROWTH) if budget > 0 else []
+    if comps and chunks:
+        # one call for every sample: the iterative backend factorises L0 once per group
+        # of touched nodes (Schur complement), so fewer, larger calls are much cheaper
+        cols_cpu = cols.cpu()
+        nonzero = [s for c in chunks for s in c.tolist()]
+        supports_all = [cols_cpu[ptr[s] : ptr[s + 1]] for s in nonzero]
+        got = hodge.projector_blocks(supports_all, dtype=torch.float64, device=device)
+        where = {s: i for i, s in enumerate(nonzero)}
+    for chunk in chunks:
         n = int(sizes[chunk].max())
         count = chunk.size
         chunk_t = torch.as_tensor(chunk, device=device)
@@ -761,9 +742,7 @@ def optimize_drop_probabilities(
         xs = torch.where(valid, flows[chunk_t[:, None], idx].to(torch.float64), zero)  # [B, n]
         blocks = {}
         if comps:
-            idx_cpu = idx.cpu()
-            supports = [idx_cpu[b, : int(sizes[s])] for b, s in enumerate(chunk)]
-            raw = _projector_blocks(hodge, supports, device)
+            raw = {k: [got[k][where[int(s)]] for s in chunk] for k in comps}
             valid2 = valid[:, :, None] & valid[:, None, :]  # [B, n, n]
             for comp in comps:
                 pad = torch.zeros(count, n, n, dtype=torch.float64, device=device)
