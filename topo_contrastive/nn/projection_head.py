@@ -1,0 +1,82 @@
+"""The projection head :math:`g` of the contrastive pipeline (paper Fig. 1, eq. 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["ProjectionHead"]
+
+
+class ProjectionHead(torch.nn.Module):
+    r"""Two-layer MLP mapping an embedding :math:`\mathbf{h}` to the representation
+    :math:`\mathbf{z} = g(\mathbf{h})` that enters the contrastive loss (paper eq. 4).
+
+    .. math::
+        \mathbf{z} = \mathbf{W}_2\, \mathrm{ReLU}(\mathbf{W}_1 \mathbf{h} + \mathbf{b}_1)
+        + \mathbf{b}_2
+
+    As in SimCLR, the head is used only in the loss; downstream tasks use
+    :math:`\mathbf{h}`.
+
+    Args:
+        in_channels (int): size of :math:`\mathbf{h}`.
+        hidden_channels (int): width of the hidden layer.
+        out_channels (int): size of :math:`\mathbf{z}`.
+
+    Shapes:
+        - **input:** :math:`[B, C_{in}]` (or any :math:`[*, C_{in}]`), floating.
+        - **output:** :math:`[B, C_{out}]` (or :math:`[*, C_{out}]`), same device and
+          dtype.
+
+    Raises:
+        TypeError: (``__init__``) a non-integer size.
+        ValueError: (``__init__``) a size below 1; (``forward``) ``h`` whose last
+            dimension is not ``in_channels``.
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int) -> None:
+        super().__init__()
+        for name, val in (
+            ("in_channels", in_channels),
+            ("hidden_channels", hidden_channels),
+            ("out_channels", out_channels),
+        ):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+                raise TypeError(f"`{name}` must be an int, got {type(val).__name__} {val!r}")
+            if val < 1:
+                raise ValueError(f"`{name}` must be >= 1, got {val}")
+        self.in_channels = int(in_channels)
+        self.hidden_channels = int(hidden_channels)
+        self.out_channels = int(out_channels)
+        self.lin1 = torch.nn.Linear(self.in_channels, self.hidden_channels)
+        self.lin2 = torch.nn.Linear(self.hidden_channels, self.out_channels)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-initialise both linear layers (PyTorch's default initialisation)."""
+        self.lin1.reset_parameters()
+        self.lin2.reset_parameters()
+
+    def forward(self, h: Tensor) -> Tensor:
+        """Return :math:`\\mathbf{z} = g(\\mathbf{h})`.
+
+        Raises:
+            TypeError: ``h`` is not a floating tensor.
+            ValueError: the last dimension of ``h`` is not ``in_channels``.
+        """
+        if not isinstance(h, Tensor) or not h.is_floating_point():
+            raise TypeError(f"`h` must be a floating tensor, got {type(h).__name__}")
+        if h.dim() == 0 or h.size(-1) != self.in_channels:
+            raise ValueError(
+                f"`h` must have {self.in_channels} features in its last dimension, got shape "
+                f"{tuple(h.shape)}"
+            )
+        return self.lin2(torch.relu(self.lin1(h)))
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.in_channels}, {self.hidden_channels}, "
+            f"{self.out_channels})"
+        )

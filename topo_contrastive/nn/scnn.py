@@ -1,0 +1,210 @@
+"""The SCNN encoder :math:`f` of the paper (§2.3, eq. 4; §5 for its configuration)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from topo_contrastive.nn.projection_head import ProjectionHead
+from topo_contrastive.nn.scnn_conv import SCNNConv
+
+__all__ = ["SCNN", "ProjectionHead"]
+
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "tanh": torch.tanh,
+    "relu": F.relu,
+    "leaky_relu": F.leaky_relu,
+    "elu": F.elu,
+    "gelu": F.gelu,
+    "sigmoid": torch.sigmoid,
+    "identity": lambda x: x,
+}
+_READOUTS = ("mean", "sum", "max")
+
+
+class SCNN(torch.nn.Module):
+    r"""Simplicial convolutional encoder: a stack of :class:`SCNNConv` layers with a
+    pointwise non-linearity after each, and a readout over the edges.
+
+    .. math::
+        \mathbf{X}_t = \sigma\big(\mathrm{SCNNConv}_t(\mathbf{X}_{t-1};
+        \mathbf{L}_\downarrow, \mathbf{L}_\uparrow)\big), \quad t = 1..T,
+        \qquad
+        \mathbf{h} = \mathrm{readout}_{e \in \mathcal{E}}\, (\mathbf{X}_T)_{e,:}
+
+    Paper eq. (4) (the encoder :math:`f_\mathcal{H}`) and §5: tanh, hidden width 64,
+    1-3 layers, orders :math:`K_\downarrow = K_\uparrow \in \{1, 2, 3\}`, mean pooling
+    over edges. The ``SCL_low`` ablation is ``K_up=0``.
+
+    Args:
+        in_channels (int): features per edge of the input (default ``1``: a scalar
+            edge flow).
+        hidden_channels (int): width of every layer and size of the embedding
+            :math:`\mathbf{h}` (default ``64``).
+        num_layers (int): number of :class:`SCNNConv` layers :math:`T \ge 1`
+            (default ``2``).
+        K_down (int): lower-Laplacian order of every layer (default ``2``).
+        K_up (int): upper-Laplacian order of every layer (default ``2``; ``0`` for
+            ``SCL_low``).
+        act (str): pointwise non-linearity after every layer, one of ``"tanh"``
+            (default), ``"relu"``, ``"leaky_relu"``, ``"elu"``, ``"gelu"``,
+            ``"sigmoid"``, ``"identity"``.
+        readout (str): pooling over the edges of each sample: ``"mean"`` (default),
+            ``"sum"`` or ``"max"``.
+        normalize (bool): scale the Laplacians by their largest eigenvalue (see
+            :class:`SCNNConv`; default ``False``).
+        bias (bool): learnable bias in every layer (default ``True``).
+
+    Shapes:
+        - **input:** ``x`` edge features :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]`
+          or :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]` (a PyG
+          mini-batch of flows on one shared complex, e.g. ``data.x_1`` and
+          ``data.x_1_batch`` from ``DataLoader(..., follow_batch=["x_1"])``); when
+          ``in_channels == 1`` the channel dimension may be left out (``[N1]`` or
+          ``[B*N1]``); ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]`.
+        - **output:** :math:`\mathbf{h}` of shape :math:`[B, C_{hidden}]`; a single
+          sample (``[N1, C]`` or ``[N1]`` without ``batch``) gives :math:`[1, C_{hidden}]`
+          (always 2-D, so it feeds :class:`ProjectionHead` and the losses directly).
+          Same device and dtype as ``x``.
+
+    Raises:
+        TypeError: (``__init__``) a non-integer size/order, a non-string ``act`` or
+            ``readout``, a non-bool flag.
+        ValueError: (``__init__``) an unknown ``act`` or ``readout``, sizes below 1,
+            negative orders; (``forward``) see :meth:`SCNNConv.forward`.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> L_down, L_up = ops.laplacians()
+        >>> encoder = SCNN(in_channels=1, hidden_channels=64, num_layers=2)
+        >>> encoder(torch.randn(100, 3, 1), L_down, L_up).shape
+        torch.Size([100, 64])
+    """
+
+    def __init__(
+        self,
+        in_channels: int = 1,
+        hidden_channels: int = 64,
+        num_layers: int = 2,
+        K_down: int = 2,
+        K_up: int = 2,
+        act: str = "tanh",
+        readout: str = "mean",
+        normalize: bool = False,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)):
+            raise TypeError(
+                f"`num_layers` must be an int, got {type(num_layers).__name__} {num_layers!r}"
+            )
+        if num_layers < 1:
+            raise ValueError(f"`num_layers` must be >= 1, got {num_layers}")
+        for name, val, options in (
+            ("act", act, tuple(_ACTIVATIONS)),
+            ("readout", readout, _READOUTS),
+        ):
+            if not isinstance(val, str):
+                raise TypeError(f"`{name}` must be a str, got {type(val).__name__} {val!r}")
+            if val not in options:
+                raise ValueError(f"`{name}` must be one of {options}, got {val!r}")
+        self.act = act
+        self.readout = readout
+        self.num_layers = int(num_layers)
+        self.convs = torch.nn.ModuleList(
+            SCNNConv(
+                in_channels if i == 0 else hidden_channels,
+                hidden_channels,
+                K_down=K_down,
+                K_up=K_up,
+                bias=bias,
+                normalize=normalize,
+            )
+            for i in range(self.num_layers)
+        )
+        self.in_channels = self.convs[0].in_channels
+        self.hidden_channels = self.convs[0].out_channels
+        self.K_down = self.convs[0].K_down
+        self.K_up = self.convs[0].K_up
+        self.normalize = normalize
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-initialise every layer."""
+        for conv in self.convs:
+            conv.reset_parameters()
+
+    def edge_embeddings(
+        self,
+        x: Tensor,
+        L_down: Tensor | None,
+        L_up: Tensor | None,
+        batch: Tensor | None = None,
+    ) -> Tensor:
+        """Per-edge features :math:`\\mathbf{X}_T` before the readout.
+
+        Args: as :meth:`forward`.
+
+        Returns:
+            ``[B, N1, hidden_channels]`` for every input layout (a single sample gives
+            ``B = 1``; a PyG batch ``[B*N1, C]`` gives ``[B, N1, hidden]``).
+
+        Raises:
+            TypeError, ValueError: see :meth:`SCNNConv.forward`.
+        """
+        x = self._add_channel_dim(x)
+        first = self.convs[0]
+        x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
+        act = _ACTIVATIONS[self.act]
+        h = x3
+        for conv in self.convs:
+            h = act(conv._propagate(h, L_down, L_up))  # [B, N1, hidden]
+        return h
+
+    def forward(
+        self,
+        x: Tensor,
+        L_down: Tensor | None,
+        L_up: Tensor | None,
+        batch: Tensor | None = None,
+    ) -> Tensor:
+        """Return the embedding :math:`\\mathbf{h}` ``[B, hidden_channels]``.
+
+        Args:
+            x: edge features ``[N1, C_in]``, ``[B, N1, C_in]``, or ``[B*N1, C_in]`` with
+                ``batch``; ``[N1]`` / ``[B*N1]`` when ``in_channels == 1``.
+            L_down: lower Laplacian, sparse ``[N1, N1]`` (``None`` allowed if ``K_down == 0``).
+            L_up: upper Laplacian, sparse ``[N1, N1]`` (``None`` allowed if ``K_up == 0``).
+            batch: ``[B*N1]`` sample index of each row of a 2-D (or 1-D) ``x``, or
+                ``None`` (default).
+
+        Raises:
+            TypeError, ValueError: see :meth:`SCNNConv.forward`.
+        """
+        h = self.edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
+        if self.readout == "mean":
+            return h.mean(dim=1)
+        if self.readout == "sum":
+            return h.sum(dim=1)
+        return h.amax(dim=1)
+
+    def _add_channel_dim(self, x: Tensor) -> Tensor:
+        if isinstance(x, Tensor) and x.dim() == 1:
+            if self.in_channels != 1:
+                raise ValueError(
+                    f"`x` is 1-D (shape {tuple(x.shape)}), which is only allowed for "
+                    f"in_channels=1, but the encoder has in_channels={self.in_channels}"
+                )
+            return x.unsqueeze(-1)
+        return x
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.in_channels}, {self.hidden_channels}, "
+            f"num_layers={self.num_layers}, K_down={self.K_down}, K_up={self.K_up}, "
+            f"act={self.act!r}, readout={self.readout!r}, normalize={self.normalize})"
+        )
