@@ -1,3 +1,32 @@
-"""transforms of topo_contrastive."""
+"""Edge-flow augmentations (paper §4): uniform and Hodge-aware masking.
 
-__all__: list[str] = []
+- :class:`EdgeFlowMask`: drop every edge's flow with the same probability.
+- :class:`HodgeSpectralMask`: drop with per-edge probabilities optimised with respect to
+  the Hodge decomposition (paper §4.1), computed once per sample by
+  :class:`ComputeDropProbabilities` (or :meth:`HodgeSpectralMask.fit`).
+- The functional optimiser :func:`optimize_drop_probabilities`, its closed-form
+  objective (:func:`expected_hodge_distortion`, :func:`expected_hodge_distortion_grad`,
+  :func:`hodge_mask_objective`) and the projection :func:`project_capped_simplex`.
+"""
+
+from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
+from topo_contrastive.transforms.edge_flow_mask import EdgeFlowMask
+from topo_contrastive.transforms.hodge_spectral_mask import HodgeSpectralMask
+from topo_contrastive.transforms.spectral_mask_optimizer import (
+    expected_hodge_distortion,
+    expected_hodge_distortion_grad,
+    hodge_mask_objective,
+    optimize_drop_probabilities,
+    project_capped_simplex,
+)
+
+__all__ = [
+    "ComputeDropProbabilities",
+    "EdgeFlowMask",
+    "HodgeSpectralMask",
+    "expected_hodge_distortion",
+    "expected_hodge_distortion_grad",
+    "hodge_mask_objective",
+    "optimize_drop_probabilities",
+    "project_capped_simplex",
+]

@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Batch, Data
+
+from topo_contrastive import HodgeDecomposition
+from topo_contrastive.datasets import SyntheticTrajectories, generate_trajectory_complex
+from topo_contrastive.transforms import ComputeDropProbabilities, optimize_drop_probabilities
+
+from .conftest import random_flows
+
+
+def test_pre_transform_stores_probabilities_in_the_dataset(tmp_path, trajectories):
+    ds, _ = trajectories
+    # the dataset's complex is the first thing drawn from default_rng(seed)
+    ops, _ = generate_trajectory_complex(150, np.random.default_rng(0))
+    hodge = HodgeDecomposition(ops, backend="exact")
+    pre = ComputeDropProbabilities(hodge, 0.3)
+    with_probs = SyntheticTrajectories(
+        str(tmp_path),
+        num_points=150,
+        num_train=20,
+        num_val=10,
+        num_test=10,
+        seed=0,
+        pre_transform=pre,
+        log=False,
+    )
+    assert torch.equal(with_probs._data.x_1, ds._data.x_1)
+    want = optimize_drop_probabilities(ds._data.x_1.view(len(ds), -1), hodge, 0.3)
+    assert torch.allclose(with_probs[7].drop_prob.view(-1), want[7], atol=1e-6)
+    # fitting the whole dataset at once gives the same probabilities
+    fitted = pre.fit(ds.copy())
+    assert torch.allclose(fitted._data.drop_prob, with_probs._data.drop_prob, atol=1e-6)
+
+
+def test_transform_on_batch_is_batched_and_input_untouched(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 3, seed=0)
+    batch = Batch.from_data_list([Data(x_1=x[i].view(-1, 1)) for i in range(3)])
+    out = ComputeDropProbabilities(small_hodge, 0.4)(batch)
+    assert "drop_prob" not in batch
+    want = optimize_drop_probabilities(x, small_hodge, 0.4)
+    assert torch.allclose(out.drop_prob.view(3, n1), want)
+    assert out.drop_prob.dtype == torch.float64
+    assert torch.equal(out.x_1, batch.x_1)
+
+
+def test_fit_errors(small_hodge, trajectories):
+    ds, _ = trajectories
+    pre = ComputeDropProbabilities(small_hodge, 0.3)
+    with pytest.raises(ValueError, match="rows"):
+        pre.fit(ds.copy())  # flows of another complex
+    with pytest.raises(ValueError, match="no attribute"):
+        ComputeDropProbabilities(small_hodge, 0.3, attr="x_2").fit(ds.copy())
+    with pytest.raises(ValueError, match="expected N1"):
+        pre.fit([Data(x_1=torch.ones(3, 1))])
+
+
+def test_overwrites_existing_probabilities(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    data = Data(x_1=torch.zeros(n1, 1), drop_prob=torch.ones(n1, 1))
+    out = ComputeDropProbabilities(small_hodge, 0.3)(data)
+    assert bool((out.drop_prob == 0).all()) and bool((data.drop_prob == 1).all())
+
+
+def test_bad_settings(small_hodge):
+    with pytest.raises(TypeError, match="HodgeDecomposition"):
+        ComputeDropProbabilities(small_hodge.complex, 0.3)
+    with pytest.raises(ValueError, match="budget"):
+        ComputeDropProbabilities(small_hodge, 2.0)
+    with pytest.raises(TypeError, match="unknown optimiser"):
+        ComputeDropProbabilities(small_hodge, 0.3, steps=3)
+    with pytest.raises(TypeError, match="prob_attr"):
+        ComputeDropProbabilities(small_hodge, 0.3, prob_attr=3)

@@ -1,0 +1,213 @@
+import math
+
+import pytest
+import torch
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+
+from topo_contrastive.transforms import (
+    ComputeDropProbabilities,
+    EdgeFlowMask,
+    HodgeSpectralMask,
+    optimize_drop_probabilities,
+)
+
+from .conftest import random_flows
+
+
+def flows_data(hodge, num=4, seed=0):
+    x = random_flows(hodge.complex.num_edges, num, density=0.5, seed=seed).float()
+    return [Data(x_1=x[i].view(-1, 1), y=torch.tensor([i % 2])) for i in range(num)]
+
+
+def perturb_all(hodge, **kwargs):
+    # objective that spends the whole budget, so the masks are not trivial
+    return HodgeSpectralMask(
+        hodge, 0.5, perturb=("gradient", "curl", "harmonic"), preserve=(), **kwargs
+    )
+
+
+def test_uses_stored_probabilities_without_optimising(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    x = torch.ones(n1, 1)
+    prob = torch.zeros(n1, 1)
+    prob[: n1 // 2] = 1.0
+    data = Data(x_1=x, drop_prob=prob)
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+
+    def fail(_):
+        raise AssertionError("stored probabilities must be used")
+
+    mask.precompute.probabilities = fail
+    out = mask(data)
+    assert bool((out.x_1[: n1 // 2] == 0).all()) and bool((out.x_1[n1 // 2 :] == 1).all())
+    assert torch.equal(data.x_1, x)  # input untouched
+    assert out.drop_prob is data.drop_prob
+
+
+def test_computes_missing_probabilities(small_hodge):
+    data = flows_data(small_hodge, 1)[0]
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    out = mask(data)
+    want = optimize_drop_probabilities(data.x_1.view(-1), small_hodge, 0.3)
+    assert out.drop_prob.shape == (small_hodge.complex.num_edges, 1)
+    assert out.drop_prob.dtype == data.x_1.dtype
+    assert torch.allclose(out.drop_prob.view(-1), want)
+    assert "drop_prob" not in data  # input untouched
+    # dropped entries are those of the probabilities' support only
+    dropped = (out.x_1 == 0) & (data.x_1 != 0)
+    assert bool((out.drop_prob[dropped] > 0).all())
+
+
+def test_batch_probabilities_equal_per_sample(small_hodge):
+    data_list = flows_data(small_hodge, 5, seed=1)
+    batch = Batch.from_data_list(data_list)
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    out = mask(batch)
+    per_sample = torch.cat([mask(d).drop_prob for d in data_list])
+    assert torch.allclose(out.drop_prob, per_sample, atol=1e-6)
+    # registered as a per-sample attribute of the batch
+    parts = out.to_data_list()
+    assert torch.allclose(
+        parts[2].drop_prob, per_sample[2 * len(data_list[0].x_1) :][: len(data_list[0].x_1)]
+    )
+    assert "drop_prob" not in batch
+
+
+def test_batch_sampling_matches_probabilities_in_distribution(small_hodge):
+    data_list = flows_data(small_hodge, 4, seed=2)
+    batch = perturb_all(small_hodge).precompute(Batch.from_data_list(data_list))
+    mask = perturb_all(small_hodge, generator=5)
+    draws = 4000
+    dropped = torch.zeros_like(batch.x_1, dtype=torch.float64)
+    for _ in range(draws):
+        dropped += (mask(batch).x_1 == 0).double()
+    support = batch.x_1 != 0
+    freq = (dropped / draws)[support]
+    p = batch.drop_prob[support].double()
+    se = (p * (1 - p) / draws).sqrt()
+    assert bool(((freq - p).abs() <= 4 * se + 1e-9).all())
+    assert p.min() < 0.9 and p.max() > 0.1  # non-trivial probabilities were tested
+
+
+def test_two_calls_give_independent_masks_and_seed_reproduces(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    data = Data(x_1=torch.ones(n1, 1), drop_prob=torch.full((n1, 1), 0.5))
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=11)
+    v1, v2 = mask(data), mask(data)
+    assert not torch.equal(v1.x_1, v2.x_1)
+    again = HodgeSpectralMask(small_hodge, 0.3, generator=11)(data)
+    assert torch.equal(again.x_1, v1.x_1)
+    # same uniform draws as EdgeFlowMask with the same seed and p
+    assert torch.equal(EdgeFlowMask(0.5, generator=11)(data).x_1, v1.x_1)
+
+
+def test_channels_share_the_mask_with_stored_probabilities(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    data = Data(x_1=torch.ones(n1, 3), drop_prob=torch.full((n1,), 0.5))
+    out = HodgeSpectralMask(small_hodge, 0.3, generator=0)(data)
+    dropped = out.x_1 == 0
+    assert torch.equal(dropped.all(-1), dropped.any(-1))
+
+
+def test_all_zero_flow_gets_zero_probabilities(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    data = Data(x_1=torch.zeros(n1, 1))
+    out = HodgeSpectralMask(small_hodge, 0.5, generator=0)(data)
+    assert bool((out.drop_prob == 0).all()) and bool((out.x_1 == 0).all())
+
+
+def test_fit_in_memory_dataset_and_loader(trajectories):
+    ds, hodge = trajectories
+    ds = ds.copy()  # own storage: fit works in place
+    mask = HodgeSpectralMask(hodge, 0.3, generator=0)
+    train = ds[ds.train_mask]
+    returned = mask.fit(ds)
+    assert returned is ds
+    x = ds._data.x_1.view(len(ds), -1)
+    want = optimize_drop_probabilities(x, hodge, 0.3)
+    assert torch.allclose(ds[5].drop_prob.view(-1), want[5])
+    # views made by indexing share the storage
+    idx = int(torch.nonzero(ds.train_mask)[0])
+    assert torch.allclose(train[0].drop_prob.view(-1), want[idx])
+    batch = next(iter(DataLoader(ds, batch_size=8)))
+    assert batch.drop_prob.shape == batch.x_1.shape
+
+    def fail(_):
+        raise AssertionError("fitted probabilities must be reused")
+
+    mask.precompute.probabilities = fail
+    view1, view2 = mask(batch), mask(batch)
+    assert view1.x_1.shape == batch.x_1.shape
+    assert bool((view1.x_1[batch.drop_prob == 0] == batch.x_1[batch.drop_prob == 0]).all())
+    assert bool((view2.x_1[batch.drop_prob == 1] == 0).all())
+
+
+def test_fit_list_of_data(small_hodge):
+    data_list = flows_data(small_hodge, 3, seed=3)
+    out = HodgeSpectralMask(small_hodge, 0.3).fit(data_list)
+    assert len(out) == 3 and all("drop_prob" not in d for d in data_list)
+    want = optimize_drop_probabilities(
+        torch.stack([d.x_1.view(-1) for d in data_list]), small_hodge, 0.3
+    )
+    for i, d in enumerate(out):
+        assert torch.allclose(d.drop_prob.view(-1), want[i])
+        assert d.x_1 is data_list[i].x_1
+    assert HodgeSpectralMask(small_hodge, 0.3).fit([]) == []
+
+
+def test_settings_and_repr(small_hodge):
+    mask = HodgeSpectralMask(small_hodge, 0.2, alpha={"harmonic": 2.0}, num_steps=20)
+    assert mask.budget == 0.2 and mask.perturb == ("gradient",)
+    assert mask.preserve == ("curl", "harmonic") and mask.alpha["harmonic"] == 2.0
+    assert mask.hodge is small_hodge and mask.attr == "x_1" and mask.prob_attr == "drop_prob"
+    assert isinstance(mask.precompute, ComputeDropProbabilities)
+    assert mask.precompute.optimizer_options == {"num_steps": 20}
+    assert repr(mask).startswith("HodgeSpectralMask(budget=0.2")
+
+
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [
+        ({"budget": 1.2}, ValueError),
+        ({"budget": -0.2}, ValueError),
+        ({"perturb": ("grad",)}, ValueError),
+        ({"alpha": {"curl": -0.5}}, ValueError),
+        ({"generator": "x"}, TypeError),
+        ({"num_step": 10}, TypeError),
+        ({"lr": -1.0}, ValueError),
+        ({"prob_attr": "x_1"}, ValueError),
+    ],
+)
+def test_bad_settings(small_hodge, kwargs, err):
+    args = {"budget": 0.3, **kwargs}
+    with pytest.raises(err):
+        HodgeSpectralMask(small_hodge, **args)
+
+
+def test_bad_hodge():
+    with pytest.raises(TypeError, match="HodgeDecomposition"):
+        HodgeSpectralMask(object(), 0.3)
+
+
+def test_bad_data(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    with pytest.raises(ValueError, match="not a multiple"):
+        mask(Data(x_1=torch.ones(n1 + 1, 1)))  # flow of the wrong length
+    with pytest.raises(ValueError, match="single-channel"):
+        mask(Data(x_1=torch.ones(n1, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        bad = torch.ones(n1, 1)
+        bad[0] = math.nan
+        mask(Data(x_1=bad))
+    with pytest.raises(ValueError, match="x_1"):
+        mask(Data(x=torch.ones(n1, 1)))
+    with pytest.raises(ValueError, match="shape"):
+        mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.ones(n1 - 1, 1)))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.full((n1, 1), 1.5)))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.full((n1, 1), math.nan)))
+    with pytest.raises(TypeError, match="floating"):
+        mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.ones(n1, 1, dtype=torch.long)))

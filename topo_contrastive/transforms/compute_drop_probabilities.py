@@ -1,0 +1,204 @@
+r"""Store Hodge-aware drop probabilities on edge-flow data (paper §4.1, DESIGN §2.3)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import InMemoryDataset
+from torch_geometric.transforms import BaseTransform
+
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.transforms._common import check_attr, get_flow, store
+from topo_contrastive.transforms.spectral_mask_optimizer import (
+    check_budget,
+    check_objective,
+    check_optimizer_options,
+    optimize_drop_probabilities,
+)
+
+__all__ = ["ComputeDropProbabilities"]
+
+
+class ComputeDropProbabilities(BaseTransform):
+    r"""Compute each sample's Hodge-aware drop probabilities once and store them as
+    ``data.drop_prob`` (paper §4.1, eq. 9; DESIGN §2.3).
+
+    The probabilities solve :func:`~topo_contrastive.transforms.optimize_drop_probabilities`
+    (perturb some Hodge components of the flow, preserve the others, expected drops at most
+    ``budget`` times the support size). They depend only on the sample's flow, so they are
+    computed once and reused at every epoch by
+    :class:`~topo_contrastive.transforms.HodgeSpectralMask`. Three ways to use it:
+
+    * :meth:`fit` on a whole dataset (fastest: one batched optimisation for all samples).
+      On an ``InMemoryDataset`` it adds ``drop_prob`` to the dataset's storage in place
+      (not to its file), for every sample of the underlying storage, so views made by
+      indexing (``ds[ds.train_mask]``) share it; fit before accessing samples through
+      such views (a view's cache of already separated samples is not cleared). On any
+      other iterable of ``Data`` it returns a list of copies carrying ``drop_prob``.
+    * as a ``pre_transform`` of a dataset whose complex is known beforehand (one sample at
+      a time, stored in the processed file).
+    * as a transform on a ``Data`` or ``Batch``: a ``Batch`` ``x_1 [B * N1, 1]`` is
+      optimised in one batched call as ``[B, N1]``.
+
+    The input is never modified (``drop_prob`` is set on a shallow copy; on a ``Batch``
+    its per-sample slices are registered so that ``to_data_list()`` splits it). An
+    existing ``drop_prob`` is overwritten.
+
+    Args:
+        hodge (HodgeDecomposition): Hodge decomposition of the flows' complex.
+        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
+            flow's support that is dropped.
+        perturb (Sequence[str], optional): Hodge components whose embedding the masks
+            should change. (default: ``("gradient",)``)
+        preserve (Sequence[str], optional): components to keep.
+            (default: ``("curl", "harmonic")``)
+        alpha (Mapping[str, float], optional): non-negative weight per component (missing
+            ones are 1). (default: ``None``)
+        attr (str, optional): edge-flow attribute. (default: ``"x_1"``)
+        prob_attr (str, optional): attribute that receives the probabilities.
+            (default: ``"drop_prob"``)
+        **optimizer_options: ``num_steps``, ``lr``, ``tol``, ``max_block_elements`` of
+            :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
+
+    Shapes:
+        - **input** ``data[attr]``: ``[N1]``, ``[N1, 1]`` or ``[B * N1, 1]``, floating.
+        - **output** ``data[prob_attr]``: ``[N1, 1]`` / ``[B * N1, 1]``, dtype and device of
+          the flow, in :math:`[0, 1]`, zero off the flow's support.
+
+    Raises:
+        TypeError: ``hodge`` not a :class:`~topo_contrastive.hodge.HodgeDecomposition`, bad
+            argument types or unknown optimiser options.
+        ValueError: ``budget`` outside :math:`[0, 1]`, unknown/repeated/conflicting
+            component names, negative weights, bad optimiser options; when called, a
+            missing/NaN flow, a flow with several channels, or a number of rows that is not
+            a multiple of :math:`N_1`.
+
+    Example:
+        >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
+        >>> hodge = HodgeDecomposition(ds.complex)  # doctest: +SKIP
+        >>> ComputeDropProbabilities(hodge, budget=0.3).fit(ds)  # doctest: +SKIP
+        >>> ds[0].drop_prob.shape  # doctest: +SKIP
+        torch.Size([1082, 1])
+    """
+
+    def __init__(
+        self,
+        hodge: HodgeDecomposition,
+        budget: float,
+        perturb: Sequence[str] = ("gradient",),
+        preserve: Sequence[str] = ("curl", "harmonic"),
+        alpha: Mapping[str, float] | None = None,
+        attr: str = "x_1",
+        prob_attr: str = "drop_prob",
+        **optimizer_options: Any,
+    ) -> None:
+        if not isinstance(hodge, HodgeDecomposition):
+            raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
+        self.hodge = hodge
+        self.budget = check_budget(budget)
+        self.perturb, self.preserve, self.alpha = check_objective(perturb, preserve, alpha)
+        self.attr = check_attr(attr, "attr")
+        self.prob_attr = check_attr(prob_attr, "prob_attr")
+        if self.prob_attr == self.attr:
+            raise ValueError(f"`prob_attr` must differ from `attr`, both are {attr!r}")
+        self.optimizer_options = check_optimizer_options(optimizer_options)
+
+    @property
+    def num_edges(self) -> int:
+        """:math:`N_1`, the number of edges of the complex."""
+        return self.hodge.complex.num_edges
+
+    def probabilities(self, x: Tensor) -> Tensor:
+        """Drop probabilities ``[rows, 1]`` of the stacked flows ``x`` (``[rows]`` or
+        ``[rows, 1]``, ``rows = S * N1``), in one batched optimisation.
+
+        Raises:
+            ValueError: several channels, or ``rows`` not a multiple of :math:`N_1`.
+        """
+        n1 = self.num_edges
+        if x.dim() == 2 and x.shape[1] != 1:
+            raise ValueError(
+                f"drop probabilities need a single-channel flow, got `{self.attr}` of shape "
+                f"{tuple(x.shape)}; compute them on the scalar flow and store `{self.prob_attr}`"
+            )
+        if x.shape[0] % n1 != 0:
+            raise ValueError(
+                f"`{self.attr}` has {x.shape[0]} rows, not a multiple of the complex's "
+                f"N1 = {n1} edges (a flow of the wrong length)"
+            )
+        flows = x.reshape(-1, n1)  # [S, N1], sample-major as in a PyG Batch
+        p = optimize_drop_probabilities(
+            flows,
+            self.hodge,
+            self.budget,
+            perturb=self.perturb,
+            preserve=self.preserve,
+            alpha=self.alpha,
+            **self.optimizer_options,
+        )
+        return p.reshape(-1, 1)
+
+    def forward(self, data: Any) -> Any:
+        x = get_flow(data, self.attr)
+        store(data, self.prob_attr, self.probabilities(x), like=self.attr)
+        return data
+
+    def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
+        """Compute the probabilities of all samples of ``dataset`` in one batched call.
+
+        Args:
+            dataset: an ``InMemoryDataset`` (updated in place and returned) or an iterable
+                of ``Data`` objects (a list of shallow copies with ``drop_prob`` returned).
+
+        Returns:
+            The dataset itself, or the list of copies.
+
+        Raises:
+            ValueError: a sample without a valid flow of :math:`N_1` rows.
+        """
+        n1 = self.num_edges
+        if isinstance(dataset, InMemoryDataset):
+            storage = dataset._data  # the collated samples (PyG's documented internal store)
+            slices = dataset.slices
+            if slices is None or self.attr not in slices:
+                raise ValueError(f"the dataset's samples have no attribute {self.attr!r}")
+            x = get_flow(storage, self.attr)
+            bounds = slices[self.attr]
+            if not bool((bounds.diff() == n1).all()):
+                raise ValueError(
+                    f"every sample's `{self.attr}` must have N1 = {n1} rows (a flow on the "
+                    "complex of `hodge`)"
+                )
+            storage[self.prob_attr] = self.probabilities(x)
+            # in place: views made by indexing share the storage and the slices
+            slices[self.prob_attr] = bounds.clone()
+            dataset._data_list = None  # drop PyG's cache of separated samples
+            return dataset
+        data_list = list(dataset)
+        flows = []
+        for i, data in enumerate(data_list):
+            x = get_flow(data, self.attr)
+            if x.shape[0] != n1:
+                raise ValueError(
+                    f"sample {i} has `{self.attr}` with {x.shape[0]} rows, expected N1 = {n1}"
+                )
+            flows.append(x)
+        if not data_list:
+            return []
+        probs = self.probabilities(torch.cat(flows)).split(n1)
+        out = []
+        for data, p in zip(data_list, probs, strict=True):
+            data = copy.copy(data)
+            data[self.prob_attr] = p
+            out.append(data)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
+            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r})"
+        )

@@ -1,0 +1,194 @@
+r"""Edge-flow masking with Hodge-aware drop probabilities (paper §4.1, DESIGN §2.1-2.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import InMemoryDataset
+from torch_geometric.transforms import BaseTransform
+
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.transforms._common import (
+    apply_drop,
+    get_flow,
+    make_generator,
+    store,
+    uniform,
+)
+from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
+
+__all__ = ["HodgeSpectralMask"]
+
+
+class HodgeSpectralMask(BaseTransform):
+    r"""Mask edge flows with per-edge drop probabilities optimised with respect to the
+    Hodge decomposition (paper §4.1 "Hodge-aware spectral augmentations", eq. 9).
+
+    .. math::
+        \mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d}), \qquad
+        d_i \sim \mathrm{Ber}(p_i), \qquad
+        \mathbf{p} = \operatorname*{arg\,min}_{\mathbf{p} \in \mathcal{G}_\mathbf{p}}
+        \sum_k s_k \alpha_k \frac{\mathbb{E}\|\mathbf{U}_k^\top(\mathbf{x} -
+        \mathbf{x}')\|_2^2}{\|\mathbf{U}_k^\top \mathbf{x}\|_2^2}
+
+    with :math:`s_k = -1` for the components to ``perturb`` and :math:`+1` for those to
+    ``preserve`` (trajectory task: perturb the gradient, preserve curl and harmonic
+    embeddings) and :math:`\mathcal{G}_\mathbf{p}` the drop probabilities in
+    :math:`[0, 1]` that vanish off the flow's support and sum to at most
+    :math:`\varepsilon\,|\operatorname{supp}\mathbf{x}|` (``budget`` :math:`=
+    \varepsilon`, DESIGN §2.3); see
+    :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
+
+    **Probabilities are computed once per sample.** If the input carries ``drop_prob``
+    (``[N1, 1]`` per sample, ``[B * N1, 1]`` on a ``Batch``) it is used as is; store it
+    beforehand with :meth:`fit` (one batched optimisation for a whole dataset) or with
+    :attr:`precompute` (a :class:`ComputeDropProbabilities` transform with the same
+    settings, e.g. as a dataset's ``pre_transform``). Otherwise the probabilities are
+    computed on the fly (for a ``Batch`` in one batched call on ``x_1`` reshaped to
+    ``[B, N1]``) and stored on the returned object; the input is not changed, so the next
+    call on the same input computes them again: prefer :meth:`fit`.
+
+    Sampling is one vectorised draw over all rows (no loop over samples); the channels of
+    an edge share its draw. Calling the transform twice draws two independent masks (the
+    generator advances): ``view1, view2 = mask(batch), mask(batch)``. The input is never
+    modified: the returned shallow copy holds new tensors on the input's device and dtype.
+    A ``torch.Generator`` is copied into every ``DataLoader`` worker, so workers would
+    repeat each other's masks: apply the transform to batches in the main process.
+
+    Args:
+        hodge (HodgeDecomposition): Hodge decomposition of the flows' complex.
+        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
+            flow's support that is dropped.
+        perturb (Sequence[str], optional): components whose embedding the masks should
+            change. (default: ``("gradient",)``)
+        preserve (Sequence[str], optional): components to keep.
+            (default: ``("curl", "harmonic")``)
+        alpha (Mapping[str, float], optional): non-negative weight per component (missing
+            ones are 1). (default: ``None``)
+        attr (str, optional): edge-flow attribute. (default: ``"x_1"``)
+        prob_attr (str, optional): attribute holding the drop probabilities.
+            (default: ``"drop_prob"``)
+        generator (torch.Generator or int, optional): random generator or a seed for a new
+            CPU generator; ``None`` uses torch's global generator. (default: ``None``)
+        **optimizer_options: ``num_steps``, ``lr``, ``tol``, ``max_block_elements`` of
+            :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
+
+    Shapes:
+        - **input** ``data[attr]``: ``[N1]``, ``[N1, C]`` or ``[B * N1, C]`` (``C = 1`` when
+          the probabilities must be computed); ``data[prob_attr]`` (optional):
+          ``[rows]`` or ``[rows, 1]`` with ``rows = data[attr].shape[0]``.
+        - **output** ``data[attr]``: as the input; ``data[prob_attr]``: ``[rows, 1]``.
+
+    Raises:
+        TypeError / ValueError: as :class:`ComputeDropProbabilities` for the settings, and
+            for ``generator``; when called, a missing/non-floating/NaN flow, a flow of the
+            wrong length, stored probabilities of the wrong shape, non-finite or outside
+            :math:`[0, 1]`.
+
+    Example:
+        >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
+        >>> mask = HodgeSpectralMask(HodgeDecomposition(ds.complex), budget=0.3, generator=0)
+        >>> mask.fit(ds)  # one batched optimisation, stores ds[i].drop_prob  # doctest: +SKIP
+        >>> batch = next(iter(DataLoader(ds, batch_size=100)))  # doctest: +SKIP
+        >>> view1, view2 = mask(batch), mask(batch)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        hodge: HodgeDecomposition,
+        budget: float,
+        perturb: Sequence[str] = ("gradient",),
+        preserve: Sequence[str] = ("curl", "harmonic"),
+        alpha: Mapping[str, float] | None = None,
+        attr: str = "x_1",
+        prob_attr: str = "drop_prob",
+        generator: torch.Generator | int | None = None,
+        **optimizer_options: Any,
+    ) -> None:
+        #: The companion transform that computes and stores the probabilities.
+        self.precompute = ComputeDropProbabilities(
+            hodge,
+            budget,
+            perturb=perturb,
+            preserve=preserve,
+            alpha=alpha,
+            attr=attr,
+            prob_attr=prob_attr,
+            **optimizer_options,
+        )
+        self.generator = make_generator(generator)
+
+    # settings live on the companion transform (one source of truth)
+    @property
+    def hodge(self) -> HodgeDecomposition:
+        return self.precompute.hodge
+
+    @property
+    def budget(self) -> float:
+        return self.precompute.budget
+
+    @property
+    def perturb(self) -> tuple[str, ...]:
+        return self.precompute.perturb
+
+    @property
+    def preserve(self) -> tuple[str, ...]:
+        return self.precompute.preserve
+
+    @property
+    def alpha(self) -> dict[str, float]:
+        return self.precompute.alpha
+
+    @property
+    def attr(self) -> str:
+        return self.precompute.attr
+
+    @property
+    def prob_attr(self) -> str:
+        return self.precompute.prob_attr
+
+    def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
+        """Store ``drop_prob`` on every sample of ``dataset`` in one batched optimisation.
+
+        See :meth:`ComputeDropProbabilities.fit` (an ``InMemoryDataset`` is updated in
+        place and returned; another iterable gives a list of copies).
+        """
+        return self.precompute.fit(dataset)
+
+    def _stored_probabilities(self, data: Any, x: Tensor) -> Tensor | None:
+        if self.prob_attr not in data.keys():  # noqa: SIM118 - Data API
+            return None
+        p = data[self.prob_attr]
+        if p is None:
+            return None
+        name = f"data.{self.prob_attr}"
+        if not isinstance(p, Tensor) or not p.is_floating_point():
+            raise TypeError(f"`{name}` must be a floating tensor of drop probabilities")
+        rows = x.shape[0]
+        if p.shape not in ((rows,), (rows, 1)):
+            raise ValueError(
+                f"`{name}` must have shape [{rows}, 1] (one probability per row of "
+                f"`data.{self.attr}`), got {tuple(p.shape)}"
+            )
+        if not bool(((p >= 0) & (p <= 1)).all()):  # also rejects NaN
+            raise ValueError(f"`{name}` must lie in [0, 1] (and not be NaN)")
+        return p
+
+    def forward(self, data: Any) -> Any:
+        x = get_flow(data, self.attr)
+        p = self._stored_probabilities(data, x)
+        if p is None:
+            p = self.precompute.probabilities(x)  # [rows, 1], batched over samples
+            store(data, self.prob_attr, p, like=self.attr)
+        draws = uniform(x.shape[0], self.generator, x.device)  # [rows]
+        data[self.attr] = apply_drop(x, draws < p.reshape(-1).to(x.device, torch.float64))
+        return data
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
+            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r})"
+        )
