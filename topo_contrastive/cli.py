@@ -204,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         required=True,
         metavar="FIELD=V1,V2",
-        help="values to try per configuration field, e.g. lr=0.1,0.01 temperature=0.5,0.2",
+        help="values to try per configuration field, e.g. lr=0.1,0.01 temperature=0.5,0.2 "
+        "(K=1,2,3 sets K_down = K_up)",
     )
     p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 200)")
     p.add_argument(
@@ -455,7 +456,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     dataset = resolve_dataset_name(args.dataset)
     base = get_config(args.config, dataset)
     grid = _parse_grid(args.grid)
-    base.replace(**{k: v[0] for k, v in grid.items()})  # validates the field names early
+    probe = {k: v[0] for k, v in grid.items() if k != "K"}
+    base.replace(**probe)  # validates the field names early
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
     data = _load(args, dataset)
     rows = grid_search(

@@ -229,24 +229,26 @@ class ExperimentConfig:
 _SHARED: dict[str, dict[str, Any]] = {
     "trajectory": dict(
         num_layers=1,
-        K_down=2,
-        K_up=2,
-        lr=0.1,
+        K_down=3,
+        K_up=3,
+        readout="sum",
+        lr=0.01,
         momentum=0.9,
         weight_decay=1e-4,
-        temperature=0.5,
+        temperature=0.1,
         drop_prob=0.3,
         budget=0.3,
         gamma=(1.0, 1.0, 1.0),
     ),
     "ocean": dict(
         num_layers=1,
-        K_down=2,
-        K_up=2,
-        lr=0.1,
+        K_down=3,
+        K_up=3,
+        readout="sum",
+        lr=0.01,
         momentum=0.9,
         weight_decay=1e-4,
-        temperature=0.5,
+        temperature=0.1,
         drop_prob=0.3,
         budget=0.3,
         gamma=(1.0, 1.0, 1.0),
@@ -254,8 +256,8 @@ _SHARED: dict[str, dict[str, Any]] = {
 }
 # The supervised baseline's own optimiser settings (chosen on validation accuracy).
 _SUPERVISED: dict[str, dict[str, Any]] = {
-    "trajectory": dict(lr=0.1, weight_decay=1e-4),
-    "ocean": dict(lr=0.1, weight_decay=1e-4),
+    "trajectory": dict(lr=0.01, weight_decay=1e-4),
+    "ocean": dict(lr=0.01, weight_decay=1e-4),
 }
 # What each row changes.
 _ROWS: dict[str, dict[str, Any]] = {

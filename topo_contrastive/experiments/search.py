@@ -49,7 +49,8 @@ def grid_search(
     Args:
         data: the prepared dataset.
         base: the configuration whose fields are varied.
-        grid: ``{field: [values]}``; the Cartesian product is run.
+        grid: ``{field: [values]}``; the Cartesian product is run. The key ``"K"`` sets
+            both ``K_down`` and ``K_up`` (the paper ties them).
         epochs: epochs per run (default ``None``: the configuration's).
         seeds: pre-training seeds (contrastive) or splits (supervised) per point (default 2);
             split seed = pre-training seed.
@@ -68,7 +69,11 @@ def grid_search(
     rows: list[dict[str, Any]] = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))
-        config = base.replace(**point)
+        changes = dict(point)
+        if "K" in changes:  # the paper ties the orders: K_down = K_up (K_up stays 0 for SCL_low)
+            k = changes.pop("K")
+            changes.update(K_down=k, K_up=k if base.K_up > 0 else 0)
+        config = base.replace(**changes)
         start = time.perf_counter()
         scores = []
         for seed in range(seeds):

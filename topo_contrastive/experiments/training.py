@@ -151,7 +151,8 @@ def _batches(indices: list[int], batch_size: int) -> list[list[int]]:
     """Consecutive chunks; a last chunk of one sample joins the previous one (the loss needs 2)."""
     chunks = [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
     if len(chunks) > 1 and len(chunks[-1]) < 2:
-        chunks[-2] = chunks[-2] + chunks.pop()
+        last = chunks.pop()
+        chunks[-1] = chunks[-1] + last
     return chunks
 
 
