@@ -40,6 +40,7 @@ def main(
     num_draws: int = 20,
     out_dir: str = "results/figure1",
     num_samples: int | None = None,
+    num_points: int = 400,
 ) -> dict:
     """Compute and draw Figure 1; return the summary (also written to ``out_dir``).
 
@@ -50,11 +51,12 @@ def main(
         num_draws: masks per flow and method.
         out_dir: output folder.
         num_samples: use only the first ``num_samples`` flows (default: all 400).
+        num_points: points of the trajectory complex (default 400, the paper's setting).
     """
     start = time.perf_counter()
-    dataset = SyntheticTrajectories(root, seed=seed, log=False)
+    dataset = SyntheticTrajectories(root, num_points=num_points, seed=seed, log=False)
     hodge = HodgeDecomposition(dataset.complex, backend="exact")
-    flows = dataset._data.x_1.view(len(dataset), -1).double()  # [S, N1]
+    flows = dataset.x_1.view(len(dataset), -1).double()  # [S, N1], stacked samples
     if num_samples is not None:
         flows = flows[:num_samples]
     result = figure1(flows, hodge, budget=budget, num_draws=num_draws, seed=seed)
@@ -66,6 +68,7 @@ def main(
         "seed": seed,
         "num_draws": num_draws,
         "num_samples": int(flows.shape[0]),
+        "num_points": num_points,
         "num_edges": hodge.complex.num_edges,
         "mean_drop_fraction": float(
             (result.drop_prob.sum(-1) / (flows != 0).sum(-1).clamp_min(1)).mean()
@@ -121,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
         help="use only the first N flows (default: all 400)",
     )
     parser.add_argument(
+        "--num-points",
+        type=int,
+        default=400,
+        help="points of the trajectory complex before cutting the holes (default: 400)",
+    )
+    parser.add_argument(
         "--out-dir", default="results/figure1", help="output folder (default: %(default)s)"
     )
     parser.add_argument(
@@ -135,4 +144,12 @@ if __name__ == "__main__":
     args = _parser().parse_args()
     if args.quick:
         args.num_draws, args.num_samples = 5, 100
-    main(args.root, args.seed, args.budget, args.num_draws, args.out_dir, args.num_samples)
+    main(
+        args.root,
+        args.seed,
+        args.budget,
+        args.num_draws,
+        args.out_dir,
+        args.num_samples,
+        args.num_points,
+    )

@@ -52,8 +52,14 @@ __all__ = [
 _EXACT_LIPSCHITZ_MAX = 256
 #: Growth of a sample's step after an accepted step (backtracking halves it on rejection).
 _STEP_GROWTH = 1.5
+#: Support sizes within a chunk differ by at most this factor (+8): limits padding waste.
+_CHUNK_GROWTH = 1.5
 #: Largest step, in units of 1 / L (keeps ``p - step * grad`` well inside float64's range).
 _MAX_STEP_RATIO = 1024.0
+#: Memory per call of the iterative backend's ``projector_blocks`` (dense node x column work).
+_BLOCK_CALL_BYTES = 2**28
+#: Columns (support edges) per call of the iterative backend's ``projector_blocks``.
+_BLOCK_CALL_COLUMNS = 256
 
 
 # ---------------------------------------------------------------------------- validation
@@ -554,7 +560,8 @@ def _optimize_chunk(
         if (it + 1) % 10 == 0:
             # a sample is done once the fixed 1/L step would move no entry by more than
             # tol; done samples are frozen, so a sample's result does not depend on the
-            # other samples of the batch
+            # other samples of the batch (up to round-off, which can break a tie between
+            # two equally good solutions differently)
             fixed = _project_sort(p - min_step[:, None] * gradient(p), cap, upper)
             active = active & ((fixed - p).abs().amax(-1) > tol)
             if not bool(active.any()):
@@ -562,14 +569,40 @@ def _optimize_chunk(
     return p
 
 
-def _chunks(sizes: np.ndarray, max_elements: int) -> list[np.ndarray]:
-    """Group samples (sorted by support size) so that ``count * max_size^2 <= max_elements``."""
+def _projector_blocks(
+    hodge: HodgeDecomposition, supports: list[Tensor], device: torch.device
+) -> dict[str, list[Tensor]]:
+    """:meth:`HodgeDecomposition.projector_blocks` in groups of at most
+    :data:`_BLOCK_CALL_COLUMNS` support edges whose dense node-by-column work (``[N0,
+    columns]`` float64, a few copies, in the iterative backend) stays under
+    :data:`_BLOCK_CALL_BYTES`; a sample is never split."""
+    if hodge.backend == "exact":
+        return hodge.projector_blocks(supports, dtype=torch.float64, device=device)
+    max_cols = max(1, min(_BLOCK_CALL_COLUMNS, _BLOCK_CALL_BYTES // (24 * hodge.complex.num_nodes)))
+    out: dict[str, list[Tensor]] = {k: [] for k in COMPONENTS}
+    start = 0
+    while start < len(supports):
+        end, cols = start, 0
+        while end < len(supports) and (end == start or cols + supports[end].numel() <= max_cols):
+            cols += supports[end].numel()
+            end += 1
+        part = hodge.projector_blocks(supports[start:end], dtype=torch.float64, device=device)
+        for k in COMPONENTS:
+            out[k].extend(part[k])
+        start = end
+    return out
+
+
+def _chunks(sizes: np.ndarray, max_elements: int, growth: float) -> list[np.ndarray]:
+    """Group samples, sorted by support size, so that ``count * max_size^2 <= max_elements``
+    and the largest support of a group is at most ``growth`` times its smallest plus 8."""
     order = np.argsort(sizes, kind="stable")
     order = order[sizes[order] > 0]
     chunks, start = [], 0
     for end in range(1, order.size + 1):
         n = int(sizes[order[end - 1]])
-        if end - start > 1 and (end - start) * n * n > max_elements:
+        smallest = int(sizes[order[start]])
+        if end - start > 1 and ((end - start) * n * n > max_elements or n > growth * smallest + 8):
             chunks.append(order[start : end - 1])
             start = end - 1
     if start < order.size:
@@ -608,8 +641,10 @@ def optimize_drop_probabilities(
     support size, the expected fraction of the flow's non-zero edges that may be dropped.
 
     **Algorithm.** The samples' blocks are padded to ``[B, n_max, n_max]`` with a validity
-    mask and all samples run one batched loop (samples are sorted by support size and
-    split into chunks of at most ``max_block_elements`` block entries to bound memory).
+    mask and run one batched loop. To limit padding, samples are sorted by support size
+    and split into chunks of similar sizes (the largest at most 1.5 times the smallest plus
+    8 edges), and a chunk holds at most ``max_block_elements`` block entries to bound
+    memory; each chunk is one batched loop.
     From the feasible start :math:`p_i = \varepsilon` on :math:`S`, every step is
     :math:`\mathbf{p} \leftarrow \Pi(\mathbf{p} - \eta \nabla f(\mathbf{p}))` with the
     capped-simplex projection :func:`project_capped_simplex`. The objective is an
@@ -617,8 +652,9 @@ def optimize_drop_probabilities(
     :math:`\mathbf{H} = 2 \operatorname{diag}(\mathbf{x}) (\mathbf{M} -
     \operatorname{Diag}\mathbf{M}) \operatorname{diag}(\mathbf{x})`,
     :math:`\mathbf{M} = \sum_k c_k \mathbf{P}_k[S, S]`, so it is :math:`L`-smooth with
-    :math:`L = \|\mathbf{H}\|_2` (computed per sample by ``eigvalsh`` for supports up to
-    256 edges, else bounded by :math:`\min(\|\mathbf{H}\|_F, \|\mathbf{H}\|_\infty)`).
+    :math:`L = \|\mathbf{H}\|_2` (computed per sample by ``eigvalsh`` in chunks whose largest
+    support has at most 256 edges, else bounded by :math:`\min(\|\mathbf{H}\|_F,
+    \|\mathbf{H}\|_\infty)`).
     Any step :math:`\eta \le 1/L` decreases the objective by at least
     :math:`\|\Delta\mathbf{p}\|^2 / (2\eta)` (descent lemma for the projected gradient).
     With ``lr=None`` (default) each sample's step is adapted by backtracking that never
@@ -632,7 +668,11 @@ def optimize_drop_probabilities(
     ``lr > 1/L``). The loop stops after ``num_steps`` steps or once no sample's fixed
     :math:`1/L` step would move an entry by more than ``tol`` (checked every 10 steps);
     the result is then a stationary point (a local minimum in general: the problem is
-    not convex). All arithmetic is in float64.
+    not convex). A sample that has converged is frozen, so its result does not depend on the
+    other samples of the batch (up to round-off, which may break a tie between equally good
+    solutions differently). The optimised probabilities are often 0 or 1 on most edges (the
+    perturbed terms make the objective concave along many directions), so the masks of
+    a flow vary less between draws than uniform ones. All arithmetic is in float64.
 
     Args:
         x (Tensor): edge flows, floating.
@@ -678,7 +718,7 @@ def optimize_drop_probabilities(
     Example:
         >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
         >>> hodge = HodgeDecomposition(ds.complex)  # doctest: +SKIP
-        >>> x = ds._data.x_1.view(len(ds), -1)  # [400, N1]  # doctest: +SKIP
+        >>> x = ds.x_1.view(len(ds), -1)  # [400, N1]  # doctest: +SKIP
         >>> p = optimize_drop_probabilities(x, hodge, budget=0.3)  # doctest: +SKIP
     """
     if not isinstance(hodge, HodgeDecomposition):
@@ -707,7 +747,7 @@ def optimize_drop_probabilities(
     comps = (*perturb, *preserve)
     steps_run = 0
     zero = torch.zeros((), dtype=torch.float64, device=device)
-    for chunk in _chunks(sizes, max_block_elements) if budget > 0 else []:
+    for chunk in _chunks(sizes, max_block_elements, _CHUNK_GROWTH) if budget > 0 else []:
         n = int(sizes[chunk].max())
         count = chunk.size
         chunk_t = torch.as_tensor(chunk, device=device)
@@ -721,8 +761,9 @@ def optimize_drop_probabilities(
         xs = torch.where(valid, flows[chunk_t[:, None], idx].to(torch.float64), zero)  # [B, n]
         blocks = {}
         if comps:
-            supports = [idx[b, : int(sizes[s])].cpu() for b, s in enumerate(chunk)]
-            raw = hodge.projector_blocks(supports, dtype=torch.float64, device=device)
+            idx_cpu = idx.cpu()
+            supports = [idx_cpu[b, : int(sizes[s])] for b, s in enumerate(chunk)]
+            raw = _projector_blocks(hodge, supports, device)
             valid2 = valid[:, :, None] & valid[:, None, :]  # [B, n, n]
             for comp in comps:
                 pad = torch.zeros(count, n, n, dtype=torch.float64, device=device)
