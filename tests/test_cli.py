@@ -146,3 +146,19 @@ def test_module_entry_point_and_help():
     with pytest.raises(SystemExit) as exc:
         main(["reproduce", "--seeds", "0"])
     assert exc.value.code == 2
+
+
+def test_search_writes_a_csv(tmp_path, data_root, capsys):
+    out = tmp_path / "search.csv"
+    rc = main(
+        ["search", "--dataset", "trajectory", "--config", "SSCL", "--grid",
+         "gamma=[1,1,1];[0,0,1]", "--epochs", "1", "--seeds", "1", "--out", str(out),
+         *_flags(data_root)]
+    )
+    assert rc == 0
+    lines = out.read_text().strip().splitlines()
+    assert lines[0].startswith("gamma,score") and len(lines) == 3
+    assert '"best"' in capsys.readouterr().out
+    rc = main(["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "eta=1",
+               "--out", str(out), *_flags(data_root)])  # fmt: skip
+    assert rc == 2 and "unknown configuration field" in capsys.readouterr().err

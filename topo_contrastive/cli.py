@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--pretrain-seeds",
         type=_positive_int,
         default=None,
-        help="pre-trained encoders per contrastive row (default: 4 trajectory / 8 ocean; "
-        "1 / 2 with --quick)",
+        help="pre-trained encoders per contrastive row (default: 2 trajectory / 4 ocean; "
+        "1 with --quick)",
     )
     p.add_argument(
         "--epochs",
@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="FIELD=V1,V2",
         help="values to try per configuration field, e.g. lr=0.1,0.01 temperature=0.5,0.2 "
-        "(K=1,2,3 sets K_down = K_up)",
+        "(K=1,2,3 sets K_down = K_up; separate list values by ';': gamma=[1,1,1];[0,0,1])",
     )
     p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 200)")
     p.add_argument(
@@ -439,7 +439,8 @@ def _parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
             raise ValueError(f"--grid entries look like FIELD=V1,V2; got {item!r}")
         key, values = item.split("=", 1)
         parsed = []
-        for v in values.split(","):
+        # values are separated by ';' when they contain commas themselves (gamma=[1,1,1];[0,0,1])
+        for v in values.split(";" if ";" in values or "[" in values else ","):
             try:
                 parsed.append(json.loads(v))
             except json.JSONDecodeError:

@@ -229,8 +229,8 @@ class ExperimentConfig:
 _SHARED: dict[str, dict[str, Any]] = {
     "trajectory": dict(
         num_layers=1,
-        K_down=3,
-        K_up=3,
+        K_down=2,
+        K_up=2,
         readout="sum",
         lr=0.01,
         momentum=0.9,

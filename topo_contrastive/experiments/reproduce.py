@@ -86,7 +86,7 @@ class Preset:
     name: str
     epochs: dict[str, int | None]
     num_splits: int = 16
-    pretrain_seeds: dict[str, int] = field(default_factory=lambda: {"trajectory": 4, "ocean": 8})
+    pretrain_seeds: dict[str, int] = field(default_factory=lambda: {"trajectory": 2, "ocean": 4})
     figure2_dataset: str | None = "ocean"
     figure2_probs: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7)
     figure2_splits: int = 4
@@ -119,11 +119,11 @@ PRESETS: dict[str, Preset] = {
         name="full",
         epochs={"trajectory": None, "ocean": None},
         num_splits=16,
-        pretrain_seeds={"trajectory": 4, "ocean": 8},
+        pretrain_seeds={"trajectory": 2, "ocean": 4},
         figure2_dataset="ocean",
         figure2_probs=(0.1, 0.3, 0.5, 0.7),
-        figure2_splits=8,
-        figure2_pretrain_seeds=2,
+        figure2_splits=4,
+        figure2_pretrain_seeds=1,
         figure1_draws=20,
         reduced=False,
     ),
@@ -131,12 +131,12 @@ PRESETS: dict[str, Preset] = {
         name="quick",
         epochs={"trajectory": 8, "ocean": 40},
         num_splits=4,
-        pretrain_seeds={"trajectory": 1, "ocean": 2},
+        pretrain_seeds={"trajectory": 1, "ocean": 1},
         figure2_dataset="ocean",
         figure2_probs=(0.1, 0.3, 0.5, 0.7),
         figure2_splits=2,
         figure2_pretrain_seeds=1,
-        figure2_epochs=20,
+        figure2_epochs=15,
         figure1_draws=3,
         reduced=True,
     ),
