@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from topo_contrastive.cli import main
 from tests.experiments.conftest import TINY_FLAGS
+from topo_contrastive.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,11 @@ def test_scale_invariant_and_deterministic():
     b = linear_probe(1000.0 * X + 7.0, y, tr, te, seed=5)  # StandardScaler removes this
     assert a.test_accuracy == b.test_accuracy and a.C == b.C
     again = linear_probe(X, y, tr, te, seed=5)
-    assert (again.test_accuracy, again.C, again.cv_accuracy) == (a.test_accuracy, a.C, a.cv_accuracy)
+    assert (again.test_accuracy, again.C, again.cv_accuracy) == (
+        a.test_accuracy,
+        a.C,
+        a.cv_accuracy,
+    )
 
 
 def test_few_samples_lower_the_number_of_folds():

@@ -128,7 +128,9 @@ def test_summary_and_table():
         for a in (0.8, 0.9)
     ]
     s = summarize(recs)
-    assert s["SCL"]["ocean"][0] == pytest.approx(85.0) and s["SCL"]["ocean"][1] == pytest.approx(5.0)
+    assert s["SCL"]["ocean"][0] == pytest.approx(85.0) and s["SCL"]["ocean"][1] == pytest.approx(
+        5.0
+    )
     md = format_table(s, PRESETS["full"], 60.0, "cmd", ["ocean"], ["SCL"])
     assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in md and "REDUCED" not in md
     assert "within 2 std or better" in md
