@@ -1,3 +1,58 @@
-"""experiments of topo_contrastive."""
+"""The paper's experiment: contrastive pre-training, linear evaluation, the supervised
+baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
 
-__all__: list[str] = []
+- :mod:`~topo_contrastive.experiments.configs`: the named rows of Table 1
+  (:data:`CONFIG_NAMES`, :func:`get_config`, :class:`ExperimentConfig`) and the paper's
+  numbers (:data:`PAPER_TABLE1`).
+- :class:`ExperimentData`: a dataset prepared once (flows, labels, Laplacians, Hodge parts,
+  spectral drop probabilities); :func:`load_dataset`, :func:`find_ocean_file`.
+- :func:`pretrain` (single process or DistributedDataParallel), :func:`embed`,
+  :func:`linear_probe`, :func:`train_supervised`.
+- :func:`save_encoder` / :func:`load_encoder`: weights-only checkpoints.
+- :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
+- :func:`grid_search`: the hyper-parameter search.
+- Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
+"""
+
+from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
+from topo_contrastive.experiments.configs import (
+    CONFIG_NAMES,
+    DATASET_NAMES,
+    PAPER_TABLE1,
+    ExperimentConfig,
+    get_config,
+)
+from topo_contrastive.experiments.data import ExperimentData, find_ocean_file, load_dataset
+from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
+from topo_contrastive.experiments.figure1 import figure1, plot_figure1
+from topo_contrastive.experiments.reproduce import PRESETS, Preset, ReproduceResult, reproduce
+from topo_contrastive.experiments.search import grid_search
+from topo_contrastive.experiments.supervised import SupervisedResult, train_supervised
+from topo_contrastive.experiments.training import PretrainResult, embed, pretrain
+
+__all__ = [
+    "CONFIG_NAMES",
+    "DATASET_NAMES",
+    "PAPER_TABLE1",
+    "PRESETS",
+    "ExperimentConfig",
+    "ExperimentData",
+    "Preset",
+    "PretrainResult",
+    "ProbeResult",
+    "ReproduceResult",
+    "SupervisedResult",
+    "embed",
+    "figure1",
+    "find_ocean_file",
+    "get_config",
+    "grid_search",
+    "linear_probe",
+    "load_dataset",
+    "load_encoder",
+    "plot_figure1",
+    "pretrain",
+    "reproduce",
+    "save_encoder",
+    "train_supervised",
+]

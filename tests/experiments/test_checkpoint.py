@@ -1,0 +1,76 @@
+"""Weights-only encoder checkpoints: round trip, and clear errors on mismatches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from topo_contrastive.datasets import SyntheticTrajectories
+from topo_contrastive.experiments import (
+    ExperimentData,
+    embed,
+    get_config,
+    load_encoder,
+    pretrain,
+    save_encoder,
+)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_data):
+    cfg = get_config("SCL", "trajectory", hidden_channels=16)
+    return cfg, pretrain(tiny_data, cfg, seed=0, epochs=1).encoder
+
+
+def test_round_trip_with_weights_only(tmp_path, tiny_data, trained):
+    cfg, enc = trained
+    path = tmp_path / "encoder.pt"
+    save_encoder(enc, path, tiny_data, cfg, seed=0, epochs=1)
+    assert [p.name for p in tmp_path.iterdir()] == ["encoder.pt"]  # no temporary file left
+    raw = torch.load(path, weights_only=True)
+    assert raw["format"] == "topo_contrastive.encoder"
+    assert raw["metadata"]["complex"]["sizes"] == list(tiny_data.sizes)
+    loaded, meta = load_encoder(path, data=tiny_data, expected=cfg.architecture())
+    assert meta["config"] == "SCL" and meta["seed"] == 0
+    assert np.array_equal(embed(loaded, tiny_data), embed(enc, tiny_data))
+
+
+def test_other_complex_is_rejected(tmp_path, tiny_data, trained):
+    cfg, enc = trained
+    path = tmp_path / "encoder.pt"
+    save_encoder(enc, path, tiny_data, cfg)
+    other = ExperimentData.from_dataset(
+        SyntheticTrajectories(
+            str(tmp_path / "other"), num_points=160, num_train=4, num_val=2, num_test=2, log=False
+        ),
+        "trajectory",
+    )
+    with pytest.raises(ValueError, match="trained on another complex"):
+        load_encoder(path, data=other)
+
+
+def test_other_width_is_rejected(tmp_path, tiny_data, trained):
+    cfg, enc = trained
+    path = tmp_path / "encoder.pt"
+    save_encoder(enc, path, tiny_data, cfg)
+    with pytest.raises(ValueError, match="hidden_channels: checkpoint 16 vs expected 64"):
+        load_encoder(path, data=tiny_data, expected=get_config("SCL", "trajectory").architecture())
+    # weights that contradict the stored architecture
+    obj = torch.load(path, weights_only=True)
+    obj["metadata"]["architecture"]["hidden_channels"] = 32
+    torch.save(obj, path)
+    with pytest.raises(ValueError, match="width 32"):
+        load_encoder(path)
+
+
+def test_foreign_or_missing_files(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_encoder(tmp_path / "nope.pt")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="cannot be read"):
+        load_encoder(bad)
+    torch.save({"weights": torch.zeros(2)}, bad)
+    with pytest.raises(ValueError, match="format"):
+        load_encoder(bad)

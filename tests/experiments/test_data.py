@@ -1,0 +1,66 @@
+"""Finding and loading the datasets of the experiment."""
+
+from __future__ import annotations
+
+import pytest
+
+from topo_contrastive.experiments import ExperimentData, find_ocean_file, load_dataset
+from topo_contrastive.experiments.data import OCEAN_ENV_VAR
+
+
+def test_experiment_data_tensors(tiny_data):
+    S, n1 = tiny_data.flows.shape
+    assert S == 40 and n1 == tiny_data.complex.num_edges
+    assert tiny_data.hodge_parts.shape == (3, S, n1)
+    # the three parts add up to the flows
+    assert (tiny_data.hodge_parts.sum(0) - tiny_data.flows).abs().max() < 1e-5
+    assert tiny_data.labels.tolist().count(0) == 20
+    L1, _ = tiny_data.laplacians()
+    assert tiny_data.laplacians()[0] is L1  # cached
+    split = tiny_data.split(3)
+    assert [len(split[k]) for k in ("train", "val", "test")] == [20, 10, 10]
+    assert len(tiny_data.fingerprint) == 16
+
+
+def test_unknown_dataset(tmp_path):
+    with pytest.raises(ValueError, match="unknown dataset 'cifar'"):
+        load_dataset("cifar", tmp_path)
+
+
+def test_explicit_or_env_path_must_exist(tmp_path, monkeypatch):
+    monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
+    with pytest.raises(FileNotFoundError, match="--ocean-raw"):
+        find_ocean_file(tmp_path / "missing.jld2")
+    monkeypatch.setenv(OCEAN_ENV_VAR, str(tmp_path / "missing.jld2"))
+    with pytest.raises(FileNotFoundError, match=OCEAN_ENV_VAR):
+        find_ocean_file()
+    real = tmp_path / "dataBuoys.jld2"
+    real.write_bytes(b"x")
+    monkeypatch.setenv(OCEAN_ENV_VAR, str(real))
+    assert find_ocean_file() == real
+
+
+def test_missing_ocean_file_says_where_to_put_it(tmp_path, monkeypatch):
+    import topo_contrastive.datasets.ocean_drifters as od
+    import topo_contrastive.experiments.data as data_mod
+
+    monkeypatch.setattr(data_mod, "find_ocean_file", lambda explicit=None: None)
+
+    def offline(*args, **kwargs):
+        raise OSError("no network")
+
+    monkeypatch.setattr(od, "download_url", offline)
+    with pytest.raises(FileNotFoundError, match="dataBuoys.jld2.*--ocean-raw"):
+        load_dataset("ocean", tmp_path)
+    assert not (tmp_path / "ocean_drifters" / "processed" / "ocean_drifters.pt").exists()
+
+
+def test_ocean_is_copied_from_the_shared_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
+    source = find_ocean_file()
+    if source is None:
+        pytest.skip("no local dataBuoys.jld2 (../shared/data/ocean_drifters/)")
+    data = ExperimentData.from_dataset(load_dataset("ocean", tmp_path), "ocean")
+    assert (tmp_path / "ocean_drifters" / "raw" / "dataBuoys.jld2").is_file()
+    assert data.sizes == (133, 320, 186) and data.num_samples == 200
+    assert not data.dataset.val_mask.any()

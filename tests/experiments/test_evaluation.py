@@ -1,0 +1,66 @@
+"""The linear evaluation protocol (linear SVM, C by stratified 10-fold CV)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topo_contrastive.experiments import linear_probe
+
+
+def _blobs(n: int = 120, d: int = 8, gap: float = 6.0, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = rng.normal(size=(n, d))
+    X[:, 0] += gap * (y - 0.5)  # separable along the first axis
+    return X, y
+
+
+def test_separable_embeddings_are_classified_perfectly():
+    X, y = _blobs()
+    idx = np.random.default_rng(1).permutation(len(y))
+    res = linear_probe(X, y, idx[:80], idx[80:], val_idx=idx[80:100])
+    assert res.test_accuracy == 1.0 and res.train_accuracy == 1.0
+    assert res.cv_accuracy == 1.0 and res.val_accuracy == 1.0
+    assert res.C in (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
+
+
+def test_random_labels_give_chance_level():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = rng.integers(0, 2, 400)
+    res = linear_probe(X, y, np.arange(300), np.arange(300, 400))
+    assert 0.35 < res.test_accuracy < 0.65
+    assert np.isnan(res.val_accuracy)
+
+
+def test_scale_invariant_and_deterministic():
+    X, y = _blobs(gap=1.0, seed=3)
+    tr, te = np.arange(0, 120, 2), np.arange(1, 120, 2)
+    a = linear_probe(X, y, tr, te, seed=5)
+    b = linear_probe(1000.0 * X + 7.0, y, tr, te, seed=5)  # StandardScaler removes this
+    assert a.test_accuracy == b.test_accuracy and a.C == b.C
+    again = linear_probe(X, y, tr, te, seed=5)
+    assert (again.test_accuracy, again.C, again.cv_accuracy) == (
+        a.test_accuracy,
+        a.C,
+        a.cv_accuracy,
+    )
+
+
+def test_few_samples_lower_the_number_of_folds():
+    X, y = _blobs(n=12, d=2, gap=30.0)
+    res = linear_probe(X, y, np.arange(0, 12, 2), np.arange(1, 12, 2))  # 3 per class
+    assert res.test_accuracy == 1.0
+
+
+def test_bad_input():
+    X, y = _blobs()
+    with pytest.raises(ValueError, match="two classes"):
+        linear_probe(X, np.zeros_like(y), np.arange(50), np.arange(50, 60))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        linear_probe(np.full_like(X, np.nan), y, np.arange(50), np.arange(50, 60))
+    with pytest.raises(ValueError, match=r"\[S, D\]"):
+        linear_probe(X[:10], y, np.arange(5), np.arange(5, 10))
+    with pytest.raises(ValueError, match="must not be empty"):
+        linear_probe(X, y, np.arange(50), np.array([], dtype=int))

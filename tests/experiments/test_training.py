@@ -1,0 +1,99 @@
+"""Contrastive pre-training and the supervised baseline on a tiny trajectory task."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from topo_contrastive.experiments import embed, get_config, pretrain, train_supervised
+from topo_contrastive.experiments.training import _batches, resolve_device
+
+
+@pytest.mark.parametrize("row", ["SCL", "SSCL_Spec", "SCL_low"])
+def test_pretrain_runs_and_returns_an_encoder(tiny_data, row):
+    cfg = get_config(row, "trajectory")
+    res = pretrain(tiny_data, cfg, seed=0, epochs=2)
+    assert res.epochs == 2 and len(res.losses) == 2 and res.world_size == 1
+    assert all(np.isfinite(res.losses))
+    # InfoNCE with 2B-1 candidates per anchor is at most log(2B - 1) + 2/temperature
+    assert max(res.losses) < np.log(2 * tiny_data.num_samples) + 2 / cfg.temperature
+    assert res.encoder.K_up == cfg.K_up and not res.encoder.training
+    h = embed(res.encoder, tiny_data)
+    assert h.shape == (tiny_data.num_samples, 64) and np.isfinite(h).all()
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers(tiny_data):
+    cfg = get_config("SSCL", "trajectory")
+    a = pretrain(tiny_data, cfg, seed=3, epochs=2)
+    b = pretrain(tiny_data, cfg, seed=3, epochs=2)
+    c = pretrain(tiny_data, cfg, seed=4, epochs=2)
+    assert a.losses == b.losses
+    assert np.array_equal(embed(a.encoder, tiny_data), embed(b.encoder, tiny_data))
+    assert a.losses != c.losses
+
+
+def test_training_moves_the_weights_and_leaves_the_data_alone(tiny_data):
+    cfg = get_config("SCL", "trajectory")
+    flows = tiny_data.flows.clone()
+    torch.manual_seed(0)
+    before = pretrain(tiny_data, cfg, seed=1, epochs=1).encoder.state_dict()
+    after = pretrain(tiny_data, cfg, seed=1, epochs=3).encoder.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert torch.equal(flows, tiny_data.flows)
+
+
+def test_spectral_probabilities_are_cached_and_within_budget(tiny_data):
+    cfg = get_config("SCL_Spec", "trajectory")
+    p = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
+    assert p is tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
+    support = tiny_data.flows != 0
+    assert p.shape == tiny_data.flows.shape
+    assert bool((p[~support] == 0).all()) and bool(((p >= 0) & (p <= 1)).all())
+    assert bool((p.sum(1) <= cfg.budget * support.sum(1) + 1e-4).all())
+
+
+def test_pretrain_rejects_the_supervised_row_and_bad_epochs(tiny_data):
+    with pytest.raises(ValueError, match="not contrastive"):
+        pretrain(tiny_data, get_config("SCNN", "trajectory"), epochs=1)
+    with pytest.raises(ValueError, match="epochs"):
+        pretrain(tiny_data, get_config("SCL", "trajectory"), epochs=0)
+
+
+def test_batches_never_leave_a_single_sample():
+    assert _batches(list(range(5)), 2) == [[0, 1], [2, 3, 4]]
+    assert _batches(list(range(4)), 2) == [[0, 1], [2, 3]]
+
+
+def test_resolve_device():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="unknown device"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+def test_supervised_baseline_selects_on_validation(tiny_data):
+    cfg = get_config("SCNN", "trajectory")
+    split = tiny_data.split(0)
+    a = train_supervised(tiny_data, cfg, split, seed=0, epochs=4)
+    b = train_supervised(tiny_data, cfg, split, seed=0, epochs=4)
+    assert a.test_accuracy == b.test_accuracy and a.val_history == b.val_history
+    assert len(a.val_history) == 4 and not a.carved_validation
+    assert a.val_accuracy == max(a.val_history)
+    assert a.best_epoch == a.val_history.index(max(a.val_history)) + 1
+    assert 0.0 <= a.test_accuracy <= 1.0
+
+
+def test_supervised_carves_a_validation_part_when_there_is_none(tiny_data):
+    split = tiny_data.split(0)
+    no_val = {"train": split["train"], "val": np.zeros(0, dtype=int), "test": split["test"]}
+    res = train_supervised(tiny_data, get_config("SCNN", "trajectory"), no_val, epochs=2)
+    assert res.carved_validation
+    from topo_contrastive.experiments.supervised import carve_validation
+
+    tr, va = carve_validation(split["train"], tiny_data.labels.numpy(), seed=0)
+    assert len(va) == 4 and len(tr) == 16 and not set(tr) & set(va)
+    assert sorted(set(tiny_data.labels.numpy()[va])) == [0, 1]  # stratified

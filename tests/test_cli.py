@@ -1,0 +1,164 @@
+"""The ``topo-contrastive`` command line (on a tiny trajectory task)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tests.experiments.conftest import TINY_FLAGS
+from topo_contrastive.cli import main
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli_data")
+
+
+def _flags(data_root):
+    return ["--data-root", str(data_root), *TINY_FLAGS, "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory, data_root):
+    out = tmp_path_factory.mktemp("pretrain")
+    rc = main(
+        ["pretrain", "--dataset", "trajectory", "--config", "SSCL_Spec", "--epochs", "2",
+         "--hidden-channels", "16", "--seed", "1", "--out", str(out), *_flags(data_root)]
+    )
+    assert rc == 0
+    return out / "encoder.pt"
+
+
+def test_pretrain_writes_checkpoint_and_log(checkpoint):
+    files = sorted(p.name for p in checkpoint.parent.iterdir())
+    assert files == ["encoder.pt", "pretrain.json"]
+    obj = torch.load(checkpoint, weights_only=True)
+    assert obj["metadata"]["config"] == "SSCL_Spec"
+    assert obj["metadata"]["architecture"]["hidden_channels"] == 16
+    log = json.loads((checkpoint.parent / "pretrain.json").read_text())
+    assert log["epochs"] == 2 and len(log["losses"]) == 2 and log["world_size"] == 1
+
+
+def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
+    out = tmp_path / "eval.json"
+    rc = main(
+        ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", "--seeds", "2",
+         "--out", str(out), *_flags(data_root)]
+    )
+    assert rc == 0
+    assert "SSCL_Spec on trajectory: test accuracy" in capsys.readouterr().out
+    res = json.loads(out.read_text())
+    assert len(res["splits"]) == 2 and 0 <= res["mean_accuracy"] <= 100
+
+
+def test_evaluate_rejects_other_width(checkpoint, data_root, tmp_path, capsys):
+    out = tmp_path / "eval.json"
+    rc = main(
+        ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+         "--hidden-channels", "64", "--out", str(out), *_flags(data_root)]
+    )
+    assert rc == 2
+    assert "hidden_channels: checkpoint 16 vs expected 64" in capsys.readouterr().err
+    assert not out.exists()
+    rc = main(
+        ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+         "--config", "SCL", *_flags(data_root)]
+    )
+    assert rc == 2
+
+
+def test_evaluate_rejects_other_complex(checkpoint, tmp_path, capsys):
+    flags = ["--data-root", str(tmp_path), "--trajectory-points", "160",
+             "--trajectory-split", "4", "2", "2", "--no-progress"]
+    rc = main(["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", *flags])
+    assert rc == 2
+    assert "trained on another complex" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["pretrain", "--dataset", "trajectory", "--config", "MoCo"], "unknown configuration"),
+        (["pretrain", "--dataset", "mnist", "--config", "SCL"], "unknown dataset"),
+        (["pretrain", "--dataset", "trajectory", "--config", "SCNN"], "supervised baseline"),
+        (["reproduce", "--configs", "SCL", "BYOL"], "unknown configuration"),
+        (["reproduce", "--datasets", "cora"], "unknown dataset"),
+    ],
+)
+def test_bad_names_are_clear_errors(argv, message, tmp_path, data_root, capsys):
+    rc = main([*argv, "--out", str(tmp_path / "out"), *_flags(data_root)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("topo-contrastive: error:") and message in err
+    assert not (tmp_path / "out" / "encoder.pt").exists()
+
+
+def test_unwritable_out_fails_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("a regular file")
+    data_root = tmp_path / "data"
+    for argv in (
+        ["reproduce", "--quick", "--out", str(blocker / "out")],
+        ["pretrain", "--dataset", "trajectory", "--config", "SCL", "--out", str(blocker / "o")],
+    ):
+        rc = main([*argv, *_flags(data_root)])
+        assert rc == 2
+        assert "cannot be written" in capsys.readouterr().err
+    assert not data_root.exists()  # no dataset was built
+
+
+def test_missing_checkpoint(tmp_path, data_root, capsys):
+    rc = main(
+        ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), "--dataset", "trajectory",
+         *_flags(data_root)]
+    )
+    assert rc == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_reproduce_tiny(tmp_path, data_root, capsys):
+    out = tmp_path / "res"
+    rc = main(
+        ["reproduce", "--quick", "--datasets", "trajectory", "--configs", "SCL", "SCNN",
+         "--epochs", "1", "--seeds", "2", "--pretrain-seeds", "1", "--figure2-dataset", "none",
+         "--no-figure1", "--out", str(out), *_flags(data_root)]
+    )
+    assert rc == 0
+    assert {p.name for p in out.iterdir()} == {"runs.json", "runs.csv", "table1.md", "COMPLETE"}
+    printed = capsys.readouterr()
+    assert "REDUCED SETTINGS" in printed.out and "NOTE: reduced settings" in printed.err
+    assert "--epochs 1" in (out / "table1.md").read_text()
+
+
+def test_module_entry_point_and_help():
+    res = subprocess.run(
+        [sys.executable, "-m", "topo_contrastive.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0
+    for word in ("pretrain", "evaluate", "reproduce", "search"):
+        assert word in res.stdout
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--seeds", "0"])
+    assert exc.value.code == 2
+
+
+def test_search_writes_a_csv(tmp_path, data_root, capsys):
+    out = tmp_path / "search.csv"
+    rc = main(
+        ["search", "--dataset", "trajectory", "--config", "SSCL", "--grid",
+         "gamma=[1,1,1];[0,0,1]", "--epochs", "1", "--seeds", "1", "--out", str(out),
+         *_flags(data_root)]
+    )
+    assert rc == 0
+    lines = out.read_text().strip().splitlines()
+    assert lines[0].startswith("gamma,score") and len(lines) == 3
+    assert '"best"' in capsys.readouterr().out
+    rc = main(["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "eta=1",
+               "--out", str(out), *_flags(data_root)])  # fmt: skip
+    assert rc == 2 and "unknown configuration field" in capsys.readouterr().err

@@ -1,0 +1,48 @@
+"""Every script in ``examples/`` runs in its fast mode (``--fast`` or ``--quick``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "examples").glob("*.py"))
+# Extra arguments so that nothing is written into the repository.
+_OUT_FLAGS = {"--out-dir": "out", "--out": "out", "--root": "data"}
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_in_fast_mode(script, tmp_path):
+    if "topomodelx" in script.name and importlib.util.find_spec("topomodelx") is None:
+        pytest.skip("the `topomodelx` extra is not installed")
+    helped = subprocess.run(
+        [sys.executable, str(script), "--help"],
+        capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert helped.returncode == 0, helped.stderr
+    text = helped.stdout
+    fast = "--fast" if "--fast" in text else "--quick" if "--quick" in text else None
+    assert fast is not None, f"{script.name} has no --fast/--quick mode"
+    argv = [fast]
+    for flag, sub in _OUT_FLAGS.items():
+        if flag in text.replace(",", " ").split():
+            argv += [flag, str(tmp_path / sub)]
+    if "--no-progress" in text:
+        argv.append("--no-progress")
+    res = subprocess.run(
+        [sys.executable, str(script), *argv],
+        capture_output=True, text=True, timeout=300, env=_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]

@@ -1,0 +1,509 @@
+"""The ``topo-contrastive`` command line: pre-train, evaluate, reproduce Table 1.
+
+Subcommands:
+
+``pretrain``
+    contrastive pre-training of one configuration on one dataset; writes ``encoder.pt``
+    (weights only, atomically) and ``pretrain.json``. Runs under ``torchrun`` with
+    DistributedDataParallel (rank 0 alone writes).
+``evaluate``
+    linear-SVM evaluation of a saved encoder over several random splits.
+``reproduce``
+    the whole of Table 1 on both datasets and Figures 1-2 (``--quick`` for a reduced run).
+``search``
+    the small hyper-parameter search (validation split / training-split cross-validation).
+
+Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
+``python -m topo_contrastive.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build_parser", "main"]
+
+_PROG = "topo-contrastive"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from err
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from err
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data")
+    g.add_argument(
+        "--data-root",
+        default="data",
+        help="folder of the datasets (default: ./data); the ocean raw file is copied to "
+        "<data-root>/ocean_drifters/raw/",
+    )
+    g.add_argument(
+        "--ocean-raw",
+        default=None,
+        metavar="PATH",
+        help="local dataBuoys.jld2 (default: $TOPO_CONTRASTIVE_OCEAN_FILE, else "
+        "../shared/data/ocean_drifters/dataBuoys.jld2 beside the current folder or the "
+        "repository, else download)",
+    )
+    g.add_argument(
+        "--trajectory-points",
+        type=_positive_int,
+        default=400,
+        help="points of the synthetic trajectory complex (default: 400, the paper's)",
+    )
+    g.add_argument(
+        "--trajectory-split",
+        type=_positive_int,
+        nargs=3,
+        default=(200, 100, 100),
+        metavar=("TRAIN", "VAL", "TEST"),
+        help="train/validation/test sizes of the trajectory task (default: 200 100 100)",
+    )
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="training device: cpu (default), cuda, cuda:N or auto",
+    )
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="torch CPU threads (default: torch's default)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``topo-contrastive``."""
+    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES
+
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="Hodge-aware contrastive learning (Moellers et al., ICASSP 2024): "
+        "pre-train, evaluate, reproduce Table 1.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("pretrain", help="contrastive pre-training of one configuration")
+    p.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASET_NAMES)}")
+    p.add_argument(
+        "--config", required=True, help=f"a contrastive row of Table 1: {', '.join(CONFIG_NAMES)}"
+    )
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="seed (default: 0)")
+    p.add_argument(
+        "--epochs", type=_positive_int, default=None, help="epochs (default: 200, the paper's)"
+    )
+    p.add_argument(
+        "--hidden-channels",
+        type=_positive_int,
+        default=None,
+        help="encoder width (default: the configuration's 64)",
+    )
+    p.add_argument(
+        "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
+    )
+    _add_run_options(p)
+    _add_data_options(p)
+
+    p = sub.add_parser("evaluate", help="linear-SVM evaluation of a saved encoder")
+    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    p.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASET_NAMES)}")
+    p.add_argument(
+        "--seeds", type=_positive_int, default=16, help="number of random splits (default: 16)"
+    )
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="first split seed (default: 0)")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="if given, the checkpoint's architecture must match this configuration's",
+    )
+    p.add_argument(
+        "--hidden-channels",
+        type=_positive_int,
+        default=None,
+        help="if given, the checkpoint's width must be this",
+    )
+    p.add_argument("--out", default=None, help="write the per-split results to this JSON file")
+    _add_run_options(p)
+    _add_data_options(p)
+
+    p = sub.add_parser("reproduce", help="Table 1 on both datasets, Figures 1-2")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced settings (a few minutes on 2 CPU cores; NOT the paper's protocol)",
+    )
+    p.add_argument("--out", default="results/full", help="output folder (default: results/full)")
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="base seed (default: 0)")
+    p.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=None,
+        help="evaluation splits per row (default: 16; 4 with --quick)",
+    )
+    p.add_argument(
+        "--pretrain-seeds",
+        type=_positive_int,
+        default=None,
+        help="pre-trained encoders per contrastive row (default: 2 trajectory / 4 ocean; "
+        "1 with --quick)",
+    )
+    p.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=None,
+        help="epochs of every run (default: 200; 8 trajectory / 40 ocean with --quick)",
+    )
+    p.add_argument(
+        "--datasets", nargs="+", default=list(DATASET_NAMES), help="datasets (default: both)"
+    )
+    p.add_argument("--configs", nargs="+", default=list(CONFIG_NAMES), help="rows (default: all)")
+    p.add_argument(
+        "--figure2-dataset",
+        default=None,
+        help="dataset of Figure 2's sweep (default: ocean; 'none' to skip it)",
+    )
+    p.add_argument("--no-figure1", action="store_true", help="skip Figure 1 (embedding distances)")
+    _add_run_options(p)
+    _add_data_options(p)
+
+    p = sub.add_parser("search", help="the hyper-parameter search (validation / training CV)")
+    p.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASET_NAMES)}")
+    p.add_argument("--config", required=True, help="a row of Table 1 to tune")
+    p.add_argument(
+        "--grid",
+        nargs="+",
+        required=True,
+        metavar="FIELD=V1,V2",
+        help="values to try per configuration field, e.g. lr=0.1,0.01 temperature=0.5,0.2 "
+        "(K=1,2,3 sets K_down = K_up; separate list values by ';': gamma=[1,1,1];[0,0,1])",
+    )
+    p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 200)")
+    p.add_argument(
+        "--seeds", type=_positive_int, default=2, help="encoders/splits per point (default: 2)"
+    )
+    p.add_argument("--out", required=True, help="CSV file of the search results")
+    _add_run_options(p)
+    _add_data_options(p)
+    return parser
+
+
+# ---------------------------------------------------------------------------- helpers
+def _progress_enabled(args: argparse.Namespace) -> bool:
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def _setup(args: argparse.Namespace) -> None:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+
+def _load(args: argparse.Namespace, name: str) -> Any:
+    from topo_contrastive.experiments.data import ExperimentData, load_dataset
+
+    ds = load_dataset(
+        name,
+        data_root=args.data_root,
+        ocean_raw=args.ocean_raw,
+        trajectory_points=args.trajectory_points,
+        trajectory_split=args.trajectory_split,
+    )
+    return ExperimentData.from_dataset(ds, name)
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------- pretrain
+def _cmd_pretrain(args: argparse.Namespace) -> int:
+    import torch
+    import torch.distributed as dist
+
+    from topo_contrastive.experiments.checkpoint import save_encoder
+    from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
+    from topo_contrastive.experiments.outputs import check_output_dir, write_json
+    from topo_contrastive.experiments.training import pretrain, resolve_device
+
+    dataset = resolve_dataset_name(args.dataset)
+    overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
+    config = get_config(args.config, dataset, **overrides)
+    if not config.is_contrastive:
+        raise ValueError(
+            f"`pretrain` needs a contrastive configuration; {config.name!r} is the supervised "
+            "baseline (run it with `reproduce --configs SCNN`)"
+        )
+    device = resolve_device(args.device)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    distributed = world > 1
+    if distributed and not dist.is_initialized():
+        if device.type == "cuda":
+            device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    rank = dist.get_rank() if distributed else 0
+    try:
+        out = check_output_dir(args.out) if rank == 0 else Path(args.out)
+        data = _load(args, dataset)
+        show = _progress_enabled(args) and rank == 0
+        from tqdm.auto import tqdm
+
+        epochs = args.epochs or config.epochs
+        bar = tqdm(total=epochs, desc=f"{config.name} {dataset}", disable=not show, unit="epoch")
+
+        def tick(epoch: int, loss: float) -> None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.4f}")
+
+        result = pretrain(data, config, seed=args.seed, epochs=epochs, device=device, progress=tick)
+        bar.close()
+        if rank == 0:
+            meta = {
+                "seed": args.seed,
+                "epochs": epochs,
+                "world_size": result.world_size,
+                "final_loss": result.losses[-1],
+            }
+            save_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
+            write_json(
+                out / "pretrain.json",
+                {
+                    "dataset": dataset,
+                    "config": config.to_dict(),
+                    "complex_sizes": list(data.sizes),
+                    "seconds": result.seconds,
+                    "losses": result.losses,
+                    "written_by_rank": rank,
+                    **meta,
+                },
+            )
+            _say(
+                f"pretrained {config.name} on {dataset} ({epochs} epochs, {result.seconds:.1f} s, "
+                f"world size {result.world_size}, final loss {result.losses[-1]:.4f}); wrote "
+                f"{out / 'encoder.pt'}"
+            )
+        if distributed:
+            dist.barrier()
+    finally:
+        if distributed and dist.is_initialized():
+            dist.destroy_process_group()
+    return 0
+
+
+# ---------------------------------------------------------------------------- evaluate
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
+    from topo_contrastive.experiments.outputs import write_json
+    from topo_contrastive.experiments.reproduce import evaluate_encoder
+
+    dataset = resolve_dataset_name(args.dataset)
+    expected: dict[str, Any] = {}
+    if args.config:
+        expected.update(get_config(args.config, dataset).architecture())
+    if args.hidden_channels:
+        expected["hidden_channels"] = args.hidden_channels
+    if args.out:
+        parent = Path(args.out).expanduser().absolute().parent
+        from topo_contrastive.experiments.outputs import check_output_dir
+
+        check_output_dir(parent, "--out")
+    if not os.path.isfile(args.checkpoint):
+        raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
+    data = _load(args, dataset)
+    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    results = evaluate_encoder(encoder, data, seeds, device=args.device)
+    acc = 100 * np.array([r["test_accuracy"] for r in results])
+    line = (
+        f"{meta.get('config', '?')} on {dataset}: test accuracy {acc.mean():.1f} ± "
+        f"{acc.std():.1f} % over {len(seeds)} splits (linear SVM, C by 10-fold CV)"
+    )
+    print(line)
+    if args.out:
+        write_json(
+            args.out,
+            {
+                "checkpoint": str(args.checkpoint),
+                "dataset": dataset,
+                "metadata": meta,
+                "mean_accuracy": float(acc.mean()),
+                "std_accuracy": float(acc.std()),
+                "splits": results,
+            },
+        )
+    return 0
+
+
+# ---------------------------------------------------------------------------- reproduce
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from topo_contrastive.experiments.configs import resolve_config_name, resolve_dataset_name
+    from topo_contrastive.experiments.outputs import check_output_dir
+    from topo_contrastive.experiments.reproduce import PRESETS, reproduce
+
+    datasets = [resolve_dataset_name(d) for d in args.datasets]
+    configs = [resolve_config_name(c) for c in args.configs]
+    check_output_dir(args.out)  # before any work
+    preset = PRESETS["quick" if args.quick else "full"]
+    changes: dict[str, Any] = {}
+    if args.epochs:
+        changes["epochs"] = {d: args.epochs for d in preset.epochs}
+        changes["figure2_epochs"] = args.epochs
+    if args.seeds:
+        changes["num_splits"] = args.seeds
+        changes["figure2_splits"] = min(preset.figure2_splits, args.seeds)
+    if args.pretrain_seeds:
+        changes["pretrain_seeds"] = {d: args.pretrain_seeds for d in preset.pretrain_seeds}
+        changes["figure2_pretrain_seeds"] = min(preset.figure2_pretrain_seeds, args.pretrain_seeds)
+    if args.figure2_dataset is not None:
+        f2 = args.figure2_dataset
+        changes["figure2_dataset"] = None if f2.lower() == "none" else resolve_dataset_name(f2)
+    if args.no_figure1:
+        changes["figure1_draws"] = 0
+    if changes:
+        reduced = preset.reduced or bool(
+            (args.epochs and args.epochs < 200) or (args.seeds and args.seeds < 16)
+        )
+        preset = dataclasses.replace(
+            preset, name=preset.name + "+overrides", reduced=reduced, **changes
+        )
+    if preset.reduced:
+        _say(
+            f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the paper's "
+            "protocol (200 epochs, 16 splits)."
+        )
+    command = (
+        " ".join([_PROG, *map(shlex.quote, sys.argv[1:])])
+        if args._argv is None
+        else (" ".join([_PROG, *map(shlex.quote, args._argv)]))
+    )
+    start = time.perf_counter()
+    result = reproduce(
+        lambda name: _load(args, name),
+        args.out,
+        preset=preset,
+        dataset_names=datasets,
+        config_names=configs,
+        seed=args.seed,
+        device=args.device,
+        progress=_progress_enabled(args),
+        command=command,
+        log=None if _progress_enabled(args) else _say,
+    )
+    table = (result.out / "table1.md").read_text(encoding="utf-8")
+    print(table)
+    _say(f"done in {time.perf_counter() - start:.0f} s; outputs in {result.out}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- search
+def _parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--grid entries look like FIELD=V1,V2; got {item!r}")
+        key, values = item.split("=", 1)
+        parsed = []
+        # values are separated by ';' when they contain commas themselves (gamma=[1,1,1];[0,0,1])
+        for v in values.split(";" if ";" in values or "[" in values else ","):
+            try:
+                parsed.append(json.loads(v))
+            except json.JSONDecodeError:
+                parsed.append(v)
+        grid[key.strip()] = [tuple(p) if isinstance(p, list) else p for p in parsed]
+    return grid
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
+    from topo_contrastive.experiments.outputs import check_output_dir
+    from topo_contrastive.experiments.search import grid_search
+
+    dataset = resolve_dataset_name(args.dataset)
+    base = get_config(args.config, dataset)
+    grid = _parse_grid(args.grid)
+    probe = {k: v[0] for k, v in grid.items() if k != "K"}
+    base.replace(**probe)  # validates the field names early
+    check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
+    data = _load(args, dataset)
+    rows = grid_search(
+        data,
+        base,
+        grid,
+        epochs=args.epochs,
+        seeds=args.seeds,
+        device=args.device,
+        out=args.out,
+        log=_say,
+    )
+    best = max(rows, key=lambda r: r["score"])
+    print(json.dumps({"best": best}, indent=2, default=str))
+    return 0
+
+
+_COMMANDS = {
+    "pretrain": _cmd_pretrain,
+    "evaluate": _cmd_evaluate,
+    "reproduce": _cmd_reproduce,
+    "search": _cmd_search,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``topo-contrastive``; returns the exit status.
+
+    Bad input (an unknown configuration or dataset, a mismatching checkpoint, an unwritable
+    output folder, a missing ocean file) prints ``topo-contrastive: error: ...`` to stderr and
+    returns 2, without writing a result file.
+    """
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else list(argv))
+    args._argv = None if argv is None else list(argv)
+    try:
+        _setup(args)
+        return _COMMANDS[args.command](args)
+    except (ValueError, TypeError, FileNotFoundError) as err:
+        print(f"{_PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

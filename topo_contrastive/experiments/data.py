@@ -1,0 +1,263 @@
+"""Loading the two tasks and the per-dataset tensors the experiments reuse (private helpers).
+
+:class:`ExperimentData` holds, once per dataset, everything the training loops need as dense
+tensors: the flows ``[S, N1]``, the labels ``[S]``, the two Laplacians, the Hodge parts of the
+original flows ``[3, S, N1]`` (for the debiased loss) and, on demand, the spectrally optimised
+drop probabilities ``[S, N1]`` (for ``HodgeSpectralMask``), so that no epoch recomputes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.experiments.configs import resolve_dataset_name
+from topo_contrastive.hodge import HodgeDecomposition
+
+__all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_dataset"]
+
+#: Environment variable naming a local copy of ``dataBuoys.jld2``.
+OCEAN_ENV_VAR = "TOPO_CONTRASTIVE_OCEAN_FILE"
+_OCEAN_FILE = "dataBuoys.jld2"
+_SHARED_RELATIVE = Path("shared") / "data" / "ocean_drifters" / _OCEAN_FILE
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def find_ocean_file(explicit: str | os.PathLike | None = None) -> Path | None:
+    """Find a local ``dataBuoys.jld2`` (the ocean drifter raw file).
+
+    Looked up in this order: ``explicit``; ``$TOPO_CONTRASTIVE_OCEAN_FILE``;
+    ``../shared/data/ocean_drifters/dataBuoys.jld2`` beside the current directory and beside the
+    repository root (and their parent folders: CI clones the repository with ``../shared``
+    beside it).
+
+    Args:
+        explicit: a path given by the user (``--ocean-raw``), or ``None``.
+
+    Returns:
+        The file's path, or ``None`` when no candidate exists.
+
+    Raises:
+        FileNotFoundError: ``explicit`` (or the environment variable) names a missing file.
+    """
+    for what, value in (("--ocean-raw", explicit), (OCEAN_ENV_VAR, os.environ.get(OCEAN_ENV_VAR))):
+        if value:
+            path = Path(value).expanduser()
+            if not path.is_file():
+                raise FileNotFoundError(f"{what} names '{path}', which is not a file")
+            return path
+    seen: set[Path] = set()
+    for start in (Path.cwd().resolve(), _REPO_ROOT):
+        for folder in (start, *start.parents):
+            candidate = folder / _SHARED_RELATIVE
+            if candidate in seen:
+                continue
+            seen.add(candidate)
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def load_dataset(
+    name: str,
+    data_root: str | os.PathLike = "data",
+    ocean_raw: str | os.PathLike | None = None,
+    trajectory_points: int = 400,
+    trajectory_split: Sequence[int] = (200, 100, 100),
+    log: bool = False,
+) -> Any:
+    """Build (or load) one of the two tasks under ``data_root``.
+
+    ``"trajectory"``: :class:`~topo_contrastive.datasets.SyntheticTrajectories` in
+    ``data_root/trajectories`` (generator seed 0). ``"ocean"``:
+    :class:`~topo_contrastive.datasets.OceanDrifters` in ``data_root/ocean_drifters``; the raw
+    file found by :func:`find_ocean_file` is copied to ``data_root/ocean_drifters/raw/`` first
+    (the shared folder is only read), else the dataset tries its download.
+
+    Args:
+        name: ``"trajectory"`` or ``"ocean"`` (aliases accepted).
+        data_root: folder of the datasets (default ``"data"``).
+        ocean_raw: explicit path of ``dataBuoys.jld2`` (default ``None``: search).
+        trajectory_points: points of the synthetic complex (default 400).
+        trajectory_split: train / validation / test sizes (default ``(200, 100, 100)``).
+        log: let the datasets print progress (default ``False``).
+
+    Raises:
+        ValueError: unknown dataset name; a ``data_root`` that cannot be written.
+        FileNotFoundError: the ocean file is nowhere and cannot be downloaded (the message says
+            where to put it).
+    """
+    from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
+
+    ds = resolve_dataset_name(name)
+    root = Path(data_root).expanduser()
+    if ds == "trajectory":
+        n_train, n_val, n_test = (int(v) for v in trajectory_split)
+        return SyntheticTrajectories(
+            str(root / "trajectories"),
+            num_points=int(trajectory_points),
+            num_train=n_train,
+            num_val=n_val,
+            num_test=n_test,
+            seed=0,
+            log=log,
+        )
+    ocean_root = root / "ocean_drifters"
+    raw = ocean_root / "raw" / _OCEAN_FILE
+    processed = ocean_root / "processed" / "ocean_drifters.pt"
+    if not raw.is_file() and not processed.is_file():
+        source = find_ocean_file(ocean_raw)
+        if source is not None:
+            try:
+                raw.parent.mkdir(parents=True, exist_ok=True)
+                tmp = raw.with_name(f".{raw.name}.{os.getpid()}.tmp")
+                shutil.copyfile(source, tmp)
+                os.replace(tmp, raw)
+            except OSError as err:
+                raise ValueError(
+                    f"cannot copy the ocean drifter file into '{raw.parent}' ({err}); pass a "
+                    "writable --data-root"
+                ) from err
+    try:
+        return OceanDrifters(str(ocean_root), log=log)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(
+            f"{err} Alternatively pass --ocean-raw PATH, set ${OCEAN_ENV_VAR}, or place the file "
+            f"at ../shared/data/ocean_drifters/{_OCEAN_FILE} beside the repository."
+        ) from err
+
+
+def complex_fingerprint(ops: SimplicialOperators) -> str:
+    """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex."""
+    digest = hashlib.sha256()
+    digest.update(np.ascontiguousarray(ops.edges, dtype=np.int64).tobytes())
+    digest.update(b"|")
+    digest.update(np.ascontiguousarray(ops.triangles, dtype=np.int64).tobytes())
+    digest.update(f"|{ops.num_nodes}".encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class ExperimentData:
+    """A task prepared once for all runs: dense flows, labels, operators, Hodge parts.
+
+    Attributes:
+        name: ``"trajectory"`` or ``"ocean"`` (or a free name for other datasets).
+        dataset: the PyG dataset (it provides :meth:`split` and the standard masks).
+        complex: its :class:`~topo_contrastive.SimplicialOperators`.
+        flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples.
+        labels: ``int64 [S]``.
+        hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex.
+        hodge_parts: ``float32 [3, S, N1]`` gradient, curl and harmonic parts of the flows.
+    """
+
+    name: str
+    dataset: Any
+    complex: SimplicialOperators
+    flows: torch.Tensor
+    labels: torch.Tensor
+    hodge: HodgeDecomposition
+    hodge_parts: torch.Tensor
+    _drop_prob: dict[tuple, torch.Tensor] = field(default_factory=dict, repr=False)
+    _laplacians: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = field(
+        default_factory=dict, repr=False
+    )
+
+    @classmethod
+    def from_dataset(cls, dataset: Any, name: str | None = None) -> ExperimentData:
+        """Prepare a dataset of edge flows on one complex (``Data(x_1=[N1, 1], y=[1])``).
+
+        Raises:
+            TypeError: ``dataset`` has no ``complex`` attribute.
+            ValueError: the samples do not hold ``N1`` flows each.
+        """
+        if not hasattr(dataset, "complex"):
+            raise TypeError(
+                f"`dataset` must be an edge-flow dataset with a `complex` attribute, got "
+                f"{type(dataset).__name__}"
+            )
+        ops = dataset.complex
+        n1 = ops.num_edges
+        x = dataset._data.x_1 if dataset._indices is None else None
+        if x is None or x.numel() != len(dataset) * n1:
+            x = torch.stack([d.x_1.view(-1) for d in dataset])
+        flows = x.reshape(len(dataset), n1).to(torch.float32).contiguous()  # [S, N1]
+        if dataset._indices is None:
+            labels = dataset._data.y.view(-1).long().clone()
+        else:
+            labels = torch.cat([d.y.view(-1) for d in dataset]).long()
+        if labels.numel() != flows.shape[0]:
+            raise ValueError("every sample must have exactly one label `y`")
+        hodge = HodgeDecomposition(ops, backend="exact" if n1 <= 4000 else "iterative")
+        parts = hodge(flows.double())  # three [S, N1]
+        hodge_parts = torch.stack(list(parts)).to(torch.float32)  # [3, S, N1]
+        return cls(
+            name=name or type(dataset).__name__,
+            dataset=dataset,
+            complex=ops,
+            flows=flows,
+            labels=labels,
+            hodge=hodge,
+            hodge_parts=hodge_parts,
+        )
+
+    @property
+    def num_samples(self) -> int:
+        """Number of samples ``S``."""
+        return int(self.flows.shape[0])
+
+    @property
+    def sizes(self) -> tuple[int, int, int]:
+        """``(N0, N1, N2)`` of the complex."""
+        ops = self.complex
+        return (int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles))
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifier of the complex (see :func:`complex_fingerprint`)."""
+        return complex_fingerprint(self.complex)
+
+    def laplacians(
+        self, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(L_down, L_up)`` sparse ``[N1, N1]`` on ``device`` (built once, then cached, so that
+        the layers' operator cache is reused)."""
+        key = (str(torch.device(device)), dtype)
+        if key not in self._laplacians:
+            self._laplacians[key] = self.complex.laplacians(device=device, dtype=dtype)
+        return self._laplacians[key]
+
+    def split(self, seed: int) -> dict[str, np.ndarray]:
+        """Indices of the train / val / test samples of split ``seed`` (``dataset.split``)."""
+        masks = self.dataset.split(int(seed))
+        return {k: np.flatnonzero(v.numpy()) for k, v in masks.items()}
+
+    def drop_probabilities(
+        self,
+        budget: float,
+        perturb: Sequence[str] = ("gradient",),
+        preserve: Sequence[str] = ("curl", "harmonic"),
+    ) -> torch.Tensor:
+        """Spectrally optimised drop probabilities ``float32 [S, N1]`` (paper eq. 5).
+
+        Computed once per ``(budget, perturb, preserve)`` with
+        :func:`topo_contrastive.transforms.optimize_drop_probabilities` and cached.
+        """
+        key = (float(budget), tuple(perturb), tuple(preserve))
+        if key not in self._drop_prob:
+            from topo_contrastive.transforms import optimize_drop_probabilities
+
+            p = optimize_drop_probabilities(
+                self.flows, self.hodge, budget, perturb=tuple(perturb), preserve=tuple(preserve)
+            )
+            self._drop_prob[key] = p.detach().to(torch.float32).reshape(self.flows.shape)
+        return self._drop_prob[key]

@@ -1,0 +1,278 @@
+r"""Contrastive pre-training of an SCNN encoder (paper §4, Fig. 1) on one or several processes.
+
+One step: a mini-batch of flows :math:`\mathbf{x}` gets two masked views (uniform or spectral
+masks), both views go through the encoder :math:`f` and the projection head :math:`g` in **one**
+forward call (``[2B, N1, 1]``, then split into :math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss
+is :class:`~topo_contrastive.losses.InfoNCE` (eq. 4) or
+:class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the Hodge parts of the
+*original* flows of the batch. SGD with momentum and weight decay, as in the paper's §5.
+
+**Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
+:func:`pretrain` wraps encoder + head in ``DistributedDataParallel``, shards the samples with a
+``DistributedSampler`` (the global batch keeps ``batch_size`` samples), and builds the loss with
+``gather_distributed=True``: every rank contrasts its anchors against the samples of all ranks,
+and DDP's gradient averaging then optimises exactly the single-process loss on the concatenated
+batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+from torch.utils.data.distributed import DistributedSampler
+
+from topo_contrastive.experiments.configs import ExperimentConfig
+from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
+from topo_contrastive.nn import SCNN, ProjectionHead
+
+__all__ = [
+    "ContrastiveModel",
+    "PretrainResult",
+    "build_encoder",
+    "embed",
+    "make_optimizer",
+    "pretrain",
+    "resolve_device",
+]
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``"auto"``/``None`` -> CUDA if available else CPU; otherwise ``torch.device(device)``.
+
+    Raises:
+        ValueError: an unknown device string, or CUDA asked for but not available.
+    """
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"unknown device {device!r} (use cpu, cuda, cuda:N or auto)") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but CUDA is not available here")
+    return dev
+
+
+def build_encoder(config: ExperimentConfig) -> SCNN:
+    """The SCNN encoder :math:`f` of a configuration (one input channel: the edge flow)."""
+    return SCNN(
+        in_channels=1,
+        hidden_channels=config.hidden_channels,
+        num_layers=config.num_layers,
+        K_down=config.K_down,
+        K_up=config.K_up,
+        act=config.act,
+        readout=config.readout,
+        normalize=config.normalize,
+        bias=config.bias,
+    )
+
+
+def make_optimizer(params: Any, config: ExperimentConfig) -> torch.optim.Optimizer:
+    """SGD (with ``config.momentum``) or Adam, with ``config.lr`` and ``config.weight_decay``."""
+    if config.optimizer == "adam":
+        return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+    return torch.optim.SGD(
+        params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay
+    )
+
+
+class ContrastiveModel(nn.Module):
+    """Encoder :math:`f` and projection head :math:`g` in one module (what DDP wraps).
+
+    The Laplacians are constants held as plain attributes (not buffers, so DDP does not
+    broadcast them).
+
+    Args:
+        encoder: the SCNN.
+        head: the projection head.
+        L_down: sparse ``[N1, N1]``.
+        L_up: sparse ``[N1, N1]``.
+    """
+
+    def __init__(self, encoder: SCNN, head: ProjectionHead, L_down: Tensor, L_up: Tensor):
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+        self.L_down = L_down
+        self.L_up = L_up
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """``x`` ``[B, N1, 1]`` -> ``(h [B, hidden], z [B, projection])``."""
+        h = self.encoder(x, self.L_down, self.L_up)
+        return h, self.head(h)
+
+
+@dataclass
+class PretrainResult:
+    """What :func:`pretrain` returns.
+
+    Attributes:
+        encoder: the trained SCNN (on the training device, in eval mode).
+        losses: mean loss of every epoch (this rank's batches).
+        seconds: wall time of the training loop.
+        epochs: epochs run.
+        world_size: number of processes.
+    """
+
+    encoder: SCNN
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    epochs: int = 0
+    world_size: int = 1
+
+
+def _dist_context() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _make_loss(config: ExperimentConfig, distributed: bool) -> nn.Module:
+    if config.loss == "hodge_debiased":
+        return HodgeDebiasedInfoNCE(
+            temperature=config.temperature,
+            gamma=tuple(config.gamma),
+            gather_distributed=distributed,
+        )
+    return InfoNCE(temperature=config.temperature, gather_distributed=distributed)
+
+
+def _batches(indices: list[int], batch_size: int) -> list[list[int]]:
+    """Consecutive chunks; a last chunk of one sample joins the previous one (the loss needs 2)."""
+    chunks = [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
+    if len(chunks) > 1 and len(chunks[-1]) < 2:
+        last = chunks.pop()
+        chunks[-1] = chunks[-1] + last
+    return chunks
+
+
+def pretrain(
+    data: ExperimentData,
+    config: ExperimentConfig,
+    seed: int = 0,
+    epochs: int | None = None,
+    device: str | torch.device = "cpu",
+    drop_prob: float | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> PretrainResult:
+    r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
+
+    Args:
+        data: the prepared dataset (all its samples are used, without labels).
+        config: a contrastive configuration (loss, mask, encoder, optimiser).
+        seed: seed of the initialisation, the sample order and the masks (default 0).
+        epochs: epochs (default ``None``: ``config.epochs``).
+        device: training device (default ``"cpu"``); the masks are drawn on the CPU.
+        drop_prob: override of the uniform drop probability (default ``None``).
+        progress: called as ``progress(epoch, mean_loss)`` after every epoch.
+
+    Returns:
+        :class:`PretrainResult` with the trained encoder.
+
+    Raises:
+        ValueError: a supervised configuration, or non-finite loss (divergence: lower the
+            learning rate).
+    """
+    if not config.is_contrastive:
+        raise ValueError(f"configuration {config.name!r} is not contrastive; use train_supervised")
+    epochs = config.epochs if epochs is None else int(epochs)
+    if epochs < 1:
+        raise ValueError(f"`epochs` must be >= 1, got {epochs}")
+    dev = resolve_device(device)
+    rank, world = _dist_context()
+    distributed = world > 1
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        encoder = build_encoder(config)
+        head = ProjectionHead(
+            config.hidden_channels, config.projection_channels, config.projection_channels
+        )
+    L_down, L_up = data.laplacians(device=dev)
+    model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
+    net: nn.Module = model
+    if distributed:
+        net = nn.parallel.DistributedDataParallel(
+            model, device_ids=[dev.index] if dev.type == "cuda" else None
+        )
+    loss_fn = _make_loss(config, distributed)
+    optimizer = make_optimizer(model.parameters(), config)
+    from topo_contrastive.experiments.views import ViewMaker
+
+    mask_gen = torch.Generator().manual_seed(seed * 7919 + 104729 * rank + 1)
+    views = ViewMaker(config, data, mask_gen, drop_prob=drop_prob)
+    sampler = DistributedSampler(
+        range(data.num_samples), num_replicas=world, rank=rank, shuffle=True, seed=seed
+    )
+    local_batch = max(2, math.ceil(config.batch_size / world))
+    flows = data.flows  # [S, N1] on the CPU
+    parts = data.hodge_parts  # [3, S, N1]
+    debiased = config.loss == "hodge_debiased"
+
+    result = PretrainResult(encoder=encoder, world_size=world)
+    start = time.perf_counter()
+    model.train()
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        total, count = 0.0, 0
+        for chunk in _batches(list(sampler), local_batch):
+            idx = torch.as_tensor(chunk, dtype=torch.long)
+            x = flows[idx]  # [B, N1]
+            v = views(x, idx).to(dev)  # [2, B, N1]
+            B = x.shape[0]
+            _, z = net(v.reshape(2 * B, -1, 1))  # one forward for both views: [2B, D]
+            z1, z2 = z[:B], z[B:]
+            if debiased:
+                loss = loss_fn(z1, z2, hodge_parts=parts[:, idx].to(dev))
+            else:
+                loss = loss_fn(z1, z2)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"the loss of {config.name} became {value} at epoch {epoch + 1}; lower the "
+                    f"learning rate (lr={config.lr})"
+                )
+            total += value
+            count += 1
+        mean = total / max(count, 1)
+        result.losses.append(mean)
+        if progress is not None:
+            progress(epoch + 1, mean)
+    result.seconds = time.perf_counter() - start
+    result.epochs = epochs
+    encoder.eval()
+    return result
+
+
+@torch.no_grad()
+def embed(
+    encoder: SCNN,
+    data: ExperimentData,
+    device: str | torch.device = "cpu",
+    batch_size: int = 200,
+) -> np.ndarray:
+    """Embeddings :math:`\\mathbf{h} = f(\\mathbf{x})` of all samples (the readout, not
+    the projection head), ``float64 [S, hidden]``."""
+    dev = resolve_device(device)
+    was_training = encoder.training
+    encoder.eval()
+    L_down, L_up = data.laplacians(device=dev)
+    out = []
+    for start in range(0, data.num_samples, batch_size):
+        x = data.flows[start : start + batch_size].to(dev).unsqueeze(-1)  # [b, N1, 1]
+        out.append(encoder(x, L_down, L_up).double().cpu())
+    encoder.train(was_training)
+    return torch.cat(out).numpy()
