@@ -162,7 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="reduced settings (a few minutes on 2 CPU cores; NOT the paper's protocol)",
     )
-    p.add_argument("--out", default="results/full", help="output folder (default: results/full)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: results/full, or results/quick with --quick)",
+    )
     p.add_argument("--seed", type=_nonneg_int, default=0, help="base seed (default: 0)")
     p.add_argument(
         "--seeds",
@@ -378,6 +382,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
     configs = [resolve_config_name(c) for c in args.configs]
+    if args.out is None:
+        args.out = "results/quick" if args.quick else "results/full"
     check_output_dir(args.out)  # before any work
     preset = PRESETS["quick" if args.quick else "full"]
     changes: dict[str, Any] = {}
