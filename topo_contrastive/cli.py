@@ -34,24 +34,23 @@ __all__ = ["build_parser", "main"]
 _PROG = "topo-contrastive"
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from err
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _int_at_least(low: int, expected: str):
+    """An argparse ``type`` parsing an integer ``>= low`` (``expected`` names it in errors)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from err
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
+        return value
+
+    return parse
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from err
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
+_positive_int = _int_at_least(1, "a positive integer")
+_nonneg_int = _int_at_least(0, "an integer >= 0")
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
