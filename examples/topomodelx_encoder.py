@@ -4,21 +4,27 @@ TopoModelX's ``SCNNLayer`` computes the same function as
 :class:`topo_contrastive.nn.SCNNConv` but takes one sample ``[N1, C]`` at a time.
 :class:`TopoModelXEncoder` wraps a stack of them behind the interface of our
 :class:`topo_contrastive.nn.SCNN` (``forward(x, L_down, L_up, batch=None) -> h``), so
-it can replace it anywhere in the pipeline:
+it can replace it anywhere in the pipeline, here between the library's augmentation
+and loss:
 
-    PyG DataLoader of Data(x_1=flow, y=label) -> two masked views -> encoder -> h
-    -> ProjectionHead -> z -> contrastive loss (InfoNCE)
+    PyG DataLoader of Data(x_1=flow, y=label)
+    -> topo_contrastive.transforms.EdgeFlowMask (two masked views of each Batch)
+    -> TopoModelXEncoder (TopoModelX SCNNLayers) -> h
+    -> topo_contrastive.nn.ProjectionHead -> z
+    -> topo_contrastive.losses.InfoNCE (NT-Xent, paper eq. 4)
 
 then a linear probe on ``h`` (logistic regression, train/test split of the flows).
+The transform works on the PyG ``Batch`` (one draw per edge of every sample, the input
+left untouched) and the loss on the projections, so neither needs to know which model
+sits in between.
 
 The flows are synthetic: on a Delaunay complex of random points, class 0 is a
 gradient flow ``B1^T phi`` with the potential ``phi`` = the nodes' x-coordinate plus
 noise (an eastward flow), class 1 a curl flow ``B2 psi`` with random positive
 circulations ``psi`` (counter-clockwise whirls); both scaled to unit norm, plus noise.
-Views drop each edge's flow with probability ``--drop-prob`` (uniform masking). The
-loss is a compact NT-Xent (SimCLR's InfoNCE, both directions); the library's
-``topo_contrastive.losses.InfoNCE`` and ``topo_contrastive.transforms.EdgeFlowMask``
-implement these two steps in full.
+Views drop each edge's flow with probability ``--drop-prob`` (``EdgeFlowMask``, uniform
+masking); the loss is ``InfoNCE`` at ``--temperature`` (SimCLR's NT-Xent: both
+directions, 2(B - 1) negatives per anchor).
 
 Needs the ``topomodelx`` extra (``pip install -e '.[topomodelx]'``) for
 ``--encoder topomodelx``; ``--encoder scnn`` runs our batched encoder for comparison.
@@ -41,7 +47,6 @@ from pathlib import Path
 import numpy as np
 import scipy.spatial
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
@@ -50,7 +55,9 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from topo_contrastive import SimplicialOperators  # noqa: E402
+from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
+from topo_contrastive.transforms import EdgeFlowMask  # noqa: E402
 
 
 class TopoModelXEncoder(torch.nn.Module):
@@ -142,22 +149,6 @@ def make_flows(
     return data
 
 
-def drop_edges(x: Tensor, drop_prob: float, generator: torch.Generator) -> Tensor:
-    """Uniform edge-flow masking: each entry is set to zero with probability ``drop_prob``."""
-    keep = torch.rand(x.shape, generator=generator) >= drop_prob
-    return x * keep
-
-
-def nt_xent(z1: Tensor, z2: Tensor, temperature: float) -> Tensor:
-    """SimCLR's NT-Xent: 2(B-1) negatives per anchor, both directions averaged."""
-    z = F.normalize(torch.cat([z1, z2]), dim=1)  # [2B, D]
-    sim = z @ z.t() / temperature
-    sim.fill_diagonal_(float("-inf"))
-    n = z1.size(0)
-    target = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)])
-    return F.cross_entropy(sim, target)
-
-
 def delaunay_complex(num_points: int, seed: int) -> tuple[SimplicialOperators, np.ndarray]:
     """Delaunay triangulation of uniform random points, every triangle filled."""
     points = np.random.default_rng(seed).random((num_points, 2))
@@ -214,6 +205,8 @@ def main(
     else:
         raise ValueError(f"`encoder` must be 'topomodelx' or 'scnn', got {encoder!r}")
     head = ProjectionHead(hidden, hidden, hidden)
+    mask = EdgeFlowMask(drop_prob, attr="x_1", generator=g)  # the library's augmentation
+    loss_fn = InfoNCE(temperature=temperature)  # the library's loss (NT-Xent layout)
     opt = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=lr)
 
     losses = []
@@ -221,11 +214,10 @@ def main(
     for _ in tqdm(range(epochs), desc=f"pre-training ({encoder})", disable=not progress):
         total = 0.0
         for batch in loader:
-            x = batch.x_1  # [B*N1]
-            v1, v2 = drop_edges(x, drop_prob, g), drop_edges(x, drop_prob, g)
-            z1 = head(model(v1, L_down, L_up, batch=batch.x_1_batch))
-            z2 = head(model(v2, L_down, L_up, batch=batch.x_1_batch))
-            loss = nt_xent(z1, z2, temperature)
+            view1, view2 = mask(batch), mask(batch)  # two independent masks; batch unchanged
+            z1 = head(model(view1.x_1, L_down, L_up, batch=batch.x_1_batch))  # [B, hidden]
+            z2 = head(model(view2.x_1, L_down, L_up, batch=batch.x_1_batch))
+            loss = loss_fn(z1, z2)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -269,7 +261,7 @@ def main(
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot(range(1, epochs + 1), losses)
     ax.set_xlabel("epoch")
-    ax.set_ylabel("NT-Xent loss")
+    ax.set_ylabel("InfoNCE loss")
     ax.set_title(f"{encoder} encoder")
     fig.tight_layout()
     tmp = out_dir / "loss.tmp.png"
@@ -280,7 +272,8 @@ def main(
     return result
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The example's command line (every flag has a ``--help`` line)."""
     p = argparse.ArgumentParser(description="A TopoModelX encoder in the contrastive pipeline.")
     p.add_argument(
         "--encoder", choices=("topomodelx", "scnn"), default="topomodelx",
@@ -299,14 +292,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--drop-prob", type=float, default=0.3,
         help="probability of dropping an edge's flow in a view (default 0.3)",
     )
-    p.add_argument("--temperature", type=float, default=0.1, help="NT-Xent temperature (0.1)")
+    p.add_argument("--temperature", type=float, default=0.1, help="InfoNCE temperature (0.1)")
     p.add_argument("--noise", type=float, default=0.05, help="noise std on the flows (0.05)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument(
         "--out-dir", type=Path, default=Path("results/topomodelx_encoder"),
         help="output folder (default results/topomodelx_encoder)",
     )
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 if __name__ == "__main__":

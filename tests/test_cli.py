@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.experiments.conftest import TINY_FLAGS
-from topo_contrastive.cli import main
+from topo_contrastive.cli import _parse_grid, main
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +162,91 @@ def test_search_writes_a_csv(tmp_path, data_root, capsys):
     rc = main(["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "eta=1",
                "--out", str(out), *_flags(data_root)])  # fmt: skip
     assert rc == 2 and "unknown configuration field" in capsys.readouterr().err
+
+
+def test_search_grid_bool_field_runs(tmp_path, data_root, capsys):
+    # `--grid normalize=False` used to reach the encoder as the string "False"
+    out = tmp_path / "search.csv"
+    rc = main(
+        ["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "normalize=False",
+         "--epochs", "1", "--seeds", "1", "--out", str(out), *_flags(data_root)]
+    )
+    assert rc == 0, capsys.readouterr().err
+    lines = out.read_text().strip().splitlines()
+    assert lines[0].startswith("normalize,score") and lines[1].startswith("False,")
+
+
+@pytest.mark.parametrize(
+    "entries, expected",
+    [
+        (["normalize=False,true,TRUE,1,0"], {"normalize": [False, True, True, True, False]}),
+        (["bias=false"], {"bias": [False]}),
+        (["K=1,2,3"], {"K": [1, 2, 3]}),
+        (["K_down=0", "epochs=5"], {"K_down": [0], "epochs": [5]}),
+        (["lr=0.1,1e-2,1"], {"lr": [0.1, 0.01, 1.0]}),
+        (["optimizer=adam,'sgd'", "act=relu"], {"optimizer": ["adam", "sgd"], "act": ["relu"]}),
+        (["loss=none,infonce"], {"loss": [None, "infonce"]}),
+        (["gamma=(0,1,1)"], {"gamma": [(0.0, 1.0, 1.0)]}),
+        (["gamma=(1,1,1),[0, 0.5, 1]"], {"gamma": [(1.0, 1.0, 1.0), (0.0, 0.5, 1.0)]}),
+        (["gamma=[1,1,1];[0,0,1]"], {"gamma": [(1.0, 1.0, 1.0), (0.0, 0.0, 1.0)]}),
+        (["lr=0.1;0.01"], {"lr": [0.1, 0.01]}),
+        (
+            ["perturb=gradient,(gradient,curl),(curl,),()"],
+            {"perturb": [("gradient",), ("gradient", "curl"), ("curl",), ()]},
+        ),
+        (['preserve=["curl","harmonic"]'], {"preserve": [("curl", "harmonic")]}),
+    ],
+)
+def test_parse_grid_types_values_by_field(entries, expected):
+    grid = _parse_grid(entries)
+    assert grid == expected
+    for key, values in grid.items():  # exact types, not only equal values (True == 1)
+        for got, want in zip(values, expected[key], strict=True):
+            assert type(got) is type(want)
+            if isinstance(got, tuple):
+                assert [type(g) for g in got] == [type(w) for w in want]
+
+
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        (["normalize=maybe"], "--grid normalize=maybe: field 'normalize': expected a bool"),
+        (["bias=yes"], "field 'bias': expected a bool (true/false or 1/0), got 'yes'"),
+        (["K=1.5"], "field 'K': expected an integer, got '1.5'"),
+        (["epochs=ten"], "field 'epochs': expected an integer, got 'ten'"),
+        (["lr=0.1,abc"], "field 'lr': expected a real number, got 'abc'"),
+        (["lr=0.1,"], "field 'lr': expected a value, got ''"),
+        (["gamma=(0,1)"], "field 'gamma': expected a tuple of 3 values, got '(0,1)'"),
+        (["gamma=0,1,1"], "field 'gamma': expected a tuple in brackets"),
+        (["gamma=(0,a,1)"], "expected a real number, got 'a' (in '(0,a,1)')"),
+        (["gamma=(0,1,1"], "unbalanced brackets"),
+        (["eta=1"], "unknown configuration field 'eta'"),
+        (["lr"], "FIELD=V1,V2"),
+        (["lr=0.1", "lr=0.2"], "given twice"),
+        (["K=1", "K_up=2"], "K sets both K_down and K_up"),
+    ],
+)
+def test_parse_grid_bad_values_name_the_field(entries, message):
+    with pytest.raises(ValueError) as exc:
+        _parse_grid(entries)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        ("normalize=maybe", "field 'normalize': expected a bool"),
+        ("K=2,-1", "--grid K=-1: `K_down` must be >= 0, got -1"),
+        ("lr=0.1,-1", "--grid lr=-1.0: `lr` = -1.0 is out of range"),
+        ("perturb=(gradient,div)", "`perturb` must hold Hodge components"),
+    ],
+)
+def test_search_rejects_bad_grid_before_any_work(grid, message, tmp_path, capsys):
+    data_root = tmp_path / "data"
+    out = tmp_path / "search.csv"
+    rc = main(["search", "--dataset", "trajectory", "--config", "SCL", "--grid", grid,
+               "--out", str(out), *_flags(data_root)])  # fmt: skip
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("topo-contrastive: error:") and message in err
+    assert not out.exists() and not data_root.exists()  # no dataset was built

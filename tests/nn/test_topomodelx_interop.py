@@ -6,6 +6,8 @@ powers), no bias, works in float32 on CPU only (it builds ``torch.eye`` without 
 device or dtype), and takes one sample ``[N1, C_in]`` at a time.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -120,3 +122,16 @@ def test_topomodelx_encoder_example_runs(tmp_path):
     assert len(result["loss"]) == 2 and all(torch.isfinite(torch.tensor(result["loss"])))
     assert (tmp_path / "results.json").exists() and (tmp_path / "results.md").exists()
     assert (tmp_path / "loss.png").exists()
+    # the example shows the library's augmentation and loss around the TopoModelX model
+    from topo_contrastive.losses import InfoNCE
+    from topo_contrastive.transforms import EdgeFlowMask
+
+    assert example.EdgeFlowMask is EdgeFlowMask and example.InfoNCE is InfoNCE
+    assert not hasattr(example, "nt_xent") and not hasattr(example, "drop_edges")
+    # 24 flows in 2 batches of 12: the first epoch's InfoNCE is about log(2 * 12 - 1)
+    assert abs(result["loss"][0] - math.log(23)) < 0.5
+    parser = example.build_parser()
+    for action in parser._actions:
+        assert action.help, action.dest
+    args = parser.parse_args(["--seed", "3", "--drop-prob", "0.2"])
+    assert args.seed == 3 and args.drop_prob == 0.2
