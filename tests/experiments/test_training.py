@@ -53,6 +53,28 @@ def test_spectral_probabilities_are_cached_and_within_budget(tiny_data):
     assert bool((p.sum(1) <= cfg.budget * support.sum(1) + 1e-4).all())
 
 
+def test_mask_steps_reach_the_optimiser_and_views(tiny_data):
+    from topo_contrastive.experiments.views import ViewMaker
+    from topo_contrastive.transforms import optimize_drop_probabilities
+
+    cfg = get_config("SCL_Spec", "trajectory", mask_steps=2)
+    p2 = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve, num_steps=2)
+    expected = optimize_drop_probabilities(
+        tiny_data.flows, tiny_data.hodge, cfg.budget, cfg.perturb, cfg.preserve, num_steps=2
+    )
+    assert torch.equal(p2, expected.float().reshape(p2.shape))
+    # two steps from the uniform start leave the probabilities strictly inside (0, 1) on
+    # more edges than the converged optimiser does
+    p_conv = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
+    support = tiny_data.flows != 0
+    inside = lambda p: int(((p > 1e-3) & (p < 1 - 1e-3) & support).sum())  # noqa: E731
+    assert inside(p2) > inside(p_conv)
+    views = ViewMaker(cfg, tiny_data, torch.Generator().manual_seed(0))
+    assert views.drop_prob is p2
+    with pytest.raises(ValueError, match="mask_steps"):
+        get_config("SCL_Spec", "trajectory", mask_steps=0)
+
+
 def test_pretrain_rejects_the_supervised_row_and_bad_epochs(tiny_data):
     with pytest.raises(ValueError, match="not contrastive"):
         pretrain(tiny_data, get_config("SCNN", "trajectory"), epochs=1)

@@ -246,18 +246,25 @@ class ExperimentData:
         budget: float,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
+        num_steps: int = 500,
     ) -> torch.Tensor:
         """Spectrally optimised drop probabilities ``float32 [S, N1]`` (paper eq. 5).
 
-        Computed once per ``(budget, perturb, preserve)`` with
-        :func:`topo_contrastive.transforms.optimize_drop_probabilities` and cached.
+        Computed once per ``(budget, perturb, preserve, num_steps)`` with
+        :func:`topo_contrastive.transforms.optimize_drop_probabilities` (at most ``num_steps``
+        projected-gradient steps, default 500) and cached.
         """
-        key = (float(budget), tuple(perturb), tuple(preserve))
+        key = (float(budget), tuple(perturb), tuple(preserve), int(num_steps))
         if key not in self._drop_prob:
             from topo_contrastive.transforms import optimize_drop_probabilities
 
             p = optimize_drop_probabilities(
-                self.flows, self.hodge, budget, perturb=tuple(perturb), preserve=tuple(preserve)
+                self.flows,
+                self.hodge,
+                budget,
+                perturb=tuple(perturb),
+                preserve=tuple(preserve),
+                num_steps=int(num_steps),
             )
             self._drop_prob[key] = p.detach().to(torch.float32).reshape(self.flows.shape)
         return self._drop_prob[key]

@@ -119,7 +119,7 @@ PRESETS: dict[str, Preset] = {
         name="full",
         epochs={"trajectory": None, "ocean": None},
         num_splits=16,
-        pretrain_seeds={"trajectory": 2, "ocean": 4},
+        pretrain_seeds={"trajectory": 2, "ocean": 2},
         figure2_dataset="ocean",
         figure2_probs=(0.1, 0.3, 0.5, 0.7),
         figure2_splits=4,
@@ -129,14 +129,14 @@ PRESETS: dict[str, Preset] = {
     ),
     "quick": Preset(
         name="quick",
-        epochs={"trajectory": 8, "ocean": 40},
+        epochs={"trajectory": 6, "ocean": 20},
         num_splits=4,
         pretrain_seeds={"trajectory": 1, "ocean": 1},
         figure2_dataset="ocean",
         figure2_probs=(0.1, 0.3, 0.5, 0.7),
         figure2_splits=2,
         figure2_pretrain_seeds=1,
-        figure2_epochs=15,
+        figure2_epochs=10,
         figure1_draws=3,
         reduced=True,
     ),
@@ -339,7 +339,9 @@ def _figure1(
     )
 
     flows = data.flows.double()
-    p_opt = data.drop_probabilities(config.budget, config.perturb, config.preserve).double()
+    p_opt = data.drop_probabilities(
+        config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
+    ).double()
     support = flows != 0
     size = support.sum(-1, keepdim=True).clamp_min(1).double()
     p_unif = support * (p_opt.sum(-1, keepdim=True) / size)  # same expected drops per flow

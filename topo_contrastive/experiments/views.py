@@ -51,7 +51,7 @@ class ViewMaker:
                 generator=generator,
             )
             self.drop_prob = data.drop_probabilities(
-                config.budget, config.perturb, config.preserve
+                config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
             )  # [S, N1]
         else:
             raise ValueError(f"the configuration {config.name!r} has no mask ({self.kind!r})")
