@@ -102,7 +102,13 @@ class Preset:
 
     def describe(self) -> str:
         """One line naming the settings."""
-        eps = ", ".join(f"{d}: {'200 (paper)' if e is None else e}" for d, e in self.epochs.items())
+        eps = ", ".join(
+            f"{d}: {e}"
+            if e is not None
+            else f"{d}: {get_config('SCL', d).epochs} contrastive / "
+            f"{get_config('SCNN', d).epochs} SCNN"
+            for d, e in self.epochs.items()
+        )
         seeds = ", ".join(f"{d}: {n}" for d, n in self.pretrain_seeds.items())
         return (
             f"preset {self.name!r}; epochs {eps}; {self.num_splits} evaluation splits per row; "
@@ -267,7 +273,7 @@ def format_table(
     if preset.reduced:
         lines += [
             f"> **REDUCED SETTINGS (`--{preset.name}`): these numbers do not follow the paper's "
-            "protocol** (fewer epochs, splits and encoders than 200 epochs x 16 splits). "
+            "protocol** (fewer epochs, splits and encoders than the full preset). "
             "Use `topo-contrastive reproduce` without `--quick` for the full protocol.",
             "",
         ]
@@ -544,7 +550,7 @@ def reproduce(
 
     extra = []
     if fig2_on:
-        eps = preset.figure2_epochs or preset.epochs.get(fig2_ds) or 200
+        eps = preset.figure2_epochs or preset.epochs_for(fig2_ds, get_config("SCL", fig2_ds))
         _plot_figure2(
             fig2_points,
             folder / "figure2.png",
