@@ -13,24 +13,13 @@ and ``figure1.md`` (a Markdown table), each atomically.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import time
 
 from topo_contrastive.datasets import SyntheticTrajectories
-from topo_contrastive.datasets._base import atomic_write
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1, summarize_figure1
+from topo_contrastive.experiments.outputs import write_csv, write_json, write_text
 from topo_contrastive.hodge import HodgeDecomposition
-
-
-def _write_text(path: str, text: str) -> None:
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-
-    atomic_write(path, write)
 
 
 def main(
@@ -76,12 +65,8 @@ def main(
         "seconds": time.perf_counter() - start,
         "rows": rows,
     }
-    _write_text(os.path.join(out_dir, "figure1_summary.json"), json.dumps(summary, indent=2))
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    _write_text(os.path.join(out_dir, "figure1_summary.csv"), buf.getvalue())
+    write_json(os.path.join(out_dir, "figure1_summary.json"), summary)
+    write_csv(os.path.join(out_dir, "figure1_summary.csv"), rows)
     lines = [
         f"Embedding distance ||U_k^T x - U_k^T x'|| on {flows.shape[0]} trajectories, "
         f"{num_draws} masks each, budget {budget} (seed {seed}).",
@@ -94,7 +79,7 @@ def main(
             f"| {r['component']} | {r['method']} | {r['mean']:.3f} | {r['median']:.3f} | "
             f"{r['std']:.3f} | {r['q10']:.3f} | {r['q90']:.3f} |"
         )
-    _write_text(os.path.join(out_dir, "figure1.md"), "\n".join(lines) + "\n")
+    write_text(os.path.join(out_dir, "figure1.md"), "\n".join(lines) + "\n")
     print("\n".join(lines))
     return summary
 

@@ -19,7 +19,6 @@ on a tiny complex (used by the test suite)::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
@@ -34,6 +33,7 @@ from tqdm.auto import tqdm
 
 from topo_contrastive import HodgeDecomposition
 from topo_contrastive.datasets import SyntheticTrajectories
+from topo_contrastive.experiments.outputs import write_json
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.transforms import HodgeSpectralMask
@@ -128,10 +128,7 @@ def main(
     result = {"losses": losses, "test_accuracy": accuracy, "seconds": time.perf_counter() - start}
 
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "quickstart.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-    os.replace(path + ".tmp", path)  # atomic
+    write_json(os.path.join(out_dir, "quickstart.json"), result)  # atomic
     print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}; linear-SVM test accuracy {accuracy:.3f}")
     return result
 

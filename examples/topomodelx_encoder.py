@@ -38,8 +38,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -55,6 +53,8 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from topo_contrastive import SimplicialOperators  # noqa: E402
+from topo_contrastive.datasets._base import atomic_write  # noqa: E402
+from topo_contrastive.experiments.outputs import write_json, write_text  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
 from topo_contrastive.transforms import EdgeFlowMask  # noqa: E402
@@ -160,12 +160,6 @@ def delaunay_complex(num_points: int, seed: int) -> tuple[SimplicialOperators, n
     return SimplicialOperators.from_simplices(edges, tri, num_points), points
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def main(
     encoder: str = "topomodelx",
     num_points: int = 60,
@@ -245,8 +239,8 @@ def main(
     )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out_dir / "results.json", json.dumps(result, indent=2))
-    _write_atomic(
+    write_json(out_dir / "results.json", result)
+    write_text(
         out_dir / "results.md",
         "| encoder | edges | epochs | final loss | linear-probe accuracy | seconds |\n"
         "|---|---|---|---|---|---|\n"
@@ -264,10 +258,8 @@ def main(
     ax.set_ylabel("InfoNCE loss")
     ax.set_title(f"{encoder} encoder")
     fig.tight_layout()
-    tmp = out_dir / "loss.tmp.png"
-    fig.savefig(tmp)
+    atomic_write(out_dir / "loss.png", lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
-    os.replace(tmp, out_dir / "loss.png")
     print((out_dir / "results.md").read_text())
     return result
 
