@@ -133,6 +133,36 @@ def test_reproduce_tiny(tmp_path, data_root, capsys):
     assert "--epochs 1" in (out / "table1.md").read_text()
 
 
+@pytest.mark.parametrize("epochs, reduced", [(29, True), (30, False), (200, False)])
+def test_reproduce_epochs_override_is_reduced_below_the_configurations(
+    tmp_path, data_root, monkeypatch, epochs, reduced
+):
+    """``--epochs`` marks the run reduced only below a configuration's own epochs (SCL on the
+    trajectories: 30), not below the paper's 200."""
+    import importlib
+
+    # the package re-exports the function under the module's name: fetch the module itself
+    rep = importlib.import_module("topo_contrastive.experiments.reproduce")
+
+    class Stop(Exception):
+        pass
+
+    seen = {}
+
+    def fake_reproduce(*args, preset, **kwargs):
+        seen["preset"] = preset
+        raise Stop
+
+    monkeypatch.setattr(rep, "reproduce", fake_reproduce)
+    with pytest.raises(Stop):
+        main(
+            ["reproduce", "--datasets", "trajectory", "--configs", "SCL", "--epochs", str(epochs),
+             "--out", str(tmp_path / "res"), *_flags(data_root)]
+        )
+    assert seen["preset"].reduced is reduced
+    assert seen["preset"].epochs == {"trajectory": epochs, "ocean": epochs}
+
+
 def test_module_entry_point_and_help():
     res = subprocess.run(
         [sys.executable, "-m", "topo_contrastive.cli", "--help"],

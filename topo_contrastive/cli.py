@@ -119,7 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed (default: 0)")
     p.add_argument(
-        "--epochs", type=_positive_int, default=None, help="epochs (default: 200, the paper's)"
+        "--epochs",
+        type=_positive_int,
+        default=None,
+        help="epochs (default: the configuration's, 30-60)",
     )
     p.add_argument(
         "--hidden-channels",
@@ -177,14 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--pretrain-seeds",
         type=_positive_int,
         default=None,
-        help="pre-trained encoders per contrastive row (default: 2 trajectory / 4 ocean; "
-        "1 with --quick)",
+        help="pre-trained encoders per contrastive row (default: 2 per dataset; 1 with --quick)",
     )
     p.add_argument(
         "--epochs",
         type=_positive_int,
         default=None,
-        help="epochs of every run (default: 200; 8 trajectory / 40 ocean with --quick)",
+        help="epochs of every run (default: the configurations', 30-60; 6 trajectory / 20 ocean "
+        "with --quick)",
     )
     p.add_argument(
         "--datasets", nargs="+", default=list(DATASET_NAMES), help="datasets (default: both)"
@@ -212,7 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
         "'gamma=(1,1,1),(0,1,1)' 'perturb=(gradient),(gradient,curl)'; K=1,2,3 sets "
         "K_down = K_up; values may also be separated by ';': 'gamma=[1,1,1];[0,0,1]'",
     )
-    p.add_argument("--epochs", type=_positive_int, default=None, help="epochs (default: 200)")
+    p.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=None,
+        help="epochs (default: the configuration's, 30-60)",
+    )
     p.add_argument(
         "--seeds", type=_positive_int, default=2, help="encoders/splits per point (default: 2)"
     )
@@ -377,7 +385,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from topo_contrastive.experiments.configs import resolve_config_name, resolve_dataset_name
+    from topo_contrastive.experiments.configs import (
+        get_config,
+        resolve_config_name,
+        resolve_dataset_name,
+    )
     from topo_contrastive.experiments.outputs import check_output_dir
     from topo_contrastive.experiments.reproduce import PRESETS, reproduce
 
@@ -403,16 +415,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.no_figure1:
         changes["figure1_draws"] = 0
     if changes:
-        reduced = preset.reduced or bool(
-            (args.epochs and args.epochs < 200) or (args.seeds and args.seeds < 16)
+        # fewer epochs than some configuration's own, or fewer splits: not the full protocol
+        fewer_epochs = args.epochs is not None and any(
+            args.epochs < get_config(c, d).epochs for c in configs for d in datasets
         )
+        reduced = preset.reduced or fewer_epochs or bool(args.seeds and args.seeds < 16)
         preset = dataclasses.replace(
             preset, name=preset.name + "+overrides", reduced=reduced, **changes
         )
     if preset.reduced:
         _say(
-            f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the paper's "
-            "protocol (200 epochs, 16 splits)."
+            f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "
+            "protocol (the configurations' epochs, 16 splits)."
         )
     command = (
         " ".join([_PROG, *map(shlex.quote, sys.argv[1:])])

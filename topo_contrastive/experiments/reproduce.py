@@ -71,7 +71,7 @@ class Preset:
 
     Args:
         name: ``"full"`` or ``"quick"`` (or a custom name).
-        epochs: epochs per dataset (``None``: the configuration's 200).
+        epochs: epochs per dataset (``None``: each configuration's own).
         num_splits: evaluation splits per row and dataset.
         pretrain_seeds: pre-trained encoders per contrastive row, per dataset.
         figure2_dataset: dataset of Figure 2 (``None``: no Figure 2).
@@ -116,10 +116,11 @@ class Preset:
         )
 
 
-#: ``full``: the paper's per-run protocol (200 epochs, batch 100, 16 splits), with the 16 splits
-#: shared out over fewer pre-trained encoders than splits (time budget on 2 CPU cores; see
-#: docs/results.md). ``quick``: all six rows on both datasets in about 3 minutes on 2 cores,
-#: with far fewer epochs, splits and encoders (its numbers are NOT the paper's protocol).
+#: ``full``: the configurations' epochs (trajectory / ocean: 30 / 60 contrastive, 50 / 60
+#: SCNN), batch 100, 16 splits, shared out over fewer pre-trained encoders than splits (time
+#: budget on 2 CPU cores; see docs/results.md). ``quick``: all six rows on both datasets in
+#: about 2 minutes on 2 cores, with far fewer epochs, splits and encoders (its numbers are NOT
+#: the paper's protocol).
 PRESETS: dict[str, Preset] = {
     "full": Preset(
         name="full",

@@ -84,10 +84,11 @@ def train_supervised(
 ) -> SupervisedResult:
     r"""Train the supervised SCNN baseline on one split and select it on validation accuracy.
 
-    The encoder of ``config`` followed by a linear layer, trained with cross-entropy and SGD on
-    the labelled training samples (batch size ``config.batch_size``); after every epoch the
-    validation accuracy is measured and the parameters of the best epoch (the first one on
-    ties) are kept. When ``split["val"]`` is empty (ocean drifters), 20% of the training split
+    The encoder of ``config`` followed by a linear layer, trained with cross-entropy and the
+    configuration's optimiser on the labelled training samples (batch size
+    ``config.batch_size``); after every epoch the validation accuracy is measured and the
+    parameters of the best epoch (the first one on ties) are kept. When ``split["val"]`` is
+    empty (ocean drifters), 20% of the training split
     (stratified, seeded) is held out as validation set (:func:`carve_validation`).
 
     Args:

@@ -5,7 +5,8 @@ masks), both views go through the encoder :math:`f` and the projection head :mat
 forward call (``[2B, N1, 1]``, then split into :math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss
 is :class:`~topo_contrastive.losses.InfoNCE` (eq. 4) or
 :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the Hodge parts of the
-*original* flows of the batch. SGD with momentum and weight decay, as in the paper's §5.
+*original* flows of the batch. The optimiser is the configuration's: SGD with momentum (the
+paper's §5) or Adam, with weight decay.
 
 **Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
 :func:`pretrain` wraps encoder + head in ``DistributedDataParallel``, shards the samples with a
