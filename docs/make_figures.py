@@ -24,15 +24,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories, plot_complex  # noqa: E402
+from topo_contrastive.experiments.data import find_ocean_file  # noqa: E402
 
 
 def default_ocean_root() -> Path:
-    """``shared/data/ocean_drifters`` beside the repository (or a parent), else ``data/...``."""
-    for folder in REPO.parents:
-        candidate = folder / "shared" / "data" / "ocean_drifters"
-        if (candidate / "dataBuoys.jld2").is_file():
-            return candidate
-    return REPO / "data" / "ocean_drifters"
+    """The folder of the local ``dataBuoys.jld2`` that :func:`find_ocean_file` finds (e.g.
+    ``shared/data/ocean_drifters`` beside the repository), else ``data/ocean_drifters``."""
+    found = find_ocean_file()
+    return found.parent if found is not None else REPO / "data" / "ocean_drifters"
 
 
 def pick(labels: np.ndarray, lengths: np.ndarray, per_class: int, min_len: int) -> list[int]:
@@ -51,31 +50,34 @@ def main(
     out_dir = Path(out) if out else REPO / "docs" / "_static"
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        traj = SyntheticTrajectories(os.path.join(tmp, "trajectories"), seed=seed, log=False)
-        y = traj._data.y.numpy()
-        lengths = np.array([len(p) for p in traj.paths()])
-        idx = pick(y, lengths, 2, min_len=0)
-        plot_complex(
-            traj,
-            paths=[traj.path(i) for i in idx],
-            labels=y[idx],
-            path=str(out_dir / "trajectories.png"),
-            title="SyntheticTrajectories: class 0 (red), class 1 (blue)",
-            dpi=dpi,
-        )
         root = Path(ocean_root) if ocean_root else default_ocean_root()
-        ocean = OceanDrifters(str(root), processed_dir=os.path.join(tmp, "ocean"), log=False)
-        y = ocean._data.y.numpy()
-        lengths = np.array([len(p) for p in ocean.paths()])
-        idx = pick(y, lengths, 2, min_len=15)
-        plot_complex(
-            ocean,
-            paths=[ocean.path(i) for i in idx],
-            labels=y[idx],
-            path=str(out_dir / "ocean.png"),
-            title="OceanDrifters: class 0 (red), class 1 (blue)",
-            dpi=dpi,
-        )
+        datasets = [
+            # (dataset, shortest path drawn, file, title)
+            (
+                SyntheticTrajectories(os.path.join(tmp, "trajectories"), seed=seed, log=False),
+                0,
+                "trajectories.png",
+                "SyntheticTrajectories",
+            ),
+            (
+                OceanDrifters(str(root), processed_dir=os.path.join(tmp, "ocean"), log=False),
+                15,
+                "ocean.png",
+                "OceanDrifters",
+            ),
+        ]
+        for ds, min_len, name, label in datasets:
+            y = ds._data.y.numpy()
+            lengths = np.array([len(p) for p in ds.paths()])
+            idx = pick(y, lengths, 2, min_len=min_len)
+            plot_complex(
+                ds,
+                paths=[ds.path(i) for i in idx],
+                labels=y[idx],
+                path=str(out_dir / name),
+                title=f"{label}: class 0 (red), class 1 (blue)",
+                dpi=dpi,
+            )
     for name in ("trajectories.png", "ocean.png"):
         print(f"{out_dir / name}: {(out_dir / name).stat().st_size / 1024:.0f} KiB")
 
