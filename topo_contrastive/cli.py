@@ -592,18 +592,15 @@ def _parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 def _cmd_search(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
     from topo_contrastive.experiments.outputs import check_output_dir
-    from topo_contrastive.experiments.search import grid_search
+    from topo_contrastive.experiments.search import grid_point_config, grid_search
 
     dataset = resolve_dataset_name(args.dataset)
     base = get_config(args.config, dataset)
     grid = _parse_grid(args.grid)
     for key, values in grid.items():  # every value is validated before any work
         for value in values:
-            changes = {key: value}
-            if key == _GRID_K:
-                changes = {"K_down": value, "K_up": value if base.K_up > 0 else 0}
             try:
-                base.replace(**changes)
+                grid_point_config(base, {key: value})
             except (TypeError, ValueError) as err:
                 raise ValueError(f"--grid {key}={value!r}: {err}") from None
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")

@@ -69,6 +69,7 @@ def test_mask_steps_reach_the_optimiser_and_views(tiny_data):
     support = tiny_data.flows != 0
     inside = lambda p: int(((p > 1e-3) & (p < 1 - 1e-3) & support).sum())  # noqa: E731
     assert inside(p2) > inside(p_conv)
+    assert tiny_data.drop_probabilities_for(cfg) is p2  # the config's settings, cached
     views = ViewMaker(cfg, tiny_data, torch.Generator().manual_seed(0))
     assert views.drop_prob is p2
     with pytest.raises(ValueError, match="mask_steps"):

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.experiments.configs import resolve_dataset_name
+from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
 
 __all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_dataset"]
@@ -268,3 +268,10 @@ class ExperimentData:
             )
             self._drop_prob[key] = p.detach().to(torch.float32).reshape(self.flows.shape)
         return self._drop_prob[key]
+
+    def drop_probabilities_for(self, config: ExperimentConfig) -> torch.Tensor:
+        """:meth:`drop_probabilities` with the spectral-mask settings of ``config``
+        (``budget``, ``perturb``, ``preserve`` and ``mask_steps``), ``float32 [S, N1]``."""
+        return self.drop_probabilities(
+            config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
+        )

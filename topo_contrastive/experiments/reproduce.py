@@ -346,9 +346,7 @@ def _figure1(
     )
 
     flows = data.flows.double()
-    p_opt = data.drop_probabilities(
-        config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
-    ).double()
+    p_opt = data.drop_probabilities_for(config).double()
     support = flows != 0
     size = support.sum(-1, keepdim=True).clamp_min(1).double()
     p_unif = support * (p_opt.sum(-1, keepdim=True) / size)  # same expected drops per flow

@@ -25,13 +25,37 @@ from topo_contrastive.experiments.reproduce import evaluate_encoder
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.training import pretrain
 
-__all__ = ["grid_search", "selection_score"]
+__all__ = ["grid_point_config", "grid_search", "selection_score"]
 
 
 def selection_score(data: ExperimentData, result: Mapping[str, Any]) -> float:
     """Validation accuracy if the dataset has a validation split, else CV accuracy."""
     has_val = bool(data.dataset.val_mask.any())
     return float(result["val_accuracy"] if has_val else result["cv_accuracy"])
+
+
+def grid_point_config(base: ExperimentConfig, point: Mapping[str, Any]) -> ExperimentConfig:
+    """``base`` with the fields of one grid point replaced.
+
+    The pseudo-field ``"K"`` sets both ``K_down`` and ``K_up`` (the paper ties the orders);
+    ``K_up`` stays 0 for a configuration without upper Laplacian (``SCL_low``).
+
+    Args:
+        base: the configuration whose fields are varied.
+        point: ``{field: value}``, field names of :class:`ExperimentConfig` or ``"K"``.
+
+    Returns:
+        The new (validated) :class:`ExperimentConfig`.
+
+    Raises:
+        TypeError, ValueError: an unknown field or an invalid value
+            (:meth:`ExperimentConfig.replace`).
+    """
+    changes = dict(point)
+    if "K" in changes:
+        k = changes.pop("K")
+        changes.update(K_down=k, K_up=k if base.K_up > 0 else 0)
+    return base.replace(**changes)
 
 
 def grid_search(
@@ -69,11 +93,7 @@ def grid_search(
     rows: list[dict[str, Any]] = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))
-        changes = dict(point)
-        if "K" in changes:  # the paper ties the orders: K_down = K_up (K_up stays 0 for SCL_low)
-            k = changes.pop("K")
-            changes.update(K_down=k, K_up=k if base.K_up > 0 else 0)
-        config = base.replace(**changes)
+        config = grid_point_config(base, point)
         start = time.perf_counter()
         scores = []
         for seed in range(seeds):

@@ -50,9 +50,7 @@ class ViewMaker:
                 preserve=tuple(config.preserve),
                 generator=generator,
             )
-            self.drop_prob = data.drop_probabilities(
-                config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
-            )  # [S, N1]
+            self.drop_prob = data.drop_probabilities_for(config)  # [S, N1]
         else:
             raise ValueError(f"the configuration {config.name!r} has no mask ({self.kind!r})")
 

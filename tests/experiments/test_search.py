@@ -1,0 +1,23 @@
+import pytest
+
+from topo_contrastive.experiments.configs import get_config
+from topo_contrastive.experiments.search import grid_point_config
+
+
+def test_grid_point_K_ties_the_orders_and_keeps_SCL_low_without_upper_laplacian():
+    scl = grid_point_config(get_config("SCL", "trajectory"), {"K": 3, "lr": 0.01})
+    assert (scl.K_down, scl.K_up, scl.lr) == (3, 3, 0.01)
+    low = grid_point_config(get_config("SCL_low", "trajectory"), {"K": 3})
+    assert (low.K_down, low.K_up) == (3, 0)
+    base = get_config("SCL", "ocean")
+    assert grid_point_config(base, {}) == base
+
+
+def test_grid_point_rejects_unknown_fields_and_bad_values():
+    base = get_config("SCL", "trajectory")
+    with pytest.raises((TypeError, ValueError), match="eta"):
+        grid_point_config(base, {"eta": 1})
+    with pytest.raises(ValueError, match="mask_steps"):
+        grid_point_config(base, {"mask_steps": 0})
+    with pytest.raises(ValueError, match="K_down"):
+        grid_point_config(base, {"K": -1})
