@@ -112,7 +112,8 @@ def test_reset_parameters_and_repr():
     enc.reset_parameters()
     assert any(not torch.equal(a, b) for a, b in zip(before, enc.parameters(), strict=True))
     assert repr(enc) == (
-        "SCNN(1, 16, num_layers=3, K_down=1, K_up=0, act='tanh', readout='max', normalize=False)"
+        "SCNN(1, 16, num_layers=3, K_down=1, K_up=0, act='tanh', readout='max', normalize=False, "
+        "bias=True)"
     )
 
 

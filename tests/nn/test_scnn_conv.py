@@ -5,7 +5,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
-import topo_contrastive.nn.scnn_conv as scnn_conv_module
+import topo_contrastive.nn._scnn_kernel as scnn_kernel_module
 from tests.nn._helpers import dense_reference, tiny_complex
 from topo_contrastive import SimplicialOperators
 from topo_contrastive.nn import SCNNConv
@@ -166,14 +166,14 @@ def test_normalize_on_large_operator_uses_sparse_solver():
     b = sp.random(200, 150, density=0.02, random_state=rng, format="csr")
     m = sp.csr_matrix(b @ b.T)
     lam = np.linalg.eigvalsh(m.toarray())[-1]
-    assert np.isclose(scnn_conv_module._largest_eigenvalue(m), lam, rtol=1e-6)
+    assert np.isclose(scnn_kernel_module.largest_eigenvalue(m), lam, rtol=1e-6)
 
 
 def test_normalize_computes_eigenvalue_once_per_operator(monkeypatch):
     calls = []
-    original = scnn_conv_module._largest_eigenvalue
+    original = scnn_kernel_module.largest_eigenvalue
     monkeypatch.setattr(
-        scnn_conv_module, "_largest_eigenvalue", lambda m: calls.append(m.shape) or original(m)
+        scnn_kernel_module, "largest_eigenvalue", lambda m: calls.append(m.shape) or original(m)
     )
     ops = tiny_complex()
     L_down, L_up = ops.laplacians()

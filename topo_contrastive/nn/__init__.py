@@ -1,7 +1,9 @@
-"""Neural network layers: the simplicial convolution, the SCNN encoder, the projection head."""
+"""Neural network layers: the simplicial convolution, the SCNN encoder, the Hodge-aware
+readout, the projection head."""
 
+from topo_contrastive.nn.hodge_readout import HodgeReadout, canonical_harmonic_basis
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn import SCNN
 from topo_contrastive.nn.scnn_conv import SCNNConv
 
-__all__ = ["SCNNConv", "SCNN", "ProjectionHead"]
+__all__ = ["SCNNConv", "SCNN", "HodgeReadout", "ProjectionHead", "canonical_harmonic_basis"]

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
 
@@ -53,8 +54,12 @@ class SCNN(torch.nn.Module):
         act (str): pointwise non-linearity after every layer, one of ``"tanh"``
             (default), ``"relu"``, ``"leaky_relu"``, ``"elu"``, ``"gelu"``,
             ``"sigmoid"``, ``"identity"``.
-        readout (str): pooling over the edges of each sample: ``"mean"`` (default),
-            ``"sum"`` or ``"max"``.
+        readout (str or torch.nn.Module): pooling over the edges of each sample:
+            ``"mean"`` (default), ``"sum"`` or ``"max"``; or a module mapping the
+            per-edge features ``[B, N1, hidden]`` to ``[B, D]``, e.g.
+            :class:`~topo_contrastive.nn.HodgeReadout` (it is registered as the
+            submodule ``readout``; when it has an ``out_features(channels)`` method,
+            :attr:`out_channels` is ``D``).
         normalize (bool): scale the Laplacians by their largest eigenvalue (see
             :class:`SCNNConv`; default ``False``).
         bias (bool): learnable bias in every layer (default ``True``).
@@ -66,14 +71,15 @@ class SCNN(torch.nn.Module):
           ``data.x_1_batch`` from ``DataLoader(..., follow_batch=["x_1"])``); when
           ``in_channels == 1`` the channel dimension may be left out (``[N1]`` or
           ``[B*N1]``); ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]`.
-        - **output:** :math:`\mathbf{h}` of shape :math:`[B, C_{hidden}]`; a single
-          sample (``[N1, C]`` or ``[N1]`` without ``batch``) gives :math:`[1, C_{hidden}]`
+        - **output:** :math:`\mathbf{h}` of shape :math:`[B, D]` with ``D =``
+          :attr:`out_channels` (:math:`C_{hidden}` for the pooled readouts); a single
+          sample (``[N1, C]`` or ``[N1]`` without ``batch``) gives :math:`[1, D]`
           (always 2-D, so it feeds :class:`ProjectionHead` and the losses directly).
           Same device and dtype as ``x``.
 
     Raises:
-        TypeError: (``__init__``) a non-integer size/order, a non-string ``act`` or
-            ``readout``, a non-bool flag.
+        TypeError: (``__init__``) a non-integer size/order, a non-string ``act``, a
+            ``readout`` that is neither a string nor a module, a non-bool flag.
         ValueError: (``__init__``) an unknown ``act`` or ``readout``, sizes below 1,
             negative orders; (``forward``) see :meth:`SCNNConv.forward`.
 
@@ -104,14 +110,18 @@ class SCNN(torch.nn.Module):
             )
         if num_layers < 1:
             raise ValueError(f"`num_layers` must be >= 1, got {num_layers}")
-        for name, val, options in (
-            ("act", act, tuple(_ACTIVATIONS)),
-            ("readout", readout, _READOUTS),
-        ):
-            if not isinstance(val, str):
-                raise TypeError(f"`{name}` must be a str, got {type(val).__name__} {val!r}")
-            if val not in options:
-                raise ValueError(f"`{name}` must be one of {options}, got {val!r}")
+        if not isinstance(act, str):
+            raise TypeError(f"`act` must be a str, got {type(act).__name__} {act!r}")
+        if act not in _ACTIVATIONS:
+            raise ValueError(f"`act` must be one of {tuple(_ACTIVATIONS)}, got {act!r}")
+        if isinstance(readout, str):
+            if readout not in _READOUTS:
+                raise ValueError(f"`readout` must be one of {_READOUTS}, got {readout!r}")
+        elif not isinstance(readout, torch.nn.Module):
+            raise TypeError(
+                "`readout` must be a str or a torch.nn.Module mapping [B, N1, C] to [B, D], got "
+                f"{type(readout).__name__}"
+            )
         self.act = act
         self.readout = readout
         self.num_layers = int(num_layers)
@@ -134,9 +144,23 @@ class SCNN(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Re-initialise every layer."""
+        """Re-initialise every layer (and a module readout that has parameters)."""
         for conv in self.convs:
             conv.reset_parameters()
+        if isinstance(self.readout, torch.nn.Module) and hasattr(self.readout, "reset_parameters"):
+            self.readout.reset_parameters()
+
+    @property
+    def readout_name(self) -> str:
+        """``"mean"``, ``"sum"``, ``"max"`` or the class name of a module readout."""
+        return self.readout if isinstance(self.readout, str) else type(self.readout).__name__
+
+    @property
+    def out_channels(self) -> int:
+        """Size ``D`` of the embedding :math:`\\mathbf{h}`."""
+        if isinstance(self.readout, torch.nn.Module) and hasattr(self.readout, "out_features"):
+            return int(self.readout.out_features(self.hidden_channels))
+        return self.hidden_channels
 
     def edge_embeddings(
         self,
@@ -159,10 +183,14 @@ class SCNN(torch.nn.Module):
         x = self._add_channel_dim(x)
         first = self.convs[0]
         x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
+        fused = self.act in FUSED_ACTIVATIONS
         act = _ACTIVATIONS[self.act]
         h = x3
         for conv in self.convs:
-            h = act(conv._propagate(h, L_down, L_up))  # [B, N1, hidden]
+            if fused:  # the activation runs inside the layer's kernel
+                h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
+            else:
+                h = act(conv._propagate(h, L_down, L_up))
         return h
 
     def forward(
@@ -172,7 +200,7 @@ class SCNN(torch.nn.Module):
         L_up: Tensor | None,
         batch: Tensor | None = None,
     ) -> Tensor:
-        """Return the embedding :math:`\\mathbf{h}` ``[B, hidden_channels]``.
+        """Return the embedding :math:`\\mathbf{h}` ``[B, out_channels]``.
 
         Args:
             x: edge features ``[N1, C_in]``, ``[B, N1, C_in]``, or ``[B*N1, C_in]`` with
@@ -186,6 +214,8 @@ class SCNN(torch.nn.Module):
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
         h = self.edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
+        if not isinstance(self.readout, str):
+            return self.readout(h)  # [B, D]
         if self.readout == "mean":
             return h.mean(dim=1)
         if self.readout == "sum":
@@ -206,5 +236,6 @@ class SCNN(torch.nn.Module):
         return (
             f"{type(self).__name__}({self.in_channels}, {self.hidden_channels}, "
             f"num_layers={self.num_layers}, K_down={self.K_down}, K_up={self.K_up}, "
-            f"act={self.act!r}, readout={self.readout!r}, normalize={self.normalize})"
+            f"act={self.act!r}, readout={self.readout!r}, normalize={self.normalize}, "
+            f"bias={self.convs[0].bias is not None})"
         )

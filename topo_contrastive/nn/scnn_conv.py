@@ -2,225 +2,16 @@
 
 from __future__ import annotations
 
-import warnings
-import weakref
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 from torch.nn import Parameter
 
+from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
+
 __all__ = ["SCNNConv"]
-
-# Below this size the largest eigenvalue is computed with a dense eigensolver
-# (an explicitly small-matrix path; ARPACK needs k < n and is slow for tiny n).
-_DENSE_EIG_MAX = 128
-
-
-# ---------------------------------------------------------------------- operator cache
-class _Prepared:
-    """An operator ready for the layer: CSR, optionally scaled, with its transpose."""
-
-    __slots__ = ("csr", "csr_t", "lambda_max")
-
-    def __init__(self, csr: Tensor, csr_t: Tensor, lambda_max: float | None):
-        self.csr = csr
-        self.csr_t = csr_t
-        self.lambda_max = lambda_max
-
-
-# id(operator) -> (weakref to operator, operator._version, {normalize: _Prepared})
-_CACHE: dict[int, tuple[weakref.ref, int, dict[bool, _Prepared]]] = {}
-
-
-def _to_csr(L: Tensor) -> Tensor:
-    if L.layout == torch.sparse_csr:
-        return L
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        return L.coalesce().to_sparse_csr()
-
-
-def _to_scipy(L: Tensor) -> sp.csr_matrix:
-    coo = L.detach().to_sparse_coo().coalesce().cpu()
-    idx = coo.indices().numpy()
-    val = coo.values().double().numpy()
-    return sp.csr_matrix((val, (idx[0], idx[1])), shape=tuple(coo.shape))
-
-
-def _largest_eigenvalue(m: sp.csr_matrix) -> float:
-    """Largest eigenvalue of a symmetric matrix (the largest eigenvalue modulus otherwise)."""
-    n = m.shape[0]
-    if m.nnz == 0:
-        return 0.0
-    symmetric = abs(m - m.T).max() <= 1e-12 * abs(m).max()
-    if n <= _DENSE_EIG_MAX:
-        dense = m.toarray()
-        if symmetric:
-            return float(np.linalg.eigvalsh(dense)[-1])
-        return float(np.abs(np.linalg.eigvals(dense)).max())
-    if symmetric:
-        val = spla.eigsh(m, k=1, which="LA", return_eigenvectors=False, tol=1e-8)
-        return float(val[0])
-    val = spla.eigs(m, k=1, which="LM", return_eigenvectors=False, tol=1e-8)
-    return float(np.abs(val[0]))
-
-
-def _prepare(L: Tensor, normalize: bool) -> _Prepared:
-    """CSR form (and transpose) of ``L``, scaled by ``1 / lambda_max`` if ``normalize``.
-
-    Computed once per operator object (and in-place version) and cached; the cache
-    entry dies with the operator.
-    """
-    key = id(L)
-    entry = _CACHE.get(key)
-    if entry is None or entry[0]() is not L or entry[1] != L._version:
-        ref = weakref.ref(L, lambda _, key=key: _CACHE.pop(key, None))
-        entry = (ref, L._version, {})
-        _CACHE[key] = entry
-    per_flag = entry[2]
-    if normalize not in per_flag:
-        if normalize:
-            lam = _largest_eigenvalue(_to_scipy(L))
-            base = _prepare(L, False)
-            if lam > 0:
-                csr = base.csr * (1.0 / lam)
-                csr_t = csr if base.csr_t is base.csr else base.csr_t * (1.0 / lam)
-            else:  # the zero operator (e.g. L_up of a complex without triangles)
-                csr, csr_t = base.csr, base.csr_t
-            per_flag[True] = _Prepared(csr, csr_t, lam)
-        else:
-            coo = L.detach().to_sparse_coo().coalesce()
-            coo_t = coo.t().coalesce()
-            csr = _to_csr(L.detach())
-            symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(
-                coo.values(), coo_t.values()
-            )
-            csr_t = csr if symmetric else _to_csr(coo_t)
-            per_flag[False] = _Prepared(csr, csr_t, None)
-    return per_flag[normalize]
-
-
-def _sparse_mm_into(out: Tensor, L: Tensor, X: Tensor) -> Tensor:
-    """``out = L @ X`` without zero-filling ``out`` first (``torch.sparse.mm`` and
-    ``torch.mm(..., out=)`` fill and copy the whole dense result; ``addmm`` with
-    ``beta=0`` ignores ``out``'s old values, NaN included)."""
-    return torch.addmm(out, L, X.contiguous(), beta=0, out=out)
-
-
-class _SparseMatmul(torch.autograd.Function):
-    """``L @ X`` for a constant sparse ``L``; the backward uses the cached ``L^T``
-    (``torch.sparse.mm``'s own backward transposes the CSR operator on every call)."""
-
-    @staticmethod
-    def forward(ctx: Any, L: Tensor, L_t: Tensor, X: Tensor) -> Tensor:
-        ctx.L_t = L_t
-        return _sparse_mm_into(X.new_empty(L.size(0), X.size(1)), L, X)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[None, None, Tensor]:
-        L_t = ctx.L_t
-        return None, None, _sparse_mm_into(grad.new_empty(L_t.size(0), grad.size(1)), L_t, grad)
-
-
-def _spmm(op: _Prepared, X: Tensor) -> Tensor:
-    """``L @ X`` with ``L`` the prepared operator, differentiable in ``X``."""
-    return _SparseMatmul.apply(op.csr, op.csr_t, X)
-
-
-class _HornerConv(torch.autograd.Function):
-    """Fused transform-then-propagate layer (Horner's scheme) with its own backward.
-
-    Forward, with :math:`T_k = X W_k` computed just before it is needed::
-
-        y = X W_0 + b + sum_sides L (T_1 + L (T_2 + ... + L T_K))
-
-    using two scratch buffers and in-place sparse ``addmm`` (three ``[N1, B*C_out]``
-    allocations per call instead of one per product). Backward, with
-    :math:`G_k = (L^T)^k G`::
-
-        dW_k = X^T G_k,   dX = sum_k G_k W_k^T,   db = sum_rows G
-
-    Only ``x`` and ``weight`` are saved for the backward pass.
-    """
-
-    @staticmethod
-    def forward(
-        ctx: Any,
-        xe: Tensor,
-        weight: Tensor,
-        bias: Tensor | None,
-        sides: tuple[tuple[_Prepared, int], ...],
-        B: int,
-    ) -> Tensor:
-        n1 = xe.size(0)
-        c_in, c_out = weight.shape[1:]
-        xf = xe.view(n1 * B, c_in)  # [N1*B, C_in]
-        y = torch.empty(n1 * B, c_out, dtype=xe.dtype, device=xe.device)
-        if bias is None:
-            torch.mm(xf, weight[0], out=y)
-        else:
-            torch.addmm(bias, xf, weight[0], out=y)
-        yv = y.view(n1, B * c_out)
-        max_k = max((k for _, k in sides), default=0)
-        # scratch buffers [N1*B, C_out]: two for Horner's recursion (one if every K == 1)
-        bufs = [torch.empty_like(y) for _ in range(min(max_k, 2))]
-        offset = 1
-        for op, k_max in sides:
-            acc, nxt = bufs[0], bufs[-1]
-            torch.mm(xf, weight[offset + k_max - 1], out=acc)
-            for k in range(k_max - 1, 0, -1):
-                torch.mm(xf, weight[offset + k - 1], out=nxt)
-                nv = nxt.view(n1, B * c_out)
-                torch.addmm(nv, op.csr, acc.view(n1, B * c_out), out=nv)  # T_k + L acc
-                acc, nxt = nxt, acc
-            torch.addmm(yv, op.csr, acc.view(n1, B * c_out), out=yv)
-            offset += k_max
-        ctx.save_for_backward(xe, weight)
-        ctx.sides = sides
-        ctx.B = B
-        ctx.has_bias = bias is not None
-        return yv
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        xe, weight = ctx.saved_tensors
-        B = ctx.B
-        n1 = xe.size(0)
-        c_in, c_out = weight.shape[1:]
-        xf = xe.view(n1 * B, c_in)
-        g = grad.contiguous()  # [N1, B*C_out]
-        gf = g.view(n1 * B, c_out)
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        grad_x = gf @ weight[0].t() if need_x else None  # [N1*B, C_in]
-        grad_w = torch.empty_like(weight) if need_w else None
-        if need_w:
-            torch.mm(xf.t(), gf, out=grad_w[0])
-        grad_b = gf.sum(0) if need_b and ctx.has_bias else None
-        if (need_x or need_w) and ctx.sides:
-            max_k = max(k for _, k in ctx.sides)
-            bufs = [torch.empty_like(g) for _ in range(min(max_k, 2))]  # [N1, B*C_out]
-            offset = 1
-            for op, k_max in ctx.sides:
-                cur, nxt = g, bufs[0]
-                for k in range(1, k_max + 1):
-                    _sparse_mm_into(nxt, op.csr_t, cur)  # G_k = L^T G_{k-1}
-                    nf = nxt.view(n1 * B, c_out)
-                    if need_w:
-                        torch.mm(xf.t(), nf, out=grad_w[offset + k - 1])
-                    if need_x:
-                        grad_x.addmm_(nf, weight[offset + k - 1].t())
-                    cur, nxt = nxt, (bufs[-1] if nxt is bufs[0] else bufs[0])
-                offset += k_max
-        if grad_x is not None:
-            grad_x = grad_x.view(n1, B * c_in)
-        return grad_x, grad_w, grad_b, None, None
 
 
 # ---------------------------------------------------------------------- the layer
@@ -252,16 +43,20 @@ class SCNNConv(torch.nn.Module):
     This is the function of TopoModelX's ``SCNNLayer`` (same output with the same
     weights: ``conv.weight.data.copy_(tmx_layer.weight.permute(2, 0, 1))``, no
     bias), computed with sparse operators only (no dense identity), on the input's
-    device and dtype, and batched: many signals on one shared complex go through
-    one sparse product per Laplacian power
-    (:math:`[N_1, N_1] \times [N_1, B \cdot C]`, edge-major layout) and dense
-    products with the weights. When :math:`C_{in} < C_{out}` the powers act on the
-    input and one product with the stacked weights
+    device and dtype, and batched: many signals on one shared complex are processed
+    in chunks of consecutive samples (about 2 MB of activations each, so that
+    a chunk's dense and sparse products run in the CPU caches; the whole batch is
+    one chunk on a GPU), with one sparse product per Laplacian power for the chunk
+    (the block-diagonal operator :math:`\mathbf{I}_b \otimes \mathbf{L}`) and
+    dense products with the weights. When :math:`C_{in} < C_{out}` the powers act
+    on the input and one product with the stacked weights
     ``weight.view(-1, out_channels)`` follows; otherwise the weights act first and
     the powers follow in Horner's scheme
-    :math:`\mathbf{L}(\mathbf{X}\mathbf{W}_1 + \mathbf{L}(\mathbf{X}\mathbf{W}_2 + \dots))`,
-    with a fused backward that keeps only :math:`\mathbf{X}` (both give the same
-    function). No gradient flows to the operators (they are constants).
+    :math:`\mathbf{L}(\mathbf{X}\mathbf{W}_1 + \mathbf{L}(\mathbf{X}\mathbf{W}_2 + \dots))`.
+    Forward and backward are one fused autograd function that keeps only the
+    layer's input (and, inside :class:`SCNN`, its output, with the activation
+    fused) for the backward pass (both schemes give the same
+        function). No gradient flows to the operators (they are constants).
 
     Args:
         in_channels (int): input features per edge :math:`C_{in}` (1 for a scalar
@@ -371,7 +166,7 @@ class SCNNConv(torch.nn.Module):
         _check_operator_type(L, "L")
         if L.dim() != 2 or L.size(0) != L.size(1):
             raise ValueError(f"`L` must be a square [N, N] operator, got shape {tuple(L.shape)}")
-        lam = _prepare(L, True).lambda_max
+        lam = prepare_operator(L, True).lambda_max
         if not lam:
             return L
         return L * (1.0 / lam)
@@ -409,10 +204,10 @@ class SCNNConv(torch.nn.Module):
         x3, layout = self._as_batched(x, L_down, L_up, batch)
         out = self._propagate(x3, L_down, L_up)  # [B, N1, C_out]
         if layout == "single":
-            return out[0].contiguous()  # [N1, C_out]
+            return out[0]  # [N1, C_out]
         if layout == "pyg":
-            return out.reshape(-1, self.out_channels)  # [B*N1, C_out]
-        return out.contiguous()  # [B, N1, C_out]
+            return out.view(-1, self.out_channels)  # [B*N1, C_out]
+        return out  # [B, N1, C_out]
 
     def _as_batched(
         self,
@@ -517,38 +312,23 @@ class SCNNConv(torch.nn.Module):
             )
         return x.view(num, n1, self.in_channels), "pyg"
 
-    def _propagate(self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None) -> Tensor:
-        """``[B, N1, C_in] -> [B, N1, C_out]`` (output a permuted view of ``[N1, B, C_out]``)."""
-        B, n1, c_in = x.shape
-        c_out = self.out_channels
-        sides = []
+    def _propagate(
+        self,
+        x: Tensor,
+        L_down: Tensor | None,
+        L_up: Tensor | None,
+        act: str = "identity",
+    ) -> Tensor:
+        """``[B, N1, C_in] -> act(layer) [B, N1, C_out]`` (contiguous), with ``act`` one of
+        the kernel's fused activations (see :mod:`topo_contrastive.nn._scnn_kernel`)."""
+        ops = []
         if self.K_down:
-            sides.append((_prepare(L_down, self.normalize), self.K_down))
+            ops.append((prepare_operator(L_down, self.normalize), self.K_down))
         if self.K_up:
-            sides.append((_prepare(L_up, self.normalize), self.K_up))
-        weight = self.weight
-        bias = self.bias
-        # Edge-major layout: each Laplacian power is one sparse product for the batch.
-        xe = x.transpose(0, 1).reshape(n1, B * c_in)  # [N1, B*C_in] (free if x came from us)
-        if c_in < c_out:
-            # Propagate, then transform: the powers act on the narrower input.
-            terms = [xe]
-            for op, k_max in sides:
-                p = xe
-                for _ in range(k_max):
-                    p = _spmm(op, p)  # [N1, B*C_in]
-                    terms.append(p)
-            z = torch.stack([t.view(n1, B, c_in) for t in terms], dim=2)  # [N1, B, K+1, C_in]
-            z = z.view(n1 * B, -1)
-            w = weight.view(-1, c_out)  # [(K+1)*C_in, C_out]
-            y = z @ w if bias is None else torch.addmm(bias, z, w)  # [N1*B, C_out]
-            y = y.view(n1, B * c_out)
-        else:
-            # Transform, then propagate (Horner's scheme): the powers act on the
-            # narrower output and only x is kept for the backward pass.
-            #   L X W_1 + L^2 X W_2 + ... = L (X W_1 + L (X W_2 + ...))
-            y = _HornerConv.apply(xe, weight, bias, tuple(sides), B)  # [N1, B*C_out]
-        return y.view(n1, B, c_out).transpose(0, 1)  # [B, N1, C_out]
+            ops.append((prepare_operator(L_up, self.normalize), self.K_up))
+        if act not in FUSED_ACTIVATIONS:  # pragma: no cover - callers check
+            raise ValueError(f"`act` must be one of {FUSED_ACTIVATIONS}, got {act!r}")
+        return scnn_layer(x, self.weight, self.bias, tuple(ops), act)
 
     def __repr__(self) -> str:
         return (

@@ -1,0 +1,178 @@
+"""HodgeReadout: exact values, the naive formula, orientation invariance, edge cases."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from tests.nn._helpers import delaunay_complex, tiny_complex
+from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive.nn import SCNN, HodgeReadout, canonical_harmonic_basis
+
+
+def _holey_complex(seed: int = 0) -> SimplicialOperators:
+    """Delaunay complex of 120 points with the triangles touching two square holes removed
+    (beta_1 = 2 unless a hole is empty)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.random((120, 2))
+    import scipy.spatial
+
+    tri = scipy.spatial.Delaunay(pts).simplices
+    in_hole = ((pts > 0.2) & (pts < 0.45)).all(1) | ((pts > 0.55) & (pts < 0.8)).all(1)
+    tri = tri[~in_hole[tri].any(1)]
+    used = np.unique(tri)
+    remap = -np.ones(len(pts), dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    tri = remap[tri]
+    edges = np.unique(
+        np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), 1), axis=0
+    )
+    return SimplicialOperators.from_simplices(edges, tri, used.size)
+
+
+def test_exact_values_on_a_square_cycle():
+    # 4-cycle 0-1-2-3 without triangles: beta_1 = 1, edges (0,1) (0,3) (1,2) (2,3).
+    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3]])
+    readout = HodgeReadout(HodgeDecomposition(ops))
+    # the cycle 0 -> 1 -> 2 -> 3 -> 0, signed along its pivot edge (0, 1) low -> high
+    np.testing.assert_allclose(
+        readout.harmonic_basis.numpy(), [[0.5], [-0.5], [0.5], [0.5]], atol=1e-7
+    )
+    assert readout.pivots.tolist() == [0]
+    H = torch.tensor([[[1.0, 0.0], [-1.0, 2.0], [1.0, 0.0], [1.0, 4.0]]])  # [1, 4, 2]
+    # mean = [0.5, 1.5]; U^T H = [(1 + 1 + 1 + 1) / 2, (0 - 2 + 0 + 4) / 2] = [2, 1]
+    torch.testing.assert_close(readout(H), torch.tensor([[0.5, 1.5, 2.0, 1.0]]))
+
+
+@pytest.mark.parametrize("pool", ["mean", "sum", "max", "none"])
+def test_equals_naive_formula(pool):
+    ops = _holey_complex(1)
+    hodge = HodgeDecomposition(ops)
+    readout = HodgeReadout(hodge, pool=pool, energies=True)
+    assert readout.beta1 == hodge.dims["harmonic"] >= 1
+    g = torch.Generator().manual_seed(0)
+    H = torch.randn(5, ops.num_edges, 3, generator=g, dtype=torch.float64)
+    u = readout.harmonic_basis.double()
+    B1 = torch.from_numpy(ops.B1.toarray())
+    B2 = torch.from_numpy(ops.B2.toarray())
+    rows = []
+    for h in H:  # one sample at a time, from the formula
+        parts = {"mean": [h.mean(0)], "sum": [h.sum(0)], "max": [h.max(0).values], "none": []}
+        coords = [u[:, k] @ h for k in range(readout.beta1)]
+        energies = [
+            (B1 @ h).pow(2).sum(0) / ops.num_edges,
+            (B2.T @ h).pow(2).sum(0) / ops.num_edges,
+        ]
+        rows.append(torch.cat(parts[pool] + coords + energies))
+    out = readout(H)
+    assert out.shape == (5, readout.out_features(3))
+    torch.testing.assert_close(out, torch.stack(rows), rtol=1e-10, atol=1e-10)
+    # PyG layout [B*N1, C] and a single sample [N1, C] give the same rows
+    torch.testing.assert_close(readout(H.reshape(-1, 3)), out)
+    torch.testing.assert_close(readout(H[2]), out[2:3])
+
+
+def test_basis_is_canonical_across_backends_and_orthonormal():
+    ops = _holey_complex(2)
+    exact, pe = canonical_harmonic_basis(HodgeDecomposition(ops, backend="exact"))
+    iterative, pi = canonical_harmonic_basis(HodgeDecomposition(ops, backend="iterative"))
+    assert pe.tolist() == pi.tolist()
+    np.testing.assert_allclose(exact, iterative, atol=1e-9)
+    np.testing.assert_allclose(exact.T @ exact, np.eye(exact.shape[1]), atol=1e-12)
+    L1 = (ops.L_down + ops.L_up).toarray()
+    np.testing.assert_allclose(L1 @ exact, 0.0, atol=1e-10)  # harmonic
+
+
+def test_invariant_to_edge_orientation():
+    ops = _holey_complex(3)
+    rng = np.random.default_rng(0)
+    s = rng.choice([-1.0, 1.0], size=ops.num_edges)
+    S = sp.diags(s)
+    B2 = (S @ ops.B2).tocsc()
+    # a triangle whose edges now all run along its boundary gets the opposite orientation
+    signs = np.ones(ops.num_triangles)
+    cyclic = (np.asarray(B2.todense()) > 0).sum(0) == 3
+    signs[np.asarray(cyclic).ravel()] = -1.0
+    flipped = SimplicialOperators.from_incidence(ops.B1 @ S, B2 @ sp.diags(signs))
+    g = torch.Generator().manual_seed(1)
+    H = torch.randn(4, ops.num_edges, 6, generator=g, dtype=torch.float64)
+    Hs = H * torch.from_numpy(s)[None, :, None]
+    for hodge_kwargs in ({"backend": "exact"}, {"backend": "iterative"}):
+        a = HodgeReadout(HodgeDecomposition(ops, **hodge_kwargs), pool="none", energies=True)
+        b = HodgeReadout(HodgeDecomposition(flipped, **hodge_kwargs), pool="none", energies=True)
+        torch.testing.assert_close(
+            b.harmonic_basis.double(),
+            a.harmonic_basis.double() * torch.from_numpy(s)[:, None],
+            rtol=0,
+            atol=1e-6,
+        )
+        torch.testing.assert_close(b(Hs), a(H), rtol=1e-6, atol=1e-6)
+    # an orientation-equivariant encoder (no bias, odd activation) + the readout: invariant
+    torch.manual_seed(0)
+    enc = SCNN(
+        1, 8, num_layers=2, bias=False, readout=HodgeReadout(HodgeDecomposition(ops), pool="none")
+    ).double()
+    enc_f = SCNN(
+        1,
+        8,
+        num_layers=2,
+        bias=False,
+        readout=HodgeReadout(HodgeDecomposition(flipped), pool="none"),
+    ).double()
+    enc_f.convs.load_state_dict(enc.convs.state_dict())
+    x = torch.randn(3, ops.num_edges, 1, generator=g, dtype=torch.float64)
+    xs = x * torch.from_numpy(s)[None, :, None]
+    torch.testing.assert_close(
+        enc_f(xs, *flipped.laplacians(dtype=torch.float64)),
+        enc(x, *ops.laplacians(dtype=torch.float64)),
+    )
+
+
+def test_no_harmonic_part_returns_the_pooled_block():
+    ops = delaunay_complex(20, seed=0)  # a filled disc: beta_1 = 0
+    readout = HodgeReadout(HodgeDecomposition(ops))
+    assert readout.beta1 == 0 and readout.out_features(4) == 4
+    H = torch.randn(3, ops.num_edges, 4)
+    torch.testing.assert_close(readout(H), H.mean(1))
+    with pytest.raises(ValueError, match="empty"):
+        HodgeReadout(HodgeDecomposition(ops), pool="none")
+
+
+def test_bad_inputs():
+    ops = tiny_complex()
+    hodge = HodgeDecomposition(ops)
+    readout = HodgeReadout(hodge)
+    with pytest.raises(ValueError, match="N1 = 9"):
+        readout(torch.randn(2, 10, 3))  # built on another complex
+    with pytest.raises(ValueError, match="multiple"):
+        readout(torch.randn(10, 3))
+    with pytest.raises(ValueError, match="must be"):
+        readout(torch.randn(9))
+    with pytest.raises(TypeError, match="floating"):
+        readout(torch.ones(2, 9, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="HodgeDecomposition"):
+        HodgeReadout(ops)
+    with pytest.raises(ValueError, match="pool"):
+        HodgeReadout(hodge, pool="median")
+    with pytest.raises(TypeError, match="energies"):
+        HodgeReadout(hodge, energies=1)
+
+
+def test_in_scnn_state_dict_dtype_and_repr():
+    ops = tiny_complex()
+    L_down, L_up = ops.laplacians()
+    readout = HodgeReadout(HodgeDecomposition(ops), energies=True)
+    assert repr(readout) == "HodgeReadout(num_edges=9, beta1=2, pool='mean', energies=True)"
+    enc = SCNN(1, 8, num_layers=2, readout=readout)
+    assert enc.out_channels == readout.out_features(8) == (1 + 2 + 2) * 8
+    assert enc.readout_name == "HodgeReadout"
+    x = torch.randn(4, ops.num_edges, 1)
+    h = enc(x, L_down, L_up)
+    torch.testing.assert_close(h, readout(enc.edge_embeddings(x, L_down, L_up)))
+    assert "readout.harmonic_basis" in enc.state_dict()
+    enc64 = SCNN(1, 8, num_layers=2, readout=HodgeReadout(HodgeDecomposition(ops), energies=True))
+    enc64.load_state_dict(enc.state_dict())
+    enc64 = enc64.double()
+    out = enc64(x.double(), *ops.laplacians(dtype=torch.float64))
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out.float(), h, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,238 @@
+r"""The Hodge-aware readout :class:`HodgeReadout` (beyond the paper: keeps the harmonic
+coordinates of the per-edge features)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from topo_contrastive.hodge import HodgeDecomposition
+
+__all__ = ["HodgeReadout", "canonical_harmonic_basis"]
+
+_POOLS = ("mean", "sum", "max", "none")
+# relative tolerance under which two residual norms count as tied in the pivot choice
+_TIE_RTOL = 1e-6
+
+
+def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
+    r"""A deterministic orthonormal basis of the harmonic space :math:`\ker \mathbf{L}_1`.
+
+    Any orthonormal basis :math:`\mathbf{U}_H` spans the same space, but the harmonic
+    coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` change with the basis. This one
+    depends only on the projector :math:`\mathbf{P}_H = \mathbf{U}_H\mathbf{U}_H^\top`
+    and on which node of every edge has the lower id, so that it is the same for both
+    backends of :class:`~topo_contrastive.HodgeDecomposition` and turns with the edges:
+
+    1. **Pivot edges** :math:`p_1, \dots, p_{\beta_1}` by greedy column pivoting on
+       :math:`\mathbf{P}_H`: :math:`p_j` maximises the harmonic norm of the edge's
+       indicator left after removing the directions of :math:`p_1 .. p_{j-1}`
+       (ties within a relative :math:`10^{-6}` go to the lowest edge index).
+    2. **Columns** by Gram-Schmidt on :math:`\mathbf{P}_H[:, p_1], \dots,
+       \mathbf{P}_H[:, p_{\beta_1}]` (QR with a positive diagonal), so column
+       :math:`j` is the harmonic flow through edge :math:`p_j` orthogonal to the
+       earlier ones.
+    3. **Sign**: column :math:`j` is signed so that it flows along edge :math:`p_j`
+       from its lower to its higher node id.
+
+    Re-orienting edges (:math:`\mathbf{B}_1 \mathbf{S}`, :math:`\mathbf{S}\mathbf{B}_2`,
+    :math:`\mathbf{S} = \mathrm{diag}(\pm 1)`) gives :math:`\mathbf{S}\mathbf{U}_H`:
+    the coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` of re-oriented flows
+    :math:`\mathbf{S}\mathbf{x}` are unchanged.
+
+    Args:
+        hodge: the decomposition of the complex (either backend).
+
+    Returns:
+        ``(basis, pivots)``: ``float64 [N1, beta_1]`` and the pivot edges ``int64 [beta_1]``.
+
+    Raises:
+        ValueError: the backend cannot provide a harmonic basis (see
+            :meth:`~topo_contrastive.HodgeDecomposition.basis`).
+    """
+    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal
+    n1, beta1 = u.shape
+    if beta1 == 0:
+        return np.zeros((n1, 0)), np.zeros(0, dtype=np.int64)
+    residual = u.copy()  # row e: coordinates of P_H e_e left after earlier pivots
+    pivots = []
+    for _ in range(beta1):
+        norms = np.einsum("ij,ij->i", residual, residual)
+        top = norms.max()
+        p = int(np.flatnonzero(norms >= top * (1.0 - _TIE_RTOL))[0])
+        q = residual[p] / np.sqrt(norms[p])
+        residual -= np.outer(residual @ q, q)
+        pivots.append(p)
+    piv = np.asarray(pivots, dtype=np.int64)
+    cols = u @ u[piv].T  # P_H[:, pivots], [N1, beta1]
+    q, r = np.linalg.qr(cols)
+    q = q * np.sign(np.diag(r))  # q[p_j, j] = r_jj > 0
+    edges = hodge.complex.edges  # [N1, 2] tail, head
+    low_to_high = np.where(edges[piv, 0] < edges[piv, 1], 1.0, -1.0)
+    return q * low_to_high, piv
+
+
+class HodgeReadout(torch.nn.Module):
+    r"""Readout that keeps the harmonic coordinates of per-edge features.
+
+    Pools per-edge features :math:`\mathbf{H} \in \mathbb{R}^{N_1 \times C}` of one
+    sample (the last layer of :class:`~topo_contrastive.nn.SCNN`, TopoModelX's
+    ``SCNNLayer`` or any per-edge encoder) into
+
+    .. math::
+        \mathbf{h} = \Big[\, \mathrm{pool}_e \mathbf{H}_{e,:} \;;\;
+        \mathrm{vec}\big(\mathbf{U}_H^\top \mathbf{H}\big) \;;\;
+        \tfrac{1}{N_1}\lVert \mathbf{B}_1 \mathbf{H} \rVert^2_{\text{col}} \;;\;
+        \tfrac{1}{N_1}\lVert \mathbf{B}_2^\top \mathbf{H} \rVert^2_{\text{col}} \,\Big]
+
+    where :math:`\mathbf{U}_H \in \mathbb{R}^{N_1 \times \beta_1}` is the canonical
+    orthonormal harmonic basis (:func:`canonical_harmonic_basis`), ``vec`` flattens
+    harmonic-dimension-major (``h[C + k*C + c] = (U_H^T H)[k, c]``), and the last two
+    blocks, only with ``energies=True``, are per-channel gradient and curl energies:
+    :math:`\mathbf{B}_1 \mathbf{H}` depends only on the gradient part of each channel
+    and :math:`\mathbf{B}_2^\top \mathbf{H}` only on its curl part (paper eq. 1).
+    The output has :math:`(1 + \beta_1) C` features (:math:`\beta_1 C` with
+    ``pool="none"``, plus :math:`2C` with energies). Beyond the paper: its pooled
+    readout (mean over edges) discards *where* a flow runs around the holes of the
+    complex, which the harmonic coordinates keep.
+
+    **Orientation.** Re-orienting edges by :math:`\mathbf{S} = \mathrm{diag}(\pm 1)`
+    turns the basis into :math:`\mathbf{S}\mathbf{U}_H`, so for features that turn
+    with the edges (:math:`\mathbf{S}\mathbf{H}`, e.g. a bias-free SCNN with an odd
+    activation) the harmonic coordinates and the energies are unchanged; the pooled
+    block is as orientation-sensitive as the features themselves (``pool="none"``
+    makes the whole readout invariant). **No harmonic part** (:math:`\beta_1 = 0`):
+    the readout returns the pooled block (and energies) alone, :math:`[B, C]`.
+
+    The module has no parameters; the basis and the energies' index tables are
+    buffers (they follow ``.to()`` and are saved in the ``state_dict``).
+
+    Args:
+        hodge (HodgeDecomposition): the decomposition of the complex the features
+            live on (either backend).
+        pool (str): pooled block: ``"mean"`` (default), ``"sum"``, ``"max"`` over
+            edges, or ``"none"``.
+        energies (bool): append the per-channel gradient and curl energies
+            (default ``False``).
+
+    Shapes:
+        - **input:** :math:`[B, N_1, C]`, :math:`[N_1, C]` (one sample) or a PyG
+          batch :math:`[B \cdot N_1, C]` (samples one after the other), floating.
+        - **output:** :math:`[B, D]` with ``D = out_features(C)``, on the input's
+          device and dtype (a single sample gives :math:`[1, D]`).
+
+    Raises:
+        TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition`` or
+            ``energies`` is not a bool; (``forward``) ``H`` is not a floating tensor.
+        ValueError: (``__init__``) an unknown ``pool``; no harmonic basis available; an
+            empty readout (``pool="none"`` without energies on a complex with
+            :math:`\beta_1 = 0`);
+            (``forward``) features whose edge count is not the complex's ``N1`` (a
+            readout built on another complex), or a wrong number of dimensions.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
+        ...                                          [[0, 1, 2]])
+        >>> readout = HodgeReadout(HodgeDecomposition(ops))
+        >>> readout.beta1, readout.out_features(8)
+        (1, 16)
+        >>> readout(torch.randn(4, 5, 8)).shape
+        torch.Size([4, 16])
+    """
+
+    harmonic_basis: Tensor
+
+    def __init__(
+        self, hodge: HodgeDecomposition, pool: str = "mean", energies: bool = False
+    ) -> None:
+        super().__init__()
+        if not isinstance(hodge, HodgeDecomposition):
+            raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
+        if not isinstance(pool, str) or pool not in _POOLS:
+            raise ValueError(f"`pool` must be one of {_POOLS}, got {pool!r}")
+        if not isinstance(energies, bool):
+            raise TypeError(f"`energies` must be a bool, got {type(energies).__name__}")
+        self.pool = pool
+        self.energies = energies
+        ops = hodge.complex
+        self.num_edges = int(ops.num_edges)
+        basis, pivots = canonical_harmonic_basis(hodge)
+        self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
+        self.register_buffer("pivots", torch.from_numpy(pivots))
+        if energies:
+            self.register_buffer("edge_nodes", torch.from_numpy(ops.edges.T.copy()))  # [2, N1]
+            b2 = ops.B2.tocsc()
+            b2.sort_indices()
+            self.register_buffer(
+                "triangle_edges",
+                torch.from_numpy(b2.indices.reshape(-1, 3).astype(np.int64)),  # [N2, 3]
+            )
+            self.register_buffer("triangle_signs", torch.from_numpy(b2.data.reshape(-1, 3)).float())
+            self.num_nodes = int(ops.num_nodes)
+        if self.out_features(1) == 0:
+            raise ValueError(
+                "the readout would be empty: pool='none', no energies and no harmonic part "
+                "(beta_1 = 0) on this complex"
+            )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Nothing to reset (the readout has no parameters); kept for the layer convention."""
+
+    @property
+    def beta1(self) -> int:
+        """The first Betti number :math:`\\beta_1` (harmonic dimension)."""
+        return int(self.harmonic_basis.shape[1])
+
+    def out_features(self, channels: int) -> int:
+        """Size ``D`` of :math:`\\mathbf{h}` for ``channels`` features per edge."""
+        pooled = 0 if self.pool == "none" else 1
+        return (pooled + self.beta1 + (2 if self.energies else 0)) * int(channels)
+
+    def forward(self, H: Tensor) -> Tensor:
+        """Pool per-edge features ``H`` into ``[B, out_features(C)]`` (see the class)."""
+        if not isinstance(H, Tensor) or not H.is_floating_point():
+            raise TypeError(
+                f"`H` must be a floating tensor, got {type(H).__name__}"
+                + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
+            )
+        n1 = self.num_edges
+        if H.dim() == 2:
+            if n1 == 0 or H.size(0) % n1 != 0:
+                raise ValueError(
+                    f"`H` has {H.size(0)} rows, not a multiple of the complex's N1 = {n1} "
+                    "edges (a HodgeReadout built on another complex?)"
+                )
+            H = H.view(-1, n1, H.size(1))
+        elif H.dim() != 3:
+            raise ValueError(f"`H` must be [B, N1, C], [N1, C] or [B*N1, C], got {tuple(H.shape)}")
+        if H.size(1) != n1:
+            raise ValueError(
+                f"`H` has {H.size(1)} edges (shape {tuple(H.shape)}) but the readout was built "
+                f"on a complex with N1 = {n1} edges"
+            )
+        B, _, C = H.shape
+        blocks = []
+        if self.pool == "mean":
+            blocks.append(H.mean(dim=1))
+        elif self.pool == "sum":
+            blocks.append(H.sum(dim=1))
+        elif self.pool == "max":
+            blocks.append(H.amax(dim=1) if B else H.new_zeros(0, C))
+        if self.beta1:
+            u = self.harmonic_basis.to(H.dtype)
+            blocks.append(torch.matmul(u.t(), H).reshape(B, self.beta1 * C))  # [B, beta1*C]
+        if self.energies:
+            tail, head = self.edge_nodes
+            div = H.new_zeros(B, self.num_nodes, C)
+            div.index_add_(1, head, H).index_add_(1, tail, H, alpha=-1.0)  # B1 H, [B, N0, C]
+            curl = (H[:, self.triangle_edges] * self.triangle_signs.to(H.dtype)[:, :, None]).sum(2)
+            blocks += [div.pow(2).sum(1) / n1, curl.pow(2).sum(1) / n1]
+        return torch.cat(blocks, dim=1) if blocks else H.new_zeros(B, 0)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_edges={self.num_edges}, beta1={self.beta1}, "
+            f"pool={self.pool!r}, energies={self.energies})"
+        )
