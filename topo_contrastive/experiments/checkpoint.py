@@ -22,7 +22,7 @@ import torch
 from topo_contrastive.datasets._base import atomic_torch_save
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.nn import SCNN
+from topo_contrastive.nn import SCNN, HodgeReadout
 
 __all__ = ["CHECKPOINT_FORMAT", "load_encoder", "save_encoder"]
 
@@ -53,7 +53,7 @@ def save_encoder(
         "K_up": int(encoder.K_up),
         "hidden_channels": int(encoder.hidden_channels),
         "act": str(encoder.act),
-        "readout": str(encoder.readout),
+        "readout": "hodge" if isinstance(encoder.readout, HodgeReadout) else encoder.readout_name,
         "normalize": bool(encoder.normalize),
         "bias": encoder.convs[0].bias is not None,
     }
@@ -136,6 +136,13 @@ def load_encoder(
             raise ValueError(
                 f"checkpoint '{path}' has another architecture than expected ({detail})"
             )
+    readout: str | HodgeReadout = str(arch["readout"])
+    if readout == "hodge":
+        if data is None:
+            raise ValueError(
+                f"checkpoint '{path}' has a HodgeReadout, which needs the complex: pass `data`"
+            )
+        readout = HodgeReadout(data.hodge)
     encoder = SCNN(
         in_channels=1,
         hidden_channels=int(arch["hidden_channels"]),
@@ -143,7 +150,7 @@ def load_encoder(
         K_down=int(arch["K_down"]),
         K_up=int(arch["K_up"]),
         act=str(arch["act"]),
-        readout=str(arch["readout"]),
+        readout=readout,
         normalize=bool(arch["normalize"]),
         bias=bool(arch.get("bias", True)),
     )

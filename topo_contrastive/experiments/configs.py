@@ -91,6 +91,7 @@ _METHODS = ("contrastive", "supervised")
 _LOSSES = ("infonce", "hodge_debiased")
 _MASKS = ("uniform", "spectral")
 _COMPONENTS = ("gradient", "curl", "harmonic")
+_READOUTS = ("mean", "sum", "max", "hodge")
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,10 @@ class ExperimentConfig:
         K_up (int): upper-Laplacian order (default ``2``; ``0`` for ``SCL_low``).
         hidden_channels (int): encoder width = embedding size (default ``64``).
         act (str): non-linearity (default ``"tanh"``).
-        readout (str): pooling over edges (default ``"mean"``).
+        readout (str): pooling over edges: ``"mean"`` (default), ``"sum"``, ``"max"``, or
+            ``"hodge"`` (:class:`~topo_contrastive.nn.HodgeReadout`: the mean over edges and
+            the harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{H}` of the last layer's
+            per-edge features).
         normalize (bool): scale the Laplacians by their largest eigenvalue (default ``True``).
         bias (bool): learnable bias in the SCNN layers (default ``False``: the paper's filter,
             eq. 3, has none; a bias would also add a constant ``tanh(b)`` on every edge without
@@ -177,6 +181,8 @@ class ExperimentConfig:
     def __post_init__(self) -> None:
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"`optimizer` must be 'sgd' or 'adam', got {self.optimizer!r}")
+        if self.readout not in _READOUTS:
+            raise ValueError(f"`readout` must be one of {_READOUTS}, got {self.readout!r}")
         if self.method not in _METHODS:
             raise ValueError(f"`method` must be one of {_METHODS}, got {self.method!r}")
         if self.method == "contrastive":

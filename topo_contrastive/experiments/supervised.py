@@ -64,10 +64,10 @@ def carve_validation(
 
 
 class _Classifier(nn.Module):
-    def __init__(self, config: ExperimentConfig, num_classes: int):
+    def __init__(self, config: ExperimentConfig, num_classes: int, data: ExperimentData):
         super().__init__()
-        self.encoder = build_encoder(config)
-        self.linear = nn.Linear(config.hidden_channels, num_classes)
+        self.encoder = build_encoder(config, data.hodge)
+        self.linear = nn.Linear(self.encoder.out_channels, num_classes)
 
     def forward(self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor) -> torch.Tensor:
         return self.linear(self.encoder(x, L_down, L_up))  # [B, classes]
@@ -120,7 +120,7 @@ def train_supervised(
     num_classes = int(labels_np.max()) + 1
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = _Classifier(config, num_classes)
+        model = _Classifier(config, num_classes, data)
     model.to(dev)
     L_down, L_up = data.laplacians(device=dev)
     optimizer = make_optimizer(model.parameters(), config)

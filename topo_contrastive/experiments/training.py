@@ -32,8 +32,9 @@ from torch.utils.data.distributed import DistributedSampler
 
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
-from topo_contrastive.nn import SCNN, ProjectionHead
+from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
 
 __all__ = [
     "ContrastiveModel",
@@ -63,8 +64,25 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return dev
 
 
-def build_encoder(config: ExperimentConfig) -> SCNN:
-    """The SCNN encoder :math:`f` of a configuration (one input channel: the edge flow)."""
+def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = None) -> SCNN:
+    """The SCNN encoder :math:`f` of a configuration (one input channel: the edge flow).
+
+    Args:
+        config: the configuration (its architecture fields).
+        hodge: the complex's decomposition; needed for ``readout="hodge"``
+            (:class:`~topo_contrastive.nn.HodgeReadout`), ignored otherwise.
+
+    Raises:
+        ValueError: ``readout="hodge"`` without ``hodge``.
+    """
+    readout: str | HodgeReadout = config.readout
+    if config.readout == "hodge":
+        if hodge is None:
+            raise ValueError(
+                f"configuration {config.name!r} has readout='hodge', which needs the complex's "
+                "HodgeDecomposition (pass `hodge=data.hodge`)"
+            )
+        readout = HodgeReadout(hodge)
     return SCNN(
         in_channels=1,
         hidden_channels=config.hidden_channels,
@@ -72,7 +90,7 @@ def build_encoder(config: ExperimentConfig) -> SCNN:
         K_down=config.K_down,
         K_up=config.K_up,
         act=config.act,
-        readout=config.readout,
+        readout=readout,
         normalize=config.normalize,
         bias=config.bias,
     )
@@ -195,9 +213,9 @@ def pretrain(
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        encoder = build_encoder(config)
+        encoder = build_encoder(config, data.hodge)
         head = ProjectionHead(
-            config.hidden_channels, config.projection_channels, config.projection_channels
+            encoder.out_channels, config.projection_channels, config.projection_channels
         )
     L_down, L_up = data.laplacians(device=dev)
     model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
