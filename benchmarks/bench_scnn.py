@@ -1,60 +1,52 @@
-"""Benchmark: one training step of the SCNN encoder vs. TopoModelX's SCNN layers.
+"""Benchmark: one training step of the SCNN encoder, against the machine's roofline, a plain
+batched PyTorch reference and TopoModelX's ``SCNNLayer``.
 
-Configuration (the issue's): 3 layers, width 64, ``K_down = K_up = 2``, tanh after
-each layer, mean readout over the edges, a batch of 100 edge flows, float32 on CPU,
-no bias (TopoModelX's ``SCNNLayer`` has none). One step = forward of the whole batch,
-a scalar loss (sum of squared embeddings), backward.
+Encoder (the paper-depth encoder of Table 1): ``L`` SCNN layers of width 64,
+``K_down = K_up = 2``, tanh after each layer, a bias, mean readout over the edges, float32 on
+the CPU. One step = forward of the whole batch, a scalar loss (sum of squared embeddings),
+backward. Three implementations of the same function, all with the same weights:
 
-- ours: ``topo_contrastive.nn.SCNN`` on the ``[B, N1, 1]`` batch (sparse CSR
-  products, one per Laplacian power for the whole batch).
-- TopoModelX: ``topomodelx.nn.simplicial.scnn_layer.SCNNLayer`` x 3, applied sample
-  by sample (it has no batch dimension), graphs of all samples kept until the one
-  backward (as a contrastive loss, which couples the samples, needs).
+- **library**: ``topo_contrastive.nn.SCNN`` (chunked, fused kernel of ``nn/_scnn_kernel.py``).
+- **plain batched reference**: what one writes in plain PyTorch without thinking about the
+  CPU: the batch in edge-major layout ``[N1, B*C]``, one ``torch.sparse.mm`` per Laplacian
+  power, ``(1 + K_down + K_up)`` products with the weights, bias, ``torch.tanh``; autograd
+  does the backward.
+- **TopoModelX**: ``topomodelx.nn.simplicial.scnn_layer.SCNNLayer`` applied sample by
+  sample (it has no batch dimension; it is bias-free, so a bias parameter is added after
+  each layer), graphs of all samples kept until one backward (as a contrastive loss needs).
+  It is timed on ``--tmx-samples`` samples and scaled linearly to the batch (its cost is a
+  sum of identical per-sample costs); it needs the ``topomodelx`` extra and is skipped
+  without it.
 
-Complexes: Delaunay triangulations of uniform random points in the unit square,
-every triangle filled (``SimplicialOperators.from_simplices``); the default point
-counts give about 1,100 and 20,000 edges.
+Complexes: Delaunay triangulations of uniform random points in the unit square, every
+triangle filled; the default point counts give about 1,100 edges (batch 200: one step of
+the paper's protocol, 100 flows x 2 views) and 20,000 edges (batch 16).
 
-Timing: ours is the median of ``--repeats`` steps after a one-sample warm-up step;
-TopoModelX is one step over ``--tmx-samples`` samples (after a one-sample warm-up on
-complexes below 5,000 edges), scaled linearly to the batch size when fewer samples
-than the batch are timed (its cost is a sum of identical per-sample costs); the
-table says which. Timings of both are interleaved in one run, so the ratio is
-meaningful on a shared machine even when the absolute times are not. TopoModelX's
-many small per-sample operations make its time very sensitive to other processes
-competing for the cores (OpenMP threads waiting on each other); ``--threads 1``
-gives steadier ratios on a busy machine. PyTorch's CPU allocator page-faults every
-large fresh buffer; ``THP_MEM_ALLOC_ENABLE=1`` (a PyTorch setting, read at start-up)
-makes it use transparent huge pages, for both sides alike.
+**Roofline**, measured in the same run: the rate of the layer's dense work done as one large
+GEMM, ``[B*N1, 5*64] @ [5*64, 64]`` (all five filter terms of a layer stacked, output
+preallocated), and of a ``2048 x 2048`` square GEMM. GFLOP/s count the step's useful
+floating-point work analytically (dense products ``2 m k n``, sparse products ``2 nnz n``,
+forward and backward, no input gradient in the first layer), divided by the median step
+time. The stacked-GEMM rate is the bar: a step cannot do its dense work faster than the
+large GEMM the dense work can be rearranged into, except where cache-resident chunks beat
+a memory-bound large GEMM.
 
-GFLOP/s: useful floating-point work of the step counted analytically (dense
-products ``2 m k n``, sparse products ``2 nnz n``, forward and backward, without
-TopoModelX's identity product) divided by the step time, next to the machine's
-dense float32 matmul rate measured in the same run (``torch.mm`` of two 2048 x 2048
-matrices).
+Timing: medians of ``--repeats`` steps after warm-up steps, the implementations interleaved
+step by step (library, reference, library, reference, ...), so that drifts of a shared
+machine hit both alike. Peak memory (``--memory``) runs each implementation in a fresh
+process and reports the peak resident set of one step above the set before it.
 
-Peak memory: each measurement runs in a fresh process (``multiprocessing`` spawn);
-the kernel's peak resident set (``VmHWM``) is reset right before the step
-(``/proc/self/clear_refs``) and read right after it; the table gives the peak minus
-the resident set before the step, i.e. what the step itself needed on top of model,
-operators and data. For TopoModelX at the large size the step over the full batch
-does not fit in memory (each sample's graph keeps two dense ``N1 x N1`` identities),
-so whenever TopoModelX is timed on fewer samples than the batch its peak is measured
-with 1 and with ``max(2, --tmx-samples)`` samples and extrapolated linearly to the
-batch size (the table says so).
+Run::
 
-Run (needs the ``topomodelx`` extra, e.g. ``/work/main/.venv-tmx``)::
-
-    python benchmarks/bench_scnn.py            # about 2-3 minutes on 2 cores
+    python benchmarks/bench_scnn.py                       # library and reference, ~3 min
+    .venv-tmx/bin/python benchmarks/bench_scnn.py         # with TopoModelX
     python benchmarks/bench_scnn.py --help
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
-import os
 import statistics
 import sys
 import time
@@ -74,7 +66,7 @@ from topo_contrastive.nn import SCNN  # noqa: E402
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
 
-# ---------------------------------------------------------------------- setup
+# ---------------------------------------------------------------------- set-up
 def delaunay_complex(num_points: int, seed: int) -> SimplicialOperators:
     """Delaunay triangulation of ``num_points`` uniform points, all triangles filled."""
     rng = np.random.default_rng(seed)
@@ -85,78 +77,120 @@ def delaunay_complex(num_points: int, seed: int) -> SimplicialOperators:
 
 
 @dataclass
-class Config:
+class Case:
     num_points: int
-    seed: int
     batch_size: int
-    hidden: int
     layers: int
-    K: int
+    hidden: int = 64
+    K: int = 2
+    seed: int = 0
 
 
-def build(cfg: Config, which: str):
-    """Complex, operators, input flows and the model (``which`` = ours / topomodelx)."""
-    ops = delaunay_complex(cfg.num_points, cfg.seed)
-    torch.manual_seed(cfg.seed)
-    x = torch.randn(cfg.batch_size, ops.num_edges, 1)
-    if which == "ours":
-        L_down, L_up = ops.laplacians()
-        model = SCNN(1, cfg.hidden, cfg.layers, cfg.K, cfg.K, act="tanh", bias=False)
-    else:
+class PlainReference(torch.nn.Module):
+    """The SCNN encoder in plain batched PyTorch (edge-major layout, autograd backward)."""
+
+    def __init__(self, encoder: SCNN):
+        super().__init__()
+        self.weights = torch.nn.ParameterList(
+            [torch.nn.Parameter(c.weight.detach().clone()) for c in encoder.convs]
+        )
+        self.biases = torch.nn.ParameterList(
+            [torch.nn.Parameter(c.bias.detach().clone()) for c in encoder.convs]
+        )
+        self.K = encoder.K_down
+
+    def forward(self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor) -> torch.Tensor:
+        B, n1, _ = x.shape
+        h = x
+        for w, b in zip(self.weights, self.biases, strict=True):
+            c_in = h.shape[-1]
+            xe = h.transpose(0, 1).reshape(n1, B * c_in)  # [N1, B*C_in]
+            terms = [xe]
+            for L in (L_down, L_up):
+                p = xe
+                for _ in range(self.K):
+                    p = torch.sparse.mm(L, p)
+                    terms.append(p)
+            y = sum(
+                t.view(n1, B, c_in) @ w[k] for k, t in enumerate(terms)
+            )  # [N1, B, C_out]
+            h = torch.tanh(y + b).transpose(0, 1)  # [B, N1, C_out]
+        return h.mean(dim=1)
+
+
+class TopoModelXEncoder(torch.nn.Module):
+    """TopoModelX ``SCNNLayer`` stack, sample by sample, with a bias after each layer."""
+
+    def __init__(self, encoder: SCNN):
+        super().__init__()
         from topomodelx.nn.simplicial.scnn_layer import SCNNLayer
 
-        # TopoModelX's own usage: sparse COO Laplacians.
-        L_down, L_up = ops.laplacians()
-        model = torch.nn.ModuleList(
-            SCNNLayer(1 if i == 0 else cfg.hidden, cfg.hidden, cfg.K, cfg.K)
-            for i in range(cfg.layers)
-        )
-    return ops, x, L_down, L_up, model
+        self.layers = torch.nn.ModuleList()
+        self.biases = torch.nn.ParameterList()
+        for c in encoder.convs:
+            layer = SCNNLayer(c.in_channels, c.out_channels, c.K_down, c.K_up)
+            with torch.no_grad():
+                layer.weight.copy_(c.weight.detach().permute(1, 2, 0))
+            self.layers.append(layer)
+            self.biases.append(torch.nn.Parameter(c.bias.detach().clone()))
+
+    def forward(self, x, L_down, L_up, num_samples: int) -> torch.Tensor:
+        hs = []
+        for s in range(num_samples):
+            e = x[s]  # [N1, 1]
+            for layer, b in zip(self.layers, self.biases, strict=True):
+                e = torch.tanh(layer(e, L_down, L_up) + b)  # [N1, hidden]
+            hs.append(e.mean(dim=0))
+        return torch.stack(hs)
 
 
-def step_ours(model, x, L_down, L_up) -> None:
+def build(case: Case):
+    """Complex, operators, flows and the three implementations with the same weights."""
+    ops = delaunay_complex(case.num_points, case.seed)
+    torch.manual_seed(case.seed)
+    x = torch.randn(case.batch_size, ops.num_edges, 1)
+    L_down, L_up = ops.laplacians()
+    ours = SCNN(1, case.hidden, case.layers, case.K, case.K, act="tanh", bias=True)
+    with torch.no_grad():  # non-zero biases, so that every implementation adds them
+        for c in ours.convs:
+            c.bias.normal_(0.0, 0.1)
+    return ops, x, L_down, L_up, ours, PlainReference(ours)
+
+
+def step(model, x, L_down, L_up, *extra) -> float:
     model.zero_grad(set_to_none=True)
-    h = model(x, L_down, L_up)  # [B, hidden]
+    t0 = time.perf_counter()
+    h = model(x, L_down, L_up, *extra)
     h.pow(2).sum().backward()
+    return time.perf_counter() - t0
 
 
-def step_tmx(model, x, L_down, L_up, num_samples: int) -> None:
-    model.zero_grad(set_to_none=True)
-    hs = []
-    for b in range(num_samples):
-        e = x[b]  # [N1, 1]
-        for layer in model:
-            e = torch.tanh(layer(e, L_down, L_up))  # [N1, hidden]
-        hs.append(e.mean(dim=0))
-    torch.stack(hs).pow(2).sum().backward()
-
-
-def step_flops(cfg: Config, n1: int, nnz_down: int, nnz_up: int) -> float:
+def step_flops(case: Case, n1: int, nnz_down: int, nnz_up: int) -> float:
     """Useful FLOPs of one step (forward + backward) over the batch."""
-    B, K = cfg.batch_size, cfg.K
-    nnz = K * (nnz_down + nnz_up)  # non-zeros touched per column, per pass over one side
+    B, K = case.batch_size, case.K
+    nnz = K * (nnz_down + nnz_up)  # non-zeros touched per column, per pass over both sides
     total = 0.0
-    for i in range(cfg.layers):
-        c_in = 1 if i == 0 else cfg.hidden
-        c_out = cfg.hidden
+    for i in range(case.layers):
+        c_in = 1 if i == 0 else case.hidden
+        c_out = case.hidden
         dense = 2.0 * n1 * B * (1 + 2 * K) * c_in * c_out
-        width = B * min(c_in, c_out)
-        sparse = 2.0 * nnz * width
-        first = i == 0  # no gradient w.r.t. the input flows
-        total += dense * (2 if first else 3)  # forward, weight grad (+ input grad)
+        sparse = 2.0 * nnz * B * min(c_in, c_out)
+        first = i == 0  # no gradient with respect to the input flows
+        total += dense * (2 if first else 3)  # forward, weight gradient (+ input gradient)
         total += sparse * (1 if first else 2)
     return total
 
 
-def dense_matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    torch.mm(a, b)
+def gemm_rate(m: int, k: int, n: int, repeats: int = 5) -> float:
+    """GFLOP/s of ``[m, k] @ [k, n]`` into a preallocated output (best of ``repeats``)."""
+    a, b, out = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
+    torch.mm(a, b, out=out)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        torch.mm(a, b)
+        torch.mm(a, b, out=out)
         times.append(time.perf_counter() - t0)
-    return 2.0 * n**3 / min(times) / 1e9
+    return 2.0 * m * k * n / min(times) / 1e9
 
 
 # ---------------------------------------------------------------------- memory
@@ -165,14 +199,13 @@ def _rss_kb() -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-def _memory_child(cfg_dict: dict, which: str, num_samples: int, queue) -> None:
-    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", torch.get_num_threads())))
-    cfg = Config(**cfg_dict)
-    ops, x, L_down, L_up, model = build(cfg, which)
-    if which == "ours":  # operator preparation (CSR, cached) belongs to setup, not the step
-        with torch.no_grad():
-            model(x[:1], L_down, L_up)
+def _memory_child(case_dict: dict, which: str, threads: int, queue) -> None:
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(threads)
+    case = Case(**case_dict)
+    ops, x, L_down, L_up, ours, ref = build(case)
+    model = ours if which == "library" else ref
+    step(model, x[:2], L_down, L_up)  # operator preparation belongs to set-up
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # reset the peak RSS (VmHWM) to the current RSS
@@ -180,18 +213,15 @@ def _memory_child(cfg_dict: dict, which: str, num_samples: int, queue) -> None:
         queue.put(None)
         return
     before, _ = _rss_kb()
-    if which == "ours":
-        step_ours(model, x, L_down, L_up)
-    else:
-        step_tmx(model, x, L_down, L_up, num_samples)
+    step(model, x, L_down, L_up)
     _, peak = _rss_kb()
     queue.put((peak - before) / 2**20)  # GiB
 
 
-def peak_memory_gib(cfg: Config, which: str, num_samples: int = 0) -> float | None:
+def peak_memory_gib(case: Case, which: str, threads: int) -> float | None:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_memory_child, args=(asdict(cfg), which, num_samples, queue))
+    proc = ctx.Process(target=_memory_child, args=(asdict(case), which, threads, queue))
     proc.start()
     proc.join()
     return queue.get() if proc.exitcode == 0 and not queue.empty() else None
@@ -199,173 +229,172 @@ def peak_memory_gib(cfg: Config, which: str, num_samples: int = 0) -> float | No
 
 # ---------------------------------------------------------------------- main
 def main(
-    sizes: tuple[int, ...] = (400, 6700),
-    batch_size: int = 100,
-    hidden: int = 64,
-    layers: int = 3,
-    K: int = 2,
-    repeats: int = 2,
-    tmx_samples: tuple[int, ...] = (25, 1),
+    cases: tuple[tuple[int, int], ...] = ((400, 200), (6700, 16)),
+    layers: tuple[int, ...] = (2, 4),
+    repeats: int = 5,
+    tmx_samples: tuple[int, ...] = (20, 1),
     threads: int = 0,
-    memory: bool = True,
+    memory: bool = False,
     seed: int = 0,
     out: Path | None = None,
 ) -> list[dict]:
-    """Run the benchmark, print a Markdown table, optionally write JSON to ``out``."""
-    try:
-        import topomodelx  # noqa: F401
-    except ImportError:
-        sys.exit("this benchmark needs TopoModelX: pip install -e '.[topomodelx]'")
-    if len(tmx_samples) != len(sizes):
-        sys.exit("--tmx-samples needs one number per size")
-    if threads > 0:
-        torch.set_num_threads(threads)
-        os.environ["BENCH_THREADS"] = str(threads)  # for the memory subprocesses
+    """Run the benchmark, print a Markdown table, optionally write JSON and Markdown to
+    ``out`` (``out.json`` / ``out.md``)."""
     from tqdm import tqdm
 
-    gflops_dense = dense_matmul_gflops()
-    rows = []
-    for num_points, n_tmx in tqdm(list(zip(sizes, tmx_samples, strict=True)), desc="sizes"):
-        n_tmx = min(n_tmx, batch_size)
-        cfg = Config(num_points, seed, batch_size, hidden, layers, K)
-        ops, x, L_down, L_up, ours = build(cfg, "ours")
-        _, _, L_down_t, L_up_t, tmx = build(cfg, "topomodelx")
-        n1 = ops.num_edges
-        step_ours(ours, x[:1], L_down, L_up)  # warm-up (also prepares the CSR operators)
-        if n1 < 5000:
-            step_tmx(tmx, x, L_down_t, L_up_t, 1)
-        t_ours, t_tmx = [], None
-        for r in range(repeats):
-            t0 = time.perf_counter()
-            step_ours(ours, x, L_down, L_up)
-            t_ours.append(time.perf_counter() - t0)
-            if r == repeats // 2:  # TopoModelX in the middle of our repeats
-                t0 = time.perf_counter()
-                step_tmx(tmx, x, L_down_t, L_up_t, n_tmx)
-                t_tmx = (time.perf_counter() - t0) * batch_size / n_tmx
-        t_ours_med = statistics.median(t_ours)
-        flops = step_flops(cfg, n1, L_down._nnz(), L_up._nnz())
-        row = dict(
-            num_points=num_points,
-            num_edges=n1,
-            num_triangles=ops.num_triangles,
-            batch_size=batch_size,
-            time_ours_s=t_ours_med,
-            time_ours_all_s=t_ours,
-            time_tmx_s=t_tmx,
-            tmx_samples_timed=n_tmx,
-            speedup=t_tmx / t_ours_med,
-            gflop_per_step=flops / 1e9,
-            gflops_ours=flops / t_ours_med / 1e9,
-            gflops_tmx=flops / t_tmx / 1e9,
-            gflops_dense_matmul=gflops_dense,
-        )
-        del ours, tmx, x, L_down, L_up, L_down_t, L_up_t
-        if memory:
-            row["peak_gib_ours"] = peak_memory_gib(cfg, "ours")
-            if n_tmx >= batch_size:
-                row["peak_gib_tmx"] = peak_memory_gib(cfg, "topomodelx", batch_size)
-                row["peak_tmx_extrapolated"] = False
-            else:
-                n2 = max(2, n_tmx)
-                m1 = peak_memory_gib(cfg, "topomodelx", 1)
-                m2 = peak_memory_gib(cfg, "topomodelx", n2)
-                row["peak_gib_tmx_1_sample"] = m1
-                row["peak_gib_tmx_n_samples"] = m2
-                row["peak_tmx_samples"] = n2
-                if m1 is not None and m2 is not None:
-                    slope = max(m2 - m1, 0.0) / (n2 - 1)
-                    row["peak_gib_tmx"] = m1 + (batch_size - 1) * slope
-                row["peak_tmx_extrapolated"] = True
-        rows.append(row)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        import topomodelx  # noqa: F401
 
-    print(
-        f"\nOne training step (forward + backward), {layers} layers, width {hidden}, "
-        f"K_down = K_up = {K}, batch of {batch_size} flows, float32, "
-        f"{torch.get_num_threads()} threads. Dense matmul: {gflops_dense:.1f} GFLOP/s.\n"
-    )
-    head = (
-        "| edges | ours (s/step) | TopoModelX (s/step) | speed-up | GFLOP/step "
-        "| ours GFLOP/s | TopoModelX GFLOP/s | dense matmul GFLOP/s |"
-    )
-    if memory:
-        head += " peak ours (GiB) | peak TopoModelX (GiB) |"
-    print(head)
-    print("|" + "---|" * (head.count("|") - 1))
-    for r in rows:
-        tmx_note = ""
-        if r["tmx_samples_timed"] < batch_size:
-            tmx_note = f" (scaled from {r['tmx_samples_timed']} samples)"
-        line = (
-            f"| {r['num_edges']:,} | {r['time_ours_s']:.3f} | {r['time_tmx_s']:.2f}{tmx_note} "
-            f"| {r['speedup']:.1f}x | {r['gflop_per_step']:.1f} | {r['gflops_ours']:.1f} "
-            f"| {r['gflops_tmx']:.1f} | {r['gflops_dense_matmul']:.1f} |"
+        have_tmx = True
+    except ImportError:
+        have_tmx = False
+    if len(tmx_samples) != len(cases):
+        sys.exit("--tmx-samples needs one number per case")
+    square = gemm_rate(2048, 2048, 2048)
+    rows = []
+    work = [(c, n_tmx, nl) for c, n_tmx in zip(cases, tmx_samples, strict=True) for nl in layers]
+    for (num_points, batch), n_tmx, nl in tqdm(work, desc="cases", file=sys.stderr):
+        case = Case(num_points, batch, nl, seed=seed)
+        ops, x, L_down, L_up, ours, ref = build(case)
+        n1 = ops.num_edges
+        # same function: the three implementations agree
+        with torch.no_grad():
+            h_ours = ours(x[:2], L_down, L_up)
+            torch.testing.assert_close(ref(x[:2], L_down, L_up), h_ours, rtol=1e-4, atol=1e-5)
+        stacked = gemm_rate(batch * n1, (1 + 2 * case.K) * case.hidden, case.hidden)
+        for _ in range(2):  # warm-up (prepares the CSR operators)
+            step(ours, x, L_down, L_up)
+            step(ref, x, L_down, L_up)
+        t_ours, t_ref = [], []
+        for _ in range(repeats):
+            t_ours.append(step(ours, x, L_down, L_up))
+            t_ref.append(step(ref, x, L_down, L_up))
+        t_tmx = None
+        if have_tmx:
+            tmx = TopoModelXEncoder(ours)
+            n = min(n_tmx, batch)
+            with torch.no_grad():
+                torch.testing.assert_close(
+                    tmx(x, L_down, L_up, 2), h_ours, rtol=1e-4, atol=1e-5
+                )
+            if n1 < 5000:
+                step(tmx, x, L_down, L_up, 1)  # warm-up
+            t_tmx = step(tmx, x, L_down, L_up, n) * batch / n
+            del tmx
+        flops = step_flops(case, n1, L_down._nnz(), L_up._nnz())
+        med, med_ref = statistics.median(t_ours), statistics.median(t_ref)
+        row = dict(
+            num_edges=n1,
+            batch_size=batch,
+            layers=nl,
+            gflop_per_step=flops / 1e9,
+            time_library_s=med,
+            time_reference_s=med_ref,
+            time_topomodelx_s=t_tmx,
+            topomodelx_samples_timed=min(n_tmx, batch) if have_tmx else None,
+            samples_per_s=batch / med,
+            gflops_library=flops / med / 1e9,
+            gflops_reference=flops / med_ref / 1e9,
+            gflops_stacked_gemm=stacked,
+            gflops_square_gemm=square,
+            fraction_of_stacked=flops / med / 1e9 / stacked,
+            speedup_vs_reference=med_ref / med,
+            speedup_vs_topomodelx=None if t_tmx is None else t_tmx / med,
+            times_library_s=t_ours,
+            times_reference_s=t_ref,
         )
         if memory:
-            pt = r.get("peak_gib_tmx")
-            pt_s = "n/a" if pt is None else f"{pt:.2f}"
-            if r.get("peak_tmx_extrapolated") and pt is not None:
-                pt_s += (
-                    f" (extrapolated from {r['peak_gib_tmx_1_sample']:.2f} / "
-                    f"{r['peak_gib_tmx_n_samples']:.2f} GiB for 1 / "
-                    f"{r['peak_tmx_samples']} samples)"
-                )
-            po = r.get("peak_gib_ours")
-            line += f" {'n/a' if po is None else f'{po:.2f}'} | {pt_s} |"
-        print(line)
+            th = torch.get_num_threads()
+            row["peak_gib_library"] = peak_memory_gib(case, "library", th)
+            row["peak_gib_reference"] = peak_memory_gib(case, "reference", th)
+        rows.append(row)
+        del ours, ref, x
+
+    lines = [
+        f"One training step (forward + backward), width 64, K_down = K_up = 2, tanh, bias, "
+        f"mean readout, float32, {torch.get_num_threads()} threads, torch {torch.__version__}. "
+        f"Square 2048^2 GEMM: {square:.1f} GFLOP/s. Times are medians of {repeats} steps.",
+        "",
+        "| edges | batch | layers | GFLOP/step | library s/step | samples/s | library GFLOP/s "
+        "| stacked GEMM GFLOP/s | library / stacked | reference s/step | vs reference "
+        "| TopoModelX s/step | vs TopoModelX |"
+        + (" peak library / reference (GiB) |" if memory else ""),
+        "|" + "---|" * (13 + (1 if memory else 0)),
+    ]
+    for r in rows:
+        tmx = (
+            f"{r['time_topomodelx_s']:.2f} (from {r['topomodelx_samples_timed']} samples) "
+            f"| {r['speedup_vs_topomodelx']:.1f}x"
+            if r["time_topomodelx_s"] is not None
+            else "not installed | —"
+        )
+        line = (
+            f"| {r['num_edges']:,} | {r['batch_size']} | {r['layers']} | {r['gflop_per_step']:.1f} "
+            f"| {r['time_library_s']:.3f} | {r['samples_per_s']:.0f} | {r['gflops_library']:.1f} "
+            f"| {r['gflops_stacked_gemm']:.1f} | {100 * r['fraction_of_stacked']:.0f} % "
+            f"| {r['time_reference_s']:.3f} | {r['speedup_vs_reference']:.2f}x | {tmx} |"
+        )
+        if memory:
+            line += f" {r['peak_gib_library']:.2f} / {r['peak_gib_reference']:.2f} |"
+        lines.append(line)
+    text = "\n".join(lines)
+    print("\n" + text)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
-        tmp.write_text(json.dumps(rows, indent=2))
-        os.replace(tmp, out)
+        from topo_contrastive.experiments.outputs import write_json, write_text
+
+        write_json(out.with_suffix(".json"), rows)
+        write_text(out.with_suffix(".md"), text + "\n")
     return rows
 
 
-def _int_tuple(text: str) -> tuple[int, ...]:
+def _pairs(text: str) -> tuple[tuple[int, int], ...]:
+    out = []
+    for item in text.split(","):
+        points, batch = item.split(":")
+        out.append((int(points), int(batch)))
+    return tuple(out)
+
+
+def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(v) for v in text.split(","))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
-        "--sizes", type=_int_tuple, default=(400, 6700),
-        help="comma-separated point counts of the Delaunay complexes (default 400,6700: "
-        "about 1,100 and 20,000 edges)",
+        "--cases", type=_pairs, default=((400, 200), (6700, 16)),
+        help="comma-separated POINTS:BATCH pairs (default 400:200,6700:16: about 1,100 edges "
+        "with 200 flows and 20,000 edges with 16 flows)",
     )
-    p.add_argument("--batch-size", type=int, default=100, help="flows per step (default 100)")
-    p.add_argument("--hidden", type=int, default=64, help="width of every layer (default 64)")
-    p.add_argument("--layers", type=int, default=3, help="number of layers (default 3)")
-    p.add_argument("--K", type=int, default=2, help="K_down = K_up (default 2)")
+    p.add_argument("--layers", type=_ints, default=(2, 4), help="layer counts (default 2,4)")
+    p.add_argument("--repeats", type=int, default=5, help="timed steps each (default 5)")
     p.add_argument(
-        "--repeats", type=int, default=2, help="timed steps of ours per size (default 2)"
-    )
-    p.add_argument(
-        "--tmx-samples", type=_int_tuple, default=(25, 1),
-        help="samples TopoModelX is timed on, per size; fewer than the batch are scaled "
-        "linearly (default 25,1)",
+        "--tmx-samples", type=_ints, default=(20, 1),
+        help="samples TopoModelX is timed on, per case; scaled to the batch (default 20,1)",
     )
     p.add_argument(
-        "--threads", type=int, default=0,
-        help="torch threads for both (default 0: PyTorch's default, one per core)",
+        "--threads", type=int, default=0, help="torch threads (default 0: PyTorch's default)"
     )
-    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
-    p.add_argument("--seed", type=int, default=0, help="seed of points and flows (default 0)")
-    p.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
+    p.add_argument("--memory", action="store_true", help="also measure peak memory per step")
+    p.add_argument("--seed", type=int, default=0, help="seed of points, flows, weights")
+    p.add_argument(
+        "--out", type=Path, default=None,
+        help="write OUT.json and OUT.md (e.g. benchmarks/results/bench_scnn)",
+    )
     return p.parse_args(argv)
 
 
 if __name__ == "__main__":
     a = parse_args()
     main(
-        sizes=a.sizes,
-        batch_size=a.batch_size,
-        hidden=a.hidden,
+        cases=a.cases,
         layers=a.layers,
-        K=a.K,
         repeats=a.repeats,
         tmx_samples=a.tmx_samples,
         threads=a.threads,
-        memory=not a.no_memory,
+        memory=a.memory,
         seed=a.seed,
         out=a.out,
     )
