@@ -224,6 +224,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seeds", type=_positive_int, default=2, help="encoders/splits per point (default: 2)"
     )
+    p.add_argument(
+        "--eval-epochs",
+        type=_positive_int,
+        nargs="+",
+        default=(),
+        metavar="E",
+        help="contrastive rows: score each encoder after each of these epochs of one run "
+        "(one CSV row per epoch count; default: after the last epoch only)",
+    )
+    p.add_argument(
+        "--splits-per-seed",
+        type=_positive_int,
+        default=1,
+        help="evaluation splits per encoder/seed (default: 1)",
+    )
     p.add_argument("--out", required=True, help="CSV file of the search results")
     _add_run_options(p)
     _add_data_options(p)
@@ -614,6 +629,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         device=args.device,
         out=args.out,
         log=_say,
+        eval_epochs=args.eval_epochs,
+        splits_per_seed=args.splits_per_seed,
     )
     best = max(rows, key=lambda r: r["score"])
     print(json.dumps({"best": best}, indent=2, default=str))

@@ -21,3 +21,13 @@ def test_grid_point_rejects_unknown_fields_and_bad_values():
         grid_point_config(base, {"mask_steps": 0})
     with pytest.raises(ValueError, match="K_down"):
         grid_point_config(base, {"K": -1})
+
+
+def test_grid_search_scores_several_epoch_counts_from_one_run(tiny_data):
+    from topo_contrastive.experiments.search import grid_search
+
+    base = get_config("SCL", "trajectory", num_layers=1)
+    rows = grid_search(tiny_data, base, {"lr": [1e-3]}, seeds=1, eval_epochs=[1, 2])
+    assert [r["epochs"] for r in rows] == [1, 2]
+    single = grid_search(tiny_data, base, {"lr": [1e-3]}, epochs=1, seeds=1)
+    assert single[0]["score"] == rows[0]["score"]

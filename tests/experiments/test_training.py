@@ -120,3 +120,27 @@ def test_supervised_carves_a_validation_part_when_there_is_none(tiny_data):
     tr, va = carve_validation(split["train"], tiny_data.labels.numpy(), seed=0)
     assert len(va) == 4 and len(tr) == 16 and not set(tr) & set(va)
     assert sorted(set(tiny_data.labels.numpy()[va])) == [0, 1]  # stratified
+
+
+def test_snapshots_equal_shorter_runs_of_the_same_seed(tiny_data):
+    cfg = get_config("SCL", "trajectory", num_layers=1)
+    long = pretrain(tiny_data, cfg, seed=3, epochs=2, snapshot_epochs=[1, 2])
+    short = pretrain(tiny_data, cfg, seed=3, epochs=1)
+    assert sorted(long.snapshots) == [1, 2]
+    for k, v in short.encoder.state_dict().items():
+        torch.testing.assert_close(long.snapshots[1][k], v, rtol=0, atol=0)
+        torch.testing.assert_close(long.snapshots[2][k], long.encoder.state_dict()[k])
+
+
+def test_hodge_readout_configuration_pretrains_and_embeds(tiny_data):
+    cfg = get_config("SCL", "trajectory", num_layers=1, readout="hodge")
+    res = pretrain(tiny_data, cfg, seed=0, epochs=1)
+    beta1 = tiny_data.hodge.dims["harmonic"]
+    assert res.encoder.out_channels == (1 + beta1) * cfg.hidden_channels
+    emb = embed(res.encoder, tiny_data)
+    assert emb.shape == (tiny_data.num_samples, (1 + beta1) * cfg.hidden_channels)
+    sup = train_supervised(
+        tiny_data, get_config("SCNN", "trajectory", num_layers=1, readout="hodge"),
+        tiny_data.split(0), seed=0, epochs=1,
+    )
+    assert 0.0 <= sup.test_accuracy <= 1.0

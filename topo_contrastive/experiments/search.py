@@ -67,6 +67,8 @@ def grid_search(
     device: str | torch.device = "cpu",
     out: str | os.PathLike | None = None,
     log: Callable[[str], None] | None = None,
+    eval_epochs: Sequence[int] = (),
+    splits_per_seed: int = 1,
 ) -> list[dict[str, Any]]:
     """Evaluate every combination of ``grid`` (fields of ``base``) by its selection score.
 
@@ -81,10 +83,16 @@ def grid_search(
         device: training device.
         out: CSV file rewritten after every point (default ``None``).
         log: called with one line per point.
+        eval_epochs: for contrastive rows, score the encoder after each of these epochs of one
+            training run (its largest is the run's length; ``epochs`` is then ignored); one
+            result row per point and epoch count, with an ``epochs`` column (default: only
+            after the last epoch).
+        splits_per_seed: evaluation splits per pre-trained encoder (default 1; encoder seed
+            ``s`` is scored on split seeds ``s, s + 1000, s + 2000, ...``).
 
     Returns:
-        One dict per point: the varied values, ``score`` (mean selection accuracy) and
-        ``seconds``.
+        One dict per point (and epoch count): the varied values, ``score`` (mean selection
+        accuracy), ``score_std`` and ``seconds``.
 
     Raises:
         ValueError: an unknown field or invalid value.
@@ -95,26 +103,38 @@ def grid_search(
         point = dict(zip(keys, values, strict=True))
         config = grid_point_config(base, point)
         start = time.perf_counter()
-        scores = []
+        snaps = sorted({int(e) for e in eval_epochs}) if config.is_contrastive else []
+        scores: dict[int | None, list[float]] = {e: [] for e in snaps} if snaps else {None: []}
         for seed in range(seeds):
+            split_seeds = [seed + 1000 * j for j in range(splits_per_seed)]
             if config.is_contrastive:
-                res = pretrain(data, config, seed=seed, epochs=epochs, device=device)
-                ev = evaluate_encoder(res.encoder, data, [seed], device=device)[0]
-                scores.append(selection_score(data, ev))
-            else:
-                sup = train_supervised(
-                    data, config, data.split(seed), seed=seed, epochs=epochs, device=device
+                res = pretrain(
+                    data, config, seed=seed, epochs=snaps[-1] if snaps else epochs,
+                    device=device, snapshot_epochs=snaps,
                 )
-                scores.append(sup.val_accuracy)
-        row = {
-            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in point.items()},
-            "score": float(np.mean(scores)),
-            "score_std": float(np.std(scores)),
-            "seconds": round(time.perf_counter() - start, 1),
-        }
-        rows.append(row)
+                for e in scores:
+                    if e is not None:
+                        res.encoder.load_state_dict(res.snapshots[e])
+                    for ev in evaluate_encoder(res.encoder, data, split_seeds, device=device):
+                        scores[e].append(selection_score(data, ev))
+            else:
+                for s in split_seeds:
+                    sup = train_supervised(
+                        data, config, data.split(s), seed=seed, epochs=epochs, device=device
+                    )
+                    scores[None].append(sup.val_accuracy)
+        for e, vals in scores.items():
+            row = {
+                **{k: (list(v) if isinstance(v, tuple) else v) for k, v in point.items()},
+                **({"epochs": e} if e is not None else {}),
+                "score": float(np.mean(vals)),
+                "score_std": float(np.std(vals)),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+            rows.append(row)
+            if log is not None:
+                at = f" after {e} epochs" if e is not None else ""
+                log(f"{base.name} {data.name} {point}{at}: score {100 * row['score']:.1f}%")
         if out is not None:
             write_csv(out, rows)
-        if log is not None:
-            log(f"{base.name} {data.name} {point}: score {100 * row['score']:.1f}%")
     return rows

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,8 @@ class PretrainResult:
         seconds: wall time of the training loop.
         epochs: epochs run.
         world_size: number of processes.
+        snapshots: ``{epoch: encoder state_dict}`` copies taken after the epochs asked for
+            with ``snapshot_epochs`` (CPU tensors).
     """
 
     encoder: SCNN
@@ -148,6 +150,7 @@ class PretrainResult:
     seconds: float = 0.0
     epochs: int = 0
     world_size: int = 1
+    snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict)
 
 
 def _dist_context() -> tuple[int, int]:
@@ -183,6 +186,7 @@ def pretrain(
     device: str | torch.device = "cpu",
     drop_prob: float | None = None,
     progress: Callable[[int, float], None] | None = None,
+    snapshot_epochs: Sequence[int] = (),
 ) -> PretrainResult:
     r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
 
@@ -194,6 +198,9 @@ def pretrain(
         device: training device (default ``"cpu"``); the masks are drawn on the CPU.
         drop_prob: override of the uniform drop probability (default ``None``).
         progress: called as ``progress(epoch, mean_loss)`` after every epoch.
+        snapshot_epochs: epochs (1-based) after which a copy of the encoder's weights is kept
+            in :attr:`PretrainResult.snapshots` (e.g. to score several epoch counts with one
+            run; the training itself is unchanged).
 
     Returns:
         :class:`PretrainResult` with the trained encoder.
@@ -268,6 +275,10 @@ def pretrain(
             count += 1
         mean = total / max(count, 1)
         result.losses.append(mean)
+        if epoch + 1 in snapshot_epochs:
+            result.snapshots[epoch + 1] = {
+                k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()
+            }
         if progress is not None:
             progress(epoch + 1, mean)
     result.seconds = time.perf_counter() - start
