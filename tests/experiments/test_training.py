@@ -140,7 +140,26 @@ def test_hodge_readout_configuration_pretrains_and_embeds(tiny_data):
     emb = embed(res.encoder, tiny_data)
     assert emb.shape == (tiny_data.num_samples, (1 + beta1) * cfg.hidden_channels)
     sup = train_supervised(
-        tiny_data, get_config("SCNN", "trajectory", num_layers=1, readout="hodge"),
-        tiny_data.split(0), seed=0, epochs=1,
+        tiny_data,
+        get_config("SCNN", "trajectory", num_layers=1, readout="hodge"),
+        tiny_data.split(0),
+        seed=0,
+        epochs=1,
     )
     assert 0.0 <= sup.test_accuracy <= 1.0
+
+
+def test_supervised_stops_when_validation_and_training_accuracy_stall(tiny_data):
+    cfg = get_config("SCNN", "trajectory", num_layers=1, patience=2, epochs=40)
+    res = train_supervised(tiny_data, cfg, tiny_data.split(0), seed=0)
+    n = res.epochs_run
+    assert len(res.val_history) == len(res.train_history) == n
+    best_train_epoch = int(np.argmax(res.train_history)) + 1  # first epoch of the maximum
+    if n < 40:  # stopped early: both had stalled for `patience` epochs
+        assert n - res.best_epoch >= 2 and n - best_train_epoch >= 2
+        assert n - 1 - best_train_epoch < 2 or n - 1 - res.best_epoch < 2  # not a step later
+    assert res.val_accuracy == max(res.val_history)
+    full = train_supervised(
+        tiny_data, cfg.replace(patience=0, epochs=n), tiny_data.split(0), seed=0
+    )
+    assert full.epochs_run == n and full.val_history == res.val_history  # same run, no stop

@@ -141,8 +141,12 @@ class ExperimentConfig:
         perturb (tuple[str, ...]): Hodge components the spectral mask perturbs (default
             ``("gradient",)``).
         preserve (tuple[str, ...]): components it preserves (default ``("curl", "harmonic")``).
-        epochs (int): training epochs (default ``200``).
+        epochs (int): training epochs (default ``200``; the maximum for the supervised method
+            when ``patience > 0``).
         batch_size (int): samples per step (default ``100``).
+        patience (int): supervised method only: stop once neither the validation accuracy nor
+            the training accuracy improved for this many epochs (default ``0``: train all
+            ``epochs``).
 
     Raises:
         ValueError: an unknown method / loss / mask / component, a missing loss or mask for the
@@ -176,6 +180,7 @@ class ExperimentConfig:
     preserve: tuple[str, ...] = ("curl", "harmonic")
     epochs: int = 200
     batch_size: int = 100
+    patience: int = 0
     notes: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -199,6 +204,7 @@ class ExperimentConfig:
             ("epochs", 1),
             ("batch_size", 2),
             ("mask_steps", 1),
+            ("patience", 0),
         ):
             val = getattr(self, name)
             if isinstance(val, bool) or not isinstance(val, int):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ class SupervisedResult:
         val_history: validation accuracy after every epoch.
         seconds: wall time.
         carved_validation: whether the validation samples were carved out of the training split.
+        train_history: running training accuracy of every epoch (over its mini-batches).
+        epochs_run: epochs trained (fewer than the maximum when training stopped early).
     """
 
     test_accuracy: float
@@ -44,6 +47,8 @@ class SupervisedResult:
     val_history: list[float] = field(default_factory=list)
     seconds: float = 0.0
     carved_validation: bool = False
+    train_history: list[float] = field(default_factory=list)
+    epochs_run: int = 0
 
 
 def carve_validation(
@@ -87,7 +92,12 @@ def train_supervised(
     The encoder of ``config`` followed by a linear layer, trained with cross-entropy and the
     configuration's optimiser on the labelled training samples (batch size
     ``config.batch_size``); after every epoch the validation accuracy is measured and the
-    parameters of the best epoch (the first one on ties) are kept. When ``split["val"]`` is
+    parameters of the best epoch are kept (highest validation accuracy; ties go to the lower
+    validation cross-entropy, then to the earlier epoch). With ``config.patience > 0``
+    training stops early once neither the validation accuracy nor the running training
+    accuracy has reached a new best for ``patience`` epochs (the validation score has
+    plateaued and the training accuracy has converged); ``epochs`` is then the maximum.
+    When ``split["val"]`` is
     empty (ocean drifters), 20% of the training split
     (stratified, seeded) is held out as validation set (:func:`carve_validation`).
 
@@ -96,7 +106,7 @@ def train_supervised(
         config: the ``SCNN`` configuration.
         split: ``{"train": idx, "val": idx, "test": idx}`` sample indices.
         seed: seed of initialisation, sample order and carving (default 0).
-        epochs: epochs (default ``None``: ``config.epochs``).
+        epochs: (maximum) epochs (default ``None``: ``config.epochs``).
         device: training device (default ``"cpu"``).
         progress: called as ``progress(epoch, val_accuracy)`` after every epoch.
 
@@ -128,24 +138,32 @@ def train_supervised(
     flows = data.flows
     labels = data.labels
 
-    def accuracy(idx: np.ndarray) -> float:
+    def evaluate(idx: np.ndarray) -> tuple[float, float]:
+        """(accuracy, mean cross-entropy) of the current model on samples ``idx``."""
         model.eval()
         with torch.no_grad():
             x = flows[torch.as_tensor(idx)].to(dev).unsqueeze(-1)  # [n, N1, 1]
-            pred = model(x, L_down, L_up).argmax(dim=1).cpu()
+            logits = model(x, L_down, L_up).cpu()
         model.train()
-        return float((pred == labels[torch.as_tensor(idx)]).float().mean())
+        y = labels[torch.as_tensor(idx)]
+        acc = float((logits.argmax(dim=1) == y).float().mean())
+        return acc, float(nn.functional.cross_entropy(logits, y))
 
+    patience = config.patience
     start = time.perf_counter()
-    best = (-1.0, 0, copy.deepcopy(model.state_dict()))
-    history = []
+    best = (-1.0, -math.inf, 0, copy.deepcopy(model.state_dict()))  # (val acc, -val loss, ...)
+    history, train_history = [], []
+    best_train, best_train_epoch = -1.0, 0
     model.train()
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
+        correct = 0
         for lo in range(0, order.numel(), config.batch_size):
             idx = order[lo : lo + config.batch_size]
             x = flows[idx].to(dev).unsqueeze(-1)  # [B, N1, 1]
-            loss = nn.functional.cross_entropy(model(x, L_down, L_up), labels[idx].to(dev))
+            logits = model(x, L_down, L_up)
+            target = labels[idx].to(dev)
+            loss = nn.functional.cross_entropy(logits, target)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -154,19 +172,29 @@ def train_supervised(
                     f"the supervised loss became {float(loss)} at epoch {epoch + 1}; lower the "
                     f"learning rate (lr={config.lr})"
                 )
-        val = accuracy(val_idx)
+            correct += int((logits.detach().argmax(dim=1) == target).sum())
+        train_acc = correct / max(order.numel(), 1)  # running accuracy over the epoch
+        train_history.append(train_acc)
+        if train_acc > best_train:
+            best_train, best_train_epoch = train_acc, epoch + 1
+        val, val_loss = evaluate(val_idx)
         history.append(val)
-        if val > best[0]:
-            best = (val, epoch + 1, copy.deepcopy(model.state_dict()))
+        if (val, -val_loss) > best[:2]:
+            best = (val, -val_loss, epoch + 1, copy.deepcopy(model.state_dict()))
         if progress is not None:
             progress(epoch + 1, val)
-    model.load_state_dict(best[2])
+        stalled = epoch + 1 - best[2] >= patience and epoch + 1 - best_train_epoch >= patience
+        if patience and stalled:
+            break
+    model.load_state_dict(best[3])
     return SupervisedResult(
-        test_accuracy=accuracy(test_idx),
+        test_accuracy=evaluate(test_idx)[0],
         val_accuracy=best[0],
-        train_accuracy=accuracy(train_idx),
-        best_epoch=best[1],
+        train_accuracy=evaluate(train_idx)[0],
+        best_epoch=best[2],
         val_history=history,
         seconds=time.perf_counter() - start,
+        train_history=train_history,
+        epochs_run=len(history),
         carved_validation=carved,
     )
