@@ -100,9 +100,31 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
+def _add_edition_options(p: argparse.ArgumentParser) -> None:
+    from topo_contrastive.experiments.configs import EDITIONS
+
+    p.add_argument(
+        "--edition",
+        default="paper",
+        help=f"which frozen configuration of the row: {', '.join(EDITIONS)} (default: paper, "
+        "the paper's encoder; hodge: the HodgeReadout edition)",
+    )
+    p.add_argument(
+        "--readout",
+        default=None,
+        choices=("mean", "sum", "max", "hodge"),
+        help="override the configuration's readout (hodge: HodgeReadout, the mean over edges "
+        "and the harmonic coordinates of the last layer's features)",
+    )
+
+
+def _edition_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {"readout": args.readout} if getattr(args, "readout", None) else {}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``."""
-    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES
+    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES, EDITIONS
 
     parser = argparse.ArgumentParser(
         prog=_PROG,
@@ -130,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="encoder width (default: the configuration's 64)",
     )
+    _add_edition_options(p)
     p.add_argument(
         "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
     )
@@ -149,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="if given, the checkpoint's architecture must match this configuration's",
     )
     p.add_argument(
+        "--edition",
+        default="paper",
+        help=f"edition of --config: {', '.join(EDITIONS)} (default: paper)",
+    )
+    p.add_argument(
         "--hidden-channels",
         type=_positive_int,
         default=None,
@@ -158,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(p)
     _add_data_options(p)
 
-    p = sub.add_parser("reproduce", help="Table 1 on both datasets, Figures 1-2")
+    p = sub.add_parser(
+        "reproduce", help="Table 1 (both editions, reference rows) on both datasets, Figures 1-2"
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -186,8 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--epochs",
         type=_positive_int,
         default=None,
-        help="epochs of every run (default: the configurations', 30-60; 6 trajectory / 20 ocean "
-        "with --quick)",
+        help="epochs of every contrastive run and maximum epochs of the supervised SCNN "
+        "(default: the configurations'; fewer with --quick)",
     )
     p.add_argument(
         "--datasets", nargs="+", default=list(DATASET_NAMES), help="datasets (default: both)"
@@ -199,6 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="dataset of Figure 2's sweep (default: ocean; 'none' to skip it)",
     )
     p.add_argument("--no-figure1", action="store_true", help="skip Figure 1 (embedding distances)")
+    p.add_argument(
+        "--editions",
+        nargs="+",
+        default=None,
+        help=f"editions of Table 1: {', '.join(EDITIONS)} (default: both; 'hodge' is the "
+        "HodgeReadout edition)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished runs of an earlier call with the same settings in --out and run "
+        "only the rest (refused, with nothing overwritten, if the settings differ)",
+    )
     _add_run_options(p)
     _add_data_options(p)
 
@@ -239,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="evaluation splits per encoder/seed (default: 1)",
     )
+    _add_edition_options(p)
     p.add_argument("--out", required=True, help="CSV file of the search results")
     _add_run_options(p)
     _add_data_options(p)
@@ -286,7 +330,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
 
     dataset = resolve_dataset_name(args.dataset)
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
-    config = get_config(args.config, dataset, **overrides)
+    config = get_config(args.config, dataset, args.edition, **overrides, **_edition_overrides(args))
     if not config.is_contrastive:
         raise ValueError(
             f"`pretrain` needs a contrastive configuration; {config.name!r} is the supervised "
@@ -361,7 +405,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     dataset = resolve_dataset_name(args.dataset)
     expected: dict[str, Any] = {}
     if args.config:
-        expected.update(get_config(args.config, dataset).architecture())
+        expected.update(get_config(args.config, dataset, args.edition).architecture())
     if args.hidden_channels:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
@@ -417,6 +461,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     changes: dict[str, Any] = {}
     if args.epochs:
         changes["epochs"] = {d: args.epochs for d in preset.epochs}
+        changes["supervised_epochs"] = {d: args.epochs for d in preset.epochs}
         changes["figure2_epochs"] = args.epochs
     if args.seeds:
         changes["num_splits"] = args.seeds
@@ -460,6 +505,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         progress=_progress_enabled(args),
         command=command,
         log=None if _progress_enabled(args) else _say,
+        editions=args.editions,
+        resume=args.resume,
     )
     table = (result.out / "table1.md").read_text(encoding="utf-8")
     print(table)
@@ -610,7 +657,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.search import grid_point_config, grid_search
 
     dataset = resolve_dataset_name(args.dataset)
-    base = get_config(args.config, dataset)
+    base = get_config(args.config, dataset, args.edition, **_edition_overrides(args))
     grid = _parse_grid(args.grid)
     for key, values in grid.items():  # every value is validated before any work
         for value in values:

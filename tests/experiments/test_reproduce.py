@@ -14,6 +14,7 @@ TINY = dataclasses.replace(
     PRESETS["quick"],
     name="tiny",
     epochs={"trajectory": 1},
+    supervised_epochs={"trajectory": 1},
     num_splits=2,
     pretrain_seeds={"trajectory": 1},
     figure2_dataset="trajectory",
@@ -26,15 +27,28 @@ TINY = dataclasses.replace(
 ROWS = ["SSCL_Spec", "SCNN", "SCL_low"]
 
 
+class Interrupted(RuntimeError):
+    """Stands for a kill in the middle of a unit."""
+
+
+@pytest.fixture(autouse=True)
+def _fast_probe(monkeypatch):
+    """One penalty and 2 folds: these tests are about the bookkeeping, not the probe."""
+    import topo_contrastive.experiments.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "DEFAULT_CS", (1.0,))
+    monkeypatch.setattr(evaluation, "DEFAULT_FOLDS", 2)
+
+
 def _run(tiny_data, out, **kw):
-    return reproduce(
-        {"trajectory": tiny_data},
-        out,
-        preset=TINY,
-        dataset_names=["trajectory"],
-        config_names=ROWS,
-        **kw,
-    )
+    kw.setdefault("preset", TINY)
+    kw.setdefault("config_names", ROWS)
+    return reproduce({"trajectory": tiny_data}, out, dataset_names=["trajectory"], **kw)
+
+
+def _strip(records):
+    timing = ("unit_seconds", "train_seconds")
+    return [{k: v for k, v in r.items() if k not in timing} for r in records]
 
 
 def test_writes_every_file_and_the_marker_last(tmp_path, tiny_data):
@@ -45,17 +59,101 @@ def test_writes_every_file_and_the_marker_last(tmp_path, tiny_data):
     payload = json.loads((out / "runs.json").read_text())
     assert payload["complete"] is True
     table1 = [r for r in payload["records"] if r["experiment"] == "table1"]
-    assert len(table1) == len(ROWS) * 2  # rows x splits
-    assert {r["config"] for r in table1} == set(ROWS)
+    # per edition: 3 rows + the untrained encoder, 2 splits each; shared: harmonic and raw
+    assert len(table1) == 2 * (len(ROWS) + 1) * 2 + 2 * 2
+    assert {(r["edition"], r["config"]) for r in table1} == {
+        *((e, c) for e in ("paper", "hodge") for c in (*ROWS, "untrained")),
+        ("shared", "harmonic"),
+        ("shared", "raw"),
+    }
+    sup = [r for r in table1 if r["config"] == "SCNN"]
+    assert all(r["epochs_run"] == 1 and r["best_epoch"] == 1 for r in sup)
+    assert all(r["unit_seconds"] > 0 for r in payload["records"])
     assert len([r for r in payload["records"] if r["experiment"] == "figure2"]) == 4
     csv_lines = (out / "runs.csv").read_text().strip().splitlines()
     assert len(csv_lines) == 1 + len(payload["records"])
     md = (out / "table1.md").read_text()
     assert "REDUCED SETTINGS" in md and "97.9 ± 0.3" in md and "--tiny" in md
+    assert "HodgeReadout" in md and "untrained encoder (reference)" in md
+    assert "linear SVM on U_H^T x (reference)" in md and "supervised SCNN on trajectory" in md
     assert "SSCL_Spec" in md and "Ocean" not in md
     for f in ("figure1.png", "figure2.png"):
         assert (out / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert set(res.summary) == set(ROWS)
+    assert {k[1] for k in res.summary} == {*ROWS, "untrained", "harmonic", "raw"}
+
+
+def test_untrained_reference_is_the_contrastive_rows_initialisation(tmp_path, tiny_data):
+    from topo_contrastive.experiments import get_config
+
+    res = _run(tiny_data, tmp_path / "u", config_names=["SCL"], editions=["paper"])
+    untrained = [r for r in res.records if r["config"] == "untrained"]
+    cfg = get_config("SCL", "trajectory")
+    import torch
+
+    from topo_contrastive.experiments.reproduce import evaluate_encoder
+    from topo_contrastive.experiments.training import build_encoder
+
+    torch.manual_seed(0)
+    enc = build_encoder(cfg, tiny_data.hodge).eval()
+    expected = evaluate_encoder(enc, tiny_data, [0, 1])
+    assert [r["test_accuracy"] for r in untrained] == [e["test_accuracy"] for e in expected]
+
+
+def test_resume_skips_finished_units_and_gives_the_same_records(tmp_path, tiny_data, monkeypatch):
+    import importlib
+
+    # the package re-exports the function under the module's name: fetch the module itself
+    rep = importlib.import_module("topo_contrastive.experiments.reproduce")
+
+    small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
+    kw = {"preset": small, "config_names": ["SCL", "SCNN"]}
+    fresh = _run(tiny_data, tmp_path / "fresh", **kw)
+    calls = []
+    original = rep._run_unit
+
+    armed = [True]
+
+    def flaky(unit, *args, **kwargs):
+        calls.append(unit.key)
+        if armed[0] and len(calls) == 4:
+            armed[0] = False
+            raise Interrupted  # killed in the middle of the fourth unit
+        return original(unit, *args, **kwargs)
+
+    monkeypatch.setattr(rep, "_run_unit", flaky)
+    out = tmp_path / "resumed"
+    with pytest.raises(Interrupted):
+        _run(tiny_data, out, **kw)
+    payload = json.loads((out / "runs.json").read_text())
+    assert payload["complete"] is False and not (out / "COMPLETE").exists()
+    assert len({r["unit"] for r in payload["records"]}) == 3
+    calls.clear()
+    res = _run(tiny_data, out, resume=True, **kw)
+    assert res.resumed_units == 3 and len(calls) == len(set(calls))
+    assert not set(calls) & {r["unit"] for r in payload["records"]}
+    assert (out / "COMPLETE").exists()
+    assert sorted(map(str, _strip(res.records))) == sorted(map(str, _strip(fresh.records)))
+
+
+def test_resume_refuses_other_settings_and_writes_nothing(tmp_path, tiny_data):
+    small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
+    out = tmp_path / "res"
+    _run(tiny_data, out, preset=small, config_names=["SCL"], editions=["paper"])
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(ValueError, match="other settings"):
+        _run(
+            tiny_data,
+            out,
+            preset=small,
+            config_names=["SCL"],
+            editions=["paper"],
+            seed=5,
+            resume=True,
+        )
+    other = dataclasses.replace(small, num_splits=3)
+    with pytest.raises(ValueError, match="other settings"):
+        _run(tiny_data, out, preset=other, config_names=["SCL"], editions=["paper"], resume=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_same_seed_same_numbers(tmp_path, tiny_data):
@@ -72,11 +170,8 @@ def test_same_seed_same_numbers(tmp_path, tiny_data):
         )
 
     a, b = run(tmp_path / "a"), run(tmp_path / "b")
-    assert len(a.records) == 2
-    strip = ("seconds",)
-    ra = [{k: v for k, v in r.items() if k not in strip} for r in a.records]
-    rb = [{k: v for k, v in r.items() if k not in strip} for r in b.records]
-    assert ra == rb
+    assert len(a.records) == 2 * (2 + 1) + 2  # editions x (2 rows + untrained) + shared
+    assert _strip(a.records) == _strip(b.records)
 
 
 def test_unwritable_output_fails_before_any_work(tmp_path):
@@ -113,6 +208,8 @@ def test_unknown_names(tmp_path, tiny_data):
         reproduce({"trajectory": tiny_data}, tmp_path, preset=TINY, dataset_names=["cora"])
     with pytest.raises(ValueError, match="unknown preset"):
         reproduce({"trajectory": tiny_data}, tmp_path, preset="huge")
+    with pytest.raises(ValueError, match="unknown edition"):
+        reproduce({"trajectory": tiny_data}, tmp_path, preset=TINY, editions=["gnn"])
 
 
 def test_split_assignment_covers_every_split_once():
@@ -124,13 +221,46 @@ def test_split_assignment_covers_every_split_once():
 
 def test_summary_and_table():
     recs = [
-        {"experiment": "table1", "config": "SCL", "dataset": "ocean", "test_accuracy": a}
+        {
+            "experiment": "table1",
+            "edition": "paper",
+            "config": "SCL",
+            "dataset": "ocean",
+            "test_accuracy": a,
+        }
         for a in (0.8, 0.9)
+    ] + [
+        {
+            "experiment": "table1",
+            "edition": "hodge",
+            "config": "SSCL_Spec",
+            "dataset": "ocean",
+            "test_accuracy": 0.97,
+        },
+        {
+            "experiment": "table1",
+            "edition": "shared",
+            "config": "raw",
+            "dataset": "ocean",
+            "test_accuracy": 0.98,
+        },
     ]
     s = summarize(recs)
-    assert s["SCL"]["ocean"][0] == pytest.approx(85.0) and s["SCL"]["ocean"][1] == pytest.approx(
-        5.0
+    assert s[("paper", "SCL", "ocean")][:2] == pytest.approx((85.0, 5.0))
+    md = format_table(
+        s,
+        recs,
+        title_note="--full",
+        reduced=False,
+        preset_line="p",
+        seconds=60.0,
+        command="cmd",
+        datasets=["ocean"],
+        configs=["SSCL_Spec", "SCL"],
+        editions=["paper", "hodge"],
     )
-    md = format_table(s, PRESETS["full"], 60.0, "cmd", ["ocean"], ["SCL"])
     assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in md and "REDUCED" not in md
     assert "within 2 std or better" in md
+    assert "| linear SVM on raw flows (reference) | 98.0 ± 0.0 | — |" in md
+    assert "[hodge] SSCL_Spec on ocean: 97.0 (target >= 96.0) -> met" in md
+    assert "[hodge] no row above SSCL_Spec on ocean: NO (raw 98.0)" in md

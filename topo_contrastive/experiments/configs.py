@@ -56,17 +56,22 @@ from typing import Any
 __all__ = [
     "CONFIG_NAMES",
     "DATASET_NAMES",
+    "EDITIONS",
     "PAPER_TABLE1",
     "ExperimentConfig",
     "get_config",
     "resolve_config_name",
     "resolve_dataset_name",
+    "resolve_edition",
 ]
 
 #: The rows of Table 1, in the paper's order.
 CONFIG_NAMES: tuple[str, ...] = ("SSCL_Spec", "SCNN", "SSCL", "SCL_Spec", "SCL", "SCL_low")
 #: The two tasks of the paper's §5.
 DATASET_NAMES: tuple[str, ...] = ("trajectory", "ocean")
+#: The two editions of Table 1: the paper's encoder (mean readout over edges), and the same
+#: rows with :class:`~topo_contrastive.nn.HodgeReadout` (beyond the paper).
+EDITIONS: tuple[str, ...] = ("paper", "hodge")
 
 _DATASET_ALIASES = {
     "trajectory": "trajectory",
@@ -273,55 +278,55 @@ class ExperimentConfig:
 
 
 # ---------------------------------------------------------------------------- the registry
-# Hyper-parameters shared by all rows of a dataset (encoder and optimiser), frozen after the
-# search described in the module docstring and in docs/results.md.
+# Hyper-parameters shared by all rows of a dataset in the paper edition (the paper's encoder:
+# the depth and shape of the authors' public encoder), frozen after the search described in
+# the module docstring and in docs/results.md.
 _SHARED: dict[str, dict[str, Any]] = {
     "trajectory": dict(
-        num_layers=2,  # search (SCL, 30 epochs, val): 1 layer 74-78 %, 2 layers 84-90 %
-        K_down=2,  # search: K 1/2/3 -> 59 / 73 / 71 % (1 layer, val, 30 epochs, 1 seed)
+        num_layers=4,
+        K_down=2,
         K_up=2,
-        normalize=False,  # search: 2 layers, normalised / not -> 79 / 86 % (SGD)
-        bias=False,  # search: bias -> 85.0 % (sum readout), 80.5 % (mean) vs 90.0 % without
-        readout="sum",  # search: mean readout -> 79.5 % (Adam, no bias)
-        optimizer="adam",  # search: SGD lr 0.01 -> 84.0 %; Adam lr 0.001 -> 90.0 %
-        lr=0.001,  # search: Adam lr 0.001 / 0.003 / 0.01 -> 90.0 / 84.0 / 85.5 %
-        weight_decay=1e-4,
-        temperature=0.2,  # search: temperature 0.2 / 0.5 -> 90.0 / 82.5 % (Adam)
-        drop_prob=0.1,  # search (1 layer): p 0.1/0.3/0.5/0.7 -> 78.0 / 77.0 / 76.5 / 72.0 %
-        budget=0.5,  # search (1 layer): budget 0.1/0.3/0.5/0.7 -> 71.0 / 76.0 / 77.0 / 71.0 %
-        # search (SCL_Spec, 2 layers): (budget, PGD steps) (0.5, 500) / (0.5, 3) / (0.5, 1) /
-        # (0.3, 3) / (0.1, 3) / (0.1, 500) -> 81.5 / 84.5 / 79.5 / 83.5 / 83.5 / 83.0 %
-        mask_steps=3,
-        gamma=(1.0, 1.0, 1.0),  # search (1 layer): (1,1,1)/(0,0,1)/(0,1,1) -> 78 / 77 / 78 %
-        epochs=30,  # search: 30 / 60 epochs -> 90.0 / 88.0 % (no gain from longer training)
-    ),
-    "ocean": dict(
-        num_layers=2,  # search (SCL, 100 epochs, CV): 2 layers without bias 66.3 %
-        K_down=3,  # search: K 1/2/3 -> 55.0 / 60.3 / 64.4 % (1 layer, CV, 100 epochs)
-        K_up=3,
         normalize=False,
-        bias=True,  # search: bias + mean readout -> 81.4 % (CV, 60 epochs) vs 66.3 % without
+        bias=True,
         readout="mean",
         optimizer="adam",
         lr=0.001,
         weight_decay=1e-4,
         temperature=0.2,
-        drop_prob=0.3,  # search (1 layer): p 0.1/0.3/0.5/0.7 -> 63.6 / 64.7 / 63.6 / 64.5 %
-        budget=0.5,  # search (1 layer): budget 0.1/0.3/0.5/0.7 -> 63.9 / 63.6 / 63.9 / 63.6 %
-        # third round (SCL_Spec, 2 layers, CV, 4 seeds x 2 splits, ± standard error):
-        # PGD steps 500 / 3 -> 78.2 ± 1.2 / 82.3 ± 0.8 %
+        drop_prob=0.1,
+        budget=0.5,
         mask_steps=3,
-        gamma=(0.0, 1.0, 1.0),  # search (1 layer): (1,1,1)/(0,0,1)/(0,1,1) -> 64.7/63.9/64.8 %
+        gamma=(1.0, 1.0, 1.0),
+        epochs=30,
+    ),
+    "ocean": dict(
+        num_layers=4,
+        K_down=2,
+        K_up=2,
+        normalize=False,
+        bias=True,
+        readout="mean",
+        optimizer="adam",
+        lr=0.001,
+        weight_decay=1e-4,
+        temperature=0.2,
+        drop_prob=0.3,
+        budget=0.5,
+        mask_steps=3,
+        gamma=(0.0, 1.0, 1.0),
         epochs=60,
     ),
 }
+# What the HodgeReadout edition changes on top of the paper edition, per dataset.
+_EDITION_CHANGES: dict[str, dict[str, dict[str, Any]]] = {
+    "paper": {"trajectory": {}, "ocean": {}},
+    "hodge": {"trajectory": dict(readout="hodge"), "ocean": dict(readout="hodge")},
+}
 # The supervised baseline's own settings (chosen on validation accuracy): the same encoder and
-# optimiser; the epoch count covers the best validation epochs seen in the search.
+# optimiser, trained until validation accuracy and training accuracy have both stalled.
 _SUPERVISED: dict[str, dict[str, Any]] = {
-    # search: 2 layers, Adam lr 0.001, 60 epochs -> 93.5 % val, best epochs 42 / 36
-    "trajectory": dict(epochs=50),
-    # search: 60 epochs -> 74.2 % val (carved), best epochs 51 / 21 / 27 / 34
-    "ocean": dict(epochs=60),
+    "trajectory": dict(epochs=200, patience=20),
+    "ocean": dict(epochs=200, patience=20),
 }
 # What each row changes.
 _ROWS: dict[str, dict[str, Any]] = {
@@ -332,6 +337,24 @@ _ROWS: dict[str, dict[str, Any]] = {
     "SCL": dict(method="contrastive", loss="infonce", mask="uniform"),
     "SCL_low": dict(method="contrastive", loss="infonce", mask="uniform", K_up=0),
 }
+
+
+def resolve_edition(edition: str) -> str:
+    """The canonical edition name (``"paper"`` or ``"hodge"``) for ``edition``.
+
+    Raises:
+        ValueError: unknown edition (the message lists them).
+        TypeError: ``edition`` is not a string.
+    """
+    if not isinstance(edition, str):
+        raise TypeError(f"the edition must be a str, got {type(edition).__name__}")
+    key = edition.strip().lower().replace("-", "_")
+    key = {"hodge_readout": "hodge", "hodgereadout": "hodge", "paper_encoder": "paper"}.get(
+        key, key
+    )
+    if key not in EDITIONS:
+        raise ValueError(f"unknown edition {edition!r}; choose one of {', '.join(EDITIONS)}")
+    return key
 
 
 def resolve_config_name(name: str) -> str:
@@ -365,27 +388,36 @@ def resolve_dataset_name(name: str) -> str:
     return _DATASET_ALIASES[key]
 
 
-def get_config(name: str, dataset: str, **overrides: Any) -> ExperimentConfig:
+def get_config(
+    name: str, dataset: str, edition: str = "paper", **overrides: Any
+) -> ExperimentConfig:
     """The frozen configuration of row ``name`` of Table 1 on ``dataset``.
 
     Args:
         name: a row of Table 1 (:data:`CONFIG_NAMES`, case-insensitive).
         dataset: ``"trajectory"`` or ``"ocean"``.
+        edition: ``"paper"`` (default: the paper's encoder, mean readout) or ``"hodge"``
+            (the same rows with :class:`~topo_contrastive.nn.HodgeReadout`), see
+            :data:`EDITIONS`.
         **overrides: fields to change (e.g. ``epochs=20``).
 
     Returns:
         The :class:`ExperimentConfig`.
 
     Raises:
-        ValueError: unknown row, dataset or field, or an invalid override.
+        ValueError: unknown row, dataset, edition or field, or an invalid override.
 
     Example:
         >>> get_config("SCL_low", "ocean").K_up
         0
+        >>> get_config("SCL", "trajectory", edition="hodge").readout
+        'hodge'
     """
     row = resolve_config_name(name)
     ds = resolve_dataset_name(dataset)
+    ed = resolve_edition(edition)
     values: dict[str, Any] = dict(_SHARED[ds])
+    values.update(_EDITION_CHANGES[ed][ds])
     if row == "SCNN":
         values.update(_SUPERVISED[ds])
     values.update(_ROWS[row])

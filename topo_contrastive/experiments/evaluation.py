@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -13,10 +14,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-__all__ = ["DEFAULT_CS", "ProbeResult", "linear_probe"]
+__all__ = ["DEFAULT_CS", "ProbeResult", "linear_probe", "probe_splits", "reference_features"]
 
 #: Grid of the SVM penalty ``C`` searched by cross-validation.
 DEFAULT_CS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
+#: Cross-validation folds of the penalty search (paper §5: 10-fold).
+DEFAULT_FOLDS = 10
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,8 @@ def linear_probe(
     train_idx: np.ndarray,
     test_idx: np.ndarray,
     val_idx: np.ndarray | None = None,
-    Cs: Sequence[float] = DEFAULT_CS,
-    folds: int = 10,
+    Cs: Sequence[float] | None = None,
+    folds: int | None = None,
     seed: int = 0,
 ) -> ProbeResult:
     r"""Fit ``StandardScaler + LinearSVC`` on the training embeddings, ``C`` by stratified
@@ -60,9 +63,9 @@ def linear_probe(
         train_idx: indices of the training samples.
         test_idx: indices of the test samples.
         val_idx: indices of validation samples to score too (default ``None``).
-        Cs: penalties to search (default :data:`DEFAULT_CS`).
-        folds: cross-validation folds (default 10; lowered to the smallest class count
-            of the training split when that is smaller, minimum 2).
+        Cs: penalties to search (default ``None``: :data:`DEFAULT_CS`).
+        folds: cross-validation folds (default ``None``: :data:`DEFAULT_FOLDS` = 10; lowered
+            to the smallest class count of the training split when that is smaller, minimum 2).
         seed: seed of the fold assignment (default 0).
 
     Returns:
@@ -90,6 +93,8 @@ def linear_probe(
             f"the training split needs two classes with >= 2 samples each, got counts "
             f"{dict(zip(classes.tolist(), counts.tolist(), strict=True))}"
         )
+    Cs = DEFAULT_CS if Cs is None else Cs
+    folds = DEFAULT_FOLDS if folds is None else folds
     k = int(max(2, min(folds, counts.min())))
     pipe = Pipeline([("scale", StandardScaler()), ("svm", LinearSVC(dual=False, max_iter=20000))])
     search = GridSearchCV(
@@ -113,3 +118,60 @@ def linear_probe(
         C=float(search.best_params_["svm__C"]),
         val_accuracy=val,
     )
+
+
+def probe_splits(
+    features: np.ndarray, data: Any, split_seeds: Sequence[int]
+) -> list[dict[str, Any]]:
+    """:func:`linear_probe` of fixed features on several splits of a prepared dataset.
+
+    Args:
+        features: ``[S, D]`` features of all samples (embeddings, or a reference feature).
+        data: the :class:`~topo_contrastive.experiments.ExperimentData` (labels, splits).
+        split_seeds: the splits (``data.split(seed)``); the probe's folds use the same seed.
+
+    Returns:
+        One dict per split: ``split_seed``, ``test_accuracy``, ``train_accuracy``,
+        ``val_accuracy``, ``cv_accuracy``, ``C`` (accuracies as fractions).
+    """
+    labels = data.labels.numpy()
+    out = []
+    for s in split_seeds:
+        idx = data.split(int(s))
+        res = linear_probe(
+            features, labels, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s)
+        )
+        out.append(
+            {
+                "split_seed": int(s),
+                "test_accuracy": res.test_accuracy,
+                "train_accuracy": res.train_accuracy,
+                "val_accuracy": res.val_accuracy,
+                "cv_accuracy": res.cv_accuracy,
+                "C": res.C,
+            }
+        )
+    return out
+
+
+def reference_features(data: Any, kind: str) -> np.ndarray:
+    r"""Encoder-free reference features of all samples, ``float64 [S, D]``.
+
+    Args:
+        data: the :class:`~topo_contrastive.experiments.ExperimentData`.
+        kind: ``"harmonic"`` (harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}`,
+            :math:`D = \beta_1`, in the canonical basis of
+            :func:`~topo_contrastive.nn.canonical_harmonic_basis`) or ``"raw"`` (the edge
+            flows, :math:`D = N_1`).
+
+    Raises:
+        ValueError: unknown ``kind``.
+    """
+    if kind == "raw":
+        return data.flows.double().numpy()
+    if kind == "harmonic":
+        from topo_contrastive.nn import canonical_harmonic_basis
+
+        basis, _ = canonical_harmonic_basis(data.hodge)
+        return data.flows.double().numpy() @ basis
+    raise ValueError(f"`kind` must be 'harmonic' or 'raw', got {kind!r}")

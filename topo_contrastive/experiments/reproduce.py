@@ -1,56 +1,70 @@
 r"""Table 1 and Figures 1-2 of the paper, end to end (``topo-contrastive reproduce``).
 
-**Protocol** (paper §5, DESIGN §2.8). For every contrastive row and dataset, encoders are
-pre-trained on all samples without labels (transductive), and a linear SVM (C by 10-fold
+**Protocol** (paper §5, DESIGN §2.8). For every contrastive row, edition and dataset, encoders
+are pre-trained on all samples without labels (transductive), and a linear SVM (C by 10-fold
 cross-validation on the training split) is fitted on the embeddings :math:`\mathbf{h}` of the
 training split of a random split and scored on its test split. The ``num_splits`` split seeds
 ``seed .. seed + num_splits - 1`` are shared out over ``pretrain_seeds`` encoders (encoder ``j``,
 pre-trained with seed ``seed + j``, is evaluated on the splits ``s`` with
 ``(s - seed) % pretrain_seeds == j``), so the table's mean ± std runs over ``num_splits`` splits
 and ``pretrain_seeds`` independently pre-trained encoders. The supervised SCNN is trained once per
-split (seed = split seed). Figure 2 sweeps the uniform drop probability for SCL and SSCL.
+split (seed = split seed), until validation and training accuracy stall.
 
-**Outputs** in ``out``: ``runs.json`` and ``runs.csv`` (one record per row x dataset x split,
-rewritten atomically after every run), ``table1.md`` (measured mean ± std beside the paper's
-numbers, with the settings and the wall time), ``figure1.png``, ``figure2.png`` and, written
-last, the marker ``COMPLETE``. A stale ``COMPLETE`` is removed before any work, so an
-interrupted run never looks complete.
+**Two editions** (:data:`~topo_contrastive.experiments.configs.EDITIONS`): the paper's encoder
+(mean readout over edges) and the same rows with :class:`~topo_contrastive.nn.HodgeReadout`.
+**Reference rows**, on the same splits: each edition's encoder at its initialisation
+(``untrained``, the same weights the contrastive rows start from), and linear SVMs on the
+harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` and on the raw flows. Figure 2 sweeps
+the uniform drop probability for SCL and SSCL (paper edition).
+
+**Units and resuming.** The work is a list of *units* (one pre-trained encoder with its splits,
+one supervised split, one reference row, one Figure 2 point), each with a key. After every unit
+its records (one per split, with the unit's key and wall time) are appended to ``runs.json`` /
+``runs.csv`` atomically, with ``"complete": false``. ``resume=True`` reloads the records of
+finished units and skips them; it refuses (before writing anything) a folder whose run used
+other settings (preset, seed, datasets' complexes, the configurations of every row: their
+fingerprint is stored). An interrupted run never looks complete: a stale ``COMPLETE`` marker is
+removed before any work and written last.
+
+**Outputs** in ``out``: ``runs.json``, ``runs.csv``, ``table1.md`` (both editions beside the
+paper's numbers, reference rows, supervised training accuracy, settings, wall time, targets),
+``figure1.png``, ``figure2.png`` and the marker ``COMPLETE``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import platform
+import hashlib
+import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+import topo_contrastive
 from topo_contrastive.experiments.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
-    PAPER_TABLE1,
+    EDITIONS,
     ExperimentConfig,
     get_config,
     resolve_config_name,
     resolve_dataset_name,
+    resolve_edition,
 )
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.evaluation import linear_probe
-from topo_contrastive.experiments.outputs import (
-    check_output_dir,
-    write_csv,
-    write_json,
-    write_text,
+from topo_contrastive.experiments.outputs import check_output_dir, write_csv, write_json, write_text
+from topo_contrastive.experiments.protocol import (
+    evaluate_encoder,
+    plan_units,
+    run_unit,
+    split_assignment,
 )
-from topo_contrastive.experiments.supervised import train_supervised
-from topo_contrastive.experiments.training import embed, pretrain
+from topo_contrastive.experiments.table import format_table, summarize
 
 __all__ = [
     "PRESETS",
@@ -63,6 +77,9 @@ __all__ = [
 ]
 
 COMPLETE_MARKER = "COMPLETE"
+# kept under their old private names (tests and callers patch or import them)
+_split_assignment = split_assignment
+_run_unit = run_unit
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,10 @@ class Preset:
         epochs: epochs per dataset (``None``: each configuration's own).
         num_splits: evaluation splits per row and dataset.
         pretrain_seeds: pre-trained encoders per contrastive row, per dataset.
+        editions: editions of Table 1 to run.
+        references: measure the reference rows.
+        supervised_epochs: maximum epochs of the supervised SCNN per dataset (``None``: the
+            configuration's).
         figure2_dataset: dataset of Figure 2 (``None``: no Figure 2).
         figure2_probs: uniform drop probabilities of Figure 2.
         figure2_splits: evaluation splits per point of Figure 2.
@@ -86,7 +107,10 @@ class Preset:
     name: str
     epochs: dict[str, int | None]
     num_splits: int = 16
-    pretrain_seeds: dict[str, int] = field(default_factory=lambda: {"trajectory": 2, "ocean": 4})
+    pretrain_seeds: dict[str, int] = field(default_factory=lambda: {"trajectory": 2, "ocean": 2})
+    editions: tuple[str, ...] = EDITIONS
+    references: bool = True
+    supervised_epochs: dict[str, int | None] = field(default_factory=dict)
     figure2_dataset: str | None = "ocean"
     figure2_probs: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7)
     figure2_splits: int = 4
@@ -96,31 +120,32 @@ class Preset:
     reduced: bool = False
 
     def epochs_for(self, dataset: str, config: ExperimentConfig) -> int:
-        """Epochs of ``config`` on ``dataset`` under this preset."""
-        value = self.epochs.get(dataset)
+        """(Maximum) epochs of ``config`` on ``dataset`` under this preset."""
+        table = self.epochs if config.is_contrastive else self.supervised_epochs
+        value = table.get(dataset)
         return config.epochs if value is None else int(value)
 
     def describe(self) -> str:
         """One line naming the settings."""
-        eps = ", ".join(
-            f"{d}: {e}"
-            if e is not None
-            else f"{d}: {get_config('SCL', d).epochs} contrastive / "
-            f"{get_config('SCNN', d).epochs} SCNN"
-            for d, e in self.epochs.items()
-        )
+        eps = []
+        for d in self.epochs:
+            scl, sup = get_config("SCL", d), get_config("SCNN", d)
+            eps.append(
+                f"{d}: {self.epochs_for(d, scl)} contrastive / at most "
+                f"{self.epochs_for(d, sup)} SCNN (patience {sup.patience})"
+            )
         seeds = ", ".join(f"{d}: {n}" for d, n in self.pretrain_seeds.items())
         return (
-            f"preset {self.name!r}; epochs {eps}; {self.num_splits} evaluation splits per row; "
-            f"pre-trained encoders per contrastive row {seeds}; batch size 100"
+            f"preset {self.name!r}; editions {', '.join(self.editions)}; epochs "
+            f"{'; '.join(eps)}; {self.num_splits} evaluation splits per row; pre-trained "
+            f"encoders per contrastive row {seeds}; batch size 100"
         )
 
 
-#: ``full``: the configurations' epochs (trajectory / ocean: 30 / 60 contrastive, 50 / 60
-#: SCNN), batch 100, 16 splits, shared out over fewer pre-trained encoders than splits (time
-#: budget on 2 CPU cores; see docs/results.md). ``quick``: all six rows on both datasets in
-#: about 2 minutes on 2 cores, with far fewer epochs, splits and encoders (its numbers are NOT
-#: the paper's protocol).
+#: ``full``: the configurations' epochs, 16 splits shared out over 2 pre-trained encoders per
+#: row, both editions, the reference rows, Figures 1-2. ``quick``: all rows of both editions
+#: on both datasets in under 3 minutes on 2 cores, with far fewer epochs, splits and encoders
+#: (its numbers are NOT the paper's protocol).
 PRESETS: dict[str, Preset] = {
     "full": Preset(
         name="full",
@@ -136,14 +161,15 @@ PRESETS: dict[str, Preset] = {
     ),
     "quick": Preset(
         name="quick",
-        epochs={"trajectory": 6, "ocean": 20},
+        epochs={"trajectory": 2, "ocean": 10},
         num_splits=4,
         pretrain_seeds={"trajectory": 1, "ocean": 1},
+        supervised_epochs={"trajectory": 4, "ocean": 10},
         figure2_dataset="ocean",
         figure2_probs=(0.1, 0.3, 0.5, 0.7),
         figure2_splits=2,
         figure2_pretrain_seeds=1,
-        figure2_epochs=10,
+        figure2_epochs=5,
         figure1_draws=3,
         reduced=True,
     ),
@@ -155,207 +181,77 @@ class ReproduceResult:
     """What :func:`reproduce` returns.
 
     Attributes:
-        records: one dict per run (row x dataset x split, and Figure 2's points).
-        summary: ``summary[config][dataset] = (mean %, std %, n)`` of the Table 1 records.
-        seconds: wall time.
+        records: one dict per run (row x edition x dataset x split, and Figure 2's points).
+        summary: ``summary[(edition, row, dataset)] = (mean %, std %, n)`` of the Table 1
+            records (edition-independent reference rows under ``"shared"``).
+        seconds: wall time of this call (a resumed run adds the earlier calls' unit times).
         out: the output folder.
+        resumed_units: units taken from an earlier run.
     """
 
     records: list[dict[str, Any]]
-    summary: dict[str, dict[str, tuple[float, float, int]]]
+    summary: dict[tuple[str, str, str], tuple[float, float, int]]
     seconds: float
     out: Path
+    resumed_units: int = 0
 
 
-def _split_assignment(num_splits: int, encoders: int, seed: int) -> list[list[int]]:
-    """Split seeds of each encoder: ``seed + s`` goes to encoder ``s % encoders``."""
-    encoders = max(1, min(encoders, num_splits))
-    return [[seed + s for s in range(num_splits) if s % encoders == j] for j in range(encoders)]
+def _fingerprint(preset: Preset, seed: int) -> tuple[str, dict[str, Any]]:
+    """Hash of the settings a finished unit's records depend on (library version, preset,
+    seed, the configurations of every row), and its parts. The selection of rows, editions
+    and datasets is not part of it (it does not change a unit's records); the datasets'
+    complexes are checked separately (:func:`_data_fingerprints`)."""
+    configs = {
+        f"{ed}/{d}/{r}": get_config(r, d, ed).to_dict()
+        for ed in EDITIONS
+        for d in DATASET_NAMES
+        for r in CONFIG_NAMES
+    }
+    parts = {
+        "library_version": topo_contrastive.__version__,
+        "preset": {k: v for k, v in asdict(preset).items() if k != "name"},
+        "seed": seed,
+        "configs": configs,
+    }
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16], parts
 
 
-def evaluate_encoder(
-    encoder: torch.nn.Module,
-    data: ExperimentData,
-    split_seeds: Sequence[int],
-    device: str | torch.device = "cpu",
+def _data_fingerprints(loaded: dict[str, ExperimentData]) -> dict[str, dict[str, Any]]:
+    return {
+        d: {"sizes": list(v.sizes), "complex": v.fingerprint, "samples": v.num_samples}
+        for d, v in sorted(loaded.items())
+    }
+
+
+def _load_previous(
+    folder: Path, fingerprint: str, data: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Linear-SVM evaluation of one encoder on several splits (one dict per split).
-
-    Accuracies are fractions; see :func:`~topo_contrastive.experiments.linear_probe`.
-    """
-    emb = embed(encoder, data, device=device)  # [S, hidden]
-    labels = data.labels.numpy()
-    out = []
-    for s in split_seeds:
-        idx = data.split(int(s))
-        res = linear_probe(emb, labels, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s))
-        out.append(
-            {
-                "split_seed": int(s),
-                "test_accuracy": res.test_accuracy,
-                "train_accuracy": res.train_accuracy,
-                "val_accuracy": res.val_accuracy,
-                "cv_accuracy": res.cv_accuracy,
-                "C": res.C,
-            }
+    """Records of an earlier run in ``folder`` made with the same settings (``[]`` if none)."""
+    path = folder / "runs.json"
+    if not path.is_file():
+        return []
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot resume from '{path}': it is not readable JSON ({err})") from err
+    settings = payload.get("settings", {})
+    old = settings.get("fingerprint")
+    if old != fingerprint:
+        raise ValueError(
+            f"cannot resume from '{folder}': its runs used other settings (fingerprint {old!r}, "
+            f"this run {fingerprint!r}: another preset, seed or version of the "
+            "configurations). Nothing was overwritten; use another --out, or run without "
+            "--resume to start over."
         )
-    return out
-
-
-def summarize(
-    records: Sequence[dict[str, Any]], experiment: str = "table1"
-) -> dict[str, dict[str, tuple[float, float, int]]]:
-    """``{config: {dataset: (mean %, std %, n)}}`` of test accuracies (``np.std``, ddof 0)."""
-    groups: dict[tuple[str, str], list[float]] = {}
-    for r in records:
-        if r.get("experiment") != experiment:
-            continue
-        groups.setdefault((r["config"], r["dataset"]), []).append(100.0 * r["test_accuracy"])
-    out: dict[str, dict[str, tuple[float, float, int]]] = {}
-    for (cfg, ds), vals in groups.items():
-        arr = np.asarray(vals)
-        out.setdefault(cfg, {})[ds] = (float(arr.mean()), float(arr.std()), int(arr.size))
-    return out
-
-
-def _fmt(cell: tuple[float, float, int] | None) -> str:
-    return "—" if cell is None else f"{cell[0]:.1f} ± {cell[1]:.1f}"
-
-
-def _checks(summary: dict[str, dict[str, tuple[float, float, int]]]) -> list[str]:
-    lines = []
-    for ds in DATASET_NAMES:
-        for cfg in CONFIG_NAMES:
-            got = summary.get(cfg, {}).get(ds)
-            if got is None or cfg == "SCNN":
-                continue
-            mean, std = PAPER_TABLE1[cfg][ds]
-            ok = got[0] >= mean - 2 * std
-            lines.append(
-                f"- {cfg} on {ds}: {got[0]:.1f} vs paper {mean} ± {std} -> "
-                f"{'within 2 std or better' if ok else 'MISSED (below paper - 2 std)'}"
+    old_data = settings.get("data", {})
+    for d, fp in data.items():
+        if d in old_data and old_data[d] != fp:
+            raise ValueError(
+                f"cannot resume from '{folder}': its {d} dataset was another one "
+                f"({old_data[d]} vs {fp} now). Nothing was overwritten."
             )
-        a, b = summary.get("SSCL_Spec", {}).get(ds), summary.get("SCNN", {}).get(ds)
-        if a and b:
-            verdict = "yes" if a[0] > b[0] else "NO"
-            lines.append(f"- SSCL_Spec above supervised SCNN on {ds}: {verdict}")
-        a, b = summary.get("SCL", {}).get(ds), summary.get("SCL_low", {}).get(ds)
-        if a and b:
-            lines.append(f"- SCL above SCL_low on {ds}: {'yes' if a[0] > b[0] else 'NO'}")
-    return lines
-
-
-def format_table(
-    summary: dict[str, dict[str, tuple[float, float, int]]],
-    preset: Preset,
-    seconds: float,
-    command: str,
-    datasets: Sequence[str],
-    configs: Sequence[str],
-    extra: Sequence[str] = (),
-) -> str:
-    """The Markdown ``table1.md``: measured mean ± std beside the paper's numbers."""
-    names = {"trajectory": "Trajectory", "ocean": "Ocean drifters"}
-    head = "| Model |" + "".join(
-        f" {names.get(d, d)} (measured) | {names.get(d, d)} (paper) |" for d in datasets
-    )
-    sep = "|---|" + "---|---|" * len(datasets)
-    rows = []
-    for cfg in configs:
-        cells = []
-        for d in datasets:
-            got = summary.get(cfg, {}).get(d)
-            paper = PAPER_TABLE1.get(cfg, {}).get(d)
-            cells.append(
-                f" {_fmt(got)} | {paper[0]} ± {paper[1]} |" if paper else f" {_fmt(got)} | — |"
-            )
-        rows.append(f"| {cfg} |" + "".join(cells))
-    lines = ["# Table 1: test accuracy (%), mean ± std", ""]
-    if preset.reduced:
-        lines += [
-            f"> **REDUCED SETTINGS (`--{preset.name}`): these numbers do not follow the paper's "
-            "protocol** (fewer epochs, splits and encoders than the full preset). "
-            "Use `topo-contrastive reproduce` without `--quick` for the full protocol.",
-            "",
-        ]
-    lines += [head, sep, *rows, ""]
-    counts = sorted({v[2] for c in summary.values() for v in c.values()})
-    lines += [
-        "## Settings",
-        "",
-        f"- {preset.describe()}",
-        f"- splits per cell: {', '.join(map(str, counts)) or '—'}; std is over splits (ddof 0)",
-        f"- command: `{command}`",
-        f"- wall time: {seconds / 60:.1f} min ({seconds:.0f} s) on {platform.machine()} with "
-        f"{torch.get_num_threads()} torch threads",
-        f"- torch {torch.__version__}, Python {platform.python_version()}",
-        *[f"- {e}" for e in extra],
-        "",
-        "## Targets",
-        "",
-        *(_checks(summary) or ["- (no contrastive cell measured)"]),
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _plot_figure2(
-    points: dict[str, list[tuple[float, float, float]]], path: Path, title: str
-) -> None:
-    from matplotlib.figure import Figure
-
-    from topo_contrastive.datasets._base import atomic_write
-
-    fig = Figure(figsize=(4.8, 3.4))
-    ax = fig.subplots()
-    styles = {
-        "SCL": ("tab:blue", "o", "SCL (InfoNCE)"),
-        "SSCL": ("tab:orange", "s", "SSCL (reweighted)"),
-    }
-    for name, pts in points.items():
-        if not pts:
-            continue
-        pts = sorted(pts)
-        color, marker, label = styles.get(name, ("k", "o", name))
-        ax.errorbar(
-            [p[0] for p in pts],
-            [p[1] for p in pts],
-            yerr=[p[2] for p in pts],
-            color=color,
-            marker=marker,
-            capsize=3,
-            label=label,
-        )
-    ax.set_xlabel("uniform drop probability p")
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=130))
-
-
-def _figure1(
-    data: ExperimentData, config: ExperimentConfig, draws: int, seed: int, path: Path
-) -> None:
-    from topo_contrastive.experiments.figure1 import (
-        METHODS,
-        Figure1Result,
-        embedding_distances,
-        plot_figure1,
-    )
-
-    flows = data.flows.double()
-    p_opt = data.drop_probabilities_for(config).double()
-    support = flows != 0
-    size = support.sum(-1, keepdim=True).clamp_min(1).double()
-    p_unif = support * (p_opt.sum(-1, keepdim=True) / size)  # same expected drops per flow
-    gen = torch.Generator().manual_seed(seed)
-    distances = {
-        m: embedding_distances(flows, data.hodge, p, draws, generator=gen, progress=False)
-        for m, p in zip(METHODS, (p_unif, p_opt), strict=True)
-    }
-    plot_figure1(Figure1Result(distances, p_opt, p_unif, config.budget), path)
+    return list(payload.get("records", []))
 
 
 def reproduce(
@@ -369,8 +265,10 @@ def reproduce(
     progress: bool = False,
     command: str = "",
     log: Callable[[str], None] | None = None,
+    editions: Sequence[str] | None = None,
+    resume: bool = False,
 ) -> ReproduceResult:
-    """Run Table 1 (and Figures 1-2) and write all outputs to ``out``.
+    """Run Table 1 (both editions, reference rows) and Figures 1-2; write all outputs to ``out``.
 
     Args:
         datasets: prepared datasets by name, or a function that prepares one from its name
@@ -383,213 +281,160 @@ def reproduce(
         device: training device (default ``"cpu"``).
         progress: show a tqdm bar (default ``False``).
         command: the command line, written into ``table1.md``.
-        log: called with one line per finished run (default: nothing).
+        log: called with one line per finished unit (default: nothing).
+        editions: editions to run (default ``None``: the preset's).
+        resume: keep the finished units of an earlier run in ``out`` and run only the rest
+            (default ``False``: start over).
 
     Returns:
         :class:`ReproduceResult`.
 
     Raises:
-        ValueError: unknown preset, dataset or row name; an unwritable ``out`` (before any
-            work).
+        ValueError: unknown preset, dataset, edition or row name; an unwritable ``out`` (before
+            any work); ``resume`` on a folder whose run used other settings (nothing is
+            written then).
     """
     if isinstance(preset, str):
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
         preset = PRESETS[preset]
     ds_names = [resolve_dataset_name(d) for d in dataset_names]
-    cfg_names = [resolve_config_name(c) for c in config_names]
-    if not ds_names or not cfg_names:
-        raise ValueError("choose at least one dataset and one configuration")
+    rows = [resolve_config_name(c) for c in config_names]
+    eds = [resolve_edition(e) for e in (preset.editions if editions is None else editions)]
+    if not ds_names or not rows or not eds:
+        raise ValueError("choose at least one dataset, one configuration and one edition")
     folder = check_output_dir(out)
     marker = folder / COMPLETE_MARKER
-    if marker.exists():
+    if marker.exists() and not resume:  # (a refused resume leaves the folder as it was)
         marker.unlink()
     start = time.perf_counter()
     say = log or (lambda _msg: None)
-
-    loaded: dict[str, ExperimentData] = {}
-    for d in ds_names:
-        loaded[d] = datasets[d] if isinstance(datasets, dict) else datasets(d)
-
-    fig2_ds = preset.figure2_dataset
-    fig2_ds = resolve_dataset_name(fig2_ds) if fig2_ds else None
-    fig2_on = bool(fig2_ds and fig2_ds in loaded and preset.figure2_probs)
-    fig2_configs = [c for c in ("SCL", "SSCL")] if fig2_on else []
-    total = 0
-    for d in ds_names:
-        for c in cfg_names:
-            if c == "SCNN":
-                total += preset.num_splits
-            else:
-                total += len(
-                    _split_assignment(preset.num_splits, preset.pretrain_seeds.get(d, 1), seed)
-                )
-    if fig2_on:
-        total += (
-            len(fig2_configs)
-            * len(preset.figure2_probs)
-            * min(preset.figure2_pretrain_seeds, preset.figure2_splits)
-        )
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
-    records: list[dict[str, Any]] = []
+    loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
+    fingerprint, fp_parts = _fingerprint(preset, seed)
+    data_fp = _data_fingerprints(loaded)
+    records = _load_previous(folder, fingerprint, data_fp) if resume else []
+    previous_data: dict[str, Any] = {}
+    if records:  # keep the other datasets' records of the earlier run
+        previous_data = json.loads((folder / "runs.json").read_text(encoding="utf-8"))[
+            "settings"
+        ].get("data", {})
+    if marker.exists():
+        marker.unlink()
+    fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
+    fig2 = fig2 if fig2 in loaded and preset.figure2_probs else None
+    units = plan_units(preset, ds_names, rows, eds, seed, fig2)
+    done = {r["unit"] for r in records}
+    todo = [u for u in units if u.key not in done]
     settings = {
-        "preset": dataclasses.asdict(preset),
+        "fingerprint": fingerprint,
+        "fingerprint_parts": fp_parts,
+        "data": {**previous_data, **data_fp},
         "datasets": ds_names,
-        "configs": cfg_names,
-        "seed": seed,
+        "configs": rows,
+        "editions": eds,
         "device": str(device),
         "command": command,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
     }
 
-    def save_partial() -> None:
-        payload = {"complete": False, "settings": settings, "records": records}
-        write_json(folder / "runs.json", payload)
+    def save(complete: bool = False, **more: Any) -> None:
+        write_json(
+            folder / "runs.json",
+            {"complete": complete, "settings": settings, **more, "records": records},
+        )
         write_csv(folder / "runs.csv", records)
 
-    def emit(rec: dict[str, Any]) -> None:
-        records.append(rec)
-        save_partial()
-        msg = (
-            f"[{rec['experiment']}] {rec['dataset']:>10} {rec['config']:<9} "
-            f"split {rec['split_seed']:>2} test acc {100 * rec['test_accuracy']:.1f}%"
-        )
-        say(msg)
+    if records:
+        say(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
+    save()
+    from tqdm.auto import tqdm
 
-    for d in ds_names:
-        data = loaded[d]
-        for c in cfg_names:
-            cfg = get_config(c, d)
-            epochs = preset.epochs_for(d, cfg)
-            if not cfg.is_contrastive:
-                for s in range(preset.num_splits):
-                    split_seed = seed + s
-                    bar.set_description(f"{d} {c} split {split_seed}")
-                    res = train_supervised(
-                        data,
-                        cfg,
-                        data.split(split_seed),
-                        seed=split_seed,
-                        epochs=epochs,
-                        device=device,
-                    )
-                    emit(
-                        {
-                            "experiment": "table1",
-                            "dataset": d,
-                            "config": c,
-                            "split_seed": split_seed,
-                            "pretrain_seed": None,
-                            "epochs": epochs,
-                            "test_accuracy": res.test_accuracy,
-                            "train_accuracy": res.train_accuracy,
-                            "val_accuracy": res.val_accuracy,
-                            "best_epoch": res.best_epoch,
-                            "seconds": round(res.seconds, 3),
-                        }
-                    )
-                    bar.update(1)
-                continue
-            for j, splits in enumerate(
-                _split_assignment(preset.num_splits, preset.pretrain_seeds.get(d, 1), seed)
-            ):
-                bar.set_description(f"{d} {c} encoder {j + 1}")
-                res = pretrain(data, cfg, seed=seed + j, epochs=epochs, device=device)
-                for ev in evaluate_encoder(res.encoder, data, splits, device=device):
-                    emit(
-                        {
-                            "experiment": "table1",
-                            "dataset": d,
-                            "config": c,
-                            "pretrain_seed": seed + j,
-                            "epochs": epochs,
-                            **ev,
-                            "final_loss": res.losses[-1],
-                            "seconds": round(res.seconds, 3),
-                        }
-                    )
-                bar.update(1)
-
-    fig2_points: dict[str, list[tuple[float, float, float]]] = {c: [] for c in fig2_configs}
-    if fig2_on:
-        data = loaded[fig2_ds]
-        for c in fig2_configs:
-            cfg = get_config(c, fig2_ds)
-            epochs = preset.figure2_epochs or preset.epochs_for(fig2_ds, cfg)
-            for p in preset.figure2_probs:
-                accs = []
-                for j, splits in enumerate(
-                    _split_assignment(preset.figure2_splits, preset.figure2_pretrain_seeds, seed)
-                ):
-                    bar.set_description(f"figure 2 {c} p={p} encoder {j + 1}")
-                    res = pretrain(
-                        data, cfg, seed=seed + j, epochs=epochs, device=device, drop_prob=p
-                    )
-                    for ev in evaluate_encoder(res.encoder, data, splits, device=device):
-                        accs.append(100 * ev["test_accuracy"])
-                        emit(
-                            {
-                                "experiment": "figure2",
-                                "dataset": fig2_ds,
-                                "config": c,
-                                "drop_prob": p,
-                                "pretrain_seed": seed + j,
-                                "epochs": epochs,
-                                **ev,
-                                "final_loss": res.losses[-1],
-                                "seconds": round(res.seconds, 3),
-                            }
-                        )
-                    bar.update(1)
-                fig2_points[c].append((p, float(np.mean(accs)), float(np.std(accs))))
+    bar = tqdm(total=len(todo), desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
+    for unit in todo:
+        bar.set_description(unit.key)
+        new = _run_unit(unit, loaded[unit.dataset], preset, device)
+        records.extend(new)
+        save()
+        accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
+        say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
+        bar.update(1)
     bar.close()
 
     extra = []
-    if fig2_on:
-        eps = preset.figure2_epochs or preset.epochs_for(fig2_ds, get_config("SCL", fig2_ds))
-        _plot_figure2(
+    fig2_points: dict[str, list[tuple[float, float, float]]] = {}
+    if fig2 is not None:
+        from topo_contrastive.experiments.figures import plot_figure2
+
+        for row in ("SCL", "SSCL"):
+            for p in preset.figure2_probs:
+                accs = [
+                    100 * r["test_accuracy"]
+                    for r in records
+                    if r["experiment"] == "figure2"
+                    and r["config"] == row
+                    and r.get("drop_prob") == float(p)
+                ]
+                fig2_points.setdefault(row, []).append(
+                    (float(p), float(np.mean(accs)), float(np.std(accs)))
+                )
+        eps = preset.figure2_epochs or preset.epochs_for(fig2, get_config("SCL", fig2))
+        plot_figure2(
             fig2_points,
             folder / "figure2.png",
-            f"{fig2_ds}: {eps} epochs, {preset.figure2_splits} splits"
+            f"{fig2}: {eps} epochs, {preset.figure2_splits} splits"
             + (" (REDUCED SETTINGS)" if preset.reduced else ""),
         )
         extra.append(
-            f"Figure 2: {fig2_ds}, p in {list(preset.figure2_probs)}, {eps} epochs, "
+            f"Figure 2: {fig2}, p in {list(preset.figure2_probs)}, {eps} epochs, "
             f"{preset.figure2_splits} splits over {preset.figure2_pretrain_seeds} encoders "
             "per point"
         )
-    fig1_ds = "trajectory" if "trajectory" in loaded else next(iter(loaded))
     if preset.figure1_draws > 0:
-        _figure1(
-            loaded[fig1_ds],
-            get_config("SSCL_Spec", fig1_ds),
+        from topo_contrastive.experiments.figures import figure1_from_data
+
+        fig1 = "trajectory" if "trajectory" in loaded else next(iter(loaded))
+        figure1_from_data(
+            loaded[fig1],
+            get_config("SSCL_Spec", fig1),
             preset.figure1_draws,
             seed,
             folder / "figure1.png",
         )
-        extra.append(f"Figure 1: {fig1_ds}, {preset.figure1_draws} masks per flow and method")
+        extra.append(f"Figure 1: {fig1}, {preset.figure1_draws} masks per flow and method")
     seconds = time.perf_counter() - start
-    summary = summarize(records)
-    table = format_table(summary, preset, seconds, command, ds_names, cfg_names, extra)
-    write_text(folder / "table1.md", table)
-    write_json(
-        folder / "runs.json",
-        {
-            "complete": True,
-            "settings": settings,
-            "wall_time_s": round(seconds, 1),
-            "summary": {c: {d: list(v) for d, v in dv.items()} for c, dv in summary.items()},
-            "figure2": {c: [list(p) for p in pts] for c, pts in fig2_points.items()},
-            "records": records,
-        },
+    unit_total = sum({r["unit"]: r["unit_seconds"] for r in records}.values())
+    extra.append(
+        f"sum of the units' wall times: {unit_total / 60:.1f} min"
+        + (f" ({len(units) - len(todo)} units resumed from an earlier call)" if done else "")
     )
-    write_csv(folder / "runs.csv", records)
+    summary = summarize(records)
+    table = format_table(
+        summary,
+        records,
+        title_note=f"--{preset.name}",
+        reduced=preset.reduced,
+        preset_line=preset.describe(),
+        seconds=seconds,
+        command=command,
+        datasets=ds_names,
+        configs=rows,
+        editions=eds,
+        extra=extra,
+    )
+    write_text(folder / "table1.md", table)
+    save(
+        complete=True,
+        wall_time_s=round(seconds, 1),
+        units_wall_time_s=round(unit_total, 1),
+        summary=[[*k, *v] for k, v in summary.items()],
+        figure2={c: [list(p) for p in pts] for c, pts in fig2_points.items()},
+    )
     write_text(marker, f"completed in {seconds:.1f} s\n")
-    return ReproduceResult(records=records, summary=summary, seconds=seconds, out=folder)
-
-
-def _finite(x: float) -> bool:  # pragma: no cover - tiny helper
-    return isinstance(x, float) and math.isfinite(x)
+    return ReproduceResult(
+        records=records,
+        summary=summary,
+        seconds=seconds,
+        out=folder,
+        resumed_units=len(units) - len(todo),
+    )
