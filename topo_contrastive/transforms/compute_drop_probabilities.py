@@ -202,7 +202,13 @@ class ComputeDropProbabilities(BaseTransform):
         return out
 
     def __repr__(self) -> str:
+        # every setting that changes the probabilities: a dataset records this repr of its
+        # pre_transform and refuses to reuse a processed file built with another one
+        alpha = {k: v for k, v in self.alpha.items() if v != 1.0}
+        extra = f", alpha={alpha!r}" if alpha else ""
+        extra += "".join(f", {k}={v!r}" for k, v in self.optimizer_options.items())
         return (
             f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
-            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r})"
+            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r}, "
+            f"num_edges={self.num_edges}{extra})"
         )
