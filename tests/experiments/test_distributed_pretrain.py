@@ -33,10 +33,10 @@ def test_torchrun_two_processes(tmp_path):
     ]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert sorted(p.name for p in out.iterdir()) == ["encoder.pt", "pretrain.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["COMPLETE", "encoder.pt", "pretrain.json"]
     assert res.stderr.count("wrote ") == 1  # rank 0 alone writes
     log = json.loads((out / "pretrain.json").read_text())
-    assert log["world_size"] == 2 and log["written_by_rank"] == 0
+    assert log["world_size"] == 2 and log["written_by_rank"] == 0 and log["complete"] is True
     assert len(log["losses"]) == 2 and all(v == v for v in log["losses"])
     ckpt = torch.load(out / "encoder.pt", weights_only=True)
     assert ckpt["metadata"]["world_size"] == 2
