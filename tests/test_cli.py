@@ -35,12 +35,35 @@ def checkpoint(tmp_path_factory, data_root):
 
 def test_pretrain_writes_checkpoint_and_log(checkpoint):
     files = sorted(p.name for p in checkpoint.parent.iterdir())
-    assert files == ["encoder.pt", "pretrain.json"]
+    assert files == ["COMPLETE", "encoder.pt", "pretrain.json"]
+    assert json.loads((checkpoint.parent / "pretrain.json").read_text())["complete"] is True
     obj = torch.load(checkpoint, weights_only=True)
     assert obj["metadata"]["config"] == "SSCL_Spec"
     assert obj["metadata"]["architecture"]["hidden_channels"] == 16
     log = json.loads((checkpoint.parent / "pretrain.json").read_text())
     assert log["epochs"] == 2 and len(log["losses"]) == 2 and log["world_size"] == 1
+
+
+def test_interrupted_pretrain_never_looks_complete(tmp_path, data_root, monkeypatch, capsys):
+    import topo_contrastive.experiments.training as training
+
+    out = tmp_path / "run"
+    cmd = ["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", "1",
+           "--hidden-channels", "8", "--out", str(out), *_flags(data_root)]  # fmt: skip
+    assert main(cmd) == 0 and (out / "COMPLETE").is_file()
+    seen = {}
+
+    def interrupted(*args, **kwargs):  # Ctrl-C during training, as seen from the folder
+        seen["files"] = sorted(p.name for p in out.iterdir())
+        seen["log"] = json.loads((out / "pretrain.json").read_text())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "pretrain", interrupted)
+    assert main(cmd) == 130
+    # the earlier run's marker and encoder were removed before training started
+    assert seen["files"] == ["pretrain.json"] and seen["log"]["complete"] is False
+    assert sorted(p.name for p in out.iterdir()) == ["pretrain.json"]
+    assert json.loads((out / "pretrain.json").read_text())["complete"] is False
 
 
 def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):

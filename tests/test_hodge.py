@@ -172,6 +172,23 @@ def test_complex_without_triangles_and_disconnected():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_without_edges_and_empty_batches_give_empty_parts(backend):
+    # three isolated nodes: every subspace has dimension 0, flows have N1 = 0 entries
+    hodge = HodgeDecomposition(SimplicialOperators.from_simplices([], num_nodes=3), backend=backend)
+    assert hodge.dims == {"gradient": 0, "curl": 0, "harmonic": 0}
+    for shape in [(0,), (4, 0), (0, 0)]:
+        x = torch.zeros(shape, dtype=torch.float32)
+        parts = hodge(x)
+        assert all(p.shape == shape and p.dtype == torch.float32 for p in parts)
+    assert hodge.coordinates(torch.zeros(2, 0), "harmonic").shape == (2, 0)
+    assert hodge.project(torch.zeros(0), "curl").shape == (0,)
+    # an empty batch on a complex with edges
+    ops = annulus()
+    parts = HodgeDecomposition(ops, backend=backend)(torch.zeros(0, ops.num_edges))
+    assert all(p.shape == (0, ops.num_edges) for p in parts)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_dtype_device_and_single_flow(backend):
     ops = annulus()
     hodge = HodgeDecomposition(ops, backend=backend)

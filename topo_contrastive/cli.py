@@ -4,14 +4,18 @@ Subcommands:
 
 ``pretrain``
     contrastive pre-training of one configuration on one dataset; writes ``encoder.pt``
-    (weights only, atomically) and ``pretrain.json``. Runs under ``torchrun`` with
+    (weights only, atomically), ``pretrain.json`` (``"complete": false`` from the start of
+    training, ``true`` at the end) and, last, the marker ``COMPLETE`` (a stale marker and the
+    previous ``encoder.pt`` are removed before training). Runs under ``torchrun`` with
     DistributedDataParallel (rank 0 alone writes).
 ``evaluate``
     linear-SVM evaluation of a saved encoder over several random splits.
 ``reproduce``
     the whole of Table 1 on both datasets and Figures 1-2 (``--quick`` for a reduced run).
 ``search``
-    the small hyper-parameter search (validation split / training-split cross-validation).
+    the small hyper-parameter search (validation split / training-split cross-validation);
+    writes the CSV after every grid point, its status ``<out>.json`` and, last, the marker
+    ``<out>.COMPLETE``.
 
 Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 ``python -m topo_contrastive.cli``.
@@ -325,7 +329,13 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
 
     from topo_contrastive.experiments.checkpoint import save_encoder
     from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
-    from topo_contrastive.experiments.outputs import check_output_dir, write_json
+    from topo_contrastive.experiments.outputs import (
+        COMPLETE_MARKER,
+        begin_outputs,
+        check_output_dir,
+        mark_complete,
+        write_json,
+    )
     from topo_contrastive.experiments.training import pretrain, resolve_device
 
     dataset = resolve_dataset_name(args.dataset)
@@ -352,6 +362,11 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
         from tqdm.auto import tqdm
 
         epochs = args.epochs or config.epochs
+        log = {"dataset": dataset, "config": config.to_dict(), "complex_sizes": list(data.sizes)}
+        if rank == 0:  # from here on the folder says the run is not complete
+            begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
+            started = {"seed": args.seed, "epochs": epochs, "world_size": world}
+            write_json(out / "pretrain.json", {"complete": False, **log, **started})
         bar = tqdm(total=epochs, desc=f"{config.name} {dataset}", disable=not show, unit="epoch")
 
         def tick(epoch: int, loss: float) -> None:
@@ -371,15 +386,15 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
             write_json(
                 out / "pretrain.json",
                 {
-                    "dataset": dataset,
-                    "config": config.to_dict(),
-                    "complex_sizes": list(data.sizes),
+                    "complete": True,
+                    **log,
                     "seconds": result.seconds,
                     "losses": result.losses,
                     "written_by_rank": rank,
                     **meta,
                 },
             )
+            mark_complete(out / COMPLETE_MARKER, f"pretrained in {result.seconds:.1f} s")
             _say(
                 f"pretrained {config.name} on {dataset} ({epochs} epochs, {result.seconds:.1f} s, "
                 f"world size {result.world_size}, final loss {result.losses[-1]:.4f}); wrote "

@@ -154,6 +154,11 @@ class HodgeDecomposition:
     All arithmetic is in float64; results are cast back to the input's dtype and
     device.
 
+    Empty inputs are valid and give empty results of the same layout: a complex without
+    edges (:math:`N_1 = 0`, all three subspaces of dimension 0) decomposes flows ``[0]``
+    or ``[B, 0]`` into three parts of that shape, and an empty batch ``[0, N1]`` into
+    three ``[0, N1]`` parts.
+
     Args:
         complex: the complex's operators.
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
@@ -506,10 +511,11 @@ class HodgeDecomposition:
         so its working memory beyond input and output is a few flows in float64.
 
         Args:
-            x: floating edge flows ``[N1]`` or ``[B, N1]``.
+            x: floating edge flows ``[N1]`` or ``[B, N1]`` (``B = 0`` and ``N1 = 0`` allowed).
 
         Returns:
-            :class:`HodgeParts` with three tensors shaped, typed and placed like ``x``.
+            :class:`HodgeParts` with three tensors shaped, typed and placed like ``x``
+            (empty when ``x`` is).
 
         Raises:
             TypeError: ``x`` is not a floating tensor.
@@ -517,7 +523,7 @@ class HodgeDecomposition:
         """
         x, single = self._check_flows(x)
         n1 = self.complex.num_edges
-        xc = x.detach().reshape(-1, n1).cpu()  # [B, N1]
+        xc = (x.detach().unsqueeze(0) if single else x.detach()).cpu()  # [B, N1]
         if self._bases is not None:
             xn = xc.double().numpy().T  # [N1, B]
             parts = [u @ (u.T @ xn) for u in self._bases]
@@ -599,7 +605,8 @@ class HodgeDecomposition:
         """
         x, single = self._check_flows(x)
         u = self.basis(component).to(x.device, torch.float64)
-        out = (x.detach().reshape(-1, x.shape[-1]).double() @ u).to(x.dtype)
+        xb = x.detach().unsqueeze(0) if single else x.detach()  # [B, N1]
+        out = (xb.double() @ u).to(x.dtype)
         return out[0] if single else out
 
     # ------------------------------------------------------------------ projector blocks

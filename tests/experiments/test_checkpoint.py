@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -74,3 +76,23 @@ def test_foreign_or_missing_files(tmp_path):
     torch.save({"weights": torch.zeros(2)}, bad)
     with pytest.raises(ValueError, match="format"):
         load_encoder(bad)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_weights_are_rejected_at_load_and_save(tmp_path, tiny_data, trained, bad):
+    cfg, enc = trained
+    path = tmp_path / "encoder.pt"
+    save_encoder(enc, path, tiny_data, cfg)
+    obj = torch.load(path, weights_only=True)
+    name = sorted(obj["state_dict"])[-1]
+    obj["state_dict"][name].view(-1)[0] = bad
+    torch.save(obj, path)
+    with pytest.raises(ValueError, match=f"weight '{name}' holds NaN or inf"):
+        load_encoder(path, data=tiny_data)
+    # a diverged encoder is not written in the first place
+    diverged = copy.deepcopy(enc)
+    with torch.no_grad():
+        next(diverged.parameters()).view(-1)[0] = bad
+    with pytest.raises(ValueError, match="NaN or inf"):
+        save_encoder(diverged, tmp_path / "diverged.pt", tiny_data, cfg)
+    assert not (tmp_path / "diverged.pt").exists()

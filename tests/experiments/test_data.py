@@ -64,3 +64,23 @@ def test_ocean_is_copied_from_the_shared_folder(tmp_path, monkeypatch):
     assert (tmp_path / "ocean_drifters" / "raw" / "dataBuoys.jld2").is_file()
     assert data.sizes == (133, 320, 186) and data.num_samples == 200
     assert not data.dataset.val_mask.any()
+
+
+@pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
+def test_failed_ocean_copy_leaves_no_temporary(tmp_path, monkeypatch, error):
+    import topo_contrastive.experiments.data as data_mod
+
+    source = tmp_path / "source.jld2"
+    source.write_bytes(b"x" * 1000)
+
+    def failing_copy(src, dst):
+        with open(dst, "wb") as f:
+            f.write(b"x" * 10)  # part of the file, then the failure
+        raise error
+
+    monkeypatch.setattr(data_mod.shutil, "copyfile", failing_copy)
+    expected = ValueError if isinstance(error, OSError) else KeyboardInterrupt
+    with pytest.raises(expected, match="cannot copy" if expected is ValueError else None):
+        load_dataset("ocean", tmp_path / "data", ocean_raw=source)
+    raw = tmp_path / "data" / "ocean_drifters" / "raw"
+    assert list(raw.iterdir()) == []  # neither the file nor a temporary

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from topo_contrastive.experiments.configs import get_config
@@ -31,3 +33,42 @@ def test_grid_search_scores_several_epoch_counts_from_one_run(tiny_data):
     assert [r["epochs"] for r in rows] == [1, 2]
     single = grid_search(tiny_data, base, {"lr": [1e-3]}, epochs=1, seeds=1)
     assert single[0]["score"] == rows[0]["score"]
+
+
+def test_interrupted_search_never_looks_complete(tiny_data, tmp_path, monkeypatch):
+    import topo_contrastive.experiments.search as search
+
+    base = get_config("SCL", "trajectory", num_layers=1, hidden_channels=8)
+    out = tmp_path / "search.csv"
+    status, marker = tmp_path / "search.csv.json", tmp_path / "search.csv.COMPLETE"
+    rows = search.grid_search(tiny_data, base, {"lr": [1e-3, 2e-3]}, epochs=1, seeds=1, out=out)
+    assert len(rows) == 2 and marker.is_file()
+    done = json.loads(status.read_text())
+    assert done["complete"] is True and done["points_done"] == done["points_total"] == 2
+    assert len(out.read_text().strip().splitlines()) == 3
+
+    real = search.pretrain
+    calls = []
+
+    def interrupted(*args, **kwargs):  # Ctrl-C during the second grid point
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "pretrain", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        search.grid_search(tiny_data, base, {"lr": [3e-3, 4e-3]}, epochs=1, seeds=1, out=out)
+    assert not marker.exists()  # the stale marker of the first search is gone
+    partial = json.loads(status.read_text())
+    assert partial["complete"] is False
+    assert (partial["points_done"], partial["points_total"]) == (1, 2)
+    lines = out.read_text().strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("0.003,")  # the new point, not the old ones
+    # interrupted before the first point: no CSV of the earlier search is left either
+    calls.clear()
+    calls.append(1)
+    with pytest.raises(KeyboardInterrupt):
+        search.grid_search(tiny_data, base, {"lr": [5e-3]}, epochs=1, seeds=1, out=out)
+    assert not out.exists() and not marker.exists()
+    assert json.loads(status.read_text())["points_done"] == 0

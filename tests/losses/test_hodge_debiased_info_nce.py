@@ -183,6 +183,17 @@ def test_bad_inputs():
         loss_fn(z1, z2, hodge_parts=parts[:2])
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_hodge_parts_are_rejected_like_weights(bad):
+    z1, z2 = _views(B=4)
+    parts = torch.stack(list(_parts(B=4)))  # [3, B, N1]
+    parts[1, 2, 0] = bad  # one curl entry of sample 2
+    with pytest.raises(ValueError, match="`hodge_parts` must be finite"):
+        HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=parts)
+    with pytest.raises(ValueError, match="`hodge_parts` must be finite"):
+        HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=tuple(parts))
+
+
 def test_tensors_are_created_on_the_input_device():
     # on the meta device any tensor created on the CPU by mistake makes the call fail
     z1, z2 = torch.randn(5, 4, device="meta"), torch.randn(5, 4, device="meta")

@@ -203,3 +203,8 @@ def test_bad_parts():
         hodge_negative_weights(p, candidates=torch.randn(3, 4, 4).double(), anchor_offset=2)
     with pytest.raises(TypeError, match="anchor_offset"):
         hodge_negative_weights(p, candidates=torch.randn(3, 4, 4).double(), anchor_offset=1.0)
+    nan = torch.stack(list(p)).index_fill(2, torch.tensor([1]), float("nan"))
+    with pytest.raises(ValueError, match="`parts` must be finite"):
+        hodge_negative_weights(nan)
+    with pytest.raises(ValueError, match="`candidates` must be finite"):
+        hodge_negative_weights(p, candidates=nan, anchor_offset=0)

@@ -80,6 +80,43 @@ def test_finite_at_small_temperature_and_large_norms(include_positive):
     assert math.isinf(torch.exp(torch.tensor(1 / 0.01, dtype=torch.float32)).item())
 
 
+@pytest.mark.parametrize("scale", [1e20, 1e-30])
+def test_huge_and_tiny_float32_embeddings_are_normalised_without_overflow(scale):
+    # |z| ~ 1e20: the squares overflow float32 (F.normalize gives 0 rows, the loss of
+    # all-zero embeddings); |z| ~ 1e-30: they underflow (rows far from unit norm)
+    z1, z2 = _views(B=6, D=4, seed=11)
+    a1 = (z1 * scale).float().requires_grad_()
+    a2 = (z2 * scale).float().requires_grad_()
+    loss = InfoNCE(0.3)(a1, a2)
+    loss.backward()
+    # the naive formula in float64 (no overflow there) on the same numbers
+    b1 = (z1 * scale).float().double().requires_grad_()
+    b2 = (z2 * scale).float().double().requires_grad_()
+    ref = naive_loss(b1, b2, 0.3)
+    ref.backward()
+    assert loss.item() == pytest.approx(ref.item(), rel=1e-5)
+    zero = InfoNCE(0.3)(torch.zeros(6, 4), torch.zeros(6, 4))
+    assert abs(loss.item() - zero.item()) > 0.1  # not the all-zero case
+    # gradients ~ 1/scale: compare relative to the largest entry
+    for got, want in ((a1.grad, b1.grad), (a2.grad, b2.grad)):
+        assert torch.isfinite(got).all()
+        err = (got.double() - want).abs().max() / want.abs().max()
+        assert err < 1e-5
+
+
+def test_float32_normal_range_matches_the_naive_formula():
+    z1, z2 = _views(B=8, D=5, seed=12)
+    a1, a2 = z1.float().requires_grad_(), z2.float().requires_grad_()
+    loss = InfoNCE(0.2)(a1, a2)
+    loss.backward()
+    b1, b2 = z1.float().double().requires_grad_(), z2.float().double().requires_grad_()
+    ref = naive_loss(b1, b2, 0.2)
+    ref.backward()
+    assert loss.item() == pytest.approx(ref.item(), rel=1e-6)
+    torch.testing.assert_close(a1.grad.double(), b1.grad, rtol=0, atol=1e-6)
+    torch.testing.assert_close(a2.grad.double(), b2.grad, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("include_positive", [True, False])
 def test_gradcheck(include_positive):
     z1, z2 = _views(B=4, D=3, seed=6)

@@ -193,7 +193,7 @@ def test_bad_hodge():
 def test_bad_data(small_hodge):
     n1 = small_hodge.complex.num_edges
     mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
-    with pytest.raises(ValueError, match="not a multiple"):
+    with pytest.raises(ValueError, match=f"has {n1 + 1} rows.*one flow of N1 = {n1}"):
         mask(Data(x_1=torch.ones(n1 + 1, 1)))  # flow of the wrong length
     with pytest.raises(ValueError, match="single-channel"):
         mask(Data(x_1=torch.ones(n1, 2)))
@@ -211,3 +211,47 @@ def test_bad_data(small_hodge):
         mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.full((n1, 1), math.nan)))
     with pytest.raises(TypeError, match="floating"):
         mask(Data(x_1=torch.ones(n1, 1), drop_prob=torch.ones(n1, 1, dtype=torch.long)))
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_plain_data_holds_one_flow(small_hodge, stored):
+    # [2 * N1, 1] on a plain Data is not read as two flows
+    n1 = small_hodge.complex.num_edges
+    two = torch.cat([d.x_1 for d in flows_data(small_hodge, 2, seed=4)])  # [2 * N1, 1]
+    data = Data(x_1=two, drop_prob=torch.full_like(two, 0.5)) if stored else Data(x_1=two)
+    match = f"has {2 * n1} rows, but a single Data holds one flow of N1 = {n1} rows"
+    with pytest.raises(ValueError, match=match):
+        HodgeSpectralMask(small_hodge, 0.3, generator=0)(data)
+    with pytest.raises(ValueError, match=match):
+        ComputeDropProbabilities(small_hodge, 0.3)(Data(x_1=two))
+
+
+def test_several_flows_on_a_data_with_a_batch_vector_or_in_a_batch(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    data_list = flows_data(small_hodge, 3, seed=5)
+    x = torch.cat([d.x_1 for d in data_list])  # [3 * N1, 1]
+    batch_vec = torch.arange(3).repeat_interleave(n1)
+    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    out = mask(Data(x_1=x, batch=batch_vec))
+    per_sample = torch.cat([mask(d).drop_prob for d in data_list])
+    torch.testing.assert_close(out.drop_prob, per_sample, rtol=0, atol=1e-6)
+    # a batch vector that does not number the rows in blocks of N1
+    with pytest.raises(ValueError, match="blocks of N1"):
+        mask(Data(x_1=x, batch=batch_vec.flip(0)))
+    with pytest.raises(ValueError, match="blocks of N1"):
+        mask(Data(x_1=x[:-1], batch=torch.zeros(3 * n1 - 1, dtype=torch.long)))
+    with pytest.raises(ValueError, match=r"`data.batch` must be a vector"):
+        mask(Data(x_1=x, batch=batch_vec[:-1]))
+    # a Batch of 3 samples whose flows are not N1 rows each
+    bad = Batch.from_data_list([Data(x_1=torch.ones(n1 + 1, 1)) for _ in range(3)])
+    with pytest.raises(ValueError, match="num_graphs \\* N1"):
+        mask(bad)
+
+
+def test_complex_without_edges_gives_empty_views():
+    from topo_contrastive import HodgeDecomposition, SimplicialOperators
+
+    hodge = HodgeDecomposition(SimplicialOperators.from_simplices([], num_nodes=2))
+    out = HodgeSpectralMask(hodge, 0.3, generator=0)(Data(x_1=torch.zeros(0, 1)))
+    assert out.x_1.shape == (0, 1) and out.drop_prob.shape == (0, 1)
+    assert optimize_drop_probabilities(torch.zeros(2, 0), hodge, 0.3).shape == (2, 0)

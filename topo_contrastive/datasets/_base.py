@@ -14,13 +14,26 @@ file is a plain ``dict`` of tensors, ints and strings, so that it loads with
 ``path_nodes`` / ``path_ptr``
     the node path of every sample, concatenated, with offsets ``[S + 1]``;
 ``train_mask`` / ``val_mask`` / ``test_mask`` ``[S]`` (bool)
-    the standard split.
+    the standard split;
+``pre_transform`` (str)
+    the ``pre_transform`` the samples were built with, as compared on re-opening (files
+    written before this key existed fall back to PyG's ``pre_transform.pt`` beside them).
+
+Re-opening a processed file built with another ``pre_transform`` raises a ``ValueError``
+(PyG only warns and returns the old data); ``force_reload=True`` re-processes it, as in PyG.
+Temporary files ``.<name>.<pid>.<tag>.tmp`` left in ``raw/`` or ``processed/`` by a process
+that was killed during a write are removed on the next open.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
+import sys
+import time
+import types
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +41,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch_geometric.data import Data, InMemoryDataset
+from torch_geometric.data.dataset import _repr as _pyg_repr
+from torch_geometric.data.dataset import files_exist
 
 from topo_contrastive.complex import SimplicialOperators
 
@@ -49,25 +64,95 @@ _KEYS = (
 _SPLITS = ("train", "val", "test")
 
 
+# temporaries of atomic_write (and of the ocean download folder): .<name>.<pid>.<tag>.tmp
+_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+\.tmp$")
+# a temporary is only removed once unmodified for this long (a writer in another pid
+# namespace, e.g. a container sharing the folder, may look dead here)
+_STALE_MIN_AGE_S = 10.0
+
+
+def temporary_name(target: str, pid: int | None = None) -> str:
+    """Path of a fresh temporary file beside ``target``: ``.<name>.<pid>.<uuid>.tmp``."""
+    pid = os.getpid() if pid is None else pid
+    folder, name = os.path.split(os.path.abspath(target))
+    return os.path.join(folder, f".{name}.{pid}.{uuid.uuid4().hex}.tmp")
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Call ``write(tmp)`` for a temporary file beside ``path``, then ``os.replace`` it.
 
-    A failure at any point leaves neither a partial ``path`` nor the temporary
-    file. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
+    A failure at any point (an exception, including ``KeyboardInterrupt``) leaves neither a
+    partial ``path`` nor the temporary file; a process killed outright leaves its hidden
+    temporary ``.<name>.<pid>.<uuid>.tmp``, which :func:`remove_stale_temporaries` removes
+    later. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
     """
     target = os.path.abspath(os.fspath(path))
-    tmp = os.path.join(
-        os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-    )
+    tmp = temporary_name(target)
     try:
         with open(tmp, "xb"):
             pass
         write(tmp)
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.remove(tmp)
         raise
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (conservative: ``True`` if unsure)."""
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists, under another user
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+    """Remove the temporaries of dead processes from ``folder`` (not recursive).
+
+    A temporary is a hidden entry ``.<name>.<pid>.<tag>.tmp`` (:func:`atomic_write` files,
+    the ocean download folder); it is stale when no process ``pid`` exists on this machine
+    and it has not been modified for 10 s. Temporaries of live processes and every other
+    file are left alone; a missing or unreadable folder is ignored.
+
+    Returns:
+        The paths removed.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    removed = []
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if match is None or _pid_alive(int(match["pid"])):
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime < _STALE_MIN_AGE_S:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.remove(entry.path)
+        except OSError:  # removed meanwhile, or a read-only folder
+            continue
+        removed.append(entry.path)
+    return removed
+
+
+def settings_repr(obj: Any) -> str:
+    """How a ``pre_transform`` is recorded and compared: PyG's ``repr`` without memory
+    addresses, except that a function is named by its module and qualified name (PyG's
+    ``_repr`` makes every function ``'<function>'``); ``'None'`` for ``None``."""
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return f"<function {getattr(obj, '__module__', '?')}.{obj.__qualname__}>"
+    return _pyg_repr(obj)
 
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
@@ -133,6 +218,28 @@ class EdgeFlowDataset(InMemoryDataset):
         )
         self._load_processed(self.processed_paths[0])
 
+    # ------------------------------------------------------------------ PyG hooks
+    def _download(self) -> None:
+        remove_stale_temporaries(self.raw_dir)
+        super()._download()
+
+    def _process(self) -> None:
+        """PyG's ``Dataset._process`` with three changes: stale temporaries are removed
+        first; the ``pre_transform`` is recorded inside the processed file (one atomic write
+        with the data, checked by :meth:`_load_processed`, which raises on a mismatch where
+        PyG warns); PyG's separate ``pre_transform.pt`` / ``pre_filter.pt`` (one per folder,
+        written after the data, not atomically) are neither read nor written."""
+        remove_stale_temporaries(self.raw_dir)
+        remove_stale_temporaries(self.processed_dir)
+        if not self.force_reload and files_exist(self.processed_paths):
+            return
+        if self.log and "PYTEST_CURRENT_TEST" not in os.environ:
+            print("Processing...", file=sys.stderr)
+        os.makedirs(self.processed_dir, exist_ok=True)
+        self.process()
+        if self.log and "PYTEST_CURRENT_TEST" not in os.environ:
+            print("Done!", file=sys.stderr)
+
     # ------------------------------------------------------------------ processed file
     def _build_processed(
         self,
@@ -165,6 +272,7 @@ class EdgeFlowDataset(InMemoryDataset):
             "train_mask": masks["train"].bool(),
             "val_mask": masks["val"].bool(),
             "test_mask": masks["test"].bool(),
+            "pre_transform": settings_repr(self.pre_transform),
         }
 
     def _save_processed(self, obj: dict[str, Any]) -> None:
@@ -185,6 +293,7 @@ class EdgeFlowDataset(InMemoryDataset):
                 f"the processed file '{path}' has an unknown format; delete it or pass "
                 "`force_reload=True`"
             )
+        self._check_pre_transform(path, obj)
         self.data = Data.from_dict(obj["data"])
         self.slices = obj["slices"]
         self._edges = obj["edges"]
@@ -194,6 +303,26 @@ class EdgeFlowDataset(InMemoryDataset):
         self._path_nodes = obj["path_nodes"]
         self._path_ptr = obj["path_ptr"]
         self._masks = {s: obj[f"{s}_mask"] for s in _SPLITS}
+
+    def _check_pre_transform(self, path: str, obj: dict[str, Any]) -> None:
+        """Raise unless the processed file was built with this dataset's ``pre_transform``."""
+        recorded = obj.get("pre_transform")
+        given = settings_repr(self.pre_transform)
+        if recorded is None:  # written before the record: PyG's pre_transform.pt, if any
+            legacy = os.path.join(os.path.dirname(path), "pre_transform.pt")
+            try:
+                recorded = torch.load(legacy, weights_only=True)
+            except Exception:  # missing or unreadable: nothing says how it was built
+                recorded = None
+            given = _pyg_repr(self.pre_transform)
+        if recorded == given:
+            return
+        built = "an unrecorded pre_transform" if recorded is None else f"pre_transform={recorded}"
+        raise ValueError(
+            f"the processed file '{path}' was built with {built}, but this dataset was given "
+            f"pre_transform={given}; pass `force_reload=True` to re-process it with the new "
+            "pre_transform (this replaces the file), or use another folder"
+        )
 
     # ------------------------------------------------------------------ complex
     @property

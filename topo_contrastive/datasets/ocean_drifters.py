@@ -75,15 +75,20 @@ class OceanDrifters(EdgeFlowDataset):
     processing (and after a download). The processed file
     (``processed_dir/ocean_drifters.pt``, by default ``root/processed``) holds only
     tensors, ints and strings, loads with ``weights_only=True`` and is written
-    atomically (temporary file + ``os.replace``).
+    atomically (temporary file + ``os.replace``); it records the ``pre_transform`` it was
+    built with, and re-opening it with another one raises (PyG only warns) unless
+    ``force_reload=True``. Temporaries left in ``raw/`` or ``processed/`` by a killed
+    process are removed on the next open.
 
     Each sample is ``Data(x_1=float32 [320, 1], y=int64 [1])``.
 
     Args:
         root: dataset folder (see above).
         transform: PyG transform applied on access (default ``None``).
-        pre_transform: PyG transform applied once before saving (default ``None``).
-        force_reload: re-process even if the processed file exists (default ``False``).
+        pre_transform: PyG transform applied once before saving (default ``None``);
+            recorded in the processed file (by its ``repr``, a function by its name).
+        force_reload: re-process even if the processed file exists (default ``False``);
+            needed to change the ``pre_transform`` of an existing processed file.
         processed_dir: folder for the processed file (default ``None``:
             ``root/processed``). Required when ``root`` holds ``dataBuoys.jld2``
             directly.
@@ -96,7 +101,9 @@ class OceanDrifters(EdgeFlowDataset):
     Raises:
         ValueError: the raw file's sha256 does not match (a truncated, corrupted
             or non-HDF5 file), ``root`` holds the file directly but no
-            ``processed_dir`` was given, or ``processed_dir`` cannot be written.
+            ``processed_dir`` was given, ``processed_dir`` cannot be written, or the
+            processed file was built with another ``pre_transform`` (and
+            ``force_reload=False``).
         FileNotFoundError: no local file and the download failed (no network).
     """
 
@@ -212,7 +219,9 @@ class OceanDrifters(EdgeFlowDataset):
         if not self.force_reload and os.path.isfile(self._processed_path()):
             return  # the processed file is there; the raw file is not needed
         target = os.path.join(self.raw_dir, "dataBuoys.jld2")
-        tmp_dir = tempfile.mkdtemp(dir=self.raw_dir, prefix=".download.")
+        # named like atomic_write's temporaries, so a killed download's folder is removed later
+        prefix = f".download.{os.getpid()}."
+        tmp_dir = tempfile.mkdtemp(dir=self.raw_dir, prefix=prefix, suffix=".tmp")
         try:
             try:
                 tmp = download_url(self.url, tmp_dir, log=self.log, filename="dataBuoys.jld2")

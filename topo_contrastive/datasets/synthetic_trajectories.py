@@ -228,8 +228,10 @@ class SyntheticTrajectories(EdgeFlowDataset):
         num_test: size of the test split (default 100).
         seed: seed of the generator (default 0).
         transform: PyG transform applied on access (default ``None``).
-        pre_transform: PyG transform applied once before saving (default ``None``).
-        force_reload: regenerate even if the processed file exists (default ``False``).
+        pre_transform: PyG transform applied once before saving (default ``None``);
+            recorded in the processed file (by its ``repr``, a function by its name).
+        force_reload: regenerate even if the processed file exists (default ``False``);
+            needed to change the ``pre_transform`` of an existing processed file.
         log: print progress to stderr (default ``True``).
 
     Shapes:
@@ -239,7 +241,8 @@ class SyntheticTrajectories(EdgeFlowDataset):
     Raises:
         TypeError: a size or ``seed`` is not an int.
         ValueError: ``num_points < 50``, a split size below 2 (each split must hold
-            both classes) or a negative seed.
+            both classes) or a negative seed; the processed file was built with another
+            ``pre_transform`` (and ``force_reload=False``).
 
     Example:
         >>> ds = SyntheticTrajectories("data/trajectories", seed=0)  # doctest: +SKIP

@@ -46,7 +46,16 @@ def save_encoder(
         data: the dataset it was trained on (complex sizes and fingerprint are stored).
         config: its configuration (name and architecture are stored).
         **extra: more JSON-like metadata (seed, epochs, losses, ...).
+
+    Raises:
+        ValueError: a weight holds NaN or inf values (nothing is written).
     """
+    nonfinite = _nonfinite_weights(encoder.state_dict())
+    if nonfinite:
+        raise ValueError(
+            f"cannot save the encoder to '{path}': weight {nonfinite[0]!r} holds NaN or inf "
+            "values (the training diverged)"
+        )
     arch = {
         "num_layers": int(encoder.num_layers),
         "K_down": int(encoder.K_down),
@@ -96,8 +105,8 @@ def load_encoder(
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: an unreadable or foreign file, a checkpoint of another complex, another
-            width or architecture than ``expected``, or weights that do not match the stored
-            architecture.
+            width or architecture than ``expected``, weights that do not match the stored
+            architecture, or weights with NaN or inf values.
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint '{path}' does not exist")
@@ -165,6 +174,22 @@ def load_encoder(
             f"weight {k!r} has shape {tuple(state[k].shape)} but the stored architecture "
             f"(width {arch['hidden_channels']}) needs {tuple(own[k].shape)}",
         )
+    nonfinite = _nonfinite_weights(state)
+    if nonfinite:
+        raise _fail(
+            path,
+            f"weight {nonfinite[0]!r} holds NaN or inf values ({len(nonfinite)} of "
+            f"{len(state)} tensors do; a diverged run or a corrupted file)",
+        )
     encoder.load_state_dict(state)
     encoder.eval()
     return encoder, meta
+
+
+def _nonfinite_weights(state: dict[str, Any]) -> list[str]:
+    """Names of the floating tensors of ``state`` that hold NaN or inf entries."""
+    return [
+        k
+        for k, v in state.items()
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(v.isfinite().all())
+    ]

@@ -117,11 +117,13 @@ def load_dataset(
     if not raw.is_file() and not processed.is_file():
         source = find_ocean_file(ocean_raw)
         if source is not None:
+            from topo_contrastive.datasets._base import atomic_write
+
             try:
                 raw.parent.mkdir(parents=True, exist_ok=True)
-                tmp = raw.with_name(f".{raw.name}.{os.getpid()}.tmp")
-                shutil.copyfile(source, tmp)
-                os.replace(tmp, raw)
+                # the temporary is removed on any failure (and, if the process is killed,
+                # by the dataset's next open)
+                atomic_write(raw, lambda tmp: shutil.copyfile(source, tmp))
             except OSError as err:
                 raise ValueError(
                     f"cannot copy the ocean drifter file into '{raw.parent}' ({err}); pass a "

@@ -1,4 +1,11 @@
-"""Writing result files atomically, and checking an output folder before any work (private)."""
+"""Writing result files atomically, checking an output folder before any work, and marking
+finished outputs complete (private).
+
+**Completeness.** A run whose outputs are rewritten as it goes (``search``, ``pretrain``,
+``reproduce``) first removes a stale completeness marker (and its own previous outputs), writes
+its progress with ``"complete": false``, and writes the marker last (:func:`begin_outputs`,
+:func:`mark_complete`): an interrupted or killed run never looks complete.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +19,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.datasets._base import atomic_write
+from topo_contrastive.datasets._base import atomic_write, remove_stale_temporaries
 
-__all__ = ["check_output_dir", "write_csv", "write_json", "write_text"]
+__all__ = [
+    "COMPLETE_MARKER",
+    "begin_outputs",
+    "check_output_dir",
+    "mark_complete",
+    "marker_beside",
+    "write_csv",
+    "write_json",
+    "write_text",
+]
+
+#: Name of the marker file written last into a finished output folder.
+COMPLETE_MARKER = "COMPLETE"
 
 
 def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
     """Create ``path`` if needed and check that files can be written there.
+
+    Temporaries left there by a killed process (``.<name>.<pid>.<tag>.tmp`` of a dead
+    ``pid``, see :func:`~topo_contrastive.datasets._base.remove_stale_temporaries`) are
+    removed.
 
     Returns:
         The folder as an absolute :class:`~pathlib.Path`.
@@ -38,7 +61,28 @@ def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
             f"the output folder {what} '{folder}' cannot be written ({type(err).__name__}: "
             f"{err.strerror or err}); choose a writable folder"
         ) from err
+    remove_stale_temporaries(folder)
     return folder
+
+
+def marker_beside(path: str | os.PathLike) -> Path:
+    """The completeness marker of a single output file: ``<path>.COMPLETE`` beside it."""
+    path = Path(path)
+    return path.with_name(f"{path.name}.{COMPLETE_MARKER}")
+
+
+def begin_outputs(marker: str | os.PathLike, stale: Sequence[str | os.PathLike] = ()) -> None:
+    """Before a run's work: remove a stale completeness ``marker``, then the files ``stale``
+    (the run's outputs from an earlier run, which it will rewrite), so that the folder never
+    mixes an old result with a new, unfinished one."""
+    Path(marker).unlink(missing_ok=True)
+    for path in stale:
+        Path(path).unlink(missing_ok=True)
+
+
+def mark_complete(marker: str | os.PathLike, message: str) -> None:
+    """Write the completeness ``marker`` (one line, ``message``): the last write of a run."""
+    write_text(marker, message.rstrip("\n") + "\n")
 
 
 def _clean(obj: Any) -> Any:

@@ -5,14 +5,21 @@ when a validation split exists (trajectory task), else the 10-fold **cross-valid
 accuracy on the training split (ocean drifters, which have no validation split); for the
 supervised SCNN, the best validation accuracy during training (on the ocean drifters on 20%
 carved out of the training split). Averaged over ``seeds`` pre-training seeds / splits.
+
+**Outputs** (with ``out``, e.g. ``search.csv``): the CSV, rewritten after every grid point;
+``search.csv.json``, the run's status (``"complete": false`` and the points done while it runs);
+and, written last, the marker ``search.csv.COMPLETE``. A stale marker and the previous CSV and
+status are removed before the first point, so an interrupted search never looks complete.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +27,13 @@ import torch
 
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.outputs import write_csv
+from topo_contrastive.experiments.outputs import (
+    begin_outputs,
+    mark_complete,
+    marker_beside,
+    write_csv,
+    write_json,
+)
 from topo_contrastive.experiments.reproduce import evaluate_encoder
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.training import pretrain
@@ -81,7 +94,8 @@ def grid_search(
         seeds: pre-training seeds (contrastive) or splits (supervised) per point (default 2);
             split seed = pre-training seed.
         device: training device.
-        out: CSV file rewritten after every point (default ``None``).
+        out: CSV file rewritten after every point, with its status file ``<out>.json`` and,
+            once every point is done, the marker ``<out>.COMPLETE`` (default ``None``).
         log: called with one line per point.
         eval_epochs: for contrastive rows, score the encoder after each of these epochs of one
             training run (its largest is the run's length; ``epochs`` is then ignored); one
@@ -99,6 +113,26 @@ def grid_search(
     """
     keys = list(grid)
     rows: list[dict[str, Any]] = []
+    total = math.prod(len(grid[k]) for k in keys)
+    status: dict[str, Any] = {
+        "complete": False,
+        "points_done": 0,
+        "points_total": total,
+        "dataset": data.name,
+        "config": base.name,
+        "grid": {k: [list(v) if isinstance(v, tuple) else v for v in grid[k]] for k in keys},
+        "epochs": epochs,
+        "eval_epochs": sorted({int(e) for e in eval_epochs}),
+        "seeds": seeds,
+        "splits_per_seed": splits_per_seed,
+    }
+    if out is not None:
+        out = Path(out)
+        status_path = out.with_name(f"{out.name}.json")
+        marker = marker_beside(out)
+        begin_outputs(marker, stale=[out, status_path])
+        write_json(status_path, status)
+    start_all = time.perf_counter()
     for values in itertools.product(*(grid[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))
         config = grid_point_config(base, point)
@@ -135,6 +169,12 @@ def grid_search(
             if log is not None:
                 at = f" after {e} epochs" if e is not None else ""
                 log(f"{base.name} {data.name} {point}{at}: score {100 * row['score']:.1f}%")
+        status["points_done"] += 1
         if out is not None:
             write_csv(out, rows)
+            write_json(status_path, status)
+    if out is not None:
+        seconds = time.perf_counter() - start_all
+        write_json(status_path, {**status, "complete": True, "seconds": round(seconds, 1)})
+        mark_complete(marker, f"{total} grid points in {seconds:.1f} s")
     return rows

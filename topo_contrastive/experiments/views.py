@@ -56,7 +56,11 @@ class ViewMaker:
 
     def __call__(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         """Views ``[2, B, N1]`` of flows ``x`` ``[B, N1]`` (samples ``index`` ``[B]``)."""
-        batch = Data(x_1=x.reshape(-1, 1))  # [B*N1, 1]
+        B, n1 = x.shape
+        # B flows on one Data: PyG's batch vector says which rows belong to which sample
+        batch = Data(
+            x_1=x.reshape(-1, 1), batch=torch.arange(B, device=x.device).repeat_interleave(n1)
+        )
         if self.drop_prob is not None:
             dp = self.drop_prob.to(x.device)[index.to(self.drop_prob.device)]
             batch.drop_prob = dp.reshape(-1, 1)  # [B*N1, 1]

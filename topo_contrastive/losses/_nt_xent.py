@@ -105,12 +105,26 @@ class Pool:
         return gather_padded(x.detach().to(self.a1.device), self.sizes)
 
 
+def unit_rows(z: Tensor) -> Tensor:
+    """Rows of ``z`` ``[B, D]`` scaled to unit L2 norm, without overflow or underflow.
+
+    Each row is first divided by its largest absolute entry (a constant for autograd: the
+    result does not depend on it), so the squares summed by the norm lie in ``[0, D]``:
+    finite rows of any magnitude (``1e20`` or ``1e-30`` in float32) give their direction,
+    where ``F.normalize`` alone overflows to 0 or underflows to a non-unit row. An all-zero
+    row stays zero (cosine 0 with everything). The gradient is that of ``z / ||z||``.
+    """
+    scale = z.detach().abs().amax(dim=1, keepdim=True)  # [B, 1]
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return F.normalize(z / scale, dim=1)
+
+
 def make_pool(z1: Tensor, z2: Tensor, gather_distributed: bool) -> Pool:
     """Normalise both views and, when distributed, gather them from all ranks."""
     check_views(z1, z2)
     dtype = torch.promote_types(torch.promote_types(z1.dtype, z2.dtype), torch.float32)
-    u1 = F.normalize(z1.to(dtype), dim=1)  # [B, D]
-    u2 = F.normalize(z2.to(dtype), dim=1)
+    u1 = unit_rows(z1.to(dtype))  # [B, D]
+    u2 = unit_rows(z2.to(dtype))
     B = u1.shape[0]
     rank, world = distributed_context(gather_distributed)
     if world == 1:

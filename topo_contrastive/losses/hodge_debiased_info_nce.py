@@ -81,8 +81,8 @@ class HodgeDebiasedInfoNCE(nn.Module):
         ValueError: for ``temperature <= 0``, a ``gamma`` that is not three finite
             non-negative numbers, views of different shapes, fewer than 2 samples, not exactly
             one of ``hodge_parts`` / ``weights``, Hodge parts whose batch size differs from the
-            views', or ``weights`` of the wrong shape, with NaN/inf or negative entries, or with
-            an anchor whose negatives all have weight 0.
+            views' or with NaN/inf entries, or ``weights`` of the wrong shape, with NaN/inf or
+            negative entries, or with an anchor whose negatives all have weight 0.
 
     Example:
         >>> loss_fn = HodgeDebiasedInfoNCE(temperature=0.5, gamma=(0.0, 1.0, 1.0))

@@ -90,6 +90,8 @@ def _stack_parts(parts: Sequence[Tensor] | Tensor, name: str) -> Tensor:
         raise TypeError(f"`{name}` must be floating point, got dtype {stacked.dtype}")
     if stacked.shape[1] == 0:
         raise ValueError(f"`{name}` holds no samples (B = 0)")
+    if not stacked.is_meta and not bool(torch.isfinite(stacked).all()):
+        raise ValueError(f"`{name}` must be finite, got NaN or inf entries")
     return stacked
 
 
@@ -180,7 +182,8 @@ def hodge_negative_weights(
     Raises:
         TypeError: if ``parts``/``candidates`` are not tensors of floating dtype, or ``gamma``
             / ``eps`` are not numbers.
-        ValueError: if the shapes are wrong, ``gamma`` is not three finite non-negative
+        ValueError: if ``parts``/``candidates`` hold NaN or inf entries, the shapes are wrong,
+            ``gamma`` is not three finite non-negative
             numbers, ``eps`` is outside ``[0, 1)``, ``anchor_offset`` does not fit the pool,
             or an anchor has no negative (e.g. a batch of one sample).
     """

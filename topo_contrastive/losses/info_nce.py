@@ -34,8 +34,11 @@ class InfoNCE(nn.Module):
 
     where the bracketed positive term is present for ``include_positive_in_denominator=True``
     (SimCLR's NT-Xent) and absent otherwise (eq. 4 as written). The loss is symmetric in the two
-    views and is computed with ``logsumexp``, so it is finite for small temperatures and large
-    embeddings. A zero embedding has cosine similarity 0 with everything.
+    views and is computed with ``logsumexp``, so it is finite for small temperatures. Each
+    embedding is divided by its largest absolute entry before its norm is taken, so finite
+    embeddings of any magnitude (e.g. ``1e20`` or ``1e-30`` in float32) are normalised without
+    overflow or underflow (the value and gradient are those of the formula). A zero embedding
+    has cosine similarity 0 with everything.
 
     **Distributed.** With ``gather_distributed=True`` under an initialised ``torch.distributed``
     process group of :math:`R > 1` ranks, each rank's anchors are its local samples and the

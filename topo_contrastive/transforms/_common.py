@@ -51,6 +51,55 @@ def get_flow(data: Any, attr: str) -> Tensor:
     return x
 
 
+def num_flows(data: Any, x: Tensor, num_edges: int, attr: str) -> int:
+    """How many flows of ``num_edges`` rows the input holds, checking its layout.
+
+    A plain ``Data`` holds **one** flow: ``data[attr]`` has ``N1`` rows. Several flows,
+    stacked sample-major as ``[S * N1, C]``, need a PyG ``Batch`` (``S = num_graphs``, e.g.
+    from a ``DataLoader``) or a ``batch`` vector ``[S * N1]`` giving every row's sample
+    (PyG's convention for batched graphs), ``0 .. S-1`` in blocks of ``N1`` rows.
+
+    Raises:
+        ValueError: the rows do not match this layout.
+    """
+    rows, n1 = int(x.shape[0]), int(num_edges)
+    if isinstance(data, Batch):
+        try:
+            graphs: int | None = int(data.num_graphs)
+        except (ValueError, AttributeError, TypeError):  # a Batch built by hand
+            graphs = None
+        if graphs is not None:
+            if rows != graphs * n1:
+                raise ValueError(
+                    f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * N1 = "
+                    f"{graphs} * {n1} = {graphs * n1} (one flow of N1 rows per sample)"
+                )
+            return graphs
+    batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
+    if batch is not None:
+        if not isinstance(batch, Tensor) or batch.dim() != 1 or batch.shape[0] != rows:
+            raise ValueError(
+                f"`data.batch` must be a vector [{rows}] (the sample of every row of "
+                f"`data.{attr}`), got {type(batch).__name__} "
+                f"{tuple(batch.shape) if isinstance(batch, Tensor) else ''}"
+            )
+        flows = rows // n1 if n1 else 0
+        expected = torch.arange(flows, device=batch.device).repeat_interleave(n1)
+        if (n1 and rows % n1) or not torch.equal(batch.long(), expected):
+            raise ValueError(
+                f"`data.batch` must number the samples 0, 1, ... in blocks of N1 = {n1} rows "
+                f"(flows stacked sample-major); got {rows} rows that do not form such blocks"
+            )
+        return flows
+    if rows != n1:
+        raise ValueError(
+            f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds one flow of "
+            f"N1 = {n1} rows; to process several flows in one call pass a torch_geometric Batch "
+            "(e.g. from a DataLoader) or set `data.batch` to the sample index of every row"
+        )
+    return 1
+
+
 def uniform(rows: int, generator: torch.Generator | None, device: torch.device) -> Tensor:
     """``rows`` uniform draws in ``[0, 1)`` (float64) on ``device``, from ``generator``."""
     if generator is None:

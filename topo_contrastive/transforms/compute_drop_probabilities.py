@@ -12,7 +12,7 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.transforms._common import check_attr, get_flow, store
+from topo_contrastive.transforms._common import check_attr, get_flow, num_flows, store
 from topo_contrastive.transforms.spectral_mask_optimizer import (
     check_budget,
     check_objective,
@@ -42,7 +42,9 @@ class ComputeDropProbabilities(BaseTransform):
     * as a ``pre_transform`` of a dataset whose complex is known beforehand (one sample at
       a time, stored in the processed file).
     * as a transform on a ``Data`` or ``Batch``: a ``Batch`` ``x_1 [B * N1, 1]`` is
-      optimised in one batched call as ``[B, N1]``.
+      optimised in one batched call as ``[B, N1]``. A plain ``Data`` holds one flow
+      (``N1`` rows); several flows on one ``Data`` need a ``batch`` vector giving every
+      row's sample (PyG's convention), otherwise the call raises.
 
     The input is never modified (``drop_prob`` is set on a shallow copy; on a ``Batch``
     its per-sample slices are registered so that ``to_data_list()`` splits it). An
@@ -74,8 +76,9 @@ class ComputeDropProbabilities(BaseTransform):
             argument types or unknown optimiser options.
         ValueError: ``budget`` outside :math:`[0, 1]`, unknown/repeated/conflicting
             component names, negative weights, bad optimiser options; when called, a
-            missing/NaN flow, a flow with several channels, or a number of rows that is not
-            a multiple of :math:`N_1`.
+            missing/NaN flow, a flow with several channels, or a number of rows other than
+            :math:`N_1` on a ``Data`` (:math:`B N_1` on a ``Batch`` of :math:`B` samples or a
+            ``Data`` with a ``batch`` vector).
 
     Example:
         >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
@@ -125,12 +128,12 @@ class ComputeDropProbabilities(BaseTransform):
                 f"drop probabilities need a single-channel flow, got `{self.attr}` of shape "
                 f"{tuple(x.shape)}; compute them on the scalar flow and store `{self.prob_attr}`"
             )
-        if x.shape[0] % n1 != 0:
+        if (x.shape[0] % n1 if n1 else x.shape[0]) != 0:
             raise ValueError(
                 f"`{self.attr}` has {x.shape[0]} rows, not a multiple of the complex's "
                 f"N1 = {n1} edges (a flow of the wrong length)"
             )
-        flows = x.reshape(-1, n1)  # [S, N1], sample-major as in a PyG Batch
+        flows = x.reshape(x.shape[0] // n1 if n1 else 0, n1)  # [S, N1], sample-major
         p = optimize_drop_probabilities(
             flows,
             self.hodge,
@@ -144,6 +147,7 @@ class ComputeDropProbabilities(BaseTransform):
 
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
+        num_flows(data, x, self.num_edges, self.attr)
         store(data, self.prob_attr, self.probabilities(x), like=self.attr)
         return data
 
@@ -198,7 +202,13 @@ class ComputeDropProbabilities(BaseTransform):
         return out
 
     def __repr__(self) -> str:
+        # every setting that changes the probabilities: a dataset records this repr of its
+        # pre_transform and refuses to reuse a processed file built with another one
+        alpha = {k: v for k, v in self.alpha.items() if v != 1.0}
+        extra = f", alpha={alpha!r}" if alpha else ""
+        extra += "".join(f", {k}={v!r}" for k, v in self.optimizer_options.items())
         return (
             f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
-            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r})"
+            f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r}, "
+            f"num_edges={self.num_edges}{extra})"
         )

@@ -15,6 +15,7 @@ from topo_contrastive.transforms._common import (
     apply_drop,
     get_flow,
     make_generator,
+    num_flows,
     store,
     uniform,
 )
@@ -51,6 +52,13 @@ class HodgeSpectralMask(BaseTransform):
     ``[B, N1]``) and stored on the returned object; the input is not changed, so the next
     call on the same input computes them again: prefer :meth:`fit`.
 
+    **One flow per** ``Data``. A plain ``Data`` holds one flow: ``data[attr]`` has
+    :math:`N_1` rows, otherwise the call raises (a ``[2 N_1, 1]`` tensor is not silently
+    read as two flows). Several flows stacked sample-major, ``[B * N1, C]``, come as a PyG
+    ``Batch`` of ``B`` samples (from a ``DataLoader`` or ``Batch.from_data_list``) or as a
+    ``Data`` carrying PyG's ``batch`` vector ``[B * N1]`` (the sample of every row,
+    ``0 .. B-1`` in blocks of :math:`N_1` rows).
+
     Sampling is one vectorised draw over all rows (no loop over samples); the channels of
     an edge share its draw. Calling the transform twice draws two independent masks (the
     generator advances): ``view1, view2 = mask(batch), mask(batch)``. The input is never
@@ -77,15 +85,18 @@ class HodgeSpectralMask(BaseTransform):
             :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
 
     Shapes:
-        - **input** ``data[attr]``: ``[N1]``, ``[N1, C]`` or ``[B * N1, C]`` (``C = 1`` when
-          the probabilities must be computed); ``data[prob_attr]`` (optional):
-          ``[rows]`` or ``[rows, 1]`` with ``rows = data[attr].shape[0]``.
+        - **input** ``data[attr]``: ``[N1]`` or ``[N1, C]`` on a ``Data``, ``[B * N1, C]`` on
+          a ``Batch`` or with ``data.batch`` ``[B * N1]`` (``C = 1`` when the probabilities
+          must be computed); ``data[prob_attr]`` (optional): ``[rows]`` or ``[rows, 1]`` with
+          ``rows = data[attr].shape[0]``.
         - **output** ``data[attr]``: as the input; ``data[prob_attr]``: ``[rows, 1]``.
 
     Raises:
         TypeError / ValueError: as :class:`ComputeDropProbabilities` for the settings, and
             for ``generator``; when called, a missing/non-floating/NaN flow, a flow of the
-            wrong length, stored probabilities of the wrong shape, non-finite or outside
+            wrong length (rows other than :math:`N_1` per sample, see above), a ``batch``
+            vector that does not number the rows in blocks of :math:`N_1`, stored
+            probabilities of the wrong shape, non-finite or outside
             :math:`[0, 1]`.
 
     Example:
@@ -179,6 +190,7 @@ class HodgeSpectralMask(BaseTransform):
 
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
+        num_flows(data, x, self.precompute.num_edges, self.attr)
         p = self._stored_probabilities(data, x)
         if p is None:
             p = self.precompute.probabilities(x)  # [rows, 1], batched over samples

@@ -706,7 +706,7 @@ def optimize_drop_probabilities(
         raise TypeError(f"`return_history` must be a bool, got {type(return_history).__name__}")
 
     single = x.dim() == 1
-    flows = x.detach().reshape(-1, x.shape[-1])  # [S, N1]
+    flows = x.detach().unsqueeze(0) if single else x.detach()  # [S, N1]
     num_samples = flows.shape[0]
     device = flows.device
     out = torch.zeros_like(flows)

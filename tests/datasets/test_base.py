@@ -1,0 +1,180 @@
+"""The shared dataset machinery: recorded ``pre_transform``, atomic writes, stale temporaries."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import topo_contrastive.datasets._base as base
+from topo_contrastive.datasets import SyntheticTrajectories
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL = {"num_points": 150, "num_train": 4, "num_val": 2, "num_test": 2, "seed": 0, "log": False}
+
+
+def double(data):
+    data.x_1 = data.x_1 * 2
+    return data
+
+
+def triple(data):
+    data.x_1 = data.x_1 * 3
+    return data
+
+
+class Scale:
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+
+    def __call__(self, data):
+        data.x_1 = data.x_1 * self.factor
+        return data
+
+    def __repr__(self) -> str:
+        return f"Scale({self.factor})"
+
+
+def _age(path: Path, seconds: float = 60.0) -> None:
+    """Make ``path`` look unmodified for ``seconds``."""
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+# ---------------------------------------------------------------------------- pre_transform
+@pytest.mark.parametrize(
+    "first, second",
+    [(double, triple), (Scale(2.0), Scale(3.0)), (double, None), (None, Scale(2.0))],
+)
+def test_other_pre_transform_raises_and_force_reload_reprocesses(tmp_path, first, second):
+    plain = SyntheticTrajectories(str(tmp_path / "plain"), **SMALL)
+    ds = SyntheticTrajectories(str(tmp_path / "ds"), pre_transform=first, **SMALL)
+    factor = {None: 1.0, double: 2.0, triple: 3.0}
+    f1 = factor.get(first, getattr(first, "factor", None))
+    f2 = factor.get(second, getattr(second, "factor", None))
+    torch.testing.assert_close(ds._data.x_1, plain._data.x_1 * f1)
+    # PyG returns the old data with a warning; here the mismatch is an error naming both
+    with pytest.raises(ValueError, match="force_reload=True") as info:
+        SyntheticTrajectories(str(tmp_path / "ds"), pre_transform=second, **SMALL)
+    msg = str(info.value)
+    assert base.settings_repr(first) in msg and base.settings_repr(second) in msg
+    again = SyntheticTrajectories(
+        str(tmp_path / "ds"), pre_transform=second, force_reload=True, **SMALL
+    )
+    torch.testing.assert_close(again._data.x_1, plain._data.x_1 * f2)
+    # the file now records the new pre_transform: re-opening with it needs no reload
+    same = SyntheticTrajectories(str(tmp_path / "ds"), pre_transform=second, **SMALL)
+    torch.testing.assert_close(same._data.x_1, again._data.x_1)
+
+
+def test_processed_file_records_the_pre_transform_and_pyg_files_are_not_written(tmp_path):
+    ds = SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)
+    obj = torch.load(ds.processed_paths[0], weights_only=True)
+    assert obj["pre_transform"] == "Scale(2.0)"
+    assert sorted(os.listdir(ds.processed_dir)) == [os.path.basename(ds.processed_paths[0])]
+    assert base.settings_repr(double) == f"<function {__name__}.double>"
+    assert base.settings_repr(None) == "None"
+
+
+def test_files_without_a_record_use_pygs_pre_transform_file(tmp_path):
+    ds = SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)
+    path = ds.processed_paths[0]
+    obj = torch.load(path, weights_only=True)
+    del obj["pre_transform"]  # a file written before the record existed
+    torch.save(obj, path)
+    with pytest.raises(ValueError, match="an unrecorded pre_transform"):
+        SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)
+    torch.save("Scale(2.0)", os.path.join(ds.processed_dir, "pre_transform.pt"))  # PyG's record
+    assert len(SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)) == 8
+    with pytest.raises(ValueError, match=r"pre_transform=Scale\(2.0\).*Scale\(3.0\)"):
+        SyntheticTrajectories(str(tmp_path), pre_transform=Scale(3.0), **SMALL)
+
+
+# ---------------------------------------------------------------------------- temporaries
+def test_atomic_write_removes_its_temporary_on_every_failure(tmp_path):
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+    for error in (OSError("disk full"), KeyboardInterrupt()):
+
+        def write(tmp, error=error):
+            Path(tmp).write_bytes(b"half")
+            raise error
+
+        with pytest.raises(type(error)):
+            base.atomic_write(target, write)
+        assert sorted(os.listdir(tmp_path)) == ["out.bin"]
+        assert target.read_bytes() == b"old"
+
+
+def test_remove_stale_temporaries_keeps_live_recent_and_foreign_files(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # reaped: its pid no longer exists
+    live = os.getpid()
+    names = {
+        "stale_file": f".ocean_drifters.pt.{dead.pid}.{'a' * 32}.tmp",
+        "stale_dir": f".download.{dead.pid}.k3_x9q.tmp",
+        "live": f".ocean_drifters.pt.{live}.{'b' * 32}.tmp",
+        "recent": f".runs.json.{dead.pid}.{'c' * 32}.tmp",
+        "foreign": f"notes.{dead.pid}.x.tmp",
+        "data": "ocean_drifters.pt",
+    }
+    for key, name in names.items():
+        path = tmp_path / name
+        if key == "stale_dir":
+            path.mkdir()
+            (path / "dataBuoys.jld2").write_bytes(b"partial download")
+        else:
+            path.write_bytes(b"x")
+        if key != "recent":
+            _age(path)
+    removed = base.remove_stale_temporaries(tmp_path)
+    assert sorted(removed) == sorted(str(tmp_path / names[k]) for k in ("stale_file", "stale_dir"))
+    left = {names[k] for k in ("live", "recent", "foreign", "data")}
+    assert set(os.listdir(tmp_path)) == left
+    assert base.remove_stale_temporaries(tmp_path / "missing") == []
+
+
+_KILLED_WRITER = """
+import sys, time
+from topo_contrastive.datasets._base import atomic_write
+
+def write(tmp):
+    with open(tmp, "wb") as f:
+        f.write(b"partial")
+        f.flush()
+        print("writing", flush=True)
+        time.sleep(600)
+
+atomic_write(sys.argv[1], write)
+"""
+
+
+def test_temporary_of_a_killed_writer_is_removed_on_the_next_open(tmp_path):
+    ds = SyntheticTrajectories(str(tmp_path), **SMALL)
+    target = ds.processed_paths[0]
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, target], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    folder = Path(ds.processed_dir)
+    temps = [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert len(temps) == 1 and f".{writer.pid}." in temps[0].name  # left behind by the kill
+    # a live process's temporary (this one's) must survive the clean-up
+    live = Path(base.temporary_name(target))
+    live.write_bytes(b"in progress")
+    for path in (*temps, live):
+        _age(path)
+    again = SyntheticTrajectories(str(tmp_path), **SMALL)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([Path(target).name, live.name])
+    torch.testing.assert_close(again._data.x_1, ds._data.x_1)  # the data file was never touched
