@@ -55,8 +55,8 @@ class SCNNConv(torch.nn.Module):
     :math:`\mathbf{L}(\mathbf{X}\mathbf{W}_1 + \mathbf{L}(\mathbf{X}\mathbf{W}_2 + \dots))`.
     Forward and backward are one fused autograd function that keeps only the
     layer's input (and, inside :class:`SCNN`, its output, with the activation
-    fused) for the backward pass (both schemes give the same
-        function). No gradient flows to the operators (they are constants).
+    fused) for the backward pass; both schemes give the same function. No gradient
+    flows to the operators (they are constants).
 
     Args:
         in_channels (int): input features per edge :math:`C_{in}` (1 for a scalar
