@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from joblib import parallel_config
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
@@ -50,6 +51,7 @@ def linear_probe(
     Cs: Sequence[float] | None = None,
     folds: int | None = None,
     seed: int = 0,
+    n_jobs: int | None = None,
 ) -> ProbeResult:
     r"""Fit ``StandardScaler + LinearSVC`` on the training embeddings, ``C`` by stratified
     ``folds``-fold cross-validation on the training split, and score it on the test split.
@@ -66,10 +68,17 @@ def linear_probe(
         Cs: penalties to search (default ``None``: :data:`DEFAULT_CS`).
         folds: cross-validation folds (default ``None``: :data:`DEFAULT_FOLDS` = 10; lowered
             to the smallest class count of the training split when that is smaller, minimum 2).
-        seed: seed of the fold assignment (default 0).
+        seed: seed of the fold assignment and of liblinear's coordinate descent (default 0).
+        n_jobs: threads of the cross-validation (default ``None``: ``torch``'s intra-op
+            thread count; liblinear releases the GIL, so the folds run in parallel).
 
     Returns:
         :class:`ProbeResult`.
+
+    The SVM is solved in the primal or the dual, whichever scikit-learn's ``dual="auto"``
+    picks for the shape (the dual when features outnumber samples); both give the same
+    optimum, the choice only changes the time (the primal on 180 samples with 1,082 features
+    takes several times longer).
 
     Raises:
         ValueError: mismatching shapes, non-finite embeddings, an empty split, a training
@@ -96,14 +105,20 @@ def linear_probe(
     Cs = DEFAULT_CS if Cs is None else Cs
     folds = DEFAULT_FOLDS if folds is None else folds
     k = int(max(2, min(folds, counts.min())))
-    pipe = Pipeline([("scale", StandardScaler()), ("svm", LinearSVC(dual=False, max_iter=20000))])
+    svm = LinearSVC(dual="auto", max_iter=20000, random_state=seed)
+    pipe = Pipeline([("scale", StandardScaler()), ("svm", svm)])
+    if n_jobs is None:
+        import torch
+
+        n_jobs = torch.get_num_threads()
     search = GridSearchCV(
         pipe,
         {"svm__C": list(Cs)},
         cv=StratifiedKFold(n_splits=k, shuffle=True, random_state=seed),
         scoring="accuracy",
+        n_jobs=n_jobs,
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), parallel_config(backend="threading"):
         warnings.simplefilter("ignore", ConvergenceWarning)
         search.fit(X[train_idx], y[train_idx])
     model = search.best_estimator_
