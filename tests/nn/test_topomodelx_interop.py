@@ -135,3 +135,25 @@ def test_topomodelx_encoder_example_runs(tmp_path):
         assert action.help, action.dest
     args = parser.parse_args(["--seed", "3", "--drop-prob", "0.2"])
     assert args.seed == 3 and args.drop_prob == 0.2
+
+
+def test_hodge_readout_on_topomodelx_scnn_layer_features():
+    """HodgeReadout pools the per-edge output of TopoModelX's SCNNLayer: the result equals the
+    formula [mean_e H ; U_H^T H], and gradients reach the TopoModelX weights."""
+    from topo_contrastive import HodgeDecomposition
+    from topo_contrastive.nn import HodgeReadout
+
+    ops = tiny_complex()  # beta_1 = 2
+    L_down, L_up = ops.laplacians()
+    torch.manual_seed(0)
+    layer = SCNNLayer(1, 5, conv_order_down=2, conv_order_up=2)
+    readout = HodgeReadout(HodgeDecomposition(ops))
+    x = torch.randn(3, ops.num_edges, 1)
+    H = torch.stack([torch.tanh(layer(x[b], L_down, L_up)) for b in range(3)])  # [3, N1, 5]
+    h = readout(H)
+    u = readout.harmonic_basis
+    expected = torch.cat([H.mean(1), (u.t() @ H).reshape(3, -1)], dim=1)
+    torch.testing.assert_close(h, expected)
+    assert h.shape == (3, (1 + 2) * 5)
+    h.pow(2).sum().backward()
+    assert layer.weight.grad is not None and layer.weight.grad.abs().sum() > 0
