@@ -108,10 +108,10 @@ class SimplicialOperators:
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
-        >>> ops.B2.toarray().ravel().tolist()
-        [1.0, 1.0, -1.0]
+        >>> ops.B2.toarray().ravel().tolist()  # edges (0, 1), (0, 2), (1, 2)
+        [1.0, -1.0, 1.0]
         >>> ops.path_to_flow([0, 1, 2]).tolist()
-        [1.0, 1.0, 0.0]
+        [1.0, 0.0, 1.0]
     """
 
     def __init__(self, B1: sp.csr_matrix, B2: sp.csr_matrix, *, _validated: bool = False):
@@ -240,22 +240,40 @@ class SimplicialOperators:
 
     @classmethod
     def from_incidence(cls, B1: Any, B2: Any | None = None) -> SimplicialOperators:
-        """Build the complex from signed incidence matrices.
+        """Build the complex from signed incidence matrices, in any edge orientation.
 
         Columns keep the given order and orientation: edge ``e`` runs from the node
-        with ``B1[:, e] = -1`` to the node with ``+1``.
+        with ``B1[:, e] = -1`` to the node with ``+1``, whatever their ids (real
+        networks come with their own directions; ``from_simplices`` and TopoNetX orient
+        low -> high). Every validly signed pair is accepted: re-orienting edges
+        (``B1 S``, ``S B2`` with ``S`` a diagonal of +-1) or triangles (``B2 T``) gives
+        an equally valid complex with the same Hodge subspaces up to the signs of ``S``.
+        A triangle whose three edges run around it (``B2`` column all +1 or all -1) is
+        as valid as any other.
+
+        Source: Schaub et al., "Signal processing on higher-order networks", Signal
+        Processing 187, 2021, §2 (orientations are a reference frame; ``B1 B2 = 0``).
 
         Args:
             B1: ``[N0, N1]`` node-to-edge incidence (scipy sparse, torch sparse or
                 dense, numpy); every column holds exactly one ``-1`` and one ``+1``.
             B2: ``[N1, N2]`` edge-to-triangle incidence, or ``None`` (default) for a
                 complex without triangles; every column holds three entries ``+-1``
-                on the three edges of one triangle.
+                on the three edges of one triangle, with ``B1 @ B2 = 0``.
 
         Raises:
-            ValueError: an unsigned or malformed column (says which), a shape
-                mismatch, a duplicate edge, a triangle whose faces do not close, or
-                ``B1 @ B2 != 0``.
+            ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
+                malformed, says which), a ``B2`` column without exactly three entries
+                +-1, a shape mismatch, a duplicate edge, a triangle whose faces do not
+                close, or ``B1 @ B2 != 0`` (the message gives the column, its signs and
+                the expected signs).
+
+        Example:
+            >>> import numpy as np
+            >>> B1 = np.array([[-1, 0, 1], [1, -1, 0], [0, 1, -1]])  # 0 -> 1 -> 2 -> 0
+            >>> ops = SimplicialOperators.from_incidence(B1, np.ones((3, 1)))
+            >>> ops.edges.tolist(), ops.path_to_flow([2, 0, 1]).tolist()
+            ([[0, 1], [1, 2], [2, 0]], [1.0, 0.0, 1.0])
         """
         b1 = _to_scipy(B1, "B1")
         n0, n1 = b1.shape
@@ -268,7 +286,7 @@ class SimplicialOperators:
                 "exactly one -1 (tail) and one +1 (head)"
             )
         vals = csc.data.reshape(n1, 2) if n1 else np.zeros((0, 2))
-        ok = np.isclose(np.sort(vals, axis=1), [-1.0, 1.0]).all(axis=1)
+        ok = (np.sort(vals, axis=1) == [-1.0, 1.0]).all(axis=1)
         if not ok.all():
             c = int(np.flatnonzero(~ok)[0])
             kind = "unsigned" if (vals[c] > 0).all() else "malformed"
@@ -301,11 +319,13 @@ class SimplicialOperators:
                     f"`B2` column {bad[0]} has {counts2[bad[0]]} non-zeros; every triangle column "
                     "needs exactly three entries +-1"
                 )
-            if c2.data.size and not np.isclose(np.abs(c2.data), 1.0).all():
-                raise ValueError("`B2` entries must be +1 or -1 (signed incidence)")
-            if c2.data.size and (c2.data > 0).reshape(-1, 3).all(axis=1).any():
-                c = int(np.flatnonzero((c2.data > 0).reshape(-1, 3).all(axis=1))[0])
-                raise ValueError(f"`B2` column {c} is unsigned (all entries +1)")
+            signed = np.isin(c2.data, (-1.0, 1.0)).reshape(-1, 3)
+            if not signed.all():
+                c = int(np.flatnonzero(~signed.all(axis=1))[0])
+                raise ValueError(
+                    f"`B2` column {c} has entries {c2.data[3 * c:3 * c + 3].tolist()}, expected "
+                    "three entries +1 or -1 (signed incidence)"
+                )
             tri_nodes = nodes[c2.indices.reshape(-1, 3)].reshape(-1, 6) if c2.nnz else None
             if tri_nodes is not None:
                 srt = np.sort(tri_nodes, axis=1)
@@ -323,9 +343,21 @@ class SimplicialOperators:
             prod.eliminate_zeros()
             if prod.nnz:
                 c = int(np.flatnonzero(np.diff(prod.indptr))[0])
+                cols = c2.indices[3 * c : 3 * c + 3]
+                given = c2.data[3 * c : 3 * c + 3]
+                a, b, d = np.unique(nodes[cols])
+                cycle = {(a, b), (b, d), (d, a)}  # the boundary a -> b -> d -> a
+                tail = np.where(vals[cols, 0] < 0, nodes[cols, 0], nodes[cols, 1])
+                head = np.where(vals[cols, 0] < 0, nodes[cols, 1], nodes[cols, 0])
+                expected = [
+                    1 if (int(t), int(h)) in cycle else -1 for t, h in zip(tail, head, strict=True)
+                ]
+                kind = "unsigned (all +1)" if (given > 0).all() else "inconsistently signed"
                 raise ValueError(
-                    f"B1 @ B2 != 0 (column {c} of B2): the triangle's edge signs are not a "
-                    "consistent orientation of its boundary"
+                    f"B1 @ B2 != 0 at column {c} of `B2`: its edges {cols.tolist()} have signs "
+                    f"{given.astype(int).tolist()}, expected {expected} or "
+                    f"{[-v for v in expected]} (the boundary of triangle {[int(a), int(b), int(d)]}"
+                    f" under the edge orientations of `B1`); the column is {kind}"
                 )
         b1.sort_indices()
         b2.sort_indices()
