@@ -3,9 +3,12 @@
 - :class:`SyntheticTrajectories`: random trajectories around two holes
   (generators :func:`generate_trajectory_complex`, :func:`generate_trajectories`).
 - :class:`OceanDrifters`: drifter paths around Madagascar.
+- :class:`EdgeFlows`: your own complex and edge flows (TopoNetX, incidence matrices or
+  an ``.npz`` file), labelled or not.
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
 """
 
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.datasets.ocean_drifters import OceanDrifters
 from topo_contrastive.datasets.plot import plot_complex
 from topo_contrastive.datasets.synthetic_trajectories import (
@@ -15,6 +18,7 @@ from topo_contrastive.datasets.synthetic_trajectories import (
 )
 
 __all__ = [
+    "EdgeFlows",
     "OceanDrifters",
     "SyntheticTrajectories",
     "generate_trajectories",

@@ -244,16 +244,19 @@ class EdgeFlowDataset(InMemoryDataset):
     def _build_processed(
         self,
         flows: torch.Tensor,
-        labels: torch.Tensor,
+        labels: torch.Tensor | None,
         ops: SimplicialOperators,
         pos: np.ndarray,
         paths: Sequence[Sequence[int]],
         masks: dict[str, torch.Tensor],
     ) -> dict[str, Any]:
-        """Make the processed ``dict`` from flows ``[S, N1]`` and labels ``[S]``."""
+        """Make the processed ``dict`` from flows ``[S, N1]`` and labels ``[S]`` (or ``None``:
+        unlabelled samples have no ``y``)."""
         data_list = []
         for i in range(flows.shape[0]):
-            data = Data(x_1=flows[i].to(torch.float32).view(-1, 1), y=labels[i].view(1).long())
+            data = Data(x_1=flows[i].to(torch.float32).view(-1, 1))
+            if labels is not None:
+                data.y = labels[i].view(1).long()
             if self.pre_transform is not None:
                 data = self.pre_transform(data)
             data_list.append(data)

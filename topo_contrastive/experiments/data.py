@@ -157,7 +157,8 @@ class ExperimentData:
         dataset: the PyG dataset (it provides :meth:`split` and the standard masks).
         complex: its :class:`~topo_contrastive.SimplicialOperators`.
         flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples.
-        labels: ``int64 [S]``.
+        labels: ``int64 [S]``, or ``None`` for unlabelled data (pre-training and embeddings
+            need no labels; :meth:`require_labels` raises for what does).
         hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex.
         hodge_parts: ``float32 [3, S, N1]`` gradient, curl and harmonic parts of the flows.
     """
@@ -166,7 +167,7 @@ class ExperimentData:
     dataset: Any
     complex: SimplicialOperators
     flows: torch.Tensor
-    labels: torch.Tensor
+    labels: torch.Tensor | None
     hodge: HodgeDecomposition
     hodge_parts: torch.Tensor
     _drop_prob: dict[tuple, torch.Tensor] = field(default_factory=dict, repr=False)
@@ -176,11 +177,13 @@ class ExperimentData:
 
     @classmethod
     def from_dataset(cls, dataset: Any, name: str | None = None) -> ExperimentData:
-        """Prepare a dataset of edge flows on one complex (``Data(x_1=[N1, 1], y=[1])``).
+        """Prepare a dataset of edge flows on one complex (``Data(x_1=[N1, 1], y=[1])``; ``y``
+        may be absent on every sample: unlabelled data, ``labels=None``).
 
         Raises:
             TypeError: ``dataset`` has no ``complex`` attribute.
-            ValueError: the samples do not hold ``N1`` flows each.
+            ValueError: the samples do not hold ``N1`` flows each, or some but not all
+                samples have a label.
         """
         if not hasattr(dataset, "complex"):
             raise TypeError(
@@ -193,11 +196,14 @@ class ExperimentData:
         if x is None or x.numel() != len(dataset) * n1:
             x = torch.stack([d.x_1.view(-1) for d in dataset])
         flows = x.reshape(len(dataset), n1).to(torch.float32).contiguous()  # [S, N1]
-        if dataset._indices is None:
+        labels: torch.Tensor | None
+        if getattr(dataset._data, "y", None) is None:
+            labels = None  # unlabelled
+        elif dataset._indices is None:
             labels = dataset._data.y.view(-1).long().clone()
         else:
             labels = torch.cat([d.y.view(-1) for d in dataset]).long()
-        if labels.numel() != flows.shape[0]:
+        if labels is not None and labels.numel() != flows.shape[0]:
             raise ValueError("every sample must have exactly one label `y`")
         hodge = HodgeDecomposition(ops, backend="exact" if n1 <= 4000 else "iterative")
         parts = hodge(flows.double())  # three [S, N1]
@@ -211,6 +217,16 @@ class ExperimentData:
             hodge=hodge,
             hodge_parts=hodge_parts,
         )
+
+    def require_labels(self, what: str) -> torch.Tensor:
+        """The labels ``int64 [S]``; a clear ``ValueError`` naming ``what`` needs them when the
+        data are unlabelled."""
+        if self.labels is None:
+            raise ValueError(
+                f"{what} needs labels, but the dataset {self.name!r} has none (give `labels` / "
+                "the key 'labels' of the data file); pre-training and `embed` work without"
+            )
+        return self.labels
 
     @property
     def num_samples(self) -> int:

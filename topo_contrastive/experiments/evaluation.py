@@ -149,7 +149,7 @@ def probe_splits(
         One dict per split: ``split_seed``, ``test_accuracy``, ``train_accuracy``,
         ``val_accuracy``, ``cv_accuracy``, ``C`` (accuracies as fractions).
     """
-    labels = data.labels.numpy()
+    labels = data.require_labels("the linear evaluation").numpy()
     out = []
     for s in split_seeds:
         idx = data.split(int(s))

@@ -118,7 +118,7 @@ def train_supervised(
     """
     epochs = config.epochs if epochs is None else int(epochs)
     dev = resolve_device(device)
-    labels_np = data.labels.numpy()
+    labels_np = data.require_labels("the supervised baseline").numpy()
     train_idx = np.asarray(split["train"], dtype=np.int64)
     val_idx = np.asarray(split.get("val", np.zeros(0)), dtype=np.int64)
     test_idx = np.asarray(split["test"], dtype=np.int64)
