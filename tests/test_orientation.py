@@ -52,9 +52,8 @@ def setting():
 
 def test_operators_and_paths_follow_the_given_orientation(setting):
     ops, flipped, sign, x, walks = setting
-    assert flipped.edges.tolist() == [
-        [u, v] if si > 0 else [v, u] for (u, v), si in zip(ops.edges.tolist(), sign.tolist())
-    ]
+    pairs = zip(ops.edges.tolist(), sign.tolist(), strict=True)
+    assert flipped.edges.tolist() == [[u, v] if si > 0 else [v, u] for (u, v), si in pairs]
     assert (flipped.L0 != ops.L0).nnz == 0  # node Laplacian unchanged
     S = sp.diags(sign.numpy())
     for name in ("L_down", "L_up"):
