@@ -10,12 +10,18 @@ Subcommands:
     DistributedDataParallel (rank 0 alone writes).
 ``evaluate``
     linear-SVM evaluation of a saved encoder over several random splits.
+``embed``
+    the embeddings ``[S, D]`` of every sample by a saved encoder (``.npz`` and ``.csv``).
 ``reproduce``
     the whole of Table 1 on both datasets and Figures 1-2 (``--quick`` for a reduced run).
 ``search``
     the small hyper-parameter search (validation split / training-split cross-validation);
     writes the CSV after every grid point, its status ``<out>.json`` and, last, the marker
     ``<out>.COMPLETE``.
+
+``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
+edge-flow file of one's own (``--data-file flows.npz``, the format of
+:class:`~topo_contrastive.datasets.EdgeFlows`; labels are needed by ``evaluate`` only).
 
 Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 ``python -m topo_contrastive.cli``.
@@ -89,6 +95,28 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_data_choice(p: argparse.ArgumentParser, configured: bool = True) -> None:
+    """``--dataset NAME`` or ``--data-file PATH`` (exactly one), and ``--tuned-for``."""
+    from topo_contrastive.experiments.configs import DATASET_NAMES
+
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--dataset", help=f"one of the paper's datasets: {', '.join(DATASET_NAMES)}")
+    g.add_argument(
+        "--data-file",
+        metavar="PATH",
+        help="an edge-flow file of your own (.npz: B1/B2 as COO arrays or edge_index, flows "
+        "and/or node paths, optional labels; see the 'Your own data' docs); it is only read",
+    )
+    if configured:
+        p.add_argument(
+            "--tuned-for",
+            choices=DATASET_NAMES,
+            default="ocean",
+            help="with --data-file: take the configuration's hyper-parameters as tuned for this "
+            "task (default: ocean, the real-data task)",
+        )
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--device",
@@ -139,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("pretrain", help="contrastive pre-training of one configuration")
-    p.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASET_NAMES)}")
+    _add_data_choice(p)
     p.add_argument(
         "--config", required=True, help=f"a contrastive row of Table 1: {', '.join(CONFIG_NAMES)}"
     )
@@ -158,6 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_edition_options(p)
     p.add_argument(
+        "--set",
+        nargs="+",
+        default=(),
+        metavar="FIELD=VALUE",
+        help="change configuration fields, parsed as the field's type, e.g. temperature=0.5 "
+        "'gamma=(0,1,1)' K=3 (sets K_down and K_up)",
+    )
+    p.add_argument(
         "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
     )
     _add_run_options(p)
@@ -165,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="linear-SVM evaluation of a saved encoder")
     p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
-    p.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASET_NAMES)}")
+    _add_data_choice(p)
     p.add_argument(
         "--seeds", type=_positive_int, default=16, help="number of random splits (default: 16)"
     )
@@ -187,6 +223,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="if given, the checkpoint's width must be this",
     )
     p.add_argument("--out", default=None, help="write the per-split results to this JSON file")
+    _add_run_options(p)
+    _add_data_options(p)
+
+    p = sub.add_parser(
+        "embed", help="embeddings of every sample by a saved encoder (.npz and .csv)"
+    )
+    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    _add_data_choice(p, configured=False)
+    p.add_argument(
+        "--out",
+        required=True,
+        help="output folder: embeddings.npz, embeddings.csv and embeddings.json are written there",
+    )
+    p.add_argument(
+        "--batch-size", type=_positive_int, default=256, help="samples per forward (default: 256)"
+    )
     _add_run_options(p)
     _add_data_options(p)
 
@@ -318,6 +370,45 @@ def _load(args: argparse.Namespace, name: str) -> Any:
     return ExperimentData.from_dataset(ds, name)
 
 
+def _load_data(args: argparse.Namespace) -> Any:
+    """The :class:`ExperimentData` of ``--dataset`` or ``--data-file`` (named by its stem)."""
+    from topo_contrastive.experiments.configs import resolve_dataset_name
+
+    if args.data_file is None:
+        return _load(args, resolve_dataset_name(args.dataset))
+    from topo_contrastive.experiments.data import ExperimentData, load_data_file
+
+    ds = load_data_file(args.data_file, data_root=args.data_root)
+    return ExperimentData.from_dataset(ds, Path(args.data_file).stem)
+
+
+def _config_task(args: argparse.Namespace) -> str:
+    """The task whose configurations apply (``--dataset``, else ``--tuned-for``), validated
+    before any work."""
+    from topo_contrastive.experiments.configs import resolve_dataset_name
+
+    if args.data_file is None:
+        return resolve_dataset_name(args.dataset)
+    if not os.path.isfile(args.data_file):
+        raise FileNotFoundError(f"data file '{args.data_file}' does not exist")
+    return args.tuned_for
+
+
+def _set_fields(config: Any, items: Sequence[str]) -> Any:
+    """``config`` with the ``--set FIELD=VALUE`` changes (one value per field)."""
+    from topo_contrastive.experiments.search import grid_point_config
+
+    point = {}
+    for key, values in _parse_grid(items).items():
+        if len(values) != 1:
+            raise ValueError(
+                f"--set {key} takes one value, got {len(values)} (write tuples in brackets: "
+                "'perturb=(gradient,curl)')"
+            )
+        point[key] = values[0]
+    return grid_point_config(config, point) if point else config
+
+
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -328,7 +419,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
     import torch.distributed as dist
 
     from topo_contrastive.experiments.checkpoint import save_encoder
-    from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
+    from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.outputs import (
         COMPLETE_MARKER,
         begin_outputs,
@@ -338,9 +429,10 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
     )
     from topo_contrastive.experiments.training import pretrain, resolve_device
 
-    dataset = resolve_dataset_name(args.dataset)
+    task = _config_task(args)
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
-    config = get_config(args.config, dataset, args.edition, **overrides, **_edition_overrides(args))
+    config = get_config(args.config, task, args.edition, **overrides, **_edition_overrides(args))
+    config = _set_fields(config, args.set)
     if not config.is_contrastive:
         raise ValueError(
             f"`pretrain` needs a contrastive configuration; {config.name!r} is the supervised "
@@ -357,12 +449,15 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
     rank = dist.get_rank() if distributed else 0
     try:
         out = check_output_dir(args.out) if rank == 0 else Path(args.out)
-        data = _load(args, dataset)
+        data = _load_data(args)
+        dataset = data.name
         show = _progress_enabled(args) and rank == 0
         from tqdm.auto import tqdm
 
         epochs = args.epochs or config.epochs
         log = {"dataset": dataset, "config": config.to_dict(), "complex_sizes": list(data.sizes)}
+        if args.data_file is not None:
+            log.update(data_file=str(Path(args.data_file)), tuned_for=task)
         if rank == 0:  # from here on the folder says the run is not complete
             begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
             started = {"seed": args.seed, "epochs": epochs, "world_size": world}
@@ -413,14 +508,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import numpy as np
 
     from topo_contrastive.experiments.checkpoint import load_encoder
-    from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
+    from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.outputs import write_json
     from topo_contrastive.experiments.reproduce import evaluate_encoder
 
-    dataset = resolve_dataset_name(args.dataset)
+    task = _config_task(args)
     expected: dict[str, Any] = {}
     if args.config:
-        expected.update(get_config(args.config, dataset, args.edition).architecture())
+        expected.update(get_config(args.config, task, args.edition).architecture())
     if args.hidden_channels:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
@@ -430,7 +525,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         check_output_dir(parent, "--out")
     if not os.path.isfile(args.checkpoint):
         raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
-    data = _load(args, dataset)
+    data = _load_data(args)
+    dataset = data.name
+    data.require_labels("evaluate (the linear SVM)")
     encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
     seeds = list(range(args.seed, args.seed + args.seeds))
     results = evaluate_encoder(encoder, data, seeds, device=args.device)
@@ -452,6 +549,41 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 "splits": results,
             },
         )
+    return 0
+
+
+# ---------------------------------------------------------------------------- embed
+def _cmd_embed(args: argparse.Namespace) -> int:
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.embeddings import write_embeddings
+    from topo_contrastive.experiments.outputs import check_output_dir
+    from topo_contrastive.experiments.training import embed
+
+    if args.data_file is not None and not os.path.isfile(args.data_file):
+        raise FileNotFoundError(f"data file '{args.data_file}' does not exist")
+    if not os.path.isfile(args.checkpoint):
+        raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
+    out = check_output_dir(args.out)
+    data = _load_data(args)
+    encoder, meta = load_encoder(args.checkpoint, data=data)
+    emb = embed(encoder, data, device=args.device, batch_size=args.batch_size)  # [S, D]
+    paths = write_embeddings(
+        out,
+        emb,
+        sample_ids=getattr(data.dataset, "sample_ids", None),
+        labels=data.labels,
+        metadata={
+            "checkpoint": str(args.checkpoint),
+            "dataset": data.name,
+            "data_file": None if args.data_file is None else str(args.data_file),
+            "complex_sizes": list(data.sizes),
+            "encoder": meta,
+        },
+    )
+    _say(
+        f"embedded {emb.shape[0]} samples of {data.name} into {emb.shape[1]} dimensions "
+        f"({meta.get('config', '?')} encoder); wrote {paths['npz']} and {paths['csv']}"
+    )
     return 0
 
 
@@ -702,6 +834,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "pretrain": _cmd_pretrain,
     "evaluate": _cmd_evaluate,
+    "embed": _cmd_embed,
     "reproduce": _cmd_reproduce,
     "search": _cmd_search,
 }

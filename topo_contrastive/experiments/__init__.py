@@ -5,10 +5,12 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
   (:data:`CONFIG_NAMES`, :func:`get_config`, :class:`ExperimentConfig`) and the paper's
   numbers (:data:`PAPER_TABLE1`).
 - :class:`ExperimentData`: a dataset prepared once (flows, labels, Laplacians, Hodge parts,
-  spectral drop probabilities); :func:`load_dataset`, :func:`find_ocean_file`.
+  spectral drop probabilities); :func:`load_dataset`, :func:`find_ocean_file`,
+  :func:`load_data_file` (an edge-flow file of one's own).
 - :func:`pretrain` (single process or DistributedDataParallel), :func:`embed`,
   :func:`linear_probe`, :func:`train_supervised`.
-- :func:`save_encoder` / :func:`load_encoder`: weights-only checkpoints.
+- :func:`save_encoder` / :func:`load_encoder`: weights-only checkpoints;
+  :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``.
 - :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
 - :func:`grid_search`: the hyper-parameter search.
 - Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
@@ -22,7 +24,13 @@ from topo_contrastive.experiments.configs import (
     ExperimentConfig,
     get_config,
 )
-from topo_contrastive.experiments.data import ExperimentData, find_ocean_file, load_dataset
+from topo_contrastive.experiments.data import (
+    ExperimentData,
+    find_ocean_file,
+    load_data_file,
+    load_dataset,
+)
+from topo_contrastive.experiments.embeddings import write_embeddings
 from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1
 from topo_contrastive.experiments.reproduce import PRESETS, Preset, ReproduceResult, reproduce
@@ -48,6 +56,7 @@ __all__ = [
     "get_config",
     "grid_search",
     "linear_probe",
+    "load_data_file",
     "load_dataset",
     "load_encoder",
     "plot_figure1",
@@ -55,4 +64,5 @@ __all__ = [
     "reproduce",
     "save_encoder",
     "train_supervised",
+    "write_embeddings",
 ]

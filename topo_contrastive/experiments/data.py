@@ -23,7 +23,7 @@ from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
 
-__all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_dataset"]
+__all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_data_file", "load_dataset"]
 
 #: Environment variable naming a local copy of ``dataBuoys.jld2``.
 OCEAN_ENV_VAR = "TOPO_CONTRASTIVE_OCEAN_FILE"
@@ -136,6 +136,38 @@ def load_dataset(
             f"{err} Alternatively pass --ocean-raw PATH, set ${OCEAN_ENV_VAR}, or place the file "
             f"at ../shared/data/ocean_drifters/{_OCEAN_FILE} beside the repository."
         ) from err
+
+
+def load_data_file(
+    path: str | os.PathLike,
+    data_root: str | os.PathLike = "data",
+    log: bool = False,
+) -> Any:
+    """Open an edge-flow file of one's own (the ``.npz`` format of
+    :class:`~topo_contrastive.datasets.EdgeFlows`) as a dataset.
+
+    The file is only read; its processed form goes to ``data_root/edge_flows/<file stem>/
+    processed`` (re-made when the file changes).
+
+    Args:
+        path: the ``.npz`` file.
+        data_root: folder of the processed datasets (default ``"data"``).
+        log: let the dataset print progress (default ``False``).
+
+    Returns:
+        The :class:`~topo_contrastive.datasets.EdgeFlows` dataset.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError / TypeError: not a valid edge-flow file (the message names the key).
+    """
+    from topo_contrastive.datasets import EdgeFlows
+
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise FileNotFoundError(f"data file '{file}' does not exist")
+    root = Path(data_root).expanduser() / "edge_flows" / file.stem
+    return EdgeFlows(str(root), file=str(file), log=log)
 
 
 def complex_fingerprint(ops: SimplicialOperators) -> str:
