@@ -12,6 +12,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.py"))
+PYTSPL_MISSING = (
+    "the optional `pytspl` package is not installed: the Chicago example reads its data files "
+    "(pip install --no-deps pytspl==0.1.5, as .ci/run does)"
+)
 # Extra arguments so that nothing is written into the repository.
 _OUT_FLAGS = {"--out-dir": "out", "--out": "out", "--root": "data"}
 
@@ -27,6 +31,8 @@ def _env() -> dict[str, str]:
 def test_example_runs_in_fast_mode(script, tmp_path):
     if "topomodelx" in script.name and importlib.util.find_spec("topomodelx") is None:
         pytest.skip("the `topomodelx` extra is not installed")
+    if "pytspl" in script.name and importlib.util.find_spec("pytspl") is None:
+        pytest.skip(PYTSPL_MISSING)
     helped = subprocess.run(
         [sys.executable, str(script), "--help"],
         capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path,
