@@ -8,7 +8,8 @@ file is a plain ``dict`` of tensors, ints and strings, so that it loads with
     the collated samples (``Data(x_1=[N1, 1], y=[1])``, after ``pre_transform``),
     in the form of :meth:`torch_geometric.data.InMemoryDataset.collate`;
 ``edges`` ``[N1, 2]``, ``triangles`` ``[N2, 3]``, ``num_nodes``
-    the complex (edges sorted, oriented low -> high);
+    the complex (tail and head of every edge column; the built-in datasets sort their edges
+    and orient them low -> high, :class:`EdgeFlows` keeps the given ones);
 ``pos`` ``[N0, 2]`` (float64)
     node coordinates;
 ``path_nodes`` / ``path_ptr``

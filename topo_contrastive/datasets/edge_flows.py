@@ -152,26 +152,35 @@ def _check_pos(pos: Any, n0: int, name: str) -> np.ndarray:
     return arr
 
 
-def _check_masks(masks: Mapping[str, Any], num_samples: int, name: Callable[[str], str]) -> dict:
-    keys = {"train": "train_mask", "val": "val_mask", "test": "test_mask"}
+def _check_masks(masks: Any, num_samples: int, name: _Names) -> dict[str, np.ndarray]:
+    """The three split masks ``bool [S]``, disjoint; ``name`` says how to call them."""
+
+    def show(split: str) -> str:
+        return f"`masks['{split}']`" if name.file is None else name(f"{split}_mask")
+
+    if not isinstance(masks, Mapping):
+        raise TypeError(
+            f"`masks` must be a mapping {{'train': ..., 'val': ..., 'test': ...}}, got "
+            f"{type(masks).__name__}"
+        )
+    unknown = sorted(set(masks) - {"train", "val", "test"})
+    if unknown:
+        raise ValueError(f"`masks` has the unknown split(s) {unknown}; use train, val, test")
     out = {}
-    for split, key in keys.items():
+    for split in ("train", "val", "test"):
         if split not in masks:
-            raise ValueError(
-                f"{name(key)} is missing: give all three of train_mask, val_mask and test_mask, "
-                "or none"
-            )
+            raise ValueError(f"{show(split)} is missing: give all three split masks, or none")
         arr = _numpy(masks[split])
         if arr.shape != (num_samples,) or arr.dtype != bool:
             raise ValueError(
-                f"{name(key)} must be a bool array of shape [{num_samples}], got dtype "
+                f"{show(split)} must be a bool array of shape [{num_samples}], got dtype "
                 f"{arr.dtype} and shape {tuple(arr.shape)}"
             )
         out[split] = arr
     overlap = (out["train"].astype(int) + out["val"] + out["test"]) > 1
     if overlap.any():
         raise ValueError(
-            f"the masks {', '.join(name(k) for k in keys.values())} overlap (sample "
+            f"the masks {', '.join(show(k) for k in out)} overlap (sample "
             f"{int(np.flatnonzero(overlap)[0])} is in two splits); the splits must be disjoint"
         )
     return out
@@ -191,7 +200,7 @@ def _check_sample_ids(ids: Any, num_samples: int, name: str) -> np.ndarray:
         raise TypeError(f"{name} must hold integers or strings, got dtype {arr.dtype}")
     uniq, counts = np.unique(arr, return_counts=True)
     if (counts > 1).any():
-        raise ValueError(f"{name} must be unique, but {uniq[counts > 1][0]!r} occurs twice")
+        raise ValueError(f"{name} must be unique, but {uniq[counts > 1][0].item()!r} occurs twice")
     return arr
 
 
@@ -705,9 +714,12 @@ class EdgeFlows(EdgeFlowDataset):
             complex: a ``toponetx.SimplicialComplex``.
             flows: ``[S, N1]`` in TopoNetX's edge order (may be left out with ``paths``).
             paths: ``S`` node paths in the complex's node labels.
-            labels, masks, sample_ids, **kwargs: as :meth:`from_incidence`.
+            labels: ``int [S]`` class ids (default ``None``: unlabelled).
             pos: ``float [N0, 2]`` in TopoNetX's node order, or a ``{node label: (x, y)}``
                 mapping (default ``None``).
+            masks: as :meth:`from_incidence`.
+            sample_ids: as :meth:`from_incidence`.
+            **kwargs: passed to :class:`EdgeFlows`.
 
         Raises:
             ValueError / TypeError: as :meth:`from_incidence`; a path or ``pos`` with a node
