@@ -181,7 +181,8 @@ def _plot_embeddings(emb: np.ndarray, labels: np.ndarray, harmonic: np.ndarray, 
     xy = PCA(n_components=2, random_state=0).fit_transform(StandardScaler().fit_transform(emb))
     fig = Figure(figsize=(11, 4.8))
     ax1, ax2 = fig.subplots(1, 2)
-    for c, name, colour in ((0, "southbound", "#1f77b4"), (1, "northbound", "#d62728")):
+    # the colours of plot_complex's classes 0 and 1
+    for c, name, colour in ((0, "southbound", "#d62728"), (1, "northbound", "#1f77b4")):
         m = labels == c
         ax1.scatter(xy[m, 0], xy[m, 1], s=8, c=colour, label=name, alpha=0.7, linewidths=0)
     ax1.legend(loc="best", fontsize=8)
@@ -263,7 +264,7 @@ def main(
     plot_complex(
         ds, paths=[paths[i] for i in shown], labels=labels[shown],
         path=os.path.join(out, "chicago_trips.png"),
-        title="Chicago sketch: 3 southbound (blue) and 3 northbound (red) trips",
+        title="Chicago sketch: 3 southbound (red) and 3 northbound (blue) trips",
     )  # fmt: skip
     _plot_embeddings(emb, labels, share[:, 2], os.path.join(out, "chicago_embeddings.png"))
     ops = data.complex
