@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.datasets import generate_trajectory_complex
@@ -100,8 +100,12 @@ def test_drop_probabilities_and_masks_are_invariant(setting):
     n1 = ops.num_edges
     ma = HodgeSpectralMask(ha, 0.4, generator=7, num_steps=30)
     mb = HodgeSpectralMask(hb, 0.4, generator=7, num_steps=30)
-    va = ma(Data(x_1=x.reshape(-1, 1))).x_1.view(-1, n1)
-    vb = mb(Data(x_1=(sign * x).reshape(-1, 1))).x_1.view(-1, n1)
+
+    def batch(flows: torch.Tensor) -> Batch:
+        return Batch.from_data_list([Data(x_1=f.view(-1, 1)) for f in flows])
+
+    va = ma(batch(x)).x_1.view(-1, n1)
+    vb = mb(batch(sign * x)).x_1.view(-1, n1)
     assert torch.equal(vb, sign * va)
     assert not torch.equal(va, x)  # something was dropped
 
