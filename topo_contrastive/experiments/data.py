@@ -8,7 +8,6 @@ drop probabilities ``[S, N1]`` (for ``HodgeSpectralMask``), so that no epoch rec
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Sequence
@@ -139,13 +138,11 @@ def load_dataset(
 
 
 def complex_fingerprint(ops: SimplicialOperators) -> str:
-    """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex."""
-    digest = hashlib.sha256()
-    digest.update(np.ascontiguousarray(ops.edges, dtype=np.int64).tobytes())
-    digest.update(b"|")
-    digest.update(np.ascontiguousarray(ops.triangles, dtype=np.int64).tobytes())
-    digest.update(f"|{ops.num_nodes}".encode())
-    return digest.hexdigest()[:16]
+    """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex.
+
+    Kept for compatibility; the same as :meth:`SimplicialOperators.fingerprint`.
+    """
+    return ops.fingerprint()
 
 
 @dataclass
