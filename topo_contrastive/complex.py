@@ -110,9 +110,9 @@ class SimplicialOperators:
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
         >>> ops.B2.toarray().ravel().tolist()
-        [1.0, 1.0, -1.0]
+        [1.0, -1.0, 1.0]
         >>> ops.path_to_flow([0, 1, 2]).tolist()
-        [1.0, 1.0, 0.0]
+        [1.0, 0.0, 1.0]
     """
 
     def __init__(self, B1: sp.csr_matrix, B2: sp.csr_matrix, *, _validated: bool = False):

@@ -620,10 +620,14 @@ class HodgeDecomposition:
         Example:
             >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
             >>> hodge = HodgeDecomposition(ops)
-            >>> x_1 = torch.tensor([[1.0], [1.0], [-1.0], [2.0], [0.0], [0.0]])  # 2 samples
+            >>> ops.edges.tolist()  # sorted, oriented low -> high
+            [[0, 1], [0, 2], [1, 2]]
+            >>> x_1 = torch.tensor([[1.0], [-1.0], [1.0], [2.0], [0.0], [0.0]])  # 2 samples
             >>> parts = hodge(x_1, num_graphs=2)  # a PyG batch's x_1 [B * N1, 1]
-            >>> parts.harmonic.shape, parts.harmonic[:3, 0].tolist()
-            (torch.Size([6, 1]), [1.0, 1.0, -1.0])
+            >>> parts.harmonic.shape  # the input's layout
+            torch.Size([6, 1])
+            >>> [round(v, 4) for v in parts.harmonic.view(-1).tolist()]  # 0->1->2->0 is a cycle
+            [1.0, -1.0, 1.0, 0.6667, -0.6667, 0.6667]
         """
         x2, restore = self._as_samples(x, batch, num_graphs)
         out = self._decompose_rows(x2)
