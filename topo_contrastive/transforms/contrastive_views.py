@@ -253,11 +253,13 @@ class ContrastiveViews(BaseTransform):
         prob_attr = self.prob_attr
         precompute = getattr(self.mask, "precompute", None)
         if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
-            self._warn_unfitted("drop probabilities")  # once here, not in each of two views
-            store(data, prob_attr, precompute.probabilities(x), like=self.attr)
+            probs = precompute.probabilities(x)  # once here, not in each of the two views
+            self._warn_unfitted("drop probabilities")
+            store(data, prob_attr, probs, like=self.attr)
         if self.hodge_parts and data.get(PARTS_ATTR) is None:
+            parts = self._parts(x, stacked=is_batch)
             self._warn_unfitted("Hodge parts")
-            store(data, PARTS_ATTR, self._parts(x, stacked=is_batch), like=self.attr)
+            store(data, PARTS_ATTR, parts, like=self.attr)
         views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
         for i, view in enumerate(views, start=1):
             store(data, f"{self.attr}_view{i}", view, like=self.attr)
