@@ -59,7 +59,7 @@ def test_interrupted_pretrain_never_looks_complete(tmp_path, data_root, monkeypa
         raise KeyboardInterrupt
 
     monkeypatch.setattr(training, "pretrain", interrupted)
-    assert main(cmd) == 130
+    assert main([*cmd, "--overwrite"]) == 130  # a second run into the folder
     # the earlier run's marker and encoder were removed before training started
     assert seen["files"] == ["pretrain.json"] and seen["log"]["complete"] is False
     assert sorted(p.name for p in out.iterdir()) == ["pretrain.json"]
@@ -153,7 +153,17 @@ def test_reproduce_tiny(tmp_path, data_root, capsys):
     assert {p.name for p in out.iterdir()} == {"runs.json", "runs.csv", "table1.md", "COMPLETE"}
     printed = capsys.readouterr()
     assert "REDUCED SETTINGS" in printed.out and "NOTE: reduced settings" in printed.err
-    assert "--epochs 1" in (out / "table1.md").read_text()
+    table = (out / "table1.md").read_text()
+    assert "--epochs 1" in table
+    # every flag the table names exists (it once printed `--quick+overrides`)
+    import re
+
+    from topo_contrastive.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["reproduce"]
+    known = {s for a in sub._actions for s in a.option_strings}
+    assert set(re.findall(r"(?<![\w-])--[a-z][\w+-]*", table)) <= known
 
 
 @pytest.mark.parametrize("epochs, reduced", [(29, True), (30, False), (200, False)])
@@ -303,3 +313,85 @@ def test_search_rejects_bad_grid_before_any_work(grid, message, tmp_path, capsys
     err = capsys.readouterr().err
     assert err.startswith("topo-contrastive: error:") and message in err
     assert not out.exists() and not data_root.exists()  # no dataset was built
+
+
+def test_version(capsys):
+    from topo_contrastive import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"topo-contrastive {__version__}"
+
+
+def test_pretrain_help_offers_only_what_pretrain_accepts():
+    import re
+
+    from topo_contrastive.cli import build_parser
+    from topo_contrastive.experiments import CONFIG_NAMES, get_config
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["pretrain"]
+    config_help = next(a.help for a in sub._actions if a.dest == "config")
+    offered = re.search(r"Table 1: ([\w, ]+) \(", config_help).group(1).split(", ")
+    assert offered == [c for c in CONFIG_NAMES if get_config(c, "trajectory").is_contrastive]
+    assert "SCNN" not in offered  # the one row `pretrain` rejects
+
+
+def test_non_empty_out_needs_overwrite(checkpoint, data_root, tmp_path, capsys):
+    out = checkpoint.parent
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    argv = ["pretrain", "--dataset", "trajectory", "--config", "SSCL_Spec", "--epochs", "1",
+            "--hidden-channels", "16", "--out", str(out), *_flags(data_root)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is not empty (it holds COMPLETE, encoder.pt, pretrain.json); pass --overwrite" in err
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before  # untouched
+    existing = tmp_path / "done.json"
+    existing.write_text("{}")
+    for argv2 in (
+        ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory"],
+        ["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "lr=0.1"],
+    ):
+        assert main([*argv2, "--out", str(existing), *_flags(data_root)]) == 2
+        assert "already exists; pass --overwrite" in capsys.readouterr().err
+    assert existing.read_text() == "{}"
+    res = tmp_path / "res"
+    (res / "old").mkdir(parents=True)
+    assert main(["reproduce", "--quick", "--out", str(res), *_flags(data_root)]) == 2
+    assert "is not empty (it holds old)" in capsys.readouterr().err
+    # with --overwrite the run goes ahead (here: a fresh encoder into the same folder)
+    again = tmp_path / "again"
+    import shutil
+
+    shutil.copytree(out, again)
+    argv[argv.index(str(out))] = str(again)
+    assert main([*argv, "--overwrite"]) == 0
+    assert torch.load(again / "encoder.pt", weights_only=True)["metadata"]["epochs"] == 1
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(
+    checkpoint, data_root, tmp_path, capsys, monkeypatch
+):
+    """Without a terminal (logs, CI) progress comes as plain lines, not a tqdm bar."""
+    import topo_contrastive.cli as cli
+
+    monkeypatch.setattr(cli, "_LINE_INTERVAL", 0.0)  # a line per step (default: every 30 s)
+    flags = [f for f in _flags(data_root) if f != "--no-progress"]
+    rc = main(["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+               "--seeds", "2", *flags])  # fmt: skip
+    assert rc == 0
+    err = capsys.readouterr().err.splitlines()
+    lines = [e for e in err if e.startswith("evaluate SSCL_Spec trajectory:")]
+    assert len(lines) == 2 and "1/2" in lines[0] and "2/2" in lines[1]
+    assert "test_acc=" in lines[1] and "\r" not in "".join(err)
+    rc = main(["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", "2",
+               "--hidden-channels", "8", "--out", str(tmp_path / "p"), *flags])  # fmt: skip
+    assert rc == 0
+    err = capsys.readouterr().err.splitlines()
+    lines = [e for e in err if e.startswith("pretrain SCL trajectory:")]
+    assert len(lines) == 2 and "2/2" in lines[1] and "loss=" in lines[1]
+    # --no-progress: no progress lines at all
+    rc = main(["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+               "--seeds", "1", *_flags(data_root)])  # fmt: skip
+    assert rc == 0 and "evaluate SSCL_Spec" not in capsys.readouterr().err

@@ -210,7 +210,7 @@ def test_bad_input():
         hodge(torch.full((ops.num_edges,), float("nan")))
     with pytest.raises(ValueError, match="N1 = 16"):
         hodge(torch.zeros(3, 15))
-    with pytest.raises(ValueError, match=r"\[N1\] or \[B, N1\]"):
+    with pytest.raises(ValueError, match=r"\[N1\], \[N1, 1\], \[B, N1\]"):
         hodge(torch.zeros(2, 3, 16))
     with pytest.raises(TypeError, match="floating"):
         hodge(torch.zeros(16, dtype=torch.bool))
@@ -230,6 +230,73 @@ def test_bad_input():
         hodge.projector_blocks([[0, 99]])
     with pytest.raises(ValueError, match="repeats"):
         hodge.projector_blocks([[1, 1]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_layouts_of_a_pyg_pipeline_give_parts_in_the_same_layout(backend):
+    """[N1], [N1, 1], [B, N1], [B, N1, 1] and a PyG batch's [B * N1, 1] / [B * N1] (with the
+    batch vector or num_graphs) all give the parts of the [B, N1] reference, laid out like
+    the input."""
+    from torch_geometric.data import Data
+    from torch_geometric.loader import DataLoader
+
+    ops = annulus()
+    hodge = HodgeDecomposition(ops, backend=backend)
+    n1 = ops.num_edges
+    x = torch.randn(3, n1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    ref = hodge(x)  # [B, N1]
+    cases = [
+        (x[0], {}, [r[0] for r in ref]),
+        (x[0].view(n1, 1), {}, [r[0].view(n1, 1) for r in ref]),
+        (x.view(3, n1, 1), {}, [r.view(3, n1, 1) for r in ref]),
+        (x.reshape(-1, 1), {"num_graphs": 3}, [r.reshape(-1, 1) for r in ref]),
+        (x.reshape(-1), {"num_graphs": 3}, [r.reshape(-1) for r in ref]),
+    ]
+    for inp, kwargs, want in cases:
+        got = hodge(inp, **kwargs)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == inp.shape and g.dtype == inp.dtype
+            torch.testing.assert_close(g, w, rtol=0, atol=1e-12)
+    # a real DataLoader batch of Data(x_1=[N1, 1]) with its own batch vector
+    data = [Data(x_1=x[i].view(n1, 1).float(), num_nodes=n1) for i in range(3)]
+    batch = next(iter(DataLoader(data, batch_size=3)))
+    got = hodge(batch.x_1, batch=batch.batch)
+    assert got.harmonic.shape == (3 * n1, 1) and got.harmonic.dtype == torch.float32
+    torch.testing.assert_close(got.harmonic.view(3, n1).double(), ref.harmonic, atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        hodge.project(batch.x_1, "curl", num_graphs=3).view(3, n1).double(), ref.curl,
+        atol=1e-6, rtol=0,
+    )
+    coords = hodge.coordinates(batch.x_1, "harmonic", batch=batch.batch)  # one row per sample
+    u = hodge.basis("harmonic")
+    torch.testing.assert_close(coords.double(), x @ u, atol=1e-5, rtol=0)
+    assert hodge.coordinates(x[0], "harmonic").shape == (u.shape[1],)
+
+
+def test_batched_layout_errors_name_what_to_pass():
+    ops = annulus()
+    hodge = HodgeDecomposition(ops)
+    n1 = ops.num_edges
+    x = torch.zeros(2 * n1, 1)
+    with pytest.raises(ValueError, match=r"32 rows = 2 x N1: .*pass `batch`.*`num_graphs`"):
+        hodge(x)
+    with pytest.raises(ValueError, match="not a multiple of the complex's N1 = 16"):
+        hodge(torch.zeros(2 * n1 + 1, 1), num_graphs=2)
+    with pytest.raises(ValueError, match="`num_graphs`=3 does not match"):
+        hodge(x, num_graphs=3)
+    with pytest.raises(TypeError, match="`num_graphs` must be an int"):
+        hodge(x, num_graphs=2.0)
+    interleaved = torch.arange(2).repeat(n1)  # not PyG's layout: samples interleaved
+    with pytest.raises(ValueError, match="consecutive rows"):
+        hodge(x, batch=interleaved)
+    with pytest.raises(TypeError, match="integer tensor"):
+        hodge(x, batch=torch.zeros(2 * n1))
+    with pytest.raises(ValueError, match="not a PyG batch"):
+        hodge(torch.zeros(2, n1), num_graphs=2)
+    bad = torch.zeros(2 * n1, 1)
+    bad[5] = float("nan")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        hodge(bad, num_graphs=2)
 
 
 def _paths(ops, num, seed):

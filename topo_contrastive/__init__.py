@@ -2,11 +2,83 @@
 
 Implements "Hodge-Aware Contrastive Learning" (Moellers, Immer, Fortuin, Isufi,
 ICASSP 2024) for the PyTorch Geometric / TopoModelX ecosystem.
+
+The main classes are importable from here (``from topo_contrastive import SCNN,
+ContrastiveViews, HodgeDebiasedInfoNCE``); each is documented under the subpackage that
+holds it (``topo_contrastive.nn.SCNN``, ...). The subpackages are imported on first use,
+so that ``import topo_contrastive`` (and the command line) does not load PyTorch Geometric
+until it is needed.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition, HodgeParts
 
+if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
+    from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
+    from topo_contrastive.io import load_encoder, save_encoder
+    from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
+    from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead, SCNNConv
+    from topo_contrastive.transforms import (
+        ComputeDropProbabilities,
+        ContrastiveViews,
+        EdgeFlowMask,
+        HodgeSpectralMask,
+    )
+
 __version__ = "0.1.0"
 
-__all__ = ["HodgeDecomposition", "HodgeParts", "SimplicialOperators", "__version__"]
+#: name -> subpackage or module that holds it (imported on first access)
+_LAZY = {
+    "SCNN": "nn",
+    "SCNNConv": "nn",
+    "HodgeReadout": "nn",
+    "ProjectionHead": "nn",
+    "EdgeFlowMask": "transforms",
+    "HodgeSpectralMask": "transforms",
+    "ComputeDropProbabilities": "transforms",
+    "ContrastiveViews": "transforms",
+    "InfoNCE": "losses",
+    "HodgeDebiasedInfoNCE": "losses",
+    "SyntheticTrajectories": "datasets",
+    "OceanDrifters": "datasets",
+    "save_encoder": "io",
+    "load_encoder": "io",
+}
+
+__all__ = [
+    "SimplicialOperators",
+    "HodgeDecomposition",
+    "HodgeParts",
+    "SCNN",
+    "SCNNConv",
+    "HodgeReadout",
+    "ProjectionHead",
+    "EdgeFlowMask",
+    "HodgeSpectralMask",
+    "ComputeDropProbabilities",
+    "ContrastiveViews",
+    "InfoNCE",
+    "HodgeDebiasedInfoNCE",
+    "SyntheticTrajectories",
+    "OceanDrifters",
+    "save_encoder",
+    "load_encoder",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -62,6 +62,91 @@ def _int_at_least(low: int, expected: str):
 _positive_int = _int_at_least(1, "a positive integer")
 _nonneg_int = _int_at_least(0, "an integer >= 0")
 
+#: seconds between two progress lines when stderr is not a terminal (logs, CI)
+_LINE_INTERVAL = 30.0
+
+
+class _LineProgress:
+    """Progress as plain lines on stderr (for logs and CI, where a tqdm bar's carriage
+    returns do not show): one line when something finishes, at most every
+    :data:`_LINE_INTERVAL` seconds, and always the last one. The text is tqdm's meter
+    (``desc: 40%|...| 2/5 [00:03<00:04, ...]``), without the bar."""
+
+    def __init__(self, total: int, desc: str, unit: str) -> None:
+        from tqdm import tqdm
+
+        self._meter = tqdm.format_meter
+        self.total, self.desc, self.unit = int(total), desc, unit
+        self.n = 0
+        self._postfix = ""
+        self._start = time.perf_counter()
+        self._last = -float("inf")
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.perf_counter()
+        if self.n >= self.total or now - self._last >= _LINE_INTERVAL:
+            self._last = now
+            text = self._meter(
+                self.n,
+                self.total,
+                now - self._start,
+                prefix=self.desc,
+                unit=self.unit,
+                postfix=self._postfix or None,
+                bar_format="{l_bar}{n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
+            )
+            _say(text)
+
+    def set_postfix(self, **values: Any) -> None:
+        self._postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(args: argparse.Namespace, total: int, desc: str, unit: str) -> Any:
+    """A progress display of ``total`` steps: a tqdm bar on a terminal, plain lines
+    otherwise (:class:`_LineProgress`), nothing with ``--no-progress``."""
+    from tqdm.auto import tqdm
+
+    if args.no_progress or not sys.stderr.isatty():
+        if not args.no_progress:
+            return _LineProgress(total, desc, unit)
+        return tqdm(total=total, disable=True)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+
+
+def _check_out(
+    path: str | os.PathLike, overwrite: bool, kind: str = "folder", resume_hint: bool = False
+) -> None:
+    """Refuse to write into a non-empty output folder (or over an existing file) unless
+    ``--overwrite`` was given; checked before any work."""
+    out = Path(path).expanduser()
+    hint = ", or --resume to continue the run there" if resume_hint else ""
+    if overwrite or not out.exists():
+        return
+    if kind == "file" or not out.is_dir():
+        raise ValueError(
+            f"--out '{out}' already exists; pass --overwrite to replace it, or choose another "
+            "path"
+        )
+    entries = sorted(p.name for p in out.iterdir())
+    if entries:
+        shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+        raise ValueError(
+            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to write into it "
+            f"(files of the same names are replaced){hint}, or choose another folder"
+        )
+
+
+def _add_overwrite(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"write even if --out {what} (default: refuse, so that an earlier run is kept)",
+    )
+
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("data")
@@ -75,9 +160,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
         "--ocean-raw",
         default=None,
         metavar="PATH",
-        help="local dataBuoys.jld2 (default: $TOPO_CONTRASTIVE_OCEAN_FILE, else "
-        "../shared/data/ocean_drifters/dataBuoys.jld2 beside the current folder or the "
-        "repository, else download)",
+        help="local dataBuoys.jld2, checked against its sha256 (default: "
+        "$TOPO_CONTRASTIVE_OCEAN_FILE, else ../shared/data/ocean_drifters/dataBuoys.jld2 "
+        "beside the current folder or the repository, else download); a dataset already "
+        "processed under --data-root was built from a file with the same sha256",
     )
     g.add_argument(
         "--trajectory-points",
@@ -129,7 +215,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="torch CPU threads (default: torch's default)",
     )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress output (a bar on a terminal, else a line every 30 s)",
+    )
 
 
 def _add_edition_options(p: argparse.ArgumentParser) -> None:
@@ -156,20 +246,31 @@ def _edition_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``."""
-    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES, EDITIONS
+    from topo_contrastive import __version__
+    from topo_contrastive.experiments.configs import (
+        CONFIG_NAMES,
+        DATASET_NAMES,
+        EDITIONS,
+        get_config,
+    )
 
+    contrastive = [c for c in CONFIG_NAMES if get_config(c, DATASET_NAMES[0]).is_contrastive]
     parser = argparse.ArgumentParser(
         prog=_PROG,
         description="Hodge-aware contrastive learning (Moellers et al., ICASSP 2024): "
         "pre-train, evaluate, reproduce Table 1.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     p = sub.add_parser("pretrain", help="contrastive pre-training of one configuration")
     _add_data_choice(p)
     p.add_argument(
-        "--config", required=True, help=f"a contrastive row of Table 1: {', '.join(CONFIG_NAMES)}"
+        "--config",
+        required=True,
+        help=f"a contrastive row of Table 1: {', '.join(contrastive)} (the supervised SCNN "
+        "row runs in `reproduce`)",
     )
     p.add_argument("--seed", type=_nonneg_int, default=0, help="seed (default: 0)")
     p.add_argument(
@@ -196,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
     )
+    _add_overwrite(p, "is a non-empty folder")
     _add_run_options(p)
     _add_data_options(p)
 
@@ -223,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="if given, the checkpoint's width must be this",
     )
     p.add_argument("--out", default=None, help="write the per-split results to this JSON file")
+    _add_overwrite(p, "exists")
     _add_run_options(p)
     _add_data_options(p)
 
@@ -298,6 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the finished runs of an earlier call with the same settings in --out and run "
         "only the rest (refused, with nothing overwritten, if the settings differ)",
     )
+    _add_overwrite(p, "is a non-empty folder")
     _add_run_options(p)
     _add_data_options(p)
 
@@ -340,6 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_edition_options(p)
     p.add_argument("--out", required=True, help="CSV file of the search results")
+    _add_overwrite(p, "exists")
     _add_run_options(p)
     _add_data_options(p)
     return parser
@@ -448,12 +553,11 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     rank = dist.get_rank() if distributed else 0
     try:
+        if rank == 0:
+            _check_out(args.out, args.overwrite)
         out = check_output_dir(args.out) if rank == 0 else Path(args.out)
         data = _load_data(args)
         dataset = data.name
-        show = _progress_enabled(args) and rank == 0
-        from tqdm.auto import tqdm
-
         epochs = args.epochs or config.epochs
         log = {"dataset": dataset, "config": config.to_dict(), "complex_sizes": list(data.sizes)}
         if args.data_file is not None:
@@ -462,11 +566,13 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
             begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
             started = {"seed": args.seed, "epochs": epochs, "world_size": world}
             write_json(out / "pretrain.json", {"complete": False, **log, **started})
-        bar = tqdm(total=epochs, desc=f"{config.name} {dataset}", disable=not show, unit="epoch")
+            bar = _progress(args, epochs, f"pretrain {config.name} {dataset}", "epoch")
+        else:
+            bar = _progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
 
         def tick(epoch: int, loss: float) -> None:
-            bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}")
+            bar.update(1)
 
         result = pretrain(data, config, seed=args.seed, epochs=epochs, device=device, progress=tick)
         bar.close()
@@ -522,6 +628,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         parent = Path(args.out).expanduser().absolute().parent
         from topo_contrastive.experiments.outputs import check_output_dir
 
+        _check_out(args.out, args.overwrite, kind="file")
         check_output_dir(parent, "--out")
     if not os.path.isfile(args.checkpoint):
         raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
@@ -530,7 +637,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     data.require_labels("evaluate (the linear SVM)")
     encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
     seeds = list(range(args.seed, args.seed + args.seeds))
-    results = evaluate_encoder(encoder, data, seeds, device=args.device)
+    bar = _progress(args, len(seeds), f"evaluate {meta.get('config', '?')} {dataset}", "split")
+
+    def tick(result: dict[str, Any]) -> None:
+        bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
+        bar.update(1)
+
+    results = evaluate_encoder(encoder, data, seeds, device=args.device, progress=tick)
+    bar.close()
     acc = 100 * np.array([r["test_accuracy"] for r in results])
     line = (
         f"{meta.get('config', '?')} on {dataset}: test accuracy {acc.mean():.1f} ± "
@@ -603,6 +717,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     configs = [resolve_config_name(c) for c in args.configs]
     if args.out is None:
         args.out = "results/quick" if args.quick else "results/full"
+    if not args.resume:  # --resume continues the earlier run in --out (checked by reproduce)
+        _check_out(args.out, args.overwrite, resume_hint=True)
     check_output_dir(args.out)  # before any work
     preset = PRESETS["quick" if args.quick else "full"]
     changes: dict[str, Any] = {}
@@ -627,9 +743,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             args.epochs < get_config(c, d).epochs for c in configs for d in datasets
         )
         reduced = preset.reduced or fewer_epochs or bool(args.seeds and args.seeds < 16)
-        preset = dataclasses.replace(
-            preset, name=preset.name + "+overrides", reduced=reduced, **changes
-        )
+        preset = dataclasses.replace(preset, reduced=reduced, **changes)
     if preset.reduced:
         _say(
             f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "
@@ -812,6 +926,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 grid_point_config(base, {key: value})
             except (TypeError, ValueError) as err:
                 raise ValueError(f"--grid {key}={value!r}: {err}") from None
+    _check_out(args.out, args.overwrite, kind="file")
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
     data = _load(args, dataset)
     rows = grid_search(

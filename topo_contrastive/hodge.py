@@ -61,8 +61,9 @@ _MAX_HARMONIC_BASIS_ENTRIES = 2**25
 class HodgeParts(NamedTuple):
     """Gradient, curl and harmonic parts of a batch of edge flows.
 
-    Each field has the shape, dtype and device of the decomposed flows (``[N1]`` or
-    ``[B, N1]``); the three fields sum to the input and are mutually orthogonal.
+    Each field has the layout, dtype and device of the decomposed flows (``[N1]``,
+    ``[N1, 1]``, ``[B, N1]``, ``[B, N1, 1]`` or a PyG batch's ``[B * N1, 1]``); the three
+    fields sum to the input and are mutually orthogonal (per sample).
     """
 
     gradient: torch.Tensor
@@ -490,40 +491,152 @@ class HodgeDecomposition:
         curl = ops.num_edges - grad - self._beta1
         return {"gradient": grad, "curl": curl, "harmonic": self._beta1}
 
-    def _check_flows(self, x: Any, name: str = "x") -> tuple[torch.Tensor, bool]:
+    def _as_samples(
+        self,
+        x: Any,
+        batch: torch.Tensor | None = None,
+        num_graphs: int | None = None,
+        name: str = "x",
+    ) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]:
+        """Validate edge flows in one of the accepted layouts (see :meth:`decompose`).
+
+        Returns ``(flows [B, N1], restore)`` where ``restore`` maps a ``[B, N1]`` result
+        back to the layout of ``x``.
+        """
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
         if not x.is_floating_point():
             raise TypeError(f"`{name}` must be a floating tensor (edge flows), got dtype {x.dtype}")
-        if x.dim() not in (1, 2) or x.shape[-1] != self.complex.num_edges:
+        n1 = self.complex.num_edges
+        shape = tuple(x.shape)
+        layouts = (
+            f"[N1], [N1, 1], [B, N1], [B, N1, 1] or a PyG batch [B * N1, 1] (with `batch` or "
+            f"`num_graphs`), N1 = {n1}"
+        )
+        stacked = (x.dim() == 2 and shape[1] == 1 and shape[0] != n1 and n1 != 1) or (
+            x.dim() == 1 and shape[0] != n1
+        )  # a PyG batch: samples one after the other, one row per edge (N1 = 1: [B, N1])
+        if batch is not None or num_graphs is not None or stacked:
+            if x.dim() not in (1, 2) or (x.dim() == 2 and shape[1] != 1):
+                raise ValueError(
+                    f"`{name}` of shape {shape} is not a PyG batch of edge flows "
+                    f"([B * N1, 1] or [B * N1]); accepted layouts: {layouts}"
+                )
+            rows = shape[0]
+            b = self._num_samples(rows, batch, num_graphs, name)
+            flows = x.reshape(b, n1)
+            return self._finite(flows, name), lambda out: out.reshape(shape)
+        if x.dim() == 1 and shape[0] == n1:
+            return self._finite(x.reshape(1, n1), name), lambda out: out[0]
+        if x.dim() == 2 and shape[1] == n1:
+            return self._finite(x, name), lambda out: out
+        if x.dim() == 2 and shape == (n1, 1):
+            return self._finite(x.reshape(1, n1), name), lambda out: out.reshape(n1, 1)
+        if x.dim() == 3 and shape[1:] == (n1, 1):
+            return self._finite(x.reshape(shape[0], n1), name), lambda out: out.unsqueeze(-1)
+        raise ValueError(f"`{name}` must have shape {layouts}; got {shape}")
+
+    def _num_samples(
+        self, rows: int, batch: torch.Tensor | None, num_graphs: int | None, name: str
+    ) -> int:
+        """Number of samples ``B`` of a PyG batch of ``rows = B * N1`` rows (validated)."""
+        n1 = self.complex.num_edges
+        if n1 == 0 or rows % n1 != 0:
             raise ValueError(
-                f"`{name}` must have shape [N1] or [B, N1] with N1 = {self.complex.num_edges}, "
-                f"got {tuple(x.shape)}"
+                f"`{name}` has {rows} rows, not a multiple of the complex's N1 = {n1} edges "
+                "(flows of another complex?)"
             )
+        b = rows // n1
+        if batch is None and num_graphs is None:
+            raise ValueError(
+                f"`{name}` has {rows} rows = {b} x N1: for a PyG batch of flows pass `batch` "
+                "(its batch vector, `data.batch`) or `num_graphs`"
+            )
+        if num_graphs is not None:
+            if isinstance(num_graphs, bool) or not isinstance(num_graphs, (int, np.integer)):
+                raise TypeError(f"`num_graphs` must be an int, got {type(num_graphs).__name__}")
+            if int(num_graphs) != b:
+                raise ValueError(
+                    f"`num_graphs`={num_graphs} does not match `{name}`: {rows} rows hold "
+                    f"{b} flows of N1 = {n1} edges"
+                )
+        if batch is not None:
+            if not isinstance(batch, torch.Tensor) or batch.dtype not in (
+                torch.int64,
+                torch.int32,
+            ):
+                got = batch.dtype if isinstance(batch, torch.Tensor) else type(batch).__name__
+                raise TypeError(
+                    f"`batch` must be an integer tensor [B * N1] (PyG's batch vector), got {got}"
+                )
+            expected = torch.arange(b, device=batch.device).repeat_interleave(n1)
+            if tuple(batch.shape) != (rows,) or not torch.equal(batch.long(), expected):
+                raise ValueError(
+                    f"`batch` must give each of the {b} samples N1 = {n1} consecutive rows of "
+                    f"`{name}` (PyG's layout of flows on one complex), got shape "
+                    f"{tuple(batch.shape)}"
+                    + (f" with values 0..{int(batch.max())}" if batch.numel() else "")
+                )
+        return b
+
+    @staticmethod
+    def _finite(x: torch.Tensor, name: str) -> torch.Tensor:
         if not torch.isfinite(x).all():
             raise ValueError(f"`{name}` contains NaN or inf values")
-        return x, x.dim() == 1
+        return x
 
-    def decompose(self, x: torch.Tensor) -> HodgeParts:
+    def decompose(
+        self,
+        x: torch.Tensor,
+        batch: torch.Tensor | None = None,
+        num_graphs: int | None = None,
+    ) -> HodgeParts:
         """Gradient, curl and harmonic parts of edge flows.
 
         The iterative backend works on chunks of a few flows at a time (in threads),
         so its working memory beyond input and output is a few flows in float64.
 
         Args:
-            x: floating edge flows ``[N1]`` or ``[B, N1]`` (``B = 0`` and ``N1 = 0`` allowed).
+            x: floating edge flows in one of these layouts: ``[N1]`` (one flow),
+                ``[N1, 1]`` (one sample's ``data.x_1``), ``[B, N1]``, ``[B, N1, 1]``,
+                or a PyG batch ``[B * N1, 1]`` / ``[B * N1]`` (``batch.x_1``: samples
+                one after the other), which needs ``batch`` or ``num_graphs``.
+            batch: PyG's batch vector ``int64 [B * N1]`` of a batched ``x`` (checked:
+                sample ``b`` owns rows ``b * N1 .. (b + 1) * N1 - 1``). (default ``None``)
+            num_graphs: number of samples ``B`` of a batched ``x`` (``batch.num_graphs``).
+                (default ``None``)
 
         Returns:
-            :class:`HodgeParts` with three tensors shaped, typed and placed like ``x``
-            (empty when ``x`` is).
+            :class:`HodgeParts` with three tensors in the layout, dtype and device of ``x``
+            (empty when ``x`` is: ``B = 0`` and ``N1 = 0`` are allowed).
 
         Raises:
-            TypeError: ``x`` is not a floating tensor.
-            ValueError: wrong shape, or NaN/inf entries.
+            TypeError: ``x`` is not a floating tensor; ``batch`` not an integer tensor;
+                ``num_graphs`` not an int.
+            ValueError: another layout, a batched ``x`` without ``batch``/``num_graphs``
+                or whose rows are not ``B * N1``, a ``batch`` that is not PyG's layout of
+                flows on one complex, or NaN/inf entries.
+
+        Example:
+            >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+            >>> hodge = HodgeDecomposition(ops)
+            >>> ops.edges.tolist()  # sorted, oriented low -> high
+            [[0, 1], [0, 2], [1, 2]]
+            >>> x_1 = torch.tensor([[1.0], [-1.0], [1.0], [2.0], [0.0], [0.0]])  # 2 samples
+            >>> parts = hodge(x_1, num_graphs=2)  # a PyG batch's x_1 [B * N1, 1]
+            >>> parts.harmonic.shape  # the input's layout
+            torch.Size([6, 1])
+            >>> [round(v, 4) for v in parts.harmonic.view(-1).tolist()]  # 0->1->2->0 is a cycle
+            [1.0, -1.0, 1.0, 0.6667, -0.6667, 0.6667]
         """
-        x, single = self._check_flows(x)
+        x2, restore = self._as_samples(x, batch, num_graphs)
+        out = self._decompose_rows(x2)
+        return HodgeParts(*(restore(o) for o in out))
+
+    def _decompose_rows(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """The three parts ``[B, N1]`` of validated flows ``x`` ``[B, N1]``."""
         n1 = self.complex.num_edges
-        xc = (x.detach().unsqueeze(0) if single else x.detach()).cpu()  # [B, N1]
+        xc = x.detach().cpu()  # [B, N1]
         if self._bases is not None:
             xn = xc.double().numpy().T  # [N1, B]
             parts = [u @ (u.T @ xn) for u in self._bases]
@@ -541,28 +654,32 @@ class HodgeDecomposition:
 
             _map_chunks(work, xs.shape[0], rows=n1)
             out = [torch.from_numpy(o).to(x.dtype) for o in out_np]
-        out = [o.to(x.device) for o in out]
-        if single:
-            out = [o[0] for o in out]
-        return HodgeParts(*out)
+        return [o.to(x.device) for o in out]
 
     __call__ = decompose
 
-    def project(self, x: torch.Tensor, component: str) -> torch.Tensor:
+    def project(
+        self,
+        x: torch.Tensor,
+        component: str,
+        batch: torch.Tensor | None = None,
+        num_graphs: int | None = None,
+    ) -> torch.Tensor:
         """Projection :math:`\\mathbf{P}_k \\mathbf{x}` onto one Hodge subspace.
 
         Args:
-            x: floating edge flows ``[N1]`` or ``[B, N1]``.
+            x: floating edge flows in a layout of :meth:`decompose`.
             component: ``"gradient"``, ``"curl"`` or ``"harmonic"``.
+            batch, num_graphs: for a PyG batch ``x``, as in :meth:`decompose`.
 
         Returns:
-            Tensor shaped, typed and placed like ``x``.
+            Tensor in the layout, dtype and device of ``x``.
 
         Raises:
-            ValueError: unknown ``component``, bad shape or non-finite ``x``.
+            ValueError: unknown ``component``; as :meth:`decompose` for ``x``.
         """
         idx = _check_component(component)
-        return self.decompose(x)[idx]
+        return self.decompose(x, batch=batch, num_graphs=num_graphs)[idx]
 
     def basis(self, component: str) -> torch.Tensor:
         """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` (exact backend).
@@ -590,23 +707,31 @@ class HodgeDecomposition:
             f"{self.backend!r}); use project() or projector_block() instead"
         )
 
-    def coordinates(self, x: torch.Tensor, component: str) -> torch.Tensor:
+    def coordinates(
+        self,
+        x: torch.Tensor,
+        component: str,
+        batch: torch.Tensor | None = None,
+        num_graphs: int | None = None,
+    ) -> torch.Tensor:
         """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`.
 
         Args:
-            x: floating edge flows ``[N1]`` or ``[B, N1]``.
+            x: floating edge flows in a layout of :meth:`decompose`.
             component: ``"gradient"``, ``"curl"`` or ``"harmonic"``.
+            batch, num_graphs: for a PyG batch ``x``, as in :meth:`decompose`.
 
         Returns:
-            ``[dim_k]`` or ``[B, dim_k]`` on ``x``'s device and dtype.
+            ``[dim_k]`` for one flow ``[N1]``, else ``[B, dim_k]`` (one row per sample;
+            ``B = 1`` for ``[N1, 1]``), on ``x``'s device and dtype.
 
         Raises:
-            ValueError: as :meth:`basis`, or bad ``x``.
+            ValueError: as :meth:`basis`; as :meth:`decompose` for ``x``.
         """
-        x, single = self._check_flows(x)
+        x2, _ = self._as_samples(x, batch, num_graphs)
         u = self.basis(component).to(x.device, torch.float64)
-        xb = x.detach().unsqueeze(0) if single else x.detach()  # [B, N1]
-        out = (xb.double() @ u).to(x.dtype)
+        out = (x2.detach().double() @ u).to(x.dtype)
+        single = x.dim() == 1 and batch is None and num_graphs is None
         return out[0] if single else out
 
     # ------------------------------------------------------------------ projector blocks

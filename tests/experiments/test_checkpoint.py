@@ -96,3 +96,15 @@ def test_non_finite_weights_are_rejected_at_load_and_save(tmp_path, tiny_data, t
     with pytest.raises(ValueError, match="NaN or inf"):
         save_encoder(diverged, tmp_path / "diverged.pt", tiny_data, cfg)
     assert not (tmp_path / "diverged.pt").exists()
+
+
+def test_hodge_readout_configuration_round_trip(tmp_path, tiny_data):
+    cfg = get_config("SCL", "trajectory", hidden_channels=8, num_layers=1, readout="hodge")
+    enc = pretrain(tiny_data, cfg, seed=0, epochs=1).encoder
+    path = tmp_path / "encoder.pt"
+    save_encoder(enc, path, tiny_data, cfg)
+    loaded, meta = load_encoder(path, data=tiny_data, expected=cfg.architecture())
+    assert meta["architecture"]["readout"] == "hodge" and loaded.readout_name == "HodgeReadout"
+    assert np.array_equal(embed(loaded, tiny_data), embed(enc, tiny_data))
+    with pytest.raises(ValueError, match="needs the complex"):
+        load_encoder(path)

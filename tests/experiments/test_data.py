@@ -84,3 +84,23 @@ def test_failed_ocean_copy_leaves_no_temporary(tmp_path, monkeypatch, error):
         load_dataset("ocean", tmp_path / "data", ocean_raw=source)
     raw = tmp_path / "data" / "ocean_drifters" / "raw"
     assert list(raw.iterdir()) == []  # neither the file nor a temporary
+
+
+def test_ocean_raw_is_checked_even_when_a_processed_dataset_exists(tmp_path, monkeypatch):
+    """--ocean-raw used to be ignored once data_root held a processed dataset: a wrong file
+    now is an error, the right one loads the (identical) processed dataset."""
+    monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
+    shared = find_ocean_file()
+    if shared is None:
+        pytest.skip("the shared ocean drifter file is absent")
+    first = load_dataset("ocean", tmp_path, ocean_raw=shared)  # builds the processed file
+    processed = tmp_path / "ocean_drifters" / "processed" / "ocean_drifters.pt"
+    assert processed.is_file()
+    wrong = tmp_path / "wrong.jld2"
+    wrong.write_bytes(shared.read_bytes()[:-10])  # a truncated copy
+    with pytest.raises(ValueError, match="is not the ocean drifter file .* its sha256"):
+        load_dataset("ocean", tmp_path, ocean_raw=wrong)
+    with pytest.raises(FileNotFoundError, match="--ocean-raw"):
+        load_dataset("ocean", tmp_path, ocean_raw=tmp_path / "missing.jld2")
+    again = load_dataset("ocean", tmp_path, ocean_raw=shared)
+    assert again.complex.fingerprint() == first.complex.fingerprint()

@@ -154,6 +154,21 @@ def test_bad_hyper_parameters(kwargs, exc, match):
         HodgeDebiasedInfoNCE(**kwargs)
 
 
+def test_pyg_batch_layouts_of_the_parts_give_the_same_loss():
+    """A PyG batch's ``hodge_parts`` [B * N1, 3] and HodgeParts of ``batch.x_1`` [B * N1, 1]
+    (or [B * N1]) are the per-sample parts, B consecutive blocks of N1 rows."""
+    z1, z2 = _views(B=5, seed=4)
+    parts = _parts(B=5, N1=6)
+    loss_fn = HodgeDebiasedInfoNCE(0.5, gamma=(1.0, 0.5, 2.0))
+    ref = loss_fn(z1, z2, hodge_parts=parts)
+    columns = torch.stack([p.reshape(-1) for p in parts], dim=1)  # [B * N1, 3]
+    assert torch.equal(loss_fn(z1, z2, hodge_parts=columns), ref)
+    assert torch.equal(loss_fn(z1, z2, hodge_parts=[p.reshape(-1, 1) for p in parts]), ref)
+    assert torch.equal(loss_fn(z1, z2, hodge_parts=[p.reshape(-1) for p in parts]), ref)
+    with pytest.raises(ValueError, match="not a multiple of the batch size B = 5"):
+        loss_fn(z1, z2, hodge_parts=columns[:-1])
+
+
 def test_bad_inputs():
     z1, z2 = _views(B=4)
     parts = _parts(B=4)

@@ -49,10 +49,12 @@ def test_transform_on_batch_is_batched_and_input_untouched(small_hodge):
 def test_fit_errors(small_hodge, trajectories):
     ds, _ = trajectories
     pre = ComputeDropProbabilities(small_hodge, 0.3)
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="not the one ComputeDropProbabilities was built for"):
         pre.fit(ds.copy())  # flows of another complex
+    with pytest.raises(ValueError, match="rows"):
+        pre.fit([Data(x_1=d.x_1) for d in ds[:2]])  # no `complex` to compare: the rows
     with pytest.raises(ValueError, match="no attribute"):
-        ComputeDropProbabilities(small_hodge, 0.3, attr="x_2").fit(ds.copy())
+        ComputeDropProbabilities(trajectories[1], 0.3, attr="x_2").fit(ds.copy())
     with pytest.raises(ValueError, match="expected N1"):
         pre.fit([Data(x_1=torch.ones(3, 1))])
 
@@ -64,9 +66,24 @@ def test_overwrites_existing_probabilities(small_hodge):
     assert bool((out.drop_prob == 0).all()) and bool((data.drop_prob == 1).all())
 
 
+def test_complex_bound_by_fit_or_given_as_operators(trajectories):
+    ds, hodge = trajectories
+    unbound = ComputeDropProbabilities(budget=0.3)
+    with pytest.raises(TypeError, match="no complex yet"):
+        unbound(ds[0])
+    fitted = unbound.fit(ds.copy())  # binds ds.complex: the dataset is built only once
+    assert unbound.hodge.complex.fingerprint() == ds.complex.fingerprint()
+    from_ops = ComputeDropProbabilities(ds.complex, 0.3).fit([Data(x_1=ds[5].x_1)])
+    assert torch.allclose(fitted[5].drop_prob, from_ops[0].drop_prob, atol=1e-6)
+    with pytest.raises(TypeError, match="has no complex"):
+        ComputeDropProbabilities(budget=0.3).fit([ds[0]])
+
+
 def test_bad_settings(small_hodge):
-    with pytest.raises(TypeError, match="HodgeDecomposition"):
-        ComputeDropProbabilities(small_hodge.complex, 0.3)
+    with pytest.raises(TypeError, match="HodgeDecomposition, a SimplicialOperators or None"):
+        ComputeDropProbabilities(small_hodge.complex.B1, 0.3)
+    with pytest.raises(TypeError, match="needs `budget`"):
+        ComputeDropProbabilities(small_hodge)
     with pytest.raises(ValueError, match="budget"):
         ComputeDropProbabilities(small_hodge, 2.0)
     with pytest.raises(TypeError, match="unknown optimiser"):

@@ -190,6 +190,19 @@ def test_bad_hodge():
         HodgeSpectralMask(object(), 0.3)
 
 
+def test_fit_binds_the_datasets_complex(trajectories):
+    """The mask can be made before the dataset: fit binds ds.complex (no second dataset)."""
+    ds, hodge = trajectories
+    mask = HodgeSpectralMask(budget=0.3, generator=0)
+    with pytest.raises(TypeError, match="no complex yet"):
+        mask(ds[0])
+    ds2 = mask.fit(ds.copy())
+    assert mask.hodge.complex.fingerprint() == ds.complex.fingerprint()
+    want = optimize_drop_probabilities(ds[3].x_1.view(1, -1), hodge, 0.3)
+    assert torch.allclose(ds2[3].drop_prob.view(-1), want[0], atol=1e-6)
+    assert mask.bind(ds) is mask.hodge  # bound once; the same complex is accepted again
+
+
 def test_bad_data(small_hodge):
     n1 = small_hodge.complex.num_edges
     mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)

@@ -245,9 +245,9 @@ class SyntheticTrajectories(EdgeFlowDataset):
             ``pre_transform`` (and ``force_reload=False``).
 
     Example:
-        >>> ds = SyntheticTrajectories("data/trajectories", seed=0)  # doctest: +SKIP
-        >>> ds[0].x_1.shape, ds.complex.num_edges  # doctest: +SKIP
-        (torch.Size([1082, 1]), 1082)
+        >>> ds = SyntheticTrajectories("data/trajectories", seed=0, log=False)
+        >>> ds[0].x_1.shape, ds.complex.num_edges, len(ds)
+        (torch.Size([1082, 1]), 1082, 400)
     """
 
     def __init__(

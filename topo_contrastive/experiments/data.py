@@ -8,7 +8,6 @@ drop probabilities ``[S, N1]`` (for ``HodgeSpectralMask``), so that no epoch rec
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Sequence
@@ -81,7 +80,10 @@ def load_dataset(
     ``data_root/trajectories`` (generator seed 0). ``"ocean"``:
     :class:`~topo_contrastive.datasets.OceanDrifters` in ``data_root/ocean_drifters``; the raw
     file found by :func:`find_ocean_file` is copied to ``data_root/ocean_drifters/raw/`` first
-    (the shared folder is only read), else the dataset tries its download.
+    (the shared folder is only read), else the dataset tries its download. An explicit
+    ``ocean_raw`` is used to build the dataset, or, when ``data_root`` holds one already (its
+    raw copy or processed file), checked against the file's published sha256: every dataset is
+    built from a file with that sha256, so the existing one is the one this file gives.
 
     Args:
         name: ``"trajectory"`` or ``"ocean"`` (aliases accepted).
@@ -92,11 +94,13 @@ def load_dataset(
         log: let the datasets print progress (default ``False``).
 
     Raises:
-        ValueError: unknown dataset name; a ``data_root`` that cannot be written.
-        FileNotFoundError: the ocean file is nowhere and cannot be downloaded (the message says
-            where to put it).
+        ValueError: unknown dataset name; a ``data_root`` that cannot be written; an
+            ``ocean_raw`` that is not the ocean drifter file (another sha256).
+        FileNotFoundError: ``ocean_raw`` names a missing file; the ocean file is nowhere and
+            cannot be downloaded (the message says where to put it).
     """
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
+    from topo_contrastive.datasets._base import sha256_of
 
     ds = resolve_dataset_name(name)
     root = Path(data_root).expanduser()
@@ -114,6 +118,16 @@ def load_dataset(
     ocean_root = root / "ocean_drifters"
     raw = ocean_root / "raw" / _OCEAN_FILE
     processed = ocean_root / "processed" / "ocean_drifters.pt"
+    if ocean_raw is not None and (raw.is_file() or processed.is_file()):
+        # the dataset is built already: check the user's file, which it will not read
+        given = find_ocean_file(ocean_raw)
+        digest = sha256_of(str(given))
+        if digest != OceanDrifters.sha256:
+            raise ValueError(
+                f"--ocean-raw '{given}' is not the ocean drifter file dataBuoys.jld2: its sha256 "
+                f"is {digest}, expected {OceanDrifters.sha256} (truncated, corrupted or another "
+                "file)"
+            )
     if not raw.is_file() and not processed.is_file():
         source = find_ocean_file(ocean_raw)
         if source is not None:
@@ -171,13 +185,11 @@ def load_data_file(
 
 
 def complex_fingerprint(ops: SimplicialOperators) -> str:
-    """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex."""
-    digest = hashlib.sha256()
-    digest.update(np.ascontiguousarray(ops.edges, dtype=np.int64).tobytes())
-    digest.update(b"|")
-    digest.update(np.ascontiguousarray(ops.triangles, dtype=np.int64).tobytes())
-    digest.update(f"|{ops.num_nodes}".encode())
-    return digest.hexdigest()[:16]
+    """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex.
+
+    Kept for compatibility; the same as :meth:`SimplicialOperators.fingerprint`.
+    """
+    return ops.fingerprint()
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,7 +136,10 @@ def linear_probe(
 
 
 def probe_splits(
-    features: np.ndarray, data: Any, split_seeds: Sequence[int]
+    features: np.ndarray,
+    data: Any,
+    split_seeds: Sequence[int],
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`linear_probe` of fixed features on several splits of a prepared dataset.
 
@@ -144,6 +147,7 @@ def probe_splits(
         features: ``[S, D]`` features of all samples (embeddings, or a reference feature).
         data: the :class:`~topo_contrastive.experiments.ExperimentData` (labels, splits).
         split_seeds: the splits (``data.split(seed)``); the probe's folds use the same seed.
+        progress: called with each split's dict as soon as it is done (default: nothing).
 
     Returns:
         One dict per split: ``split_seed``, ``test_accuracy``, ``train_accuracy``,
@@ -166,6 +170,8 @@ def probe_splits(
                 "C": res.C,
             }
         )
+        if progress is not None:
+            progress(out[-1])
     return out
 
 

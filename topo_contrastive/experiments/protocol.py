@@ -8,7 +8,7 @@ so that an interrupted run can be resumed unit by unit.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +38,14 @@ def evaluate_encoder(
     data: ExperimentData,
     split_seeds: Sequence[int],
     device: str | torch.device = "cpu",
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Linear-SVM evaluation of one encoder on several splits (one dict per split).
 
     Accuracies are fractions; see :func:`~topo_contrastive.experiments.linear_probe`.
+    ``progress``, if given, is called with each split's dict as soon as it is done.
     """
-    return probe_splits(embed(encoder, data, device=device), data, split_seeds)
+    return probe_splits(embed(encoder, data, device=device), data, split_seeds, progress)
 
 
 @dataclass(frozen=True)

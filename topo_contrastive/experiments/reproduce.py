@@ -412,7 +412,7 @@ def reproduce(
     table = format_table(
         summary,
         records,
-        title_note=f"--{preset.name}",
+        title_note=f"preset {preset.name!r}",
         reduced=preset.reduced,
         preset_line=preset.describe(),
         seconds=seconds,

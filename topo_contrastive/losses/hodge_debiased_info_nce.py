@@ -27,6 +27,35 @@ from topo_contrastive.losses.hodge_weights import (
 __all__ = ["HodgeDebiasedInfoNCE"]
 
 
+def _per_sample(parts: Sequence[Tensor] | Tensor, batch_size: int) -> Sequence[Tensor] | Tensor:
+    """PyG-batched Hodge parts (``[B * N1, 3]``, or three ``[B * N1, 1]`` / ``[B * N1]``) as
+    ``[3, B, N1]`` / three ``[B, N1]``; other layouts are returned as given."""
+
+    def rows_to_samples(t: Tensor, what: str) -> Tensor:
+        if t.shape[0] % batch_size != 0:
+            raise ValueError(
+                f"`hodge_parts` {what} has {t.shape[0]} rows, not a multiple of the batch size "
+                f"B = {batch_size} of `z1` (a PyG batch holds B blocks of N1 rows)"
+            )
+        return t.reshape(batch_size, -1)
+
+    if batch_size < 1:
+        return parts
+    if isinstance(parts, Tensor):
+        if parts.dim() == 2 and parts.shape[1] == 3:  # a PyG batch's hodge_parts [B*N1, 3]
+            return torch.stack([rows_to_samples(parts[:, k], "column") for k in range(3)])
+        return parts
+    if isinstance(parts, Sequence) and not isinstance(parts, (str, bytes)):
+        out = []
+        for p in parts:
+            batched = isinstance(p, Tensor) and (
+                p.dim() == 1 or (p.dim() == 2 and p.shape[1] == 1 and p.shape[0] != batch_size)
+            )
+            out.append(rows_to_samples(p, "part") if batched else p)
+        return out
+    return parts
+
+
 class HodgeDebiasedInfoNCE(nn.Module):
     r"""Hodge-debiased InfoNCE: negatives reweighted by their spectral dissimilarity (eq. 6).
 
@@ -69,10 +98,15 @@ class HodgeDebiasedInfoNCE(nn.Module):
             :func:`~topo_contrastive.losses.hodge_negative_weights`. (default: ``1e-6``)
 
     Shapes:
-        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` three ``[B, N1]`` tensors
-          ``(gradient, curl, harmonic)`` of the original flows (a ``HodgeParts`` named tuple)
-          or ``[3, B, N1]``; or ``weights`` ``[B, M]`` (``M = B`` single-process, the global
-          batch size when distributed; the anchor's own column is ignored).
+        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` of the original flows: three
+          tensors ``(gradient, curl, harmonic)`` (a ``HodgeParts`` named tuple) each
+          ``[B, N1]`` or in a PyG batch's layout ``[B * N1, 1]`` / ``[B * N1]`` (e.g.
+          ``hodge(batch.x_1, batch=batch.batch)``), or one tensor ``[3, B, N1]``, or a PyG
+          batch's ``hodge_parts`` ``[B * N1, 3]`` (columns gradient, curl, harmonic, from
+          :class:`~topo_contrastive.transforms.ContrastiveViews`); the rows of a batched
+          layout are ``B`` consecutive blocks of ``N1``, ``B`` taken from ``z1``. Or
+          ``weights`` ``[B, M]`` (``M = B`` single-process, the global batch size when
+          distributed; the anchor's own column is ignored).
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
 
     Raises:
@@ -81,12 +115,19 @@ class HodgeDebiasedInfoNCE(nn.Module):
         ValueError: for ``temperature <= 0``, a ``gamma`` that is not three finite
             non-negative numbers, views of different shapes, fewer than 2 samples, not exactly
             one of ``hodge_parts`` / ``weights``, Hodge parts whose batch size differs from the
-            views' or with NaN/inf entries, or ``weights`` of the wrong shape, with NaN/inf or
-            negative entries, or with an anchor whose negatives all have weight 0.
+            views' or with NaN/inf entries, batched Hodge parts whose rows are not a
+            multiple of ``B``, or ``weights`` of the wrong shape, with NaN/inf or negative
+            entries, or with an anchor whose negatives all have weight 0.
 
     Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+        >>> hodge = HodgeDecomposition(ops)
+        >>> x_1 = torch.randn(4 * ops.num_edges, 1)  # a PyG batch's flows, B = 4
+        >>> z1, z2 = torch.randn(4, 8), torch.randn(4, 8)  # embeddings of the two views
         >>> loss_fn = HodgeDebiasedInfoNCE(temperature=0.5, gamma=(0.0, 1.0, 1.0))
-        >>> loss = loss_fn(z1, z2, hodge_parts=hodge(batch.x_1))  # doctest: +SKIP
+        >>> loss = loss_fn(z1, z2, hodge_parts=hodge(x_1, num_graphs=4))
+        >>> bool(loss.isfinite()), loss.shape
+        (True, torch.Size([]))
     """
 
     def __init__(
@@ -140,7 +181,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
 
     def _weights_from_parts(self, hodge_parts: Sequence[Tensor] | Tensor, pool: Pool) -> Tensor:
         """Weights ``[B, M]`` of the local anchors against the (gathered) pool."""
-        parts = _stack_parts(hodge_parts, "hodge_parts").detach()  # [3, B, N1]
+        parts = _stack_parts(
+            _per_sample(hodge_parts, pool.batch_size), "hodge_parts"
+        ).detach()  # [3, B, N1]
         if parts.shape[1] != pool.batch_size:
             raise ValueError(
                 f"`hodge_parts` must hold the B = {pool.batch_size} samples of `z1`/`z2`, "

@@ -73,8 +73,10 @@ class InfoNCE(nn.Module):
 
     Example:
         >>> loss_fn = InfoNCE(temperature=0.5)
-        >>> z1, z2 = head(encoder(view_1)), head(encoder(view_2))  # doctest: +SKIP
-        >>> loss = loss_fn(z1, z2)  # doctest: +SKIP
+        >>> z1, z2 = torch.randn(8, 16), torch.randn(8, 16)  # projected views [B, D]
+        >>> loss = loss_fn(z1, z2)  # e.g. z = head(encoder(view)) in a training loop
+        >>> loss.shape, bool(loss > 0)
+        (torch.Size([]), True)
     """
 
     def __init__(

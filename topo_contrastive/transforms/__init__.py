@@ -4,12 +4,15 @@
 - :class:`HodgeSpectralMask`: drop with per-edge probabilities optimised with respect to
   the Hodge decomposition (paper §4.1), computed once per sample by
   :class:`ComputeDropProbabilities` (or :meth:`HodgeSpectralMask.fit`).
+- :class:`ContrastiveViews`: both views and the Hodge parts of the original flow in one
+  ``Data``, the dataset transform of a contrastive PyG pipeline.
 - The functional optimiser :func:`optimize_drop_probabilities`, its closed-form
   objective (:func:`expected_hodge_distortion`, :func:`expected_hodge_distortion_grad`,
   :func:`hodge_mask_objective`) and the projection :func:`project_capped_simplex`.
 """
 
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
+from topo_contrastive.transforms.contrastive_views import ContrastiveViews
 from topo_contrastive.transforms.edge_flow_mask import EdgeFlowMask
 from topo_contrastive.transforms.hodge_spectral_mask import HodgeSpectralMask
 from topo_contrastive.transforms.spectral_mask_optimizer import (
@@ -22,6 +25,7 @@ from topo_contrastive.transforms.spectral_mask_optimizer import (
 
 __all__ = [
     "ComputeDropProbabilities",
+    "ContrastiveViews",
     "EdgeFlowMask",
     "HodgeSpectralMask",
     "expected_hodge_distortion",

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Batch
+from torch.utils.data import get_worker_info
+from torch_geometric.data import Batch, InMemoryDataset
+
+from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.hodge import HodgeDecomposition
 
 
 def make_generator(generator: Any) -> torch.Generator | None:
@@ -22,6 +28,32 @@ def make_generator(generator: Any) -> torch.Generator | None:
     if generator < 0:
         raise ValueError(f"`generator` seed must be >= 0, got {generator}")
     return torch.Generator().manual_seed(int(generator))
+
+
+def draw_generator(owner: Any) -> torch.Generator | None:
+    """The generator ``owner`` (a masking transform with a ``generator`` attribute) draws from.
+
+    In the main process: ``owner.generator`` itself (``None``: torch's global generator).
+    In a ``DataLoader`` worker, a seeded ``owner.generator`` would be a copy of the main
+    process's, identical in every worker and restarting at every epoch; instead each worker
+    gets its own generator, seeded once per worker from ``owner.generator.initial_seed()``
+    and the worker's seed (``torch.utils.data.get_worker_info().seed``: the DataLoader's
+    base seed, drawn per epoch from its ``generator`` or torch's global one, plus the worker
+    id) through ``numpy.random.SeedSequence``. So the masks are reproducible (same seeds,
+    same masks), differ across workers and across epochs. Without a generator, the global
+    generator is used: PyTorch seeds it per worker already.
+    """
+    base = owner.generator
+    info = get_worker_info()
+    if base is None or info is None:
+        return base
+    key = (info.id, info.seed, base.initial_seed())
+    cached = owner.__dict__.get("_worker_generator")
+    if cached is None or cached[0] != key:
+        words = np.random.SeedSequence([base.initial_seed(), info.seed]).generate_state(2)
+        seed = (int(words[0]) << 32) | int(words[1])  # 64 bits
+        owner._worker_generator = (key, torch.Generator(device=base.device).manual_seed(seed))
+    return owner._worker_generator[1]
 
 
 def check_attr(attr: Any, name: str) -> str:
@@ -125,3 +157,96 @@ def store(data: Any, key: str, value: Tensor, like: str) -> None:
             data._slice_dict = {**slices, key: slices[like]}
         if incs is not None and like in incs:
             data._inc_dict = {**incs, key: incs[like]}
+
+
+def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
+    """``None``, a :class:`HodgeDecomposition` (as is) or a :class:`SimplicialOperators`
+    (decomposed with the default backend)."""
+    if obj is None or isinstance(obj, HodgeDecomposition):
+        return obj
+    if isinstance(obj, SimplicialOperators):
+        return HodgeDecomposition(obj)
+    raise TypeError(
+        f"`{name}` must be a HodgeDecomposition, a SimplicialOperators or None (bound by "
+        f"fit(dataset)), got {type(obj).__name__}"
+    )
+
+
+def bind_hodge(
+    hodge: HodgeDecomposition | None, dataset: Any, owner: str
+) -> HodgeDecomposition:
+    """The decomposition to use for ``dataset``: ``hodge`` if given (checked against the
+    dataset's ``complex`` when it has one), else one of ``dataset.complex``."""
+    ops = getattr(dataset, "complex", None)
+    if ops is not None and not isinstance(ops, SimplicialOperators):
+        raise TypeError(
+            f"`dataset.complex` must be a SimplicialOperators, got {type(ops).__name__}"
+        )
+    if hodge is None:
+        if ops is None:
+            raise TypeError(
+                f"{owner} has no complex: pass `hodge=` (a HodgeDecomposition or "
+                f"SimplicialOperators) or fit a dataset with a `complex` attribute, got "
+                f"{type(dataset).__name__}"
+            )
+        return HodgeDecomposition(ops)
+    if ops is not None and ops.fingerprint() != hodge.complex.fingerprint():
+        raise ValueError(
+            f"the dataset's complex ({ops.num_edges} edges, fingerprint {ops.fingerprint()}) "
+            f"is not the one {owner} was built for ({hodge.complex.num_edges} edges, "
+            f"fingerprint {hodge.complex.fingerprint()})"
+        )
+    return hodge
+
+
+def fit_attributes(
+    dataset: InMemoryDataset | Iterable[Any],
+    attr: str,
+    n1: int,
+    compute: Callable[[Tensor], dict[str, Tensor]],
+) -> Any:
+    """Store per-row attributes computed from all flows of ``dataset`` at once.
+
+    ``compute`` maps the stacked flows ``[S * N1, C]`` (sample-major) to
+    ``{key: [S * N1, ...]}``. An ``InMemoryDataset`` gets the new keys in its storage, in
+    place, sliced like ``attr`` (views made by indexing share them; PyG's cache of separated
+    samples is dropped) and is returned; another iterable of ``Data`` gives a list of shallow
+    copies carrying the new keys.
+
+    Raises:
+        ValueError: a sample without a valid flow of ``N1`` rows.
+    """
+    if isinstance(dataset, InMemoryDataset):
+        storage = dataset._data  # the collated samples (PyG's documented internal store)
+        slices = dataset.slices
+        if slices is None or attr not in slices:
+            raise ValueError(f"the dataset's samples have no attribute {attr!r}")
+        x = get_flow(storage, attr)
+        bounds = slices[attr]
+        if not bool((bounds.diff() == n1).all()):
+            raise ValueError(
+                f"every sample's `{attr}` must have N1 = {n1} rows (a flow on the complex of "
+                "`hodge`)"
+            )
+        for key, value in compute(x).items():
+            storage[key] = value
+            slices[key] = bounds.clone()  # in place: views share storage and slices
+        dataset._data_list = None  # drop PyG's cache of separated samples
+        return dataset
+    data_list = list(dataset)
+    flows = []
+    for i, data in enumerate(data_list):
+        x = get_flow(data, attr)
+        if x.shape[0] != n1:
+            raise ValueError(f"sample {i} has `{attr}` with {x.shape[0]} rows, expected N1 = {n1}")
+        flows.append(x)
+    if not data_list:
+        return []
+    values = {k: v.split(n1) for k, v in compute(torch.cat(flows)).items()}
+    out = []
+    for i, data in enumerate(data_list):
+        data = copy.copy(data)
+        for key, parts in values.items():
+            data[key] = parts[i]
+        out.append(data)
+    return out

@@ -2,17 +2,24 @@ r"""Store Hodge-aware drop probabilities on edge-flow data (paper §4.1, DESIGN 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.transforms._common import check_attr, get_flow, num_flows, store
+from topo_contrastive.transforms._common import (
+    as_hodge,
+    bind_hodge,
+    check_attr,
+    fit_attributes,
+    get_flow,
+    num_flows,
+    store,
+)
 from topo_contrastive.transforms.spectral_mask_optimizer import (
     check_budget,
     check_objective,
@@ -51,9 +58,13 @@ class ComputeDropProbabilities(BaseTransform):
     existing ``drop_prob`` is overwritten.
 
     Args:
-        hodge (HodgeDecomposition): Hodge decomposition of the flows' complex.
+        hodge (HodgeDecomposition or SimplicialOperators, optional): Hodge decomposition
+            of the flows' complex, or the complex (decomposed with the default backend);
+            ``None`` binds it to ``dataset.complex`` at the first :meth:`fit`, so that a
+            dataset can be built with the transform and fitted afterwards.
+            (default: ``None``)
         budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped.
+            flow's support that is dropped (required).
         perturb (Sequence[str], optional): Hodge components whose embedding the masks
             should change. (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
@@ -72,8 +83,9 @@ class ComputeDropProbabilities(BaseTransform):
           the flow, in :math:`[0, 1]`, zero off the flow's support.
 
     Raises:
-        TypeError: ``hodge`` not a :class:`~topo_contrastive.hodge.HodgeDecomposition`, bad
-            argument types or unknown optimiser options.
+        TypeError: ``hodge`` of another type, no ``budget``, bad argument types or unknown
+            optimiser options; when called before the complex is known (no ``hodge``, no
+            :meth:`fit`).
         ValueError: ``budget`` outside :math:`[0, 1]`, unknown/repeated/conflicting
             component names, negative weights, bad optimiser options; when called, a
             missing/NaN flow, a flow with several channels, or a number of rows other than
@@ -81,17 +93,19 @@ class ComputeDropProbabilities(BaseTransform):
             ``Data`` with a ``batch`` vector).
 
     Example:
-        >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
-        >>> hodge = HodgeDecomposition(ds.complex)  # doctest: +SKIP
-        >>> ComputeDropProbabilities(hodge, budget=0.3).fit(ds)  # doctest: +SKIP
-        >>> ds[0].drop_prob.shape  # doctest: +SKIP
-        torch.Size([1082, 1])
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+        >>> flows = [Data(x_1=ops.path_to_flow(p).view(-1, 1)) for p in ([0, 1, 2], [3, 2, 0])]
+        >>> fitted = ComputeDropProbabilities(ops, budget=0.5).fit(flows)
+        >>> fitted[0].drop_prob.shape
+        torch.Size([4, 1])
+        >>> bool(fitted[0].drop_prob.sum() <= 0.5 * 2 + 1e-6)  # at most budget x |supp x|
+        True
     """
 
     def __init__(
         self,
-        hodge: HodgeDecomposition,
-        budget: float,
+        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -99,9 +113,9 @@ class ComputeDropProbabilities(BaseTransform):
         prob_attr: str = "drop_prob",
         **optimizer_options: Any,
     ) -> None:
-        if not isinstance(hodge, HodgeDecomposition):
-            raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
-        self.hodge = hodge
+        self._hodge = as_hodge(hodge)
+        if budget is None:
+            raise TypeError(f"{type(self).__name__} needs `budget` (a fraction in [0, 1])")
         self.budget = check_budget(budget)
         self.perturb, self.preserve, self.alpha = check_objective(perturb, preserve, alpha)
         self.attr = check_attr(attr, "attr")
@@ -111,9 +125,34 @@ class ComputeDropProbabilities(BaseTransform):
         self.optimizer_options = check_optimizer_options(optimizer_options)
 
     @property
+    def hodge(self) -> HodgeDecomposition:
+        """The Hodge decomposition of the complex (given, or bound by :meth:`fit`).
+
+        Raises:
+            TypeError: no complex yet (neither ``hodge`` given nor :meth:`fit` called).
+        """
+        if self._hodge is None:
+            raise TypeError(
+                f"{type(self).__name__} has no complex yet: pass `hodge=` (a "
+                "HodgeDecomposition or SimplicialOperators) or call fit(dataset) first"
+            )
+        return self._hodge
+
+    @property
     def num_edges(self) -> int:
         """:math:`N_1`, the number of edges of the complex."""
         return self.hodge.complex.num_edges
+
+    def bind(self, dataset: Any) -> HodgeDecomposition:
+        """Bind to ``dataset.complex`` if no complex was given (else check that the dataset's
+        complex is the given one) and return the decomposition.
+
+        Raises:
+            TypeError: no complex given and ``dataset`` has no ``complex``.
+            ValueError: ``dataset.complex`` differs from the given complex.
+        """
+        self._hodge = bind_hodge(self._hodge, dataset, type(self).__name__)
+        return self._hodge
 
     def probabilities(self, x: Tensor) -> Tensor:
         """Drop probabilities ``[rows, 1]`` of the stacked flows ``x`` (``[rows]`` or
@@ -154,6 +193,9 @@ class ComputeDropProbabilities(BaseTransform):
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Compute the probabilities of all samples of ``dataset`` in one batched call.
 
+        Binds the transform to ``dataset.complex`` first if it has no complex yet
+        (:meth:`bind`).
+
         Args:
             dataset: an ``InMemoryDataset`` (updated in place and returned) or an iterable
                 of ``Data`` objects (a list of shallow copies with ``drop_prob`` returned).
@@ -162,44 +204,17 @@ class ComputeDropProbabilities(BaseTransform):
             The dataset itself, or the list of copies.
 
         Raises:
-            ValueError: a sample without a valid flow of :math:`N_1` rows.
+            TypeError: no complex given and ``dataset`` has none.
+            ValueError: a sample without a valid flow of :math:`N_1` rows; a dataset on
+                another complex than the given one.
         """
-        n1 = self.num_edges
-        if isinstance(dataset, InMemoryDataset):
-            storage = dataset._data  # the collated samples (PyG's documented internal store)
-            slices = dataset.slices
-            if slices is None or self.attr not in slices:
-                raise ValueError(f"the dataset's samples have no attribute {self.attr!r}")
-            x = get_flow(storage, self.attr)
-            bounds = slices[self.attr]
-            if not bool((bounds.diff() == n1).all()):
-                raise ValueError(
-                    f"every sample's `{self.attr}` must have N1 = {n1} rows (a flow on the "
-                    "complex of `hodge`)"
-                )
-            storage[self.prob_attr] = self.probabilities(x)
-            # in place: views made by indexing share the storage and the slices
-            slices[self.prob_attr] = bounds.clone()
-            dataset._data_list = None  # drop PyG's cache of separated samples
-            return dataset
-        data_list = list(dataset)
-        flows = []
-        for i, data in enumerate(data_list):
-            x = get_flow(data, self.attr)
-            if x.shape[0] != n1:
-                raise ValueError(
-                    f"sample {i} has `{self.attr}` with {x.shape[0]} rows, expected N1 = {n1}"
-                )
-            flows.append(x)
-        if not data_list:
-            return []
-        probs = self.probabilities(torch.cat(flows)).split(n1)
-        out = []
-        for data, p in zip(data_list, probs, strict=True):
-            data = copy.copy(data)
-            data[self.prob_attr] = p
-            out.append(data)
-        return out
+        self.bind(dataset)
+        return fit_attributes(
+            dataset,
+            self.attr,
+            self.num_edges,
+            lambda x: {self.prob_attr: self.probabilities(x)},
+        )
 
     def __repr__(self) -> str:
         # every setting that changes the probabilities: a dataset records this repr of its
@@ -207,8 +222,9 @@ class ComputeDropProbabilities(BaseTransform):
         alpha = {k: v for k, v in self.alpha.items() if v != 1.0}
         extra = f", alpha={alpha!r}" if alpha else ""
         extra += "".join(f", {k}={v!r}" for k, v in self.optimizer_options.items())
+        num_edges = None if self._hodge is None else self._hodge.complex.num_edges
         return (
             f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
             f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r}, "
-            f"num_edges={self.num_edges}{extra})"
+            f"num_edges={num_edges}{extra})"
         )

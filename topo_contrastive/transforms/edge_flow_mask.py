@@ -11,6 +11,7 @@ from torch_geometric.transforms import BaseTransform
 from topo_contrastive.transforms._common import (
     apply_drop,
     check_attr,
+    draw_generator,
     get_flow,
     make_generator,
     uniform,
@@ -37,9 +38,11 @@ class EdgeFlowMask(BaseTransform):
     Calling the transform twice draws two independent masks (the generator advances),
     which is how two contrastive views are made: ``view1, view2 = mask(batch),
     mask(batch)``. With an int seed the sequence of masks is reproducible.
-    Note: a ``torch.Generator`` is copied into every ``DataLoader`` worker process, so
-    workers would repeat each other's masks; apply the transform to batches in the main
-    process (as above) or pass ``generator=None`` and seed the workers.
+    **DataLoader workers.** As a dataset transform with ``num_workers > 0``, each worker
+    draws from its own generator, seeded from the transform's seed and the worker's seed
+    (which PyTorch derives from the DataLoader's ``generator`` or the global seed, per
+    epoch): masks differ across workers and epochs and are reproducible under
+    ``torch.manual_seed`` (see :class:`~topo_contrastive.transforms.ContrastiveViews`).
 
     Args:
         p (float): drop probability in :math:`[0, 1]`.
@@ -83,7 +86,7 @@ class EdgeFlowMask(BaseTransform):
 
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
-        drop = uniform(x.shape[0], self.generator, x.device) < self.p  # [rows]
+        drop = uniform(x.shape[0], draw_generator(self), x.device) < self.p  # [rows]
         data[self.attr] = apply_drop(x, drop)
         return data
 

@@ -10,9 +10,11 @@ from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
     apply_drop,
+    draw_generator,
     get_flow,
     make_generator,
     num_flows,
@@ -63,13 +65,18 @@ class HodgeSpectralMask(BaseTransform):
     an edge share its draw. Calling the transform twice draws two independent masks (the
     generator advances): ``view1, view2 = mask(batch), mask(batch)``. The input is never
     modified: the returned shallow copy holds new tensors on the input's device and dtype.
-    A ``torch.Generator`` is copied into every ``DataLoader`` worker, so workers would
-    repeat each other's masks: apply the transform to batches in the main process.
+    In ``DataLoader`` workers each worker draws from its own generator (seeded from
+    ``generator`` and the worker's seed, as for
+    :class:`~topo_contrastive.transforms.EdgeFlowMask`). To get both views and the Hodge
+    parts of every sample from one dataset transform, wrap the mask in
+    :class:`~topo_contrastive.transforms.ContrastiveViews`.
 
     Args:
-        hodge (HodgeDecomposition): Hodge decomposition of the flows' complex.
+        hodge (HodgeDecomposition or SimplicialOperators, optional): Hodge decomposition
+            of the flows' complex, or the complex; ``None`` binds it to ``dataset.complex``
+            at the first :meth:`fit`. (default: ``None``)
         budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped.
+            flow's support that is dropped (required).
         perturb (Sequence[str], optional): components whose embedding the masks should
             change. (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
@@ -100,17 +107,20 @@ class HodgeSpectralMask(BaseTransform):
             :math:`[0, 1]`.
 
     Example:
-        >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
-        >>> mask = HodgeSpectralMask(HodgeDecomposition(ds.complex), budget=0.3, generator=0)
-        >>> mask.fit(ds)  # one batched optimisation, stores ds[i].drop_prob  # doctest: +SKIP
-        >>> batch = next(iter(DataLoader(ds, batch_size=100)))  # doctest: +SKIP
-        >>> view1, view2 = mask(batch), mask(batch)  # doctest: +SKIP
+        >>> ds = SyntheticTrajectories("data/trajectories", num_points=150, num_train=4,
+        ...                            num_val=2, num_test=2, log=False)
+        >>> mask = HodgeSpectralMask(budget=0.3, generator=0)
+        >>> ds = mask.fit(ds)  # binds ds.complex; one batched optimisation: ds[i].drop_prob
+        >>> batch = next(iter(DataLoader(ds, batch_size=4)))
+        >>> view1, view2 = mask(batch), mask(batch)  # two independent masked views
+        >>> view1.x_1.shape == batch.x_1.shape, bool((view1.x_1 != view2.x_1).any())
+        (True, True)
     """
 
     def __init__(
         self,
-        hodge: HodgeDecomposition,
-        budget: float,
+        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -164,10 +174,15 @@ class HodgeSpectralMask(BaseTransform):
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Store ``drop_prob`` on every sample of ``dataset`` in one batched optimisation.
 
-        See :meth:`ComputeDropProbabilities.fit` (an ``InMemoryDataset`` is updated in
-        place and returned; another iterable gives a list of copies).
+        Binds the transform to ``dataset.complex`` if it has no complex yet. See
+        :meth:`ComputeDropProbabilities.fit` (an ``InMemoryDataset`` is updated in place and
+        returned; another iterable gives a list of copies).
         """
         return self.precompute.fit(dataset)
+
+    def bind(self, dataset: Any) -> HodgeDecomposition:
+        """Bind to ``dataset.complex`` (see :meth:`ComputeDropProbabilities.bind`)."""
+        return self.precompute.bind(dataset)
 
     def _stored_probabilities(self, data: Any, x: Tensor) -> Tensor | None:
         if self.prob_attr not in data.keys():  # noqa: SIM118 - Data API
@@ -195,7 +210,7 @@ class HodgeSpectralMask(BaseTransform):
         if p is None:
             p = self.precompute.probabilities(x)  # [rows, 1], batched over samples
             store(data, self.prob_attr, p, like=self.attr)
-        draws = uniform(x.shape[0], self.generator, x.device)  # [rows]
+        draws = uniform(x.shape[0], draw_generator(self), x.device)  # [rows]
         data[self.attr] = apply_drop(x, draws < p.reshape(-1).to(x.device, torch.float64))
         return data
 

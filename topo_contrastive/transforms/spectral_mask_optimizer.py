@@ -688,10 +688,15 @@ def optimize_drop_probabilities(
             non-positive ``lr``/``tol``, ``num_steps < 1``.
 
     Example:
-        >>> ds = SyntheticTrajectories("data/trajectories")  # doctest: +SKIP
-        >>> hodge = HodgeDecomposition(ds.complex)  # doctest: +SKIP
-        >>> x = ds.x_1.view(len(ds), -1)  # [400, N1]  # doctest: +SKIP
-        >>> p = optimize_drop_probabilities(x, hodge, budget=0.3)  # doctest: +SKIP
+        >>> ops = SimplicialOperators.from_simplices(
+        ...     [[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
+        >>> hodge = HodgeDecomposition(ops)
+        >>> x = torch.stack([ops.path_to_flow([0, 1, 2, 3]), ops.path_to_flow([3, 0, 2])])
+        >>> p = optimize_drop_probabilities(x, hodge, budget=0.3)  # [2, N1]
+        >>> p.shape, bool((p[x == 0] == 0).all())  # nothing dropped off the support
+        (torch.Size([2, 5]), True)
+        >>> bool((p.sum(1) <= 0.3 * (x != 0).sum(1) + 1e-6).all())  # the budget holds
+        True
     """
     if not isinstance(hodge, HodgeDecomposition):
         raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")

@@ -1,0 +1,104 @@
+"""The public API: top-level shortcuts, py.typed, and one documented path per name."""
+
+from __future__ import annotations
+
+import configparser
+import importlib
+import re
+from pathlib import Path
+
+import topo_contrastive
+
+ROOT = Path(__file__).resolve().parents[1]
+API_RST = ROOT / "docs" / "api.rst"
+#: packages/modules whose ``__all__`` is the public API
+PUBLIC = (
+    "topo_contrastive",
+    "topo_contrastive.nn",
+    "topo_contrastive.transforms",
+    "topo_contrastive.losses",
+    "topo_contrastive.datasets",
+    "topo_contrastive.io",
+    "topo_contrastive.experiments",
+)
+#: top-level names that are shortcuts to a subpackage's (documented there)
+SHORTCUTS = set(topo_contrastive._LAZY)
+
+
+def _documented() -> list[str]:
+    text = API_RST.read_text(encoding="utf-8")
+    pattern = r"^\.\. (?:auto(?:class|function|data|exception)|py:data)::\s+(\S+)"
+    return re.findall(pattern, text, flags=re.M)
+
+
+def _resolve(path: str):
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(path)
+
+
+def test_top_level_shortcuts_are_the_subpackages_objects():
+    from topo_contrastive import (  # noqa: F401 - the import is the test
+        SCNN,
+        ComputeDropProbabilities,
+        ContrastiveViews,
+        EdgeFlowMask,
+        HodgeDebiasedInfoNCE,
+        HodgeDecomposition,
+        HodgeReadout,
+        HodgeSpectralMask,
+        InfoNCE,
+        OceanDrifters,
+        ProjectionHead,
+        SCNNConv,
+        SimplicialOperators,
+        SyntheticTrajectories,
+        load_encoder,
+        save_encoder,
+    )
+
+    for name, sub in topo_contrastive._LAZY.items():
+        module = importlib.import_module(f"topo_contrastive.{sub}")
+        assert getattr(topo_contrastive, name) is getattr(module, name)
+        assert name in module.__all__
+    assert set(topo_contrastive.__all__) <= set(dir(topo_contrastive))
+    core = {"SimplicialOperators", "HodgeDecomposition", "HodgeParts", "__version__"}
+    assert set(topo_contrastive.__all__) == core | SHORTCUTS
+
+
+def test_py_typed_ships_with_the_package():
+    assert (ROOT / "topo_contrastive" / "py.typed").is_file()
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    assert "py.typed" in cfg["options.package_data"]["topo_contrastive"].split()
+
+
+def test_every_public_name_is_documented_once_at_its_shortest_path():
+    documented = _documented()
+    assert len(documented) == len(set(documented)), "a name is documented twice"
+    # where each public name is expected: the first public package (shortest path) whose
+    # __all__ holds it; the top-level shortcuts are documented in their subpackage
+    expected: dict[int, str] = {}
+    for package in PUBLIC:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            if name.startswith("__") or (package == "topo_contrastive" and name in SHORTCUTS):
+                continue
+            obj = getattr(module, name)
+            expected.setdefault(id(obj), f"{package}.{name}")
+    by_object: dict[int, str] = {}
+    for path in documented:
+        obj = _resolve(path)
+        assert id(obj) not in by_object, f"{path} and {by_object[id(obj)]} are the same object"
+        by_object[id(obj)] = path
+        if id(obj) in expected:
+            assert path == expected[id(obj)], f"{path} should be documented as {expected[id(obj)]}"
+    missing = sorted(p for i, p in expected.items() if i not in by_object)
+    assert not missing, f"public names not in docs/api.rst: {missing}"

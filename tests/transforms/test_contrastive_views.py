@@ -1,0 +1,187 @@
+"""ContrastiveViews: both views and the Hodge parts of a sample from one PyG dataset transform."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+
+from topo_contrastive import HodgeDecomposition
+from topo_contrastive.transforms import (
+    ContrastiveViews,
+    EdgeFlowMask,
+    HodgeSpectralMask,
+    optimize_drop_probabilities,
+)
+
+from .conftest import random_complex, random_flows
+
+
+def _fitted(trajectories, mask):
+    ds, _ = trajectories
+    ds = ds.copy()
+    views = ContrastiveViews(mask)
+    ds.transform = views
+    return views.fit(ds), views
+
+
+def test_sample_holds_original_two_views_parts_and_num_nodes(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 1, density=0.8, seed=1)[0].view(n1, 1)
+    data = Data(x_1=x.clone(), y=torch.tensor([1]))
+    views = ContrastiveViews(EdgeFlowMask(0.5, generator=0), hodge=small_hodge)
+    with pytest.warns(UserWarning, match="fit"):  # unfitted: parts computed per access
+        out = views(data)
+    assert set(out.keys()) == {"x_1", "y", "x_1_view1", "x_1_view2", "hodge_parts", "num_nodes"}
+    assert set(data.keys()) == {"x_1", "y"} and torch.equal(data.x_1, x)  # input untouched
+    assert torch.equal(out.x_1, x) and out.num_nodes == n1
+    want = small_hodge(x)  # parts in the [N1, 1] layout
+    torch.testing.assert_close(out.hodge_parts, torch.cat(list(want), dim=1), rtol=0, atol=0)
+    for view in (out.x_1_view1, out.x_1_view2):
+        assert view.shape == x.shape and view.dtype == x.dtype
+        assert bool(((view == x) | (view == 0)).all())  # every edge kept or dropped
+    assert not torch.equal(out.x_1_view1, out.x_1_view2)  # independent draws
+
+
+def test_drop_frequencies_match_the_stored_probabilities(small_hodge):
+    """Monte-Carlo: over many accesses an edge is dropped with its drop probability."""
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 1, density=1.0, seed=2)[0].view(n1, 1)
+    mask = HodgeSpectralMask(small_hodge, 0.4, generator=3)
+    (data,) = ContrastiveViews(mask).fit([Data(x_1=x)])
+    p = optimize_drop_probabilities(x.view(1, n1), small_hodge, 0.4)[0]
+    torch.testing.assert_close(data.drop_prob.view(-1), p)
+    views = ContrastiveViews(mask)
+    draws = 2000
+    dropped = torch.zeros(n1, dtype=torch.float64)
+    for _ in range(draws // 2):
+        out = views(data)
+        dropped += (out.x_1_view1.view(-1) == 0).double() + (out.x_1_view2.view(-1) == 0).double()
+    freq = dropped / draws
+    assert float((freq - p).abs().max()) < 4 * 0.5 / draws**0.5  # 4 sigma of the worst case
+
+
+def test_fit_binds_the_complex_and_stores_everything_once(trajectories, monkeypatch):
+    ds, hodge = trajectories
+    mask = HodgeSpectralMask(budget=0.3, generator=0)  # no complex given
+    ds2, views = _fitted(trajectories, mask)
+    assert views.hodge is mask.hodge  # one decomposition shared by the views and the mask
+    assert views.hodge.complex.fingerprint() == ds.complex.fingerprint()
+    n1 = ds.complex.num_edges
+    flows = ds._data.x_1.view(len(ds), n1)
+    parts = hodge(flows.double())
+    stored = ds2._data.hodge_parts.view(len(ds), n1, 3)
+    for k in range(3):
+        torch.testing.assert_close(stored[:, :, k].double(), parts[k], atol=1e-6, rtol=0)
+    want = optimize_drop_probabilities(flows, views.hodge, 0.3)
+    torch.testing.assert_close(ds2._data.drop_prob.view(len(ds), n1), want, atol=1e-6, rtol=0)
+    # after fit, an epoch only draws masks: neither the decomposition nor the optimiser runs
+    calls = []
+    monkeypatch.setattr(HodgeDecomposition, "decompose", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(mask.precompute, "probabilities", lambda *a, **k: calls.append(1))
+    for batch in DataLoader(ds2, batch_size=16):
+        assert batch.x_1_view1.shape == batch.x_1.shape
+    assert calls == []
+
+
+def test_dataloader_batches_carry_the_batch_vector_and_split_back(trajectories):
+    ds, _ = trajectories
+    ds2, _ = _fitted(trajectories, EdgeFlowMask(0.3, generator=0))
+    n1 = ds.complex.num_edges
+    batch = next(iter(DataLoader(ds2, batch_size=5)))  # no follow_batch
+    assert torch.equal(batch.batch, torch.arange(5).repeat_interleave(n1))
+    assert batch.ptr.tolist() == [i * n1 for i in range(6)] and batch.num_graphs == 5
+    assert batch.hodge_parts.shape == (5 * n1, 3)
+    for i, sample in enumerate(batch.to_data_list()):
+        assert torch.equal(sample.x_1, ds._data.x_1[i * n1 : (i + 1) * n1])
+        assert sample.hodge_parts.shape == (n1, 3) and sample.x_1_view2.shape == (n1, 1)
+    # the parts of the batch are those of the batched flows (PyG layout, batch vector)
+    parts = ds2.transform.hodge(batch.x_1, batch=batch.batch)
+    torch.testing.assert_close(batch.hodge_parts, torch.cat(list(parts), 1), atol=1e-6, rtol=0)
+
+
+def test_a_batch_in_the_main_process_gets_the_same_attributes(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 3, seed=4)
+    batch = Batch.from_data_list([Data(x_1=x[i].view(-1, 1).float()) for i in range(3)])
+    views = ContrastiveViews(HodgeSpectralMask(small_hodge, 0.3, generator=1))
+    with pytest.warns(UserWarning, match="fit"):
+        out = views(batch)
+    assert "hodge_parts" not in batch and batch.get("batch") is None  # input untouched
+    assert torch.equal(out.batch, torch.arange(3).repeat_interleave(n1))
+    assert out.hodge_parts.shape == (3 * n1, 3) and out.drop_prob.shape == (3 * n1, 1)
+    samples = out.to_data_list()
+    assert len(samples) == 3 and samples[2].x_1_view1.shape == (n1, 1)
+    parts = small_hodge(x.float())
+    torch.testing.assert_close(samples[2].hodge_parts[:, 1], parts.curl[2], atol=1e-6, rtol=0)
+
+
+class _Transformed(torch.utils.data.Dataset):
+    """A list of ``Data`` with a PyG-style ``transform`` applied on access."""
+
+    def __init__(self, data, transform):
+        self.data, self.transform = data, transform
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.transform(self.data[i])
+
+
+def test_worker_masks_differ_across_workers_and_reproduce(small_hodge):
+    """num_workers=2: every worker draws its own masks (the old behaviour gave the same
+    masks in both), reproducibly under torch.manual_seed, and new masks each epoch."""
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 1, density=1.0, seed=6)[0].view(n1, 1).float()
+    samples = [Data(x_1=x.clone()) for _ in range(4)]  # identical flows
+    for mask in (EdgeFlowMask(0.5, generator=0), HodgeSpectralMask(small_hodge, 0.5, generator=0)):
+        views = ContrastiveViews(mask, hodge=small_hodge)
+        data = views.fit(samples)
+        for d in data:  # optimised probabilities are often 0/1 (a vertex): draws would agree
+            d.drop_prob = torch.full((n1, 1), 0.5)
+
+        def epoch_masks(data=data, views=views):
+            # a dataset with `transform=views`; batches of one alternate between the workers
+            loader = DataLoader(_Transformed(data, views), batch_size=1, num_workers=2)
+            return [b.x_1_view1.view(-1).clone() for b in loader]
+
+        torch.manual_seed(123)
+        first, second = epoch_masks(), epoch_masks()
+        torch.manual_seed(123)
+        again = epoch_masks()
+        assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))  # reproducible
+        assert not torch.equal(first[0], first[1])  # worker 0 vs worker 1, same flow
+        assert not torch.equal(first[0], second[0])  # a new epoch draws new masks
+
+
+def test_binding_errors_and_settings(small_hodge, trajectories):
+    ds, _ = trajectories
+    unbound = ContrastiveViews(EdgeFlowMask(0.2))
+    with pytest.raises(TypeError, match="no complex yet"):
+        unbound(Data(x_1=torch.ones(small_hodge.complex.num_edges, 1)))
+    with pytest.raises(TypeError, match="has no complex"):
+        unbound.fit([Data(x_1=torch.ones(3, 1))])  # a list of Data has no `complex`
+    other = ContrastiveViews(EdgeFlowMask(0.2), hodge=random_complex(10, seed=5))
+    with pytest.raises(ValueError, match="not the one ContrastiveViews was built for"):
+        other.fit(ds.copy())
+    bound = ContrastiveViews(EdgeFlowMask(0.2), hodge=small_hodge)
+    with pytest.raises(ValueError, match="rows but the complex has N1"):
+        bound(Data(x_1=torch.ones(small_hodge.complex.num_edges + 1, 1)))
+    with pytest.raises(ValueError, match="single-channel"):
+        bound(Data(x_1=torch.ones(small_hodge.complex.num_edges, 2)))
+    two = ContrastiveViews(EdgeFlowMask(0.2), hodge=small_hodge, hodge_parts=False)
+    out = two(Data(x_1=torch.ones(small_hodge.complex.num_edges, 2)))
+    assert "hodge_parts" not in out and out.x_1_view1.shape == (small_hodge.complex.num_edges, 2)
+    with pytest.raises(TypeError, match="callable"):
+        ContrastiveViews("spectral")
+    with pytest.raises(ValueError, match="same `attr`"):
+        ContrastiveViews(EdgeFlowMask(0.2, attr="flow"))
+    with pytest.raises(TypeError, match="hodge_parts"):
+        ContrastiveViews(EdgeFlowMask(0.2), hodge_parts=1)
+    with pytest.raises(TypeError, match="`hodge` must be"):
+        ContrastiveViews(EdgeFlowMask(0.2), hodge=small_hodge.complex.B1)
+    assert repr(two) == (
+        "ContrastiveViews(mask=EdgeFlowMask(p=0.2, attr='x_1'), attr='x_1', hodge_parts=False)"
+    )

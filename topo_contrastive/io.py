@@ -1,0 +1,317 @@
+"""Saving and loading encoders: weights only, with their hyper-parameters and the complex.
+
+A saved encoder is a plain ``dict`` of tensors, numbers and strings, written with
+``torch.save`` and read back with ``torch.load(path, weights_only=True)`` (no pickled
+classes, so loading a file cannot run code)::
+
+    {"format": "topo_contrastive.encoder", "version": 1,
+     "state_dict": {...the SCNN's parameters and buffers...},
+     "metadata": {"architecture": {"in_channels": 1, "hidden_channels": 64, "num_layers": 2,
+                                   "K_down": 2, "K_up": 2, "act": "tanh",
+                                   "readout": "mean", "readout_options": {}, ...},
+                  "complex": {"sizes": [N0, N1, N2], "fingerprint": "..."} or None,
+                  ...your own metadata (epochs, seed, losses, ...)}}
+
+The file is written atomically (temporary file + ``os.replace``): an interrupted save never
+leaves a truncated file. This is the format of ``topo-contrastive pretrain``'s
+``encoder.pt``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.datasets._base import atomic_torch_save
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.nn import SCNN, HodgeReadout
+
+__all__ = ["ENCODER_FORMAT", "load_encoder", "save_encoder"]
+
+#: The ``"format"`` entry of a saved encoder.
+ENCODER_FORMAT = "topo_contrastive.encoder"
+_VERSION = 1
+# architecture entries every saved encoder has (version 1); in_channels, bias and
+# readout_options were added later and default to 1, True and {} when missing
+_ARCH_KEYS = ("num_layers", "K_down", "K_up", "hidden_channels", "act", "readout", "normalize")
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[str, Any]:
+    readout: str = encoder.readout_name
+    options: dict[str, Any] = {}
+    if isinstance(encoder.readout, HodgeReadout):
+        readout = "hodge"
+        options = {"pool": encoder.readout.pool, "energies": bool(encoder.readout.energies)}
+        if complex is None:
+            raise ValueError(
+                "the encoder has a HodgeReadout, which is tied to its complex: pass `complex=` "
+                "(its SimplicialOperators or HodgeDecomposition)"
+            )
+        if complex.num_edges != encoder.readout.num_edges:
+            raise ValueError(
+                f"`complex` has N1 = {complex.num_edges} edges but the encoder's HodgeReadout "
+                f"was built on N1 = {encoder.readout.num_edges}"
+            )
+    elif not isinstance(encoder.readout, str):
+        raise TypeError(
+            f"cannot save a readout module of type {type(encoder.readout).__name__} (only the "
+            "string readouts and HodgeReadout can be rebuilt at load); save "
+            "encoder.state_dict() with torch.save instead"
+        )
+    return {
+        "in_channels": int(encoder.in_channels),
+        "hidden_channels": int(encoder.hidden_channels),
+        "num_layers": int(encoder.num_layers),
+        "K_down": int(encoder.K_down),
+        "K_up": int(encoder.K_up),
+        "act": str(encoder.act),
+        "readout": readout,
+        "readout_options": options,
+        "normalize": bool(encoder.normalize),
+        "bias": encoder.convs[0].bias is not None,
+    }
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Raise ``TypeError`` unless ``value`` loads with ``weights_only=True`` (JSON-like)."""
+    if isinstance(value, _PLAIN) or isinstance(value, torch.Tensor):
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, (str, int)):
+                raise TypeError(f"metadata key {k!r} in {where} must be a str or an int")
+            _check_plain(v, f"{where}[{k!r}]")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_plain(v, f"{where}[{i}]")
+        return
+    raise TypeError(
+        f"metadata {where} is a {type(value).__name__}; use str, int, float, bool, None, "
+        "tensors, lists and dicts (they load with weights_only=True)"
+    )
+
+
+def _operators(complex: Any, name: str = "complex") -> SimplicialOperators | None:
+    if complex is None or isinstance(complex, SimplicialOperators):
+        return complex
+    if isinstance(complex, HodgeDecomposition):
+        return complex.complex
+    raise TypeError(
+        f"`{name}` must be a SimplicialOperators, a HodgeDecomposition or None, got "
+        f"{type(complex).__name__}"
+    )
+
+
+def save_encoder(
+    encoder: SCNN,
+    path: str | os.PathLike,
+    complex: SimplicialOperators | HodgeDecomposition | None = None,
+    **metadata: Any,
+) -> None:
+    """Write an encoder's weights, hyper-parameters and complex fingerprint to ``path``.
+
+    Args:
+        encoder (SCNN): the encoder (string readout ``"mean"``, ``"sum"``, ``"max"``, or a
+            :class:`~topo_contrastive.nn.HodgeReadout`).
+        path (str or os.PathLike): the file to write (atomically).
+        complex (SimplicialOperators or HodgeDecomposition, optional): the complex the
+            encoder was trained on; its sizes and
+            :meth:`~topo_contrastive.SimplicialOperators.fingerprint` are stored so that
+            :func:`load_encoder` can refuse another complex. Required for a
+            ``HodgeReadout``. (default: ``None``)
+        **metadata: more entries for the file's ``metadata`` (epochs, seed, losses, ...):
+            str, int, float, bool, None, tensors, and lists/dicts of them.
+
+    Raises:
+        TypeError: ``encoder`` not an :class:`~topo_contrastive.nn.SCNN`, a readout module
+            other than ``HodgeReadout``, ``complex`` of another type, or metadata that would
+            not load with ``weights_only=True``.
+        ValueError: a ``HodgeReadout`` without ``complex`` (or built on another number of
+            edges), metadata that overrides ``architecture``/``complex``, or weights with
+            NaN/inf.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
+        ...                                          [[0, 1, 2]])
+        >>> encoder = SCNN(hidden_channels=8, readout=HodgeReadout(HodgeDecomposition(ops)))
+        >>> save_encoder(encoder, "encoder.pt", complex=ops, epochs=30)
+        >>> loaded, meta = load_encoder("encoder.pt", complex=ops)
+        >>> meta["epochs"], meta["architecture"]["readout"], loaded.out_channels
+        (30, 'hodge', 16)
+        >>> x = torch.randn(3, ops.num_edges, 1)
+        >>> L = ops.laplacians()
+        >>> torch.equal(loaded(x, *L), encoder.eval()(x, *L))
+        True
+    """
+    if not isinstance(encoder, SCNN):
+        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    ops = _operators(complex)
+    reserved = {"architecture", "complex"} & set(metadata)
+    if reserved:
+        raise ValueError(f"metadata must not set the reserved entries {sorted(reserved)}")
+    _check_plain(metadata, "metadata")
+    state = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
+    nonfinite = _nonfinite_weights(state)
+    if nonfinite:
+        raise ValueError(
+            f"cannot save the encoder to '{path}': weight {nonfinite[0]!r} holds NaN or inf "
+            "values (the training diverged)"
+        )
+    obj = {
+        "format": ENCODER_FORMAT,
+        "version": _VERSION,
+        "state_dict": state,
+        "metadata": {
+            "architecture": _architecture(encoder, ops),
+            "complex": None
+            if ops is None
+            else {
+                "sizes": [int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles)],
+                "fingerprint": ops.fingerprint(),
+            },
+            **metadata,
+        },
+    }
+    atomic_torch_save(obj, path)
+
+
+def _nonfinite_weights(state: Mapping[str, torch.Tensor]) -> list[str]:
+    """Names of the floating tensors of ``state`` that hold NaN or inf entries."""
+    return [
+        k for k, v in state.items() if v.is_floating_point() and not bool(v.isfinite().all())
+    ]
+
+
+def _fail(path: Any, why: str) -> ValueError:
+    return ValueError(f"'{path}' is not a usable topo_contrastive encoder checkpoint: {why}")
+
+
+def load_encoder(
+    path: str | os.PathLike,
+    complex: SimplicialOperators | HodgeDecomposition | None = None,
+    expected: Mapping[str, Any] | None = None,
+) -> tuple[SCNN, dict[str, Any]]:
+    """Load an encoder saved by :func:`save_encoder` (``torch.load(weights_only=True)``).
+
+    Args:
+        path (str or os.PathLike): the file.
+        complex (SimplicialOperators or HodgeDecomposition, optional): the complex to use
+            the encoder on. If given, it must be the one the encoder was saved with (same
+            sizes and fingerprint). Required for an encoder with a ``HodgeReadout``, which
+            is rebuilt on it (pass the ``HodgeDecomposition`` you already have to avoid
+            building a second one). (default: ``None``)
+        expected (Mapping[str, Any], optional): architecture values the encoder must have,
+            e.g. ``{"hidden_channels": 64, "K_up": 2}``. (default: ``None``)
+
+    Returns:
+        ``(encoder, metadata)``: the :class:`~topo_contrastive.nn.SCNN` in eval mode on
+        the CPU, and the file's metadata (``architecture``, ``complex`` and your entries).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        TypeError: ``complex`` of another type.
+        ValueError: an unreadable, foreign or truncated file; an unsupported version;
+            an encoder saved with another complex than ``complex``; a ``HodgeReadout``
+            without ``complex``; an architecture other than ``expected``; weights that do
+            not match the stored architecture or that hold NaN/inf.
+    """
+    ops = _operators(complex)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"checkpoint '{path}' does not exist")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # truncated, foreign or pickled-class file
+        raise _fail(
+            path, f"it cannot be read with weights_only=True ({type(err).__name__})"
+        ) from err
+    if not isinstance(obj, dict) or obj.get("format") != ENCODER_FORMAT:
+        raise _fail(path, f"it has no 'format' entry {ENCODER_FORMAT!r}")
+    if obj.get("version") != _VERSION:
+        raise _fail(path, f"unsupported version {obj.get('version')!r}")
+    meta = obj.get("metadata")
+    state = obj.get("state_dict")
+    if not isinstance(meta, dict) or not isinstance(state, dict):
+        raise _fail(path, "missing metadata or state_dict")
+    if not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise _fail(path, "its state_dict holds entries that are not tensors")
+    arch = meta.get("architecture", {})
+    if not isinstance(arch, dict) or any(k not in arch for k in _ARCH_KEYS):
+        raise _fail(path, f"its architecture metadata lacks some of {_ARCH_KEYS}")
+    saved = meta.get("complex") or {}
+    if ops is not None and saved:
+        sizes = tuple(saved.get("sizes", ()))
+        own = (int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles))
+        if sizes != own or saved.get("fingerprint") != ops.fingerprint():
+            raise ValueError(
+                f"checkpoint '{path}' was trained on another complex: (N0, N1, N2) = {sizes}, "
+                f"fingerprint {saved.get('fingerprint')}, but the given complex has {own}, "
+                f"fingerprint {ops.fingerprint()}; use it on the complex it was trained on"
+            )
+    if expected:
+        diff = {k: (arch.get(k), v) for k, v in expected.items() if k in arch and arch[k] != v}
+        if diff:
+            detail = ", ".join(
+                f"{k}: checkpoint {a!r} vs expected {b!r}" for k, (a, b) in diff.items()
+            )
+            raise ValueError(
+                f"checkpoint '{path}' has another architecture than expected ({detail})"
+            )
+    encoder = _build(path, arch, complex)
+    own_state = encoder.state_dict()
+    if set(own_state) != set(state):
+        raise _fail(path, f"its weights are {sorted(state)}, expected {sorted(own_state)}")
+    bad = [k for k in own_state if tuple(own_state[k].shape) != tuple(state[k].shape)]
+    if bad:
+        k = bad[0]
+        raise _fail(
+            path,
+            f"weight {k!r} has shape {tuple(state[k].shape)} but the stored architecture "
+            f"(width {arch['hidden_channels']}) needs {tuple(own_state[k].shape)}",
+        )
+    nonfinite = _nonfinite_weights(state)
+    if nonfinite:
+        raise _fail(
+            path,
+            f"weight {nonfinite[0]!r} holds NaN or inf values ({len(nonfinite)} of "
+            f"{len(state)} tensors do; a diverged run or a corrupted file)",
+        )
+    encoder.load_state_dict(state)
+    encoder.eval()
+    return encoder, meta
+
+
+def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
+    """The encoder described by ``arch`` (``complex`` rebuilds a ``HodgeReadout``)."""
+    readout: str | HodgeReadout = str(arch["readout"])
+    if readout == "hodge":
+        if complex is None:
+            raise ValueError(
+                f"checkpoint '{path}' has a HodgeReadout, which needs the complex it was "
+                "trained on: pass `complex=` (a SimplicialOperators or HodgeDecomposition)"
+            )
+        hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
+        options = dict(arch.get("readout_options") or {})
+        readout = HodgeReadout(
+            hodge, pool=str(options.get("pool", "mean")), energies=bool(options.get("energies"))
+        )
+    try:
+        return SCNN(
+            in_channels=int(arch.get("in_channels", 1)),
+            hidden_channels=int(arch["hidden_channels"]),
+            num_layers=int(arch["num_layers"]),
+            K_down=int(arch["K_down"]),
+            K_up=int(arch["K_up"]),
+            act=str(arch["act"]),
+            readout=readout,
+            normalize=bool(arch["normalize"]),
+            bias=bool(arch.get("bias", True)),
+        )
+    except (TypeError, ValueError) as err:
+        raise _fail(path, f"its architecture is invalid ({err})") from err
+

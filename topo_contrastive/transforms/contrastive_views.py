@@ -1,0 +1,279 @@
+r"""Both contrastive views and the Hodge parts of a sample, as one PyG dataset transform
+(paper §3-4: two augmented views per sample, negatives weighted by the Hodge parts of the
+original flows)."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Batch, InMemoryDataset
+from torch_geometric.transforms import BaseTransform
+
+from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.transforms._common import (
+    as_hodge,
+    bind_hodge,
+    check_attr,
+    fit_attributes,
+    get_flow,
+    store,
+)
+
+__all__ = ["ContrastiveViews"]
+
+#: Attribute holding the Hodge parts ``[rows, 3]`` (gradient, curl, harmonic columns).
+PARTS_ATTR = "hodge_parts"
+
+
+class ContrastiveViews(BaseTransform):
+    r"""Two masked views of a sample's edge flow and the Hodge parts of the original flow,
+    in one ``Data``: the dataset transform of a contrastive PyG pipeline (paper §3-4).
+
+    For a sample with edge flow :math:`\mathbf{x}` (``data.x_1 [N1, 1]``) it returns a
+    shallow copy with
+
+    - ``x_1`` the original flow (unchanged);
+    - ``x_1_view1``, ``x_1_view2``: two independent draws of ``mask`` (e.g.
+      :class:`~topo_contrastive.transforms.HodgeSpectralMask` or
+      :class:`~topo_contrastive.transforms.EdgeFlowMask`),
+      :math:`\mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d})`, new at every
+      access;
+    - ``hodge_parts`` ``[N1, 3]``: the gradient, curl and harmonic parts
+      :math:`[\mathbf{x}_G, \mathbf{x}_C, \mathbf{x}_H]` of the original flow (paper
+      eq. 1), the input of :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`;
+    - ``num_nodes = N1``, so that PyG's ``DataLoader`` adds the batch vector
+      ``batch.batch`` ``[B * N1]`` (and ``batch.ptr``) for the rows of ``x_1``, the views
+      and the parts, without ``follow_batch``. PyG builds ``batch.batch`` for the rows
+      that ``num_nodes`` counts; these samples hold edge signals only, so their rows are
+      the edges of the complex (do not add node-indexed attributes such as
+      ``edge_index`` to them: PyG would offset those by ``N1``).
+
+    **Computed once per sample.** The Hodge parts and, for a spectral mask, the drop
+    probabilities depend only on the original flow: :meth:`fit` computes them for every
+    sample of a dataset in one batched call each and stores them in the dataset
+    (``hodge_parts``, ``drop_prob``), so that every access only draws two masks. Unfitted
+    samples get them computed at every access (correct, much slower: a warning says so).
+
+    **The complex without building the dataset twice.** Pass ``hodge=`` (or a mask with
+    one), or let :meth:`fit` bind the transform (and an unbound mask) to
+    ``dataset.complex``: build the dataset with ``transform=views``, then call
+    ``views.fit(dataset)``.
+
+    **Workers.** With ``DataLoader(num_workers=...)`` each worker draws its masks from
+    its own generator, seeded from the mask's ``generator`` and the worker's seed
+    (reproducible under ``torch.manual_seed`` or a seeded ``DataLoader(generator=...)``,
+    different across workers and epochs).
+
+    The transform also accepts a ``Batch`` (``x_1 [B * N1, 1]``, e.g. applied in the main
+    process): the same attributes come out, with their per-sample slices registered and
+    ``batch.batch`` added if missing. The input is never modified.
+
+    Args:
+        mask (callable): a transform returning a masked shallow copy of ``data`` with a new
+            ``data[attr]`` (the two views are two calls), e.g.
+            ``HodgeSpectralMask(budget=0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
+        hodge (HodgeDecomposition or SimplicialOperators, optional): the flows' complex
+            (decomposed with the default backend) or its decomposition; ``None`` takes the
+            mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
+        attr (str, optional): the edge-flow attribute; the views are ``{attr}_view1`` and
+            ``{attr}_view2``. (default: ``"x_1"``)
+        hodge_parts (bool, optional): add ``hodge_parts`` (set ``False`` for plain
+            InfoNCE, or for multi-channel flows). (default: ``True``)
+
+    Shapes:
+        - **input** ``data[attr]``: ``[N1, 1]`` or ``[N1]`` (``[N1, C]`` with
+          ``hodge_parts=False``); a ``Batch``: ``[B * N1, ...]``.
+        - **output** ``{attr}_view1``, ``{attr}_view2``: as ``data[attr]``;
+          ``hodge_parts``: ``[N1, 3]`` (``[B * N1, 3]`` in a batch), dtype and device of
+          the flow; in a ``DataLoader`` batch also ``batch`` ``[B * N1]`` and ``ptr``
+          ``[B + 1]``.
+
+    Raises:
+        TypeError: (``__init__``) ``mask`` not callable, ``hodge`` of another type,
+            ``attr`` not a str, ``hodge_parts`` not a bool; (call) no complex known yet
+            (neither ``hodge`` nor :meth:`fit`).
+        ValueError: (``__init__``) a mask working on another attribute; (call) a
+            missing/non-floating/NaN flow, a flow whose rows are not the complex's
+            :math:`N_1` (:math:`B N_1` for a batch), several channels with
+            ``hodge_parts=True``; (:meth:`fit`) a dataset on another complex.
+
+    Example:
+        >>> views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))
+        >>> ds = SyntheticTrajectories("data/trajectories", num_points=150, num_train=4,
+        ...                            num_val=2, num_test=2, transform=views, log=False)
+        >>> ds = views.fit(ds)  # binds ds.complex; drop probabilities, Hodge parts: once
+        >>> batch = next(iter(DataLoader(ds, batch_size=8)))
+        >>> n1 = ds.complex.num_edges
+        >>> batch.x_1_view1.shape == (8 * n1, 1), batch.hodge_parts.shape == (8 * n1, 3)
+        (True, True)
+        >>> batch.batch.shape == (8 * n1,), batch.num_graphs
+        (True, 8)
+        >>> torch.allclose(batch.hodge_parts.sum(dim=1, keepdim=True), batch.x_1, atol=1e-5)
+        True
+    """
+
+    def __init__(
+        self,
+        mask: Callable[[Any], Any],
+        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        attr: str = "x_1",
+        hodge_parts: bool = True,
+    ) -> None:
+        if not callable(mask):
+            raise TypeError(
+                f"`mask` must be a transform (callable) such as HodgeSpectralMask or "
+                f"EdgeFlowMask, got {type(mask).__name__}"
+            )
+        self.attr = check_attr(attr, "attr")
+        mask_attr = getattr(mask, "attr", self.attr)
+        if mask_attr != self.attr:
+            raise ValueError(
+                f"`mask` works on {mask_attr!r} but the views are made of {self.attr!r}; "
+                "give both the same `attr`"
+            )
+        if not isinstance(hodge_parts, bool):
+            raise TypeError(f"`hodge_parts` must be a bool, got {type(hodge_parts).__name__}")
+        self.mask = mask
+        self.hodge_parts = hodge_parts
+        self._hodge = as_hodge(hodge)
+        self._warned = False
+
+    # ------------------------------------------------------------------ complex
+    def _mask_hodge(self) -> HodgeDecomposition | None:
+        """The mask's decomposition if it has one bound (a spectral mask), else ``None``."""
+        precompute = getattr(self.mask, "precompute", None)
+        return getattr(precompute, "_hodge", None)
+
+    @property
+    def hodge(self) -> HodgeDecomposition:
+        """The Hodge decomposition of the complex (given, the mask's, or bound by :meth:`fit`).
+
+        Raises:
+            TypeError: no complex known yet.
+        """
+        hodge = self._hodge if self._hodge is not None else self._mask_hodge()
+        if hodge is None:
+            raise TypeError(
+                "ContrastiveViews has no complex yet: pass `hodge=` (a HodgeDecomposition or "
+                "SimplicialOperators) or call fit(dataset) first"
+            )
+        return hodge
+
+    @property
+    def prob_attr(self) -> str | None:
+        """Attribute of the mask's stored drop probabilities (``None`` for other masks)."""
+        return getattr(self.mask, "prob_attr", None)
+
+    def bind(self, dataset: Any) -> HodgeDecomposition:
+        """Bind the transform and an unbound spectral mask to ``dataset.complex`` (one
+        decomposition shared by both), or check that the dataset's complex is the given one.
+
+        Raises:
+            TypeError: no complex given and ``dataset`` has no ``complex``.
+            ValueError: ``dataset.complex`` is not the given complex.
+        """
+        known = self._hodge if self._hodge is not None else self._mask_hodge()
+        self._hodge = bind_hodge(known, dataset, type(self).__name__)
+        precompute = getattr(self.mask, "precompute", None)
+        if precompute is not None and getattr(precompute, "_hodge", None) is None:
+            precompute._hodge = self._hodge
+        return self._hodge
+
+    # ------------------------------------------------------------------ once per sample
+    def _parts(self, x: Tensor, stacked: bool) -> Tensor:
+        """Hodge parts ``[rows, 3]`` of single-channel flows ``x`` (``[rows]``/``[rows, 1]``;
+        ``rows = N1``, or ``S * N1`` when ``stacked``)."""
+        if x.dim() == 2 and x.shape[1] != 1:
+            raise ValueError(
+                f"Hodge parts need a single-channel flow, got `{self.attr}` of shape "
+                f"{tuple(x.shape)}; pass hodge_parts=False for multi-channel signals"
+            )
+        rows = x.shape[0]
+        n1 = self.hodge.complex.num_edges
+        if rows % n1 != 0 or (not stacked and rows != n1):
+            raise ValueError(
+                f"`{self.attr}` has {rows} rows but the complex has N1 = {n1} edges (a flow "
+                "of another complex?)"
+            )
+        parts = self.hodge(x.reshape(-1, n1))  # three [S, N1]
+        return torch.stack([p.reshape(-1) for p in parts], dim=1)  # [rows, 3]
+
+    def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
+        """Bind the complex (:meth:`bind`), then compute, for all samples of ``dataset`` in
+        one batched call each, the Hodge parts of the flows and (spectral mask) the drop
+        probabilities, and store them on the samples (``hodge_parts``, ``drop_prob``).
+
+        Args:
+            dataset: an ``InMemoryDataset`` (updated in place, not its file, and returned;
+                views made by indexing share the new attributes) or an iterable of ``Data``
+                (a list of shallow copies is returned).
+
+        Returns:
+            The dataset itself, or the list of copies.
+
+        Raises:
+            TypeError: no complex given and ``dataset`` has none.
+            ValueError: a dataset on another complex; a sample without a valid flow of
+                :math:`N_1` rows.
+        """
+        hodge = self.bind(dataset)
+        fit_mask = getattr(self.mask, "fit", None)
+        if callable(fit_mask):
+            dataset = fit_mask(dataset)
+        if self.hodge_parts:
+            dataset = fit_attributes(
+                dataset,
+                self.attr,
+                hodge.complex.num_edges,
+                lambda x: {PARTS_ATTR: self._parts(x, stacked=True)},
+            )
+        return dataset
+
+    def _warn_unfitted(self, what: str) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"ContrastiveViews computes the {what} of every sample at every access; call "
+                "fit(dataset) once to store them (one batched call)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # ------------------------------------------------------------------ per access
+    def forward(self, data: Any) -> Any:
+        x = get_flow(data, self.attr)
+        is_batch = isinstance(data, Batch)
+        num_graphs = int(data.num_graphs) if is_batch else None
+        prob_attr = self.prob_attr
+        precompute = getattr(self.mask, "precompute", None)
+        if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
+            probs = precompute.probabilities(x)  # once here, not in each of the two views
+            self._warn_unfitted("drop probabilities")
+            store(data, prob_attr, probs, like=self.attr)
+        if self.hodge_parts and data.get(PARTS_ATTR) is None:
+            parts = self._parts(x, stacked=is_batch)
+            self._warn_unfitted("Hodge parts")
+            store(data, PARTS_ATTR, parts, like=self.attr)
+        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
+        for i, view in enumerate(views, start=1):
+            store(data, f"{self.attr}_view{i}", view, like=self.attr)
+        if is_batch:
+            if data.get("batch") is None:
+                n1 = x.shape[0] // max(num_graphs, 1)
+                data.batch = torch.arange(num_graphs, device=x.device).repeat_interleave(n1)
+                data.ptr = torch.arange(num_graphs + 1, device=x.device) * n1
+        else:
+            data.num_nodes = x.shape[0]
+        return data
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(mask={self.mask!r}, attr={self.attr!r}, "
+            f"hodge_parts={self.hodge_parts})"
+        )
