@@ -36,13 +36,15 @@ from topo_contrastive.datasets import OceanDrifters
 
 torch.set_num_threads(1)
 data_root, out, rounds, epochs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-for r in range(rounds):
-    OceanDrifters(str(data_root / "ocean_drifters"), force_reload=True, log=False)
-    rc = main(["pretrain", "--dataset", "ocean", "--config", "SSCL_Spec", "--epochs", epochs,
-               "--hidden-channels", "16", "--seed", str(r), "--threads", "1", "--out", out,
-               "--data-root", str(data_root), "--no-progress"])
-    assert rc == 0, rc
-(Path(out) / "trainer-done").write_text("done")
+try:
+    for r in range(rounds):
+        OceanDrifters(str(data_root / "ocean_drifters"), force_reload=True, log=False)
+        rc = main(["pretrain", "--dataset", "ocean", "--config", "SSCL_Spec", "--epochs", epochs,
+                   "--hidden-channels", "16", "--seed", str(r), "--threads", "1", "--out", out,
+                   "--data-root", str(data_root), "--no-progress", "--overwrite"])
+        assert rc == 0, rc
+finally:  # also on failure, so that the reader stops at once
+    (Path(out) / "trainer-done").write_text("done")
 """
 
 _READER = """
