@@ -99,6 +99,86 @@ def test_flows_live_on_the_complex(ds):
         assert any(inside(pos[v], BOXES[label]) for v in p)
 
 
+def published_walks(edges, pos, labels, rng):
+    """The published procedure (Bodnar et al. 2021, cwn ``flow_utils.generate_trajectory``)
+    written as a naive loop, with the library's random stream (one Generator; draws in the
+    order start, checkpoint, end; neighbours in ascending id) and one documented deviation:
+    reaching the end vertex before the checkpoint does not end the walk."""
+    adj = {v: set() for v in range(len(pos))}
+    for u, v in edges.tolist():
+        adj[u].add(v)
+        adj[v].add(u)
+
+    def box(b):
+        return [v for v in range(len(pos)) if inside(pos[v], b)]
+
+    starts, ends = box(BOXES["start"]), box(BOXES["end"])
+    checkpoints = [box(BOXES[0]), box(BOXES[1])]
+    paths, restarts = [], 0
+    for label in labels:
+        while True:  # one attempt per pass; a stuck walk starts over with new draws
+            start = starts[rng.integers(len(starts))]
+            checkpoint = checkpoints[label][rng.integers(len(checkpoints[label]))]
+            end = ends[rng.integers(len(ends))]
+            vertex, path, explored, reached = start, [start], set(), False
+            while not (vertex == end and reached):
+                explored.add(vertex)
+                if vertex == checkpoint:
+                    reached = True
+                free = sorted(n for n in adj[vertex] if n not in explored)
+                if not free:
+                    break  # stuck
+                target = pos[end] if reached else pos[checkpoint]
+                if rng.random() < 0.1:
+                    vertex = free[rng.integers(len(free))]
+                else:
+                    vertex = min(free, key=lambda n: ((pos[n] - target) ** 2).sum())
+                path.append(vertex)
+            else:
+                paths.append(path)
+                break
+            restarts += 1
+    return paths, restarts
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_walks_follow_the_published_procedure(ds, seed):
+    labels = np.tile([0, 1], 30)
+    ops, pos = ds.complex, ds.pos.numpy()
+    got = st.generate_trajectories(ops, pos, labels, seed)
+    want, restarts = published_walks(ops.edges, pos, labels.tolist(), np.random.default_rng(seed))
+    assert restarts > 0  # the restart rule is exercised
+    assert got == want
+
+
+def test_stuck_walk_restarts_with_new_draws(ds, monkeypatch):
+    calls = []
+
+    def walk(neighbours, pos, start, checkpoint, end, rng):
+        calls.append((start, checkpoint, end))
+        return None if len(calls) < 3 else [start, end]  # stuck twice, then done
+
+    monkeypatch.setattr(st, "_walk", walk)
+    pos = ds.pos.numpy()
+    paths = st.generate_trajectories(ds.complex, pos, np.array([1]), 7)
+    # every attempt draws start, checkpoint and end anew from the same stream
+    rng = np.random.default_rng(7)
+    regions = [np.flatnonzero([inside(p, BOXES[k]) for p in pos]) for k in ("start", 1, "end")]
+    expected = [tuple(int(r[rng.integers(r.size)]) for r in regions) for _ in range(3)]
+    assert calls == expected and len(set(calls)) == 3
+    assert paths == [[calls[2][0], calls[2][2]]]
+
+
+def test_walk_does_not_accept_end_before_checkpoint():
+    # nodes on a line 0 - 1 - 2 - 3 - 4; start 0, end 2, checkpoint 4: the published loop
+    # would return [0, 1, 2] (no checkpoint); here the end is used up and the walk gets stuck
+    neighbours = [np.array(n) for n in ([1], [0, 2], [1, 3], [2, 4], [3])]
+    pos = np.stack([np.arange(5.0), np.zeros(5)], axis=1)
+    for seed in range(5):
+        assert st._walk(neighbours, pos, 0, 4, 2, np.random.default_rng(seed)) is None
+    assert st._walk(neighbours, pos, 0, 2, 4, np.random.default_rng(0)) == [0, 1, 2, 3, 4]
+
+
 def test_complex_has_two_holes(ds):
     ops = ds.complex
     b1, b2 = ops.B1.toarray(), ops.B2.toarray()
@@ -133,6 +213,16 @@ def test_generator_matches_its_description():
     expected = np.sort(renumber[kept], axis=1)
     expected = expected[np.lexsort(expected.T[::-1])]
     np.testing.assert_array_equal(ops.triangles, expected)
+    # the published construction cuts the holes one after the other and renumbers after
+    # each cut (cwn flow_utils.create_hole): same nodes, numbering and triangles
+    pts, tris = points, tri
+    for lo, hi in ((0.2, 0.4), (0.6, 0.8)):
+        tris = tris[~((pts[tris] >= lo) & (pts[tris] <= hi)).all(axis=2).any(axis=1)]
+        keep = np.isin(np.arange(len(pts)), tris)
+        pts, tris = pts[keep], (np.cumsum(keep) - 1)[tris]
+    np.testing.assert_array_equal(pos, pts)
+    tris = np.sort(tris, axis=1)
+    np.testing.assert_array_equal(ops.triangles, tris[np.lexsort(tris.T[::-1])])
 
 
 def test_determinism_by_seed(ds, tmp_path):

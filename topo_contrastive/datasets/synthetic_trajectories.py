@@ -1,4 +1,13 @@
-"""Synthetic trajectories around two holes (paper §5, trajectory task)."""
+"""Synthetic trajectories around two holes (paper §5, trajectory task).
+
+The procedure is the one of Schaub et al. (2020, §5) as published by Bodnar et al. (2021) in
+``twitter-research/cwn`` (``data/datasets/flow_utils.py``), which the authors of the
+Hodge-aware paper follow. The complex and the walk rule are the same; the differences (random
+stream, neighbour and edge order, sample order, a walk that meets its end vertex before its
+checkpoint) leave the distribution of the data unchanged and are listed in
+:func:`generate_trajectories` and in ``docs/results.md`` ("Trajectory generator against the
+published procedure").
+"""
 
 from __future__ import annotations
 
@@ -35,11 +44,22 @@ def generate_trajectory_complex(
 
     ``num_points`` points are drawn uniformly in :math:`[-0.05, 1.05]^2` and
     triangulated by Delaunay. Every triangle with a vertex inside
-    :math:`[0.2, 0.4]^2` or :math:`[0.6, 0.8]^2` is removed together with those
-    vertices; vertices left in no triangle are dropped and the remaining nodes
-    are renumbered ``0 .. N0-1`` in their drawing order. All triangles are filled
-    (2-simplices); edges are oriented from the lower to the higher node id. The
-    Hodge 1-Laplacian then has a 2-dimensional kernel (one harmonic flow per hole).
+    :math:`[0.2, 0.4]^2` or :math:`[0.6, 0.8]^2` (closed squares) is removed
+    together with those vertices; vertices left in no triangle are dropped and the
+    remaining nodes are renumbered ``0 .. N0-1`` in their drawing order. All
+    triangles are filled (2-simplices); the edges are those of the kept triangles,
+    sorted and oriented from the lower to the higher node id, and every triangle
+    is oriented by its ascending vertex order. The Hodge 1-Laplacian then has a
+    2-dimensional kernel (one harmonic flow per hole).
+
+    This is the construction of Bodnar et al. (2021, ``cwn``
+    ``flow_utils.load_flow_dataset``), which cuts the two holes one after the other
+    and renumbers after each cut: the nodes, their numbering and the triangles come
+    out the same. There the edges are numbered in the order the triangles first
+    meet them and a triangle is oriented by Delaunay's vertex order; both are
+    relabellings (of the edges, of the signs of :math:`\mathbf{B}_2`'s columns) that
+    change neither the flows' distribution nor :math:`\mathbf{L}_1`'s spectrum. Flows
+    and incidences here share one edge order.
 
     Args:
         num_points: number of points drawn before the holes are cut (default 400).
@@ -80,7 +100,11 @@ def _walk(
     end: int,
     rng: np.random.Generator,
 ) -> list[int] | None:
-    """One self-avoiding walk start -> checkpoint -> end; ``None`` when it gets stuck."""
+    """One self-avoiding walk start -> checkpoint -> end; ``None`` when it gets stuck.
+
+    ``neighbours[v]``: neighbour ids of ``v`` in ascending order. The end vertex
+    counts only after the checkpoint (see :func:`generate_trajectories`).
+    """
     visited = {start}
     path = [start]
     current, target = start, checkpoint
@@ -110,16 +134,36 @@ def generate_trajectories(
 ) -> list[list[int]]:
     r"""Random trajectories on the two-hole complex, one per label (Schaub et al. 2020, §5).
 
-    A trajectory starts at a random vertex of the top-left region
-    :math:`[0, 0.2] \times [0.8, 1]`, passes a random checkpoint vertex in the
-    bottom-left :math:`[0, 0.2]^2` (label 0) or the top-right :math:`[0.8, 1]^2`
-    (label 1), and ends at a random vertex of the bottom-right
-    :math:`[0.8, 1] \times [0, 0.2]`. At every step it moves to an unvisited
-    neighbour: with probability 0.1 a uniformly random one, otherwise the one
-    nearest (Euclidean) to its current target (the checkpoint, then the end).
-    A walk with no unvisited neighbour is stuck and restarts from newly drawn
-    start, checkpoint and end vertices. Paths are therefore simple (no repeated
-    vertex).
+    The procedure of Bodnar et al. (2021, ``cwn`` ``flow_utils.generate_trajectory``),
+    for each label in turn:
+
+    1. Draw uniformly a start vertex among the vertices in the top-left region
+       :math:`[0, 0.2] \times [0.8, 1]`, a checkpoint vertex in the bottom-left
+       :math:`[0, 0.2]^2` (label 0) or the top-right :math:`[0.8, 1]^2` (label 1),
+       and an end vertex in the bottom-right :math:`[0.8, 1] \times [0, 0.2]`
+       (closed boxes; in this order).
+    2. Walk from the start. The current vertex is marked visited; once the walk
+       is at its checkpoint, its target changes from the checkpoint to the end.
+       Among the unvisited neighbours it steps, with probability 0.1, to a
+       uniformly random one, otherwise to the one nearest its target (Euclidean
+       distance; an exact tie goes to the lower node id).
+    3. A walk with no unvisited neighbour is stuck: it is discarded and the
+       trajectory starts over at step 1 with a new start, checkpoint and end.
+    4. The walk is accepted when it steps on the end vertex after its checkpoint.
+
+    Paths are therefore simple (no repeated vertex), start and end in their
+    regions and visit a checkpoint vertex of their label.
+
+    Differences from the published code, none of which changes the distribution
+    of the paths: one ``numpy.random.Generator`` replaces Python's ``random`` and
+    NumPy's global state (so a seed fixes the data); neighbours are scanned in
+    ascending node id, not in ``networkx`` insertion order (the order decides only
+    exact ties and which neighbour a random number picks); and a walk that steps
+    on its end vertex *before* its checkpoint is not accepted (the published loop
+    stops there and keeps a path that never visited the checkpoint of its label;
+    here the end vertex is used up, so such a walk gets stuck and starts over).
+    That event did not occur in the 8,415 walks behind the default datasets of
+    seeds 0-19.
 
     Args:
         ops: the complex (e.g. from :func:`generate_trajectory_complex`).
@@ -210,9 +254,13 @@ class SyntheticTrajectories(EdgeFlowDataset):
     Samples ``0 .. num_train-1`` form the standard training split, the next
     ``num_val`` the validation split and the last ``num_test`` the test split.
     Classes are balanced within each split: a split of ``n`` samples holds
-    ``n // 2`` of class 0 and ``n - n // 2`` of class 1, in random order. So both
-    classes are present in every split. :meth:`split` draws stratified re-splits
-    with the same per-split class counts.
+    ``n // 2`` of class 0 and ``n - n // 2`` of class 1, in random order (the
+    published generator assigns the same counts in blocks, class 0 first; the
+    walks are independent given the label, so only the sample order differs). So
+    both classes are present in every split. :meth:`split` draws stratified
+    re-splits with the same per-split class counts. The sizes default to the
+    Hodge-aware paper's (400 points, 200 / 100 / 100 samples, as in the authors'
+    code); ``cwn``'s own experiments use 1,000 points and 1,000 / 200 samples.
 
     Each sample is ``Data(x_1=float32 [N1, 1], y=int64 [1])``. The processed file
     (``processed/trajectories_n{num_points}_{train}-{val}-{test}_seed{seed}.pt``)
