@@ -127,7 +127,7 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match="not an edge"):
         ops.edge_lookup(1, 3)
     with pytest.raises(ValueError, match="must be one of"):
-        ops.operator("L3")
+        ops.operator("L4")
     with pytest.raises(TypeError):
         SimplicialOperators(ops.B1, ops.B2)
     with pytest.raises(TypeError, match="toponetx"):
