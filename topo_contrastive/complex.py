@@ -682,7 +682,9 @@ class SimplicialOperators:
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
             raise TypeError(f"`rank` must be an int in 1..{MAX_RANK + 1}, got {rank!r}")
         if not 1 <= int(rank) <= MAX_RANK + 1:
-            raise ValueError(f"`rank` of an incidence matrix must lie in 1..{MAX_RANK + 1}, got {rank}")
+            raise ValueError(
+                f"`rank` of an incidence matrix must lie in 1..{MAX_RANK + 1}, got {rank}"
+            )
         if rank == MAX_RANK + 1:
             return sp.csr_matrix((self.num_tetrahedra, 0))
         return (self.B1, self.B2, self.B3)[int(rank) - 1]

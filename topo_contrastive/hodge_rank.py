@@ -230,7 +230,9 @@ class RankHodgeDecomposition(HodgeDecomposition):
     def _build_exact(self) -> None:
         ops, k = self.complex, self.rank
         n = ops.num_simplices(k)
-        grad = np.zeros((n, 0)) if k == 0 else _nonzero_eigenbasis(ops.incidence(k), self.tol, "right")
+        grad = np.zeros((n, 0))
+        if k > 0:
+            grad = _nonzero_eigenbasis(ops.incidence(k), self.tol, "right")
         curl = _nonzero_eigenbasis(ops.incidence(k + 1), self.tol, "left")
         beta = n - grad.shape[1] - curl.shape[1]
         if beta < 0:  # pragma: no cover - numerical safety net
