@@ -419,13 +419,21 @@ class HodgeDecomposition:
             out[self._keep] = self._lu0.solve(np.asfortranarray(rhs[self._keep]))
         return out
 
-    def _solve_l2(self, rhs: np.ndarray) -> np.ndarray:
-        """``psi`` with ``L2 psi = rhs`` for ``rhs [N2, k]`` in the range of ``L2``."""
+    def _solve_l2(self, rhs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+        """``psi`` with ``L2 psi = rhs`` for ``rhs [N2, k]`` in the range of ``L2``.
+
+        ``scale [k]``: norms of the flows the right-hand sides come from. With a singular
+        ``L2`` (conjugate gradients), a right-hand side below ``tol * scale`` (a flow
+        without curl part, up to rounding) gives ``psi = 0``: conjugate gradients would
+        amplify its rounding-level component in ``ker L2`` without end.
+        """
         if self._lu2 is not None:
             return self._lu2.solve(np.asfortranarray(rhs))
         l2 = self.complex.L2_down
         out = np.zeros_like(rhs)
         for j in range(rhs.shape[1]):
+            if scale is not None and np.linalg.norm(rhs[:, j]) <= self.tol * scale[j]:
+                continue
             sol, info = sla.cg(l2, rhs[:, j], rtol=self.tol, maxiter=20 * l2.shape[0])
             if info != 0:  # pragma: no cover - CG on a consistent SPSD system converges
                 raise RuntimeError(f"conjugate gradients on L2 did not converge (info={info})")
@@ -442,7 +450,7 @@ class HodgeDecomposition:
         ops = self.complex
         if not ops.num_triangles:
             return np.zeros_like(x)
-        return ops.B2 @ self._solve_l2(ops.B2.T @ x)
+        return ops.B2 @ self._solve_l2(ops.B2.T @ x, scale=np.linalg.norm(x, axis=0))
 
     def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gradient, curl and harmonic parts of flows ``x [k, N1]`` (float64, one per row).
@@ -471,7 +479,9 @@ class HodgeDecomposition:
             curl -= harm
             return grad, curl, harm
         b2 = ops.B2
-        psi = self._solve_l2(np.stack([b2.T @ xi for xi in x]).T)  # [N2, k]
+        psi = self._solve_l2(
+            np.stack([b2.T @ xi for xi in x]).T, scale=np.linalg.norm(x, axis=1)
+        )  # [N2, k]
         curl = np.stack([b2 @ p for p in psi.T])  # [k, N1]
         harm = x - grad
         harm -= curl

@@ -125,14 +125,21 @@ class _GroundedSolver:
         """Whether solves go through conjugate gradients."""
         return self.lu is None and self.keep.size == self.A.shape[0] and self.A.shape[0] > 0
 
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """``y [n, m]`` with ``A y = rhs`` for ``rhs [n, m]`` in the range of ``A``."""
+    def solve(self, rhs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+        """``y [n, m]`` with ``A y = rhs`` for ``rhs [n, m]`` in the range of ``A``.
+
+        ``scale [m]``: norms of the signals the right-hand sides come from; with conjugate
+        gradients, a right-hand side below ``tol * scale`` (rounding only) gives 0.
+        """
         out = np.zeros_like(rhs)
         if self.lu is not None:
             out[self.keep] = self.lu.solve(np.asfortranarray(rhs[self.keep]))
         elif self.singular:
             for j in range(rhs.shape[1]):
-                sol, info = sla.cg(self.A, rhs[:, j], rtol=self.tol, maxiter=20 * self.A.shape[0])
+                b = rhs[:, j]
+                if scale is not None and np.linalg.norm(b) <= self.tol * scale[j]:
+                    continue
+                sol, info = sla.cg(self.A, b, rtol=self.tol, maxiter=20 * self.A.shape[0])
                 if info != 0:  # pragma: no cover - CG on a consistent SPSD system converges
                     raise RuntimeError(f"conjugate gradients did not converge (info={info})")
                 out[:, j] = sol
@@ -297,14 +304,16 @@ class RankHodgeDecomposition(HodgeDecomposition):
     def _lower_np(self, x: np.ndarray) -> np.ndarray:
         """Rank 2: ``P_G x = B2^T phi``, ``L1 phi = B2 x``, for ``x [N2, m]``."""
         b2 = self.complex.B2
-        return np.asarray(b2.T @ self._solver_lo.solve(np.asarray(b2 @ x)))
+        scale = np.linalg.norm(x, axis=0)
+        return np.asarray(b2.T @ self._solver_lo.solve(np.asarray(b2 @ x), scale))
 
     def _upper_np(self, x: np.ndarray) -> np.ndarray:
         """Rank 2: ``P_C x = B3 psi``, ``B3^T B3 psi = B3^T x``, for ``x [N2, m]``."""
         if self._solver_up is None:
             return np.zeros_like(x)
         b3 = self.complex.B3
-        return np.asarray(b3 @ self._solver_up.solve(np.asarray(b3.T @ x)))
+        scale = np.linalg.norm(x, axis=0)
+        return np.asarray(b3 @ self._solver_up.solve(np.asarray(b3.T @ x), scale))
 
     def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gradient, curl and harmonic parts of signals ``x [m, N_k]`` (float64)."""
@@ -353,30 +362,24 @@ class RankHodgeDecomposition(HodgeDecomposition):
         return groups
 
     def _lower_block(self, cols: np.ndarray) -> np.ndarray:
-        """Rank 2: ``P_G[cols, cols] = B2[E, cols]^T G[E, E] B2[E, cols]`` (touched edges
-        ``E``, ``G`` the grounded inverse of ``L1``), by one solve per touched edge."""
-        b = self.complex.B2[:, cols].tocsr()  # [N1, |S|]
-        edges = np.flatnonzero(np.diff(b.indptr))
-        if edges.size == 0:
-            return np.zeros((cols.size, cols.size))
+        """Rank 2: ``P_G[cols, cols] = B2[:, cols]^T phi`` with ``L1 phi = B2[:, cols]``
+        (one solve per simplex of the set, a few at a time in threads)."""
+        b = self.complex.B2[:, cols].tocsc()  # [N1, |S|]
         n1 = self.complex.num_edges
-        z = np.empty((edges.size, edges.size))
+        phi = np.empty((n1, cols.size))
 
         def work(lo: int, hi: int) -> None:
-            rhs = np.zeros((n1, hi - lo))
-            rhs[edges[lo:hi], np.arange(hi - lo)] = 1.0
-            z[:, lo:hi] = self._solver_lo.solve(rhs)[edges]
+            rhs = b[:, lo:hi].toarray()
+            phi[:, lo:hi] = self._solver_lo.solve(rhs, np.ones(hi - lo))
 
-        _map_chunks(work, edges.size, rows=n1)
-        z = 0.5 * (z + z.T)
-        be = b[edges].toarray()  # [|E|, |S|]
-        g = be.T @ z @ be
+        _map_chunks(work, cols.size, rows=n1)
+        g = np.asarray(b.T @ phi)
         return 0.5 * (g + g.T)
 
     def _upper_block(self, cols: np.ndarray) -> np.ndarray:
         """Rank 2: ``P_C[cols, cols]`` by solves with ``B3^T B3`` on the rows ``B3[cols]``."""
         b3 = self.complex.B3[cols]  # [|S|, N3]
-        psi = self._solver_up.solve(b3.T.toarray())  # [N3, |S|]
+        psi = self._solver_up.solve(b3.T.toarray(), np.ones(cols.size))  # [N3, |S|]
         c = np.asarray(b3 @ psi)
         return 0.5 * (c + c.T)
 
