@@ -251,19 +251,23 @@ class HodgeReadout(torch.nn.Module):
                 + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
             )
         n1 = self.num_edges
+        nk = f"N{self.rank}"
+        what = ("nodes", "edges", "triangles")[self.rank]
         if H.dim() == 2:
             if n1 == 0 or H.size(0) % n1 != 0:
                 raise ValueError(
-                    f"`H` has {H.size(0)} rows, not a multiple of the complex's N1 = {n1} "
-                    "edges (a HodgeReadout built on another complex?)"
+                    f"`H` has {H.size(0)} rows, not a multiple of the complex's {nk} = {n1} "
+                    f"{what} (a HodgeReadout built on another complex?)"
                 )
             H = H.view(-1, n1, H.size(1))
         elif H.dim() != 3:
-            raise ValueError(f"`H` must be [B, N1, C], [N1, C] or [B*N1, C], got {tuple(H.shape)}")
+            raise ValueError(
+                f"`H` must be [B, {nk}, C], [{nk}, C] or [B*{nk}, C], got {tuple(H.shape)}"
+            )
         if H.size(1) != n1:
             raise ValueError(
-                f"`H` has {H.size(1)} edges (shape {tuple(H.shape)}) but the readout was built "
-                f"on a complex with N1 = {n1} edges"
+                f"`H` has {H.size(1)} {what} (shape {tuple(H.shape)}) but the readout was built "
+                f"on a complex with {nk} = {n1} {what}"
             )
         B, _, C = H.shape
         blocks = []
