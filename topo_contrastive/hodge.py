@@ -95,6 +95,19 @@ def _map_chunks(fn: Callable[[int, int], None], n: int, rows: int) -> None:
             pass
 
 
+def _kernel_dim(a: sp.spmatrix) -> int:
+    """``dim ker a`` of a symmetric positive semi-definite matrix with a small kernel (dense
+    eigenvalues up to 200 rows, else the 32 smallest by a sparse shift-invert eigen-solve)."""
+    n = a.shape[0]
+    if n == 0:
+        return 0
+    if n <= 200:
+        vals = np.linalg.eigvalsh(a.toarray())
+    else:
+        vals = sla.eigsh(a, k=min(n - 1, 32), sigma=-1e-3, which="LM", return_eigenvectors=False)
+    return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
+
+
 def _factor_spd(a: Any, permc_spec: str = _SPD_ORDERING) -> Any:
     """Sparse LU without pivoting of a symmetric positive (semi-)definite CSC matrix.
 
@@ -423,18 +436,20 @@ class HodgeDecomposition:
         """``psi`` with ``L2 psi = rhs`` for ``rhs [N2, k]`` in the range of ``L2``.
 
         ``scale [k]``: norms of the flows the right-hand sides come from. With a singular
-        ``L2`` (conjugate gradients), a right-hand side below ``tol * scale`` (a flow
-        without curl part, up to rounding) gives ``psi = 0``: conjugate gradients would
-        amplify its rounding-level component in ``ker L2`` without end.
+        ``L2`` (conjugate gradients) the iteration also stops at a residual of ``tol *
+        scale``: for a flow with (almost) no curl part the rounding-level component of the
+        right-hand side in ``ker L2`` keeps it from reaching ``tol`` relative to the
+        right-hand side, and the iterates would grow without end.
         """
         if self._lu2 is not None:
             return self._lu2.solve(np.asfortranarray(rhs))
         l2 = self.complex.L2_down
         out = np.zeros_like(rhs)
         for j in range(rhs.shape[1]):
-            if scale is not None and np.linalg.norm(rhs[:, j]) <= self.tol * scale[j]:
-                continue
-            sol, info = sla.cg(l2, rhs[:, j], rtol=self.tol, maxiter=20 * l2.shape[0])
+            atol = 0.0 if scale is None else self.tol * float(scale[j])
+            sol, info = sla.cg(
+                l2, rhs[:, j], rtol=self.tol, atol=atol, maxiter=20 * l2.shape[0]
+            )
             if info != 0:  # pragma: no cover - CG on a consistent SPSD system converges
                 raise RuntimeError(f"conjugate gradients on L2 did not converge (info={info})")
             out[:, j] = sol
@@ -515,7 +530,15 @@ class HodgeDecomposition:
         self._harmonic_basis, _ = np.linalg.qr(basis)
 
     def _estimate_beta2(self) -> int:
-        """``dim ker L2`` by a sparse eigen-solve (only for complexes with closed 2-cycles)."""
+        """``dim ker L2`` by a sparse eigen-solve (only for complexes with closed 2-cycles).
+
+        This is ``dim ker B2``, what the Euler characteristic of the complex without its
+        tetrahedra needs. With tetrahedra ``ker B2 = im B3 + ker(B2^T B2 + B3 B3^T)``: its
+        dimension is ``rank(B3)`` plus the (small) kernel of the Hodge 2-Laplacian.
+        """
+        ops = self.complex
+        if ops.num_tetrahedra:
+            return ops.num_tetrahedra - _kernel_dim(ops.L3) + _kernel_dim(ops.L2)
         l2 = self.complex.L2_down
         k = min(l2.shape[0] - 1, 32)
         vals = sla.eigsh(l2, k=k, sigma=-1e-3, which="LM", return_eigenvectors=False)

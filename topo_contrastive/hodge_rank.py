@@ -73,6 +73,7 @@ from topo_contrastive.hodge import (
     HodgeDecomposition,
     _check_settings,
     _factor_spd,
+    _kernel_dim,
     _map_chunks,
 )
 
@@ -128,18 +129,19 @@ class _GroundedSolver:
     def solve(self, rhs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
         """``y [n, m]`` with ``A y = rhs`` for ``rhs [n, m]`` in the range of ``A``.
 
-        ``scale [m]``: norms of the signals the right-hand sides come from; with conjugate
-        gradients, a right-hand side below ``tol * scale`` (rounding only) gives 0.
+        ``scale [m]``: norms of the signals the right-hand sides come from; conjugate
+        gradients also stop at a residual of ``tol * scale`` (see
+        ``HodgeDecomposition._solve_l2``).
         """
         out = np.zeros_like(rhs)
         if self.lu is not None:
             out[self.keep] = self.lu.solve(np.asfortranarray(rhs[self.keep]))
         elif self.singular:
             for j in range(rhs.shape[1]):
-                b = rhs[:, j]
-                if scale is not None and np.linalg.norm(b) <= self.tol * scale[j]:
-                    continue
-                sol, info = sla.cg(self.A, b, rtol=self.tol, maxiter=20 * self.A.shape[0])
+                atol = 0.0 if scale is None else self.tol * float(scale[j])
+                sol, info = sla.cg(
+                    self.A, rhs[:, j], rtol=self.tol, atol=atol, maxiter=20 * self.A.shape[0]
+                )
                 if info != 0:  # pragma: no cover - CG on a consistent SPSD system converges
                     raise RuntimeError(f"conjugate gradients did not converge (info={info})")
                 out[:, j] = sol
@@ -277,7 +279,7 @@ class RankHodgeDecomposition(HodgeDecomposition):
         self._solver_up: _GroundedSolver | None = None
         if ops.num_tetrahedra:
             self._solver_up = _GroundedSolver(ops.L3, None, self.tol)
-            beta3 = self._estimate_kernel(ops.L3) if self._solver_up.singular else 0
+            beta3 = _kernel_dim(ops.L3) if self._solver_up.singular else 0
             curl_dim = ops.num_tetrahedra - beta3  # rank(B3)
         n2 = ops.num_triangles
         self._beta1 = n2 - grad_dim - curl_dim  # beta_2
@@ -292,13 +294,6 @@ class RankHodgeDecomposition(HodgeDecomposition):
             basis = u[:, : self._beta1]
             basis = basis - self._lower_np(basis) - self._upper_np(basis)
             self._harmonic_basis, _ = np.linalg.qr(basis)
-
-    @staticmethod
-    def _estimate_kernel(a: sp.csr_matrix) -> int:
-        """``dim ker a`` by a sparse eigen-solve (singular ``B3^T B3``: closed 3-cycles)."""
-        k = min(a.shape[0] - 1, 32)
-        vals = sla.eigsh(a, k=k, sigma=-1e-3, which="LM", return_eigenvectors=False)
-        return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
 
     # ------------------------------------------------------------------ parts
     def _lower_np(self, x: np.ndarray) -> np.ndarray:
