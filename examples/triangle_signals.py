@@ -10,7 +10,8 @@ A sample is a **membrane**: a closed surface of triangles (a triangle signal ``x
 plus noise:
 
 .. math::
-    \\mathbf{x} = \\mathbf{s}_c + \\mathbf{B}_3 \\mathbf{1}_R + \\mathbf{B}_2^\\top \\mathbf{f},
+    \\mathbf{x} = \\mathbf{s}_c + \\mathbf{B}_3 (\\boldsymbol{\\sigma} \\circ \\mathbf{1}_R)
+    + \\mathbf{B}_2^\\top \\mathbf{f},
 
 with :math:`\\mathbf{s}_c` the wall of cavity c (oriented outwards), :math:`R` a random
 connected region of tetrahedra grown from that wall (the membrane is pushed out over
@@ -132,17 +133,30 @@ def generate_cavity_complex(
         pairs = np.concatenate([tris[:, [0, 1]], tris[:, [0, 2]], tris[:, [1, 2]]])
         edges = np.unique(pairs, axis=0)
         ops = SimplicialOperators.from_simplices(edges, tris, used.size, tetrahedra=kept_r)
-        walls = [_wall(ops, tets[r], relabel) for r in removed]
+        pos = pts[used]
+        walls = [_wall(ops, pos, tets[r], relabel) for r in removed]
         dims = HodgeDecomposition(ops, rank=2, backend="iterative").dims
         connected = HodgeDecomposition(ops, rank=0, backend="iterative").dims["harmonic"] == 1
         if connected and dims["harmonic"] == len(centres) and all(w.any() for w in walls):
-            return ops, pts[used], walls
+            return ops, pos, walls
     raise ValueError(f"no complex with beta_2 = 2 in {max_tries} draws (raise `num_points`)")
 
 
-def _wall(ops: SimplicialOperators, removed: np.ndarray, relabel: np.ndarray) -> np.ndarray:
+def tetrahedron_orientation(ops: SimplicialOperators, pos: np.ndarray) -> np.ndarray:
+    """``float64 [N3]``: +1 where a tetrahedron's stored orientation (its sorted nodes) is
+    right-handed in ``pos``, else -1. Summing ``sigma_q * B3[:, q]`` over a region gives
+    its boundary surface (the inner faces cancel)."""
+    p = pos[ops.tetrahedra]  # [N3, 4, 3]
+    det = np.linalg.det(p[:, 1:] - p[:, :1])
+    return np.where(det > 0, 1.0, -1.0)
+
+
+def _wall(
+    ops: SimplicialOperators, pos: np.ndarray, removed: np.ndarray, relabel: np.ndarray
+) -> np.ndarray:
     """Outward-oriented wall of one cavity: the faces shared by its removed tetrahedra and
-    the kept ones, signed as the boundary of the kept tetrahedron they bound."""
+    the kept ones, signed against the (consistently oriented) kept tetrahedron they bound:
+    the boundary of the removed region, a 2-cycle."""
     faces = np.concatenate([removed[:, [0, 1, 2]], removed[:, [0, 1, 3]], removed[:, [0, 2, 3]],
                             removed[:, [1, 2, 3]]])  # fmt: skip
     faces = relabel[faces]
@@ -152,23 +166,27 @@ def _wall(ops: SimplicialOperators, removed: np.ndarray, relabel: np.ndarray) ->
     fkeys = np.unique((faces[:, 0] * n + faces[:, 1]) * n + faces[:, 2])
     wall_tris = np.flatnonzero(np.isin(tkeys, fkeys))
     b3 = ops.B3.tocsr()
+    sigma = tetrahedron_orientation(ops, pos)
     x = np.zeros(ops.num_triangles)
-    for t in wall_tris:  # a wall triangle bounds exactly one kept tetrahedron
+    for t in wall_tris:  # a wall triangle bounds exactly one kept tetrahedron q
         row = b3.getrow(t)
-        if row.nnz == 1:
-            x[t] = -row.data[0]  # the kept tetrahedron's boundary cancels it: x + B3 e_q
+        if row.nnz == 1:  # x + sigma_q B3 e_q cancels it
+            x[t] = -sigma[row.indices[0]] * row.data[0]
     return x
 
 
 def generate_membranes(
     ops: SimplicialOperators,
+    pos: np.ndarray,
     walls: Sequence[np.ndarray],
     num_samples: int,
     seed: int = 0,
     max_growth: int = 40,
     max_noise_edges: int = 6,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Membrane signals ``x = s_c + B3 1_R + B2^T f`` (see the module docstring).
+    """Membrane signals ``x = s_c + B3 (sigma * 1_R) + B2^T f`` (see the module docstring;
+    ``sigma`` orients the tetrahedra consistently, :func:`tetrahedron_orientation`, so that
+    ``B3 (sigma * 1_R)`` is the boundary surface of the region ``R``).
 
     ``R`` grows from a random tetrahedron on cavity c's wall by ``U{0..max_growth}`` random
     steps, each adding a tetrahedron sharing a face with ``R``; ``f`` has ``U{0..
@@ -179,6 +197,7 @@ def generate_membranes(
         ``S // 2`` of class 0 and the rest of class 1, in random order.
     """
     rng = np.random.default_rng(seed)
+    sigma = tetrahedron_orientation(ops, pos)
     b3 = ops.B3.tocsr()
     # tetrahedra sharing a face: the graph B3^T B3 off the diagonal
     adj = (abs(ops.B3.T) @ abs(ops.B3)).tocsr()
@@ -202,7 +221,7 @@ def generate_membranes(
             frontier |= set(adj[q].indices.tolist())
             frontier -= region
         ind = np.zeros(ops.num_tetrahedra)
-        ind[list(region)] = 1.0
+        ind[list(region)] = sigma[list(region)]
         f = np.zeros(ops.num_edges)
         k = int(rng.integers(0, max_noise_edges + 1))
         f[rng.choice(ops.num_edges, size=k, replace=False)] = rng.choice([-1.0, 1.0], size=k)
@@ -295,8 +314,8 @@ def main(
     if threads is not None:
         torch.set_num_threads(int(threads))
     start = time.perf_counter()
-    ops, _, walls = generate_cavity_complex(num_points, seed)
-    signals, labels = generate_membranes(ops, walls, num_samples, seed + 1)
+    ops, pos, walls = generate_cavity_complex(num_points, seed)
+    signals, labels = generate_membranes(ops, pos, walls, num_samples, seed + 1)
     data = ExperimentData.from_dataset(TriangleSignals(signals, labels, ops), "triangles")
     split_seeds = list(range(splits))
     rows: dict[str, dict[str, list[float]]] = {}
