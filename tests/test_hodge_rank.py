@@ -190,9 +190,12 @@ def test_bad_ranks_and_signals():
     with pytest.raises(ValueError, match="is HodgeDecomposition's own rank-1 code"):
         RankHodgeDecomposition(solid, rank=1)
     hodge = HodgeDecomposition(torus(), rank=2)  # N2 = 24
-    with pytest.raises(ValueError, match=r"shape \[N2\] or \[B, N2\] with N2 = 24 \(signals on the "
-                       r"rank-2 simplices\), got \(36,\)"):
+    with pytest.raises(ValueError, match=r"`x` has 36 rows, not a multiple of the complex's "
+                       r"N2 = 24 triangles \(signals of another complex\?\)"):
         hodge(torch.zeros(36))
+    with pytest.raises(ValueError, match=r"must have shape \[N2\], \[N2, 1\], \[B, N2\].*"
+                       r"N2 = 24; got \(2, 36\)"):
+        hodge(torch.zeros(2, 36))
     with pytest.raises(TypeError, match="floating tensor \\(rank-2 signals\\)"):
         hodge(torch.zeros(24, dtype=torch.long))
     with pytest.raises(ValueError, match=r"rank-2 simplex indices outside \[0, 24\)"):
@@ -202,8 +205,22 @@ def test_bad_ranks_and_signals():
     with pytest.raises(ValueError, match="NaN"):
         hodge(torch.full((24,), float("nan")))
     node_hodge = HodgeDecomposition(graph, rank=0)
-    with pytest.raises(ValueError, match=r"with N0 = 3"):
+    with pytest.raises(ValueError, match=r"N0 = 3; got \(2, 4\)"):
         node_hodge(torch.zeros(2, 4))
+
+
+def test_pyg_layouts_at_rank_two():
+    """x_2 of one sample [N2, 1] and of a PyG batch [B * N2, 1] give parts in their layout."""
+    ops = torus()
+    hodge = HodgeDecomposition(ops, rank=2)
+    x = torch.randn(3, ops.num_triangles, dtype=torch.float64)
+    ref = hodge(x)
+    one = hodge(x[0].view(-1, 1))
+    torch.testing.assert_close(one.harmonic, ref.harmonic[0].view(-1, 1))
+    batched = hodge(x.reshape(-1, 1), num_graphs=3)
+    torch.testing.assert_close(batched.curl, ref.curl.reshape(-1, 1))
+    batch = torch.arange(3).repeat_interleave(ops.num_triangles)
+    torch.testing.assert_close(hodge(x.reshape(-1), batch=batch).gradient, ref.gradient.reshape(-1))
 
 
 def test_laplacians_of_every_rank():

@@ -106,3 +106,27 @@ def test_spectral_mask_rank_two_bad_input_and_repr():
     with pytest.raises(ValueError, match=r"\[N2\] or \[S, N2\] with N2 = 24 \(the complex's "
                        r"number of triangles\)"):
         optimize_drop_probabilities(torch.ones(3, 36), hodge, 0.3)
+
+
+def test_contrastive_views_of_triangle_signals():
+    """ContrastiveViews with a rank-2 spectral mask: views of x_2 through a DataLoader, the
+    rank-2 Hodge parts of the originals, attr taken from the mask."""
+    from torch_geometric.loader import DataLoader
+
+    from topo_contrastive.transforms import ContrastiveViews
+
+    ops = torus()
+    hodge = HodgeDecomposition(ops, rank=2)
+    n2 = ops.num_triangles
+    signals = torch.randn(6, n2, generator=torch.Generator().manual_seed(3))
+    views = ContrastiveViews(HodgeSpectralMask(hodge, 0.3, generator=0))
+    assert views.attr == "x_2"
+    data = views.fit([Data(x_2=s.view(-1, 1)) for s in signals])
+    batch = next(iter(DataLoader([views(d) for d in data], batch_size=6)))
+    assert batch.x_2_view1.shape == (6 * n2, 1) and batch.hodge_parts.shape == (6 * n2, 3)
+    parts = hodge(signals)
+    torch.testing.assert_close(batch.hodge_parts[:, 2].view(6, n2), parts.harmonic)
+    dropped = batch.x_2_view1 == 0
+    assert torch.equal(batch.x_2_view1[~dropped], batch.x_2[~dropped])
+    with pytest.raises(ValueError, match="has 30 rows but the complex has N2 = 24 triangles"):
+        views(Data(x_2=torch.ones(30, 1)))
