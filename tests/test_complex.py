@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -127,7 +129,7 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match="not an edge"):
         ops.edge_lookup(1, 3)
     with pytest.raises(ValueError, match="must be one of"):
-        ops.operator("L3")
+        ops.operator("L4")
     with pytest.raises(TypeError):
         SimplicialOperators(ops.B1, ops.B2)
     with pytest.raises(TypeError, match="toponetx"):
@@ -144,3 +146,93 @@ def test_large_construction_is_vectorised():
     ops = SimplicialOperators.from_simplices(edges, tri)
     assert ops.num_edges == len(edges) and ops.num_triangles == len(tri)
     assert abs(ops.B1 @ ops.B2).sum() == 0
+
+
+def two_tetrahedra():
+    """Two solid tetrahedra sharing the triangle (1, 2, 3): nodes 0..4."""
+    tets = [[0, 1, 2, 3], [1, 2, 3, 4]]
+    tris = sorted({tuple(sorted(f)) for t in tets for f in itertools.combinations(t, 3)})
+    edges = sorted({tuple(sorted(e)) for t in tris for e in itertools.combinations(t, 2)})
+    return SimplicialOperators.from_simplices(edges, tris, tetrahedra=tets[::-1])
+
+
+def test_tetrahedra_from_simplices_exact_signs():
+    ops = two_tetrahedra()
+    assert ops.sizes == (5, 9, 7, 2) and ops.dim == 3
+    assert ops.tetrahedra.tolist() == [[0, 1, 2, 3], [1, 2, 3, 4]]
+    tris = [tuple(t) for t in ops.triangles.tolist()]
+    b3 = ops.B3.toarray()
+    # boundary of [a,b,c,d] = [b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]
+    for col, (a, b, c, d) in enumerate(ops.tetrahedra.tolist()):
+        expected = np.zeros(len(tris))
+        for face, sign in (((b, c, d), 1), ((a, c, d), -1), ((a, b, d), 1), ((a, b, c), -1)):
+            expected[tris.index(face)] = sign
+        np.testing.assert_array_equal(b3[:, col], expected)
+    assert abs(ops.B2 @ ops.B3).sum() == 0
+    np.testing.assert_array_equal(ops.L3.toarray(), b3.T @ b3)
+    np.testing.assert_array_equal(ops.L3.toarray(), [[4.0, -1.0], [-1.0, 4.0]])
+    b2 = ops.B2.toarray()
+    np.testing.assert_array_equal(ops.L2.toarray(), b2.T @ b2 + b3 @ b3.T)
+    assert repr(ops).endswith("num_triangles=7, num_tetrahedra=2)")
+    assert ops.operator("B3", dtype=torch.float64).to_dense().numpy().tolist() == b3.tolist()
+
+
+def test_tetrahedra_match_toponetx():
+    tnx = pytest.importorskip("toponetx")
+    sc = tnx.SimplicialComplex([[0, 1, 2, 3], [1, 2, 3, 4], [4, 5, 6]])
+    a = SimplicialOperators.from_toponetx(sc)
+    np.testing.assert_array_equal(a.B3.toarray(), sc.incidence_matrix(3).toarray())
+    np.testing.assert_array_equal(a.B2.toarray(), sc.incidence_matrix(2).toarray())
+    tets = [sorted(s) for s in sc.skeleton(3)]
+    b = SimplicialOperators.from_simplices(
+        [sorted(e) for e in sc.skeleton(1)], [sorted(t) for t in sc.skeleton(2)], tetrahedra=tets
+    )
+    assert (a.B3 != b.B3).nnz == 0
+    np.testing.assert_array_equal(
+        a.hodge_laplacian(2).toarray(), sc.hodge_laplacian_matrix(2).toarray()
+    )
+
+
+def test_from_incidence_with_b3_and_reoriented_triangles():
+    ops = two_tetrahedra()
+    flip = np.diag([1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 1.0])  # re-orient triangles 1 and 4
+    c = SimplicialOperators.from_incidence(ops.B1, ops.B2 @ flip, flip @ ops.B3.toarray())
+    assert c.num_tetrahedra == 2 and c.tetrahedra.tolist() == ops.tetrahedra.tolist()
+    assert abs(c.B2 @ c.B3).sum() == 0
+
+
+def test_bad_tetrahedra_and_ranks():
+    ops = two_tetrahedra()
+    edges, tris = ops.edges, ops.triangles
+    with pytest.raises(ValueError, match=r"tetrahedron \[0, 1, 2, 4\] has the face \[0, 2, 4\]"):
+        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 4]])
+    with pytest.raises(ValueError, match="repeats a node"):
+        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 2]])
+    with pytest.raises(ValueError, match=r"contains the tetrahedron \[0, 1, 2, 3\] twice"):
+        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 3], [3, 2, 1, 0]])
+    with pytest.raises(ValueError, match=r"shape \[n, 4\]"):
+        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2]])
+    b3 = ops.B3.toarray()
+    bad = b3.copy()
+    bad[0, 0] = -bad[0, 0]
+    with pytest.raises(ValueError, match="B2 @ B3 != 0 at column 0 of `B3`"):
+        SimplicialOperators.from_incidence(ops.B1, ops.B2, bad)
+    with pytest.raises(ValueError, match="`B3` column 0 has 3 non-zeros"):
+        missing_face = np.where(np.arange(7)[:, None] == 0, 0, b3)
+        SimplicialOperators.from_incidence(ops.B1, ops.B2, missing_face)
+    with pytest.raises(ValueError, match="`B2` has 7 columns .* `B3` has 6 rows"):
+        SimplicialOperators.from_incidence(ops.B1, ops.B2, b3[:6])
+    with pytest.raises(ValueError, match="`B3` needs `B2`"):
+        SimplicialOperators.from_incidence(ops.B1, None, b3)
+    graph = SimplicialOperators.from_simplices([[0, 1], [1, 2]])
+    assert graph.dim == 1
+    with pytest.raises(ValueError, match=r"`rank` = 2 is not a rank of this complex: it has no "
+                       r"triangles \(N2 = 0; sizes N0..N3 = \(3, 2, 0, 0\)\)"):
+        graph.check_rank(2)
+    with pytest.raises(ValueError, match="must lie in 0..3"):
+        graph.check_rank(-1)
+    with pytest.raises(TypeError, match="must be an int"):
+        graph.down_laplacian(1.0)
+    with pytest.raises(ValueError, match="not a rank of this complex"):
+        graph.laplacians(rank=2)
+    assert graph.up_laplacian(1).nnz == 0 and graph.num_simplices(3) == 0

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
         ContrastiveViews,
         EdgeFlowMask,
         HodgeSpectralMask,
+        SimplexSignalMask,
     )
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ _LAZY = {
     "HodgeReadout": "nn",
     "ProjectionHead": "nn",
     "EdgeFlowMask": "transforms",
+    "SimplexSignalMask": "transforms",
     "HodgeSpectralMask": "transforms",
     "ComputeDropProbabilities": "transforms",
     "ContrastiveViews": "transforms",
@@ -59,6 +61,7 @@ __all__ = [
     "HodgeReadout",
     "ProjectionHead",
     "EdgeFlowMask",
+    "SimplexSignalMask",
     "HodgeSpectralMask",
     "ComputeDropProbabilities",
     "ContrastiveViews",

@@ -1,20 +1,30 @@
-"""Signed operators of a simplicial complex of order two.
+"""Signed operators of a simplicial complex of order two or three.
 
 The class :class:`SimplicialOperators` holds the signed incidence matrices
-:math:`\\mathbf{B}_1` (nodes x edges) and :math:`\\mathbf{B}_2` (edges x triangles)
-and derives the Hodge Laplacians of the paper's eq. (2):
+:math:`\\mathbf{B}_1` (nodes x edges), :math:`\\mathbf{B}_2` (edges x triangles) and,
+where the complex has tetrahedra, :math:`\\mathbf{B}_3` (triangles x tetrahedra), and
+derives the Hodge Laplacians of the paper's eq. (2):
 
 .. math::
     \\mathbf{L}_0 = \\mathbf{B}_1 \\mathbf{B}_1^\\top, \\quad
     \\mathbf{L}_1 = \\underbrace{\\mathbf{B}_1^\\top \\mathbf{B}_1}_{\\mathbf{L}_{\\downarrow}}
     + \\underbrace{\\mathbf{B}_2 \\mathbf{B}_2^\\top}_{\\mathbf{L}_{\\uparrow}}, \\quad
-    \\mathbf{L}_2 = \\mathbf{B}_2^\\top \\mathbf{B}_2.
+    \\mathbf{L}_2 = \\mathbf{B}_2^\\top \\mathbf{B}_2 + \\mathbf{B}_3 \\mathbf{B}_3^\\top, \\quad
+    \\mathbf{L}_3 = \\mathbf{B}_3^\\top \\mathbf{B}_3,
+
+and in general :math:`\\mathbf{L}_k = \\mathbf{L}_{k,\\downarrow} + \\mathbf{L}_{k,\\uparrow}`
+with :math:`\\mathbf{L}_{k,\\downarrow} = \\mathbf{B}_k^\\top \\mathbf{B}_k` and
+:math:`\\mathbf{L}_{k,\\uparrow} = \\mathbf{B}_{k+1} \\mathbf{B}_{k+1}^\\top`
+(:math:`\\mathbf{B}_0` and :math:`\\mathbf{B}_4` are empty). Without tetrahedra
+:math:`\\mathbf{L}_2 = \\mathbf{B}_2^\\top \\mathbf{B}_2`.
 
 Order and orientation (TopoNetX's convention for integer node labels): nodes are
 ``0 .. N0-1``; edges are sorted lexicographically by their node pair ``(u, v)``
 with ``u < v`` and oriented ``u -> v`` (``B1[u, e] = -1``, ``B1[v, e] = +1``);
 triangles ``(a, b, c)`` with ``a < b < c`` are sorted lexicographically and
-oriented ``a -> b -> c``, so their boundary is ``[b,c] - [a,c] + [a,b]``.
+oriented ``a -> b -> c``, so their boundary is ``[b,c] - [a,c] + [a,b]``;
+tetrahedra ``(a, b, c, d)`` with ``a < b < c < d`` are sorted lexicographically with
+boundary ``[b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]`` (TopoNetX's ``incidence_matrix(3)``).
 Complexes given by incidence matrices keep the columns in the order and with the
 orientation of the matrices given.
 """
@@ -31,7 +41,13 @@ import torch
 
 __all__ = ["SimplicialOperators"]
 
-_OPERATORS = ("B1", "B2", "L0", "L_down", "L_up", "L1", "L2")
+_OPERATORS = ("B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2", "L3") + tuple(
+    f"L{k}_{part}" for k in range(4) for part in ("down", "up")
+)
+#: Names of the simplices of each rank (for messages).
+_SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
+#: Highest rank of a simplex the class stores.
+MAX_RANK = 3
 
 
 def _as_index_array(obj: Any, width: int, name: str) -> np.ndarray:
@@ -79,14 +95,109 @@ def _to_scipy(mat: Any, name: str) -> sp.csr_matrix:
     return out
 
 
+def _check_b3(B3: Any, ops: SimplicialOperators) -> sp.csr_matrix:
+    """Validate a given ``B3 [N2, N3]`` against the triangles of ``ops``; return it (CSR)."""
+    b3 = _to_scipy(B3, "B3")
+    n2 = ops.num_triangles
+    if b3.shape[0] != n2:
+        raise ValueError(
+            f"shape mismatch: `B2` has {n2} columns (triangles) but `B3` has {b3.shape[0]} rows"
+            + ("; `B3` needs `B2`" if n2 == 0 else "")
+        )
+    c3 = b3.tocsc()
+    c3.sort_indices()
+    counts = np.diff(c3.indptr)
+    bad = np.flatnonzero(counts != 4)
+    if bad.size:
+        raise ValueError(
+            f"`B3` column {bad[0]} has {counts[bad[0]]} non-zeros; every tetrahedron column "
+            "needs exactly four entries +-1"
+        )
+    if not np.isin(c3.data, (-1.0, 1.0)).all():
+        c = int(np.flatnonzero(~np.isin(c3.data, (-1.0, 1.0)).reshape(-1, 4).all(axis=1))[0])
+        raise ValueError(
+            f"`B3` column {c} has entries {c3.data[4 * c:4 * c + 4].tolist()}, expected four "
+            "entries +1 or -1 (signed incidence)"
+        )
+    faces = c3.indices.reshape(-1, 4)  # [N3, 4] triangle ids
+    nodes = np.sort(ops.triangles[faces].reshape(-1, 12), axis=1)  # [N3, 12]
+    closed = (nodes[:, 0::3] == nodes[:, 1::3]).all(axis=1) & (
+        nodes[:, 1::3] == nodes[:, 2::3]
+    ).all(axis=1) & (np.diff(nodes[:, 0::3], axis=1) > 0).all(axis=1)
+    if not closed.all():
+        c = int(np.flatnonzero(~closed)[0])
+        raise ValueError(
+            f"`B3` column {c}: its four triangles {faces[c].tolist()} are not the four faces of "
+            "one tetrahedron"
+        )
+    prod = (ops.B2 @ b3).tocsc()
+    prod.eliminate_zeros()
+    if prod.nnz:
+        c = int(np.flatnonzero(np.diff(prod.indptr))[0])
+        raise ValueError(
+            f"B2 @ B3 != 0 at column {c} of `B3`: its faces {faces[c].tolist()} have signs "
+            f"{c3.data[4 * c:4 * c + 4].astype(int).tolist()}, which do not form the boundary of "
+            f"tetrahedron {nodes[c, 0::3].tolist()} under the triangle orientations of `B2`"
+        )
+    out = sp.csr_matrix(b3.sign())
+    out.sort_indices()
+    return out
+
+
+def _tetrahedra_incidence(q: np.ndarray, t: np.ndarray, num_nodes: int) -> sp.csr_matrix:
+    """``B3 [N2, N3]`` of tetrahedra ``q [N3, 4]`` over the sorted triangles ``t [N2, 3]``.
+
+    Sorts the tetrahedra; raises ``ValueError`` for a repeated node, a duplicate or a face
+    that is not a triangle.
+    """
+    q = np.sort(q, axis=1)
+    bad = np.flatnonzero((q[:, :-1] == q[:, 1:]).any(axis=1))
+    if bad.size:
+        raise ValueError(f"`tetrahedra` row {bad[0]} repeats a node: {q[bad[0]].tolist()}")
+    n = np.int64(num_nodes)
+    qkeys = ((q[:, 0] * n + q[:, 1]) * n + q[:, 2]) * n + q[:, 3]
+    order = np.argsort(qkeys, kind="stable")
+    sq = qkeys[order]
+    dup = np.flatnonzero(sq[1:] == sq[:-1])
+    if dup.size:
+        raise ValueError(f"`tetrahedra` contains the tetrahedron {q[order[dup[0]]].tolist()} twice")
+    q = q[order]
+    # face opposite node i has the sign (-1)^i: [b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]
+    faces = np.stack([q[:, [1, 2, 3]], q[:, [0, 2, 3]], q[:, [0, 1, 3]], q[:, [0, 1, 2]]], axis=1)
+    fkeys = (faces[..., 0] * n + faces[..., 1]) * n + faces[..., 2]  # [N3, 4]
+    tkeys = (t[:, 0] * n + t[:, 1]) * n + t[:, 2]  # sorted (t is in lexicographic order)
+    n2 = t.shape[0]
+    pos = np.minimum(np.searchsorted(tkeys, fkeys), max(n2 - 1, 0))
+    found = (tkeys[pos] == fkeys) if n2 else np.zeros_like(fkeys, dtype=bool)
+    if not found.all():
+        r, f = np.argwhere(~found)[0]
+        raise ValueError(
+            f"tetrahedron {q[r].tolist()} has the face {faces[r, f].tolist()}, which is not in "
+            "`triangles`"
+        )
+    n3 = q.shape[0]
+    B3 = sp.csr_matrix(
+        (np.tile([1.0, -1.0, 1.0, -1.0], n3), (pos.ravel(), np.repeat(np.arange(n3), 4))),
+        shape=(n2, n3),
+    )
+    B3.sort_indices()
+    return B3
+
+
 class SimplicialOperators:
-    r"""Signed incidence matrices and Hodge Laplacians of a 2-dimensional simplicial complex.
+    r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
+    two or three (nodes, edges, triangles and optionally tetrahedra).
 
     Build it with one of the constructors :meth:`from_simplices`,
     :meth:`from_incidence` or :meth:`from_toponetx`. Operators are available as
-    scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``L0``, ``L_down``,
-    ``L_up``, ``L1``, ``L2``) and as torch sparse tensors on any device and dtype
-    via :meth:`operator` (e.g. ``ops.operator("L_up", device="cuda")``).
+    scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``B3``, ``L0``, ``L_down``,
+    ``L_up``, ``L1``, ``L2``, ``L3``; any rank with :meth:`incidence`,
+    :meth:`down_laplacian`, :meth:`up_laplacian`, :meth:`hodge_laplacian`) and as torch
+    sparse tensors on any device and dtype via :meth:`operator` (e.g.
+    ``ops.operator("L_up", device="cuda")``) and :meth:`laplacians` (``rank=k`` gives
+    :math:`(\mathbf{L}_{k,\downarrow}, \mathbf{L}_{k,\uparrow})` for signals on the
+    simplices of rank :math:`k`: ``x_0`` on nodes, ``x_1`` on edges, ``x_2`` on
+    triangles).
 
     .. math::
         \mathbf{L}_{\downarrow} = \mathbf{B}_1^\top \mathbf{B}_1, \qquad
@@ -97,7 +208,13 @@ class SimplicialOperators:
     networks", Signal Processing 187, 2021.
 
     A complex without triangles is valid: ``B2`` has shape ``[N1, 0]`` and
-    ``L_up`` is the zero matrix.
+    ``L_up`` is the zero matrix. A complex without tetrahedra (the usual case) has
+    ``B3`` of shape ``[N2, 0]``.
+
+    **Ranks.** The complex has the ranks ``0 .. dim`` (:attr:`dim`: the highest rank
+    with at least one simplex). Asking for an operator or a signal of a rank the
+    complex does not have raises a ``ValueError`` naming the rank and the sizes
+    (:meth:`check_rank`).
 
     Attributes:
         num_nodes (int): :math:`N_0`.
@@ -106,6 +223,8 @@ class SimplicialOperators:
         edges (numpy.ndarray): ``int64 [N1, 2]``, tail and head node of every edge
             in column order (``B1[tail, e] = -1``, ``B1[head, e] = +1``).
         triangles (numpy.ndarray): ``int64 [N2, 3]`` node ids of each triangle.
+        num_tetrahedra (int): :math:`N_3` (0 without tetrahedra).
+        tetrahedra (numpy.ndarray): ``int64 [N3, 4]`` sorted node ids of each tetrahedron.
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
@@ -115,7 +234,14 @@ class SimplicialOperators:
         [1.0, 0.0, 1.0]
     """
 
-    def __init__(self, B1: sp.csr_matrix, B2: sp.csr_matrix, *, _validated: bool = False):
+    def __init__(
+        self,
+        B1: sp.csr_matrix,
+        B2: sp.csr_matrix,
+        B3: sp.csr_matrix | None = None,
+        *,
+        _validated: bool = False,
+    ):
         if not _validated:
             raise TypeError(
                 "use SimplicialOperators.from_simplices / from_incidence / from_toponetx "
@@ -125,6 +251,8 @@ class SimplicialOperators:
         self.B2 = B2
         self.num_nodes, self.num_edges = B1.shape
         self.num_triangles = B2.shape[1]
+        self.B3 = sp.csr_matrix((self.num_triangles, 0)) if B3 is None else B3
+        self.num_tetrahedra = self.B3.shape[1]
         coo = B1.tocoo()
         tails = np.empty(self.num_edges, dtype=np.int64)
         heads = np.empty(self.num_edges, dtype=np.int64)
@@ -138,6 +266,14 @@ class SimplicialOperators:
             self.triangles = np.sort(nodes, axis=1)[:, ::2].copy()
         else:
             self.triangles = np.zeros((0, 3), dtype=np.int64)
+        if self.num_tetrahedra:
+            b3 = self.B3.tocsc()
+            faces = self.triangles[b3.indices.reshape(self.num_tetrahedra, 4)]  # [N3, 4, 3]
+            self.tetrahedra = np.sort(faces.reshape(self.num_tetrahedra, 12), axis=1)[
+                :, [0, 3, 6, 9]
+            ].copy()  # every node of a tetrahedron lies on three of its four faces
+        else:
+            self.tetrahedra = np.zeros((0, 4), dtype=np.int64)
         # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
         lo = np.minimum(tails, heads)
         hi = np.maximum(tails, heads)
@@ -153,28 +289,51 @@ class SimplicialOperators:
         edges: Any,
         triangles: Any | None = None,
         num_nodes: int | None = None,
+        tetrahedra: Any | None = None,
     ) -> SimplicialOperators:
-        """Build the complex from an edge list and an optional triangle list.
+        """Build the complex from an edge list and optional triangle and tetrahedron lists.
 
         Node ids are integers ``0 .. num_nodes-1``. Each edge is stored as the sorted
-        pair ``(u, v)``, ``u < v``, oriented ``u -> v``; edges and triangles are
-        sorted lexicographically (TopoNetX's order), whatever order they are given in.
+        pair ``(u, v)``, ``u < v``, oriented ``u -> v``; edges, triangles and tetrahedra
+        are sorted lexicographically (TopoNetX's order), whatever order they are given in.
+        A tetrahedron ``a < b < c < d`` has the boundary
+        ``[b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]`` (``B3``, TopoNetX's signs).
 
         Args:
             edges: ``[N1, 2]`` integer node pairs (list, numpy array or tensor).
             triangles: ``[N2, 3]`` integer node triples, or ``None`` (default) for a
                 complex without triangles.
             num_nodes: number of nodes :math:`N_0`; default ``max id + 1``.
+            tetrahedra: ``[N3, 4]`` integer node quadruples, or ``None`` (default) for a
+                complex of order two.
 
         Raises:
-            ValueError: a self-loop, a duplicate edge or triangle, a negative or
-                out-of-range node id, a triangle with a repeated node, or a triangle
-                one of whose three edges is not in ``edges``.
+            ValueError: a self-loop, a duplicate edge, triangle or tetrahedron, a
+                negative or out-of-range node id, a triangle or tetrahedron with a
+                repeated node, a triangle one of whose three edges is not in ``edges``,
+                or a tetrahedron one of whose four faces is not in ``triangles``.
             TypeError: non-integer node ids.
+
+        Example:
+            >>> import itertools
+            >>> tet = [0, 1, 2, 3]
+            >>> ops = SimplicialOperators.from_simplices(
+            ...     list(itertools.combinations(tet, 2)), list(itertools.combinations(tet, 3)),
+            ...     tetrahedra=[tet])
+            >>> ops.B3.toarray().ravel().tolist()  # faces (0,1,2), (0,1,3), (0,2,3), (1,2,3)
+            [-1.0, 1.0, -1.0, 1.0]
+            >>> float(abs(ops.B2 @ ops.B3).sum())
+            0.0
         """
         e = _as_index_array(edges, 2, "edges")
         t = _as_index_array([] if triangles is None else triangles, 3, "triangles")
-        max_id = max(int(e.max(initial=-1)), int(t.max(initial=-1)))
+        q = _as_index_array([] if tetrahedra is None else tetrahedra, 4, "tetrahedra")
+        if q.size and (q.min() < 0 or num_nodes is not None and q.max() >= num_nodes):
+            raise ValueError(
+                f"tetrahedron node ids must lie in [0, num_nodes={num_nodes}), got ids in "
+                f"[{int(q.min())}, {int(q.max())}]"
+            )
+        max_id = max(int(e.max(initial=-1)), int(t.max(initial=-1)), int(q.max(initial=-1)))
         if num_nodes is None:
             num_nodes = max_id + 1
         if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 0:
@@ -237,10 +396,15 @@ class SimplicialOperators:
             B2 = sp.csr_matrix((n1, 0))
         B1.sort_indices()
         B2.sort_indices()
-        return cls(B1, B2, _validated=True)
+        B3 = None
+        if q.size:
+            B3 = _tetrahedra_incidence(q, t, num_nodes)
+        return cls(B1, B2, B3, _validated=True)
 
     @classmethod
-    def from_incidence(cls, B1: Any, B2: Any | None = None) -> SimplicialOperators:
+    def from_incidence(
+        cls, B1: Any, B2: Any | None = None, B3: Any | None = None
+    ) -> SimplicialOperators:
         """Build the complex from signed incidence matrices, in any edge orientation.
 
         Columns keep the given order and orientation: edge ``e`` runs from the node
@@ -261,13 +425,18 @@ class SimplicialOperators:
             B2: ``[N1, N2]`` edge-to-triangle incidence, or ``None`` (default) for a
                 complex without triangles; every column holds three entries ``+-1``
                 on the three edges of one triangle, with ``B1 @ B2 = 0``.
+            B3: ``[N2, N3]`` triangle-to-tetrahedron incidence, or ``None`` (default) for
+                a complex without tetrahedra; every column holds four entries ``+-1`` on
+                the four faces of one tetrahedron, with ``B2 @ B3 = 0``.
 
         Raises:
             ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
                 malformed, says which), a ``B2`` column without exactly three entries
                 +-1, a shape mismatch, a duplicate edge, a triangle whose faces do not
                 close, or ``B1 @ B2 != 0`` (the message gives the column, its signs and
-                the expected signs).
+                the expected signs); likewise for ``B3``: a column without four entries
+                +-1, faces that are not the four triangles of one tetrahedron,
+                ``B3`` without ``B2``, or ``B2 @ B3 != 0``.
 
         Example:
             >>> import numpy as np
@@ -362,16 +531,21 @@ class SimplicialOperators:
                 )
         b1.sort_indices()
         b2.sort_indices()
-        return cls(sp.csr_matrix(b1), sp.csr_matrix(b2), _validated=True)
+        ops = cls(sp.csr_matrix(b1), sp.csr_matrix(b2), _validated=True)
+        if B3 is None:
+            return ops
+        b3 = _check_b3(B3, ops)
+        return cls(ops.B1, ops.B2, b3, _validated=True)
 
     @classmethod
     def from_toponetx(cls, complex: Any) -> SimplicialOperators:
         """Build the operators of a TopoNetX ``SimplicialComplex``.
 
-        Uses TopoNetX's own incidence matrices, node, edge and triangle order
-        (for integer node labels: sorted, oriented low -> high). Simplices of
-        dimension three or more are ignored. A complex without triangles gives an
-        empty ``B2`` (TopoNetX itself raises for ``incidence_matrix(2)`` there).
+        Uses TopoNetX's own incidence matrices, node, edge, triangle and tetrahedron
+        order (for integer node labels: sorted, oriented low -> high). Tetrahedra give
+        ``B3``; simplices of dimension four or more are ignored. A complex without
+        triangles gives an empty ``B2`` (TopoNetX itself raises for
+        ``incidence_matrix(2)`` there).
 
         Args:
             complex: a ``toponetx.SimplicialComplex``.
@@ -389,7 +563,8 @@ class SimplicialOperators:
             raise ValueError("`complex` has no edges; an edge-flow complex needs at least one edge")
         _, _, B1 = complex.incidence_matrix(1, index=True)
         B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
-        return cls.from_incidence(B1, B2)
+        B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
+        return cls.from_incidence(B1, B2, B3)
 
     # ------------------------------------------------------------------ operators
     @property
@@ -414,25 +589,163 @@ class SimplicialOperators:
 
     @property
     def L2(self) -> sp.csr_matrix:
-        """Triangle Laplacian :math:`B_2^T B_2`, scipy CSR ``float64 [N2, N2]``."""
+        """Hodge 2-Laplacian :math:`B_2^T B_2 + B_3 B_3^T`, scipy CSR ``float64 [N2, N2]``
+        (:math:`B_2^T B_2` on a complex without tetrahedra)."""
         return self._get("L2")
 
+    @property
+    def L2_down(self) -> sp.csr_matrix:
+        """Lower 2-Laplacian :math:`B_2^T B_2`, scipy CSR ``float64 [N2, N2]`` (what the
+        curl part of edge flows is solved with)."""
+        return self._get("L2_down")
+
+    @property
+    def L3(self) -> sp.csr_matrix:
+        """Tetrahedron Laplacian :math:`B_3^T B_3`, scipy CSR ``float64 [N3, N3]``."""
+        return self._get("L3")
+
+    @property
+    def dim(self) -> int:
+        """Highest rank with at least one simplex (0: nodes only, 1: a graph, 2: triangles,
+        3: tetrahedra); the complex has the ranks ``0 .. dim``."""
+        sizes = self.sizes
+        return max((k for k in range(1, MAX_RANK + 1) if sizes[k]), default=0)
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int]:
+        """``(N0, N1, N2, N3)``: the numbers of nodes, edges, triangles and tetrahedra."""
+        return (
+            int(self.num_nodes),
+            int(self.num_edges),
+            int(self.num_triangles),
+            int(self.num_tetrahedra),
+        )
+
+    def check_rank(self, rank: Any, what: str = "rank") -> int:
+        """Return ``rank`` as an int if the complex has simplices of that rank.
+
+        Args:
+            rank: ``0`` (nodes), ``1`` (edges), ``2`` (triangles) or ``3`` (tetrahedra).
+            what: name of the argument in the messages (default ``"rank"``).
+
+        Raises:
+            TypeError: ``rank`` is not an integer.
+            ValueError: ``rank`` outside ``0 .. dim`` (names the rank, the missing
+                simplices and the sizes of the complex).
+        """
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"`{what}` must be an int in 0..{MAX_RANK}, got {rank!r}")
+        rank = int(rank)
+        if rank < 0 or rank > MAX_RANK:
+            raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+        if rank > self.dim:
+            raise ValueError(
+                f"`{what}` = {rank} is not a rank of this complex: it has no "
+                f"{_SIMPLEX_NAMES[rank]} (N{rank} = 0; sizes N0..N3 = {self.sizes}), so its "
+                f"ranks are 0..{self.dim}"
+            )
+        return rank
+
+    def num_simplices(self, rank: int) -> int:
+        """:math:`N_k`, the number of simplices of rank ``rank`` (``0 .. 3``; 0 where the
+        complex has none).
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
+        """
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"`rank` must be an int in 0..{MAX_RANK}, got {rank!r}")
+        if not 0 <= int(rank) <= MAX_RANK:
+            raise ValueError(f"`rank` must lie in 0..{MAX_RANK}, got {rank}")
+        return self.sizes[int(rank)]
+
+    def simplices(self, rank: int) -> np.ndarray:
+        """Node ids ``int64 [N_k, k + 1]`` of the simplices of rank ``rank`` in column order
+        (nodes ``[N0, 1]``; edges as (tail, head), see :attr:`edges`; sorted triangles and
+        tetrahedra).
+
+        Raises:
+            TypeError / ValueError: as :meth:`num_simplices`.
+        """
+        self.num_simplices(rank)
+        if rank == 0:
+            return np.arange(self.num_nodes, dtype=np.int64)[:, None]
+        return (self.edges, self.triangles, self.tetrahedra)[int(rank) - 1]
+
+    def incidence(self, rank: int) -> sp.csr_matrix:
+        """Signed incidence :math:`B_k` ``float64 [N_{k-1}, N_k]`` for ``rank`` = k in
+        ``1 .. 4`` (``B4`` is the empty ``[N3, 0]``: no simplices of rank 4).
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``1 .. 4``.
+        """
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"`rank` must be an int in 1..{MAX_RANK + 1}, got {rank!r}")
+        if not 1 <= int(rank) <= MAX_RANK + 1:
+            raise ValueError(
+                f"`rank` of an incidence matrix must lie in 1..{MAX_RANK + 1}, got {rank}"
+            )
+        if rank == MAX_RANK + 1:
+            return sp.csr_matrix((self.num_tetrahedra, 0))
+        return (self.B1, self.B2, self.B3)[int(rank) - 1]
+
+    def down_laplacian(self, rank: int) -> sp.csr_matrix:
+        """Lower Laplacian :math:`L_{k,\\downarrow} = B_k^T B_k` ``float64 [N_k, N_k]``
+        (zero for ``rank`` 0).
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
+        """
+        self.num_simplices(rank)
+        return self._get(f"L{int(rank)}_down")
+
+    def up_laplacian(self, rank: int) -> sp.csr_matrix:
+        """Upper Laplacian :math:`L_{k,\\uparrow} = B_{k+1} B_{k+1}^T` ``float64 [N_k, N_k]``
+        (zero for ``rank`` 3 and where the complex has no simplices of rank k + 1).
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
+        """
+        self.num_simplices(rank)
+        return self._get(f"L{int(rank)}_up")
+
+    def hodge_laplacian(self, rank: int) -> sp.csr_matrix:
+        """Hodge Laplacian :math:`L_k = L_{k,\\downarrow} + L_{k,\\uparrow}` ``float64
+        [N_k, N_k]``.
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
+        """
+        self.num_simplices(rank)
+        return self._get(f"L{int(rank)}")
+
     def _get(self, name: str) -> sp.csr_matrix:
-        if name == "B1":
-            return self.B1
-        if name == "B2":
-            return self.B2
+        if name in ("B1", "B2", "B3"):
+            return self.incidence(int(name[1]))
+        name = {"L_down": "L1_down", "L_up": "L1_up", "L0_up": "L0"}.get(name, name)
         if name not in self._cache:
             if name == "L0":
                 m = self.B1 @ self.B1.T
-            elif name == "L_down":
+            elif name == "L1_down":
                 m = self.B1.T @ self.B1
-            elif name == "L_up":
+            elif name == "L1_up":
                 m = self.B2 @ self.B2.T
             elif name == "L1":
                 m = self.L_down + self.L_up
             elif name == "L2":
+                m = self._get("L2_down")
+                if self.num_tetrahedra:
+                    m = m + self._get("L2_up")
+            elif name in ("L3", "L3_down"):
+                m = self.B3.T @ self.B3
+            elif name == "L0_down":
+                m = sp.csr_matrix((self.num_nodes, self.num_nodes))
+            elif name == "L2_down":
                 m = self.B2.T @ self.B2
+            elif name == "L2_up":
+                m = self.B3 @ self.B3.T
+            elif name == "L3_up":
+                m = sp.csr_matrix((self.num_tetrahedra, self.num_tetrahedra))
             else:  # pragma: no cover - guarded by callers
                 raise ValueError(name)
             m = sp.csr_matrix(m)
@@ -451,7 +764,9 @@ class SimplicialOperators:
         """Return one operator as a torch sparse tensor.
 
         Args:
-            name: one of ``"B1", "B2", "L0", "L_down", "L_up", "L1", "L2"``.
+            name: one of ``"B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2",
+                "L3"`` or ``"L{k}_down"`` / ``"L{k}_up"`` for ``k`` in ``0 .. 3``
+                (``L_down`` is ``L1_down``, ``L_up`` is ``L1_up``).
             device: target device (default CPU).
             dtype: floating dtype (default ``torch.float32``).
             layout: ``torch.sparse_coo`` (default, coalesced) or ``torch.sparse_csr``.
@@ -489,15 +804,36 @@ class SimplicialOperators:
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 
     def laplacians(
-        self, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
+        self,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
+        rank: int = 1,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``(L_down, L_up)`` as coalesced torch sparse COO tensors ``[N1, N1]``.
+        """Return ``(L_down, L_up)`` of rank ``rank`` as coalesced torch sparse COO tensors
+        ``[N_k, N_k]``.
 
-        Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``.
+        Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``: the filter of
+        signals on the simplices of rank k uses
+        :math:`(\\mathbf{L}_{k,\\downarrow}, \\mathbf{L}_{k,\\uparrow})` (rank 0:
+        ``(0, L0)``; rank 2: ``(B2^T B2, B3 B3^T)``, the latter zero without tetrahedra).
+
+        Args:
+            device: target device (default CPU).
+            dtype: floating dtype (default ``torch.float32``).
+            rank: rank of the signals (default ``1``: edge flows).
+
+        Raises:
+            ValueError: ``rank`` is not a rank of the complex (see :meth:`check_rank`).
         """
+        if rank == 1 and not isinstance(rank, bool):
+            return (
+                self.operator("L_down", device=device, dtype=dtype),
+                self.operator("L_up", device=device, dtype=dtype),
+            )
+        k = self.check_rank(rank)
         return (
-            self.operator("L_down", device=device, dtype=dtype),
-            self.operator("L_up", device=device, dtype=dtype),
+            self.operator(f"L{k}_down", device=device, dtype=dtype),
+            self.operator(f"L{k}_up", device=device, dtype=dtype),
         )
 
     # ------------------------------------------------------------------ edge lookup
@@ -627,7 +963,8 @@ class SimplicialOperators:
         return digest.hexdigest()[:16]
 
     def __repr__(self) -> str:
+        extra = f", num_tetrahedra={self.num_tetrahedra}" if self.num_tetrahedra else ""
         return (
             f"{type(self).__name__}(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
-            f"num_triangles={self.num_triangles})"
+            f"num_triangles={self.num_triangles}{extra})"
         )

@@ -95,12 +95,41 @@ def _map_chunks(fn: Callable[[int, int], None], n: int, rows: int) -> None:
             pass
 
 
+def _kernel_dim(a: sp.spmatrix) -> int:
+    """``dim ker a`` of a symmetric positive semi-definite matrix with a small kernel (dense
+    eigenvalues up to 200 rows, else the 32 smallest by a sparse shift-invert eigen-solve)."""
+    n = a.shape[0]
+    if n == 0:
+        return 0
+    if n <= 200:
+        vals = np.linalg.eigvalsh(a.toarray())
+    else:
+        vals = sla.eigsh(a, k=min(n - 1, 32), sigma=-1e-3, which="LM", return_eigenvectors=False)
+    return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
+
+
 def _factor_spd(a: Any, permc_spec: str = _SPD_ORDERING) -> Any:
     """Sparse LU without pivoting of a symmetric positive (semi-)definite CSC matrix.
 
     Runs in the calling thread: scipy leaks a factor created in a worker thread.
     """
     return sla.splu(a, permc_spec=permc_spec, **_SPD_OPTIONS)
+
+
+def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) -> None:
+    """Validate the settings of :class:`HodgeDecomposition` (every rank)."""
+    if not isinstance(complex, SimplicialOperators):
+        raise TypeError(
+            f"`complex` must be a SimplicialOperators, got {type(complex).__name__}"
+        )
+    if backend not in ("auto", "exact", "iterative"):
+        raise ValueError(
+            f"`backend` must be 'auto', 'exact' or 'iterative', got {backend!r}"
+        )
+    if int(max_exact_edges) <= 0:
+        raise ValueError(f"`max_exact_edges` must be positive, got {max_exact_edges}")
+    if not tol > 0:
+        raise ValueError(f"`tol` must be positive, got {tol}")
 
 
 class HodgeDecomposition:
@@ -160,17 +189,32 @@ class HodgeDecomposition:
     or ``[B, 0]`` into three parts of that shape, and an empty batch ``[0, N1]`` into
     three ``[0, N1]`` parts.
 
+    **Signals on other ranks** (``rank=0``: node signals ``x_0``, ``rank=2``: triangle
+    signals ``x_2``): the same interface splits
+    :math:`\mathbb{R}^{N_k} = \operatorname{im}(\mathbf{B}_k^\top) \oplus
+    \operatorname{im}(\mathbf{B}_{k+1}) \oplus \ker(\mathbf{L}_k)` into the parts
+    still called ``gradient`` (lower, :math:`\operatorname{im}\mathbf{B}_k^\top`),
+    ``curl`` (upper, :math:`\operatorname{im}\mathbf{B}_{k+1}`) and ``harmonic``;
+    see :mod:`topo_contrastive.hodge_rank` for what they mean at each rank and how
+    they are computed. Every method then works on ``[N_k]`` / ``[B, N_k]`` signals
+    and index sets of rank-k simplices. The rank-1 code is unchanged by this.
+
     Args:
         complex: the complex's operators.
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
             else ``"iterative"``), ``"exact"`` or ``"iterative"``.
-        max_exact_edges: size threshold of ``"auto"`` (default ``2000``).
+        max_exact_edges: size threshold of ``"auto"`` (default ``2000``; at rank k it
+            is compared with :math:`N_k`).
         tol: relative eigenvalue threshold separating zero from non-zero
             eigenvalues in the exact backend, and CG tolerance (default ``1e-10``).
+        rank: rank of the signals (keyword only; default ``1``: edge flows; ``0``:
+            node signals, ``2``: triangle signals).
 
     Raises:
-        TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.SimplicialOperators`.
-        ValueError: unknown ``backend`` or a non-positive ``max_exact_edges``/``tol``.
+        TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.SimplicialOperators`;
+            ``rank`` not an int.
+        ValueError: unknown ``backend`` or a non-positive ``max_exact_edges``/``tol``;
+            a ``rank`` the complex does not have (e.g. 2 without triangles) or above 2.
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
@@ -183,25 +227,28 @@ class HodgeDecomposition:
         (True, True)
     """
 
+    #: Rank of the decomposed signals (1: edge flows).
+    rank: int = 1
+
+    def __new__(cls, *args: Any, rank: int = 1, **kwargs: Any) -> HodgeDecomposition:
+        # signals of another rank: the subclass of topo_contrastive.hodge_rank
+        rank_one = isinstance(rank, (int, np.integer)) and not isinstance(rank, bool) and rank == 1
+        if cls is HodgeDecomposition and not rank_one:
+            from topo_contrastive.hodge_rank import RankHodgeDecomposition
+
+            cls = RankHodgeDecomposition
+        return super().__new__(cls)
+
     def __init__(
         self,
         complex: SimplicialOperators,
         backend: str = "auto",
         max_exact_edges: int = 2000,
         tol: float = 1e-10,
+        *,
+        rank: int = 1,
     ):
-        if not isinstance(complex, SimplicialOperators):
-            raise TypeError(
-                f"`complex` must be a SimplicialOperators, got {type(complex).__name__}"
-            )
-        if backend not in ("auto", "exact", "iterative"):
-            raise ValueError(
-                f"`backend` must be 'auto', 'exact' or 'iterative', got {backend!r}"
-            )
-        if int(max_exact_edges) <= 0:
-            raise ValueError(f"`max_exact_edges` must be positive, got {max_exact_edges}")
-        if not tol > 0:
-            raise ValueError(f"`tol` must be positive, got {tol}")
+        _check_settings(complex, backend, max_exact_edges, tol)
         self.complex = complex
         self.tol = float(tol)
         if backend == "auto":
@@ -241,7 +288,7 @@ class HodgeDecomposition:
         # curl: the same from L2 = B2^T B2 and L_up = B2 B2^T
         curl = np.zeros((n1, 0))
         if ops.num_triangles:
-            evals, evecs = np.linalg.eigh(ops.L2.toarray())
+            evals, evecs = np.linalg.eigh(ops.L2_down.toarray())
             nz = evals > self.tol * 1e3 * max(1.0, float(evals[-1]))
             curl = (ops.B2 @ evecs[:, nz]) / np.sqrt(evals[nz])  # [N1, N2 - beta_2]
         beta1 = n1 - grad.shape[1] - curl.shape[1]
@@ -295,7 +342,7 @@ class HodgeDecomposition:
     def _factor_l2(self) -> int:
         """Factorise ``L2`` (or mark it singular: closed 2-cycles); return ``beta_2``."""
         try:
-            lu2 = _factor_spd(self.complex.L2.tocsc())
+            lu2 = _factor_spd(self.complex.L2_down.tocsc())
             diag = np.abs(lu2.U.diagonal())  # the pivots
             singular = bool(diag.min() <= 1e-10 * diag.max())
         except RuntimeError:  # an exactly zero pivot
@@ -385,14 +432,24 @@ class HodgeDecomposition:
             out[self._keep] = self._lu0.solve(np.asfortranarray(rhs[self._keep]))
         return out
 
-    def _solve_l2(self, rhs: np.ndarray) -> np.ndarray:
-        """``psi`` with ``L2 psi = rhs`` for ``rhs [N2, k]`` in the range of ``L2``."""
+    def _solve_l2(self, rhs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+        """``psi`` with ``L2 psi = rhs`` for ``rhs [N2, k]`` in the range of ``L2``.
+
+        ``scale [k]``: norms of the flows the right-hand sides come from. With a singular
+        ``L2`` (conjugate gradients) the iteration also stops at a residual of ``tol *
+        scale``: for a flow with (almost) no curl part the rounding-level component of the
+        right-hand side in ``ker L2`` keeps it from reaching ``tol`` relative to the
+        right-hand side, and the iterates would grow without end.
+        """
         if self._lu2 is not None:
             return self._lu2.solve(np.asfortranarray(rhs))
-        l2 = self.complex.L2
+        l2 = self.complex.L2_down
         out = np.zeros_like(rhs)
         for j in range(rhs.shape[1]):
-            sol, info = sla.cg(l2, rhs[:, j], rtol=self.tol, maxiter=20 * l2.shape[0])
+            atol = 0.0 if scale is None else self.tol * float(scale[j])
+            sol, info = sla.cg(
+                l2, rhs[:, j], rtol=self.tol, atol=atol, maxiter=20 * l2.shape[0]
+            )
             if info != 0:  # pragma: no cover - CG on a consistent SPSD system converges
                 raise RuntimeError(f"conjugate gradients on L2 did not converge (info={info})")
             out[:, j] = sol
@@ -408,7 +465,7 @@ class HodgeDecomposition:
         ops = self.complex
         if not ops.num_triangles:
             return np.zeros_like(x)
-        return ops.B2 @ self._solve_l2(ops.B2.T @ x)
+        return ops.B2 @ self._solve_l2(ops.B2.T @ x, scale=np.linalg.norm(x, axis=0))
 
     def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gradient, curl and harmonic parts of flows ``x [k, N1]`` (float64, one per row).
@@ -437,7 +494,9 @@ class HodgeDecomposition:
             curl -= harm
             return grad, curl, harm
         b2 = ops.B2
-        psi = self._solve_l2(np.stack([b2.T @ xi for xi in x]).T)  # [N2, k]
+        psi = self._solve_l2(
+            np.stack([b2.T @ xi for xi in x]).T, scale=np.linalg.norm(x, axis=1)
+        )  # [N2, k]
         curl = np.stack([b2 @ p for p in psi.T])  # [k, N1]
         harm = x - grad
         harm -= curl
@@ -471,8 +530,16 @@ class HodgeDecomposition:
         self._harmonic_basis, _ = np.linalg.qr(basis)
 
     def _estimate_beta2(self) -> int:
-        """``dim ker L2`` by a sparse eigen-solve (only for complexes with closed 2-cycles)."""
-        l2 = self.complex.L2
+        """``dim ker L2`` by a sparse eigen-solve (only for complexes with closed 2-cycles).
+
+        This is ``dim ker B2``, what the Euler characteristic of the complex without its
+        tetrahedra needs. With tetrahedra ``ker B2 = im B3 + ker(B2^T B2 + B3 B3^T)``: its
+        dimension is ``rank(B3)`` plus the (small) kernel of the Hodge 2-Laplacian.
+        """
+        ops = self.complex
+        if ops.num_tetrahedra:
+            return ops.num_tetrahedra - _kernel_dim(ops.L3) + _kernel_dim(ops.L2)
+        l2 = self.complex.L2_down
         k = min(l2.shape[0] - 1, 32)
         vals = sla.eigsh(l2, k=k, sigma=-1e-3, which="LM", return_eigenvectors=False)
         return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
@@ -491,6 +558,11 @@ class HodgeDecomposition:
         curl = ops.num_edges - grad - self._beta1
         return {"gradient": grad, "curl": curl, "harmonic": self._beta1}
 
+    @property
+    def num_simplices(self) -> int:
+        """:math:`N_k`, the length of the decomposed signals (:math:`N_1` for edge flows)."""
+        return self.complex.num_simplices(self.rank)
+
     def _as_samples(
         self,
         x: Any,
@@ -505,13 +577,14 @@ class HodgeDecomposition:
         """
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
+        what = "edge flows" if self.rank == 1 else f"rank-{self.rank} signals"
         if not x.is_floating_point():
-            raise TypeError(f"`{name}` must be a floating tensor (edge flows), got dtype {x.dtype}")
-        n1 = self.complex.num_edges
+            raise TypeError(f"`{name}` must be a floating tensor ({what}), got dtype {x.dtype}")
+        n1, nk = self.num_simplices, f"N{self.rank}"  # N1 = number of edges for edge flows
         shape = tuple(x.shape)
         layouts = (
-            f"[N1], [N1, 1], [B, N1], [B, N1, 1] or a PyG batch [B * N1, 1] (with `batch` or "
-            f"`num_graphs`), N1 = {n1}"
+            f"[{nk}], [{nk}, 1], [B, {nk}], [B, {nk}, 1] or a PyG batch [B * {nk}, 1] (with "
+            f"`batch` or `num_graphs`), {nk} = {n1}"
         )
         stacked = (x.dim() == 2 and shape[1] == 1 and shape[0] != n1 and n1 != 1) or (
             x.dim() == 1 and shape[0] != n1
@@ -519,8 +592,8 @@ class HodgeDecomposition:
         if batch is not None or num_graphs is not None or stacked:
             if x.dim() not in (1, 2) or (x.dim() == 2 and shape[1] != 1):
                 raise ValueError(
-                    f"`{name}` of shape {shape} is not a PyG batch of edge flows "
-                    f"([B * N1, 1] or [B * N1]); accepted layouts: {layouts}"
+                    f"`{name}` of shape {shape} is not a PyG batch of {what} "
+                    f"([B * {nk}, 1] or [B * {nk}]); accepted layouts: {layouts}"
                 )
             rows = shape[0]
             b = self._num_samples(rows, batch, num_graphs, name)
@@ -540,16 +613,18 @@ class HodgeDecomposition:
         self, rows: int, batch: torch.Tensor | None, num_graphs: int | None, name: str
     ) -> int:
         """Number of samples ``B`` of a PyG batch of ``rows = B * N1`` rows (validated)."""
-        n1 = self.complex.num_edges
+        n1, nk = self.num_simplices, f"N{self.rank}"  # N1 = number of edges for edge flows
+        simplices = ("nodes", "edges", "triangles")[self.rank]
         if n1 == 0 or rows % n1 != 0:
             raise ValueError(
-                f"`{name}` has {rows} rows, not a multiple of the complex's N1 = {n1} edges "
-                "(flows of another complex?)"
+                f"`{name}` has {rows} rows, not a multiple of the complex's {nk} = {n1} "
+                f"{simplices} (" + ("flows" if self.rank == 1 else "signals")
+                + " of another complex?)"
             )
         b = rows // n1
         if batch is None and num_graphs is None:
             raise ValueError(
-                f"`{name}` has {rows} rows = {b} x N1: for a PyG batch of flows pass `batch` "
+                f"`{name}` has {rows} rows = {b} x {nk}: for a PyG batch of flows pass `batch` "
                 "(its batch vector, `data.batch`) or `num_graphs`"
             )
         if num_graphs is not None:
@@ -558,7 +633,7 @@ class HodgeDecomposition:
             if int(num_graphs) != b:
                 raise ValueError(
                     f"`num_graphs`={num_graphs} does not match `{name}`: {rows} rows hold "
-                    f"{b} flows of N1 = {n1} edges"
+                    f"{b} flows of {nk} = {n1} {simplices}"
                 )
         if batch is not None:
             if not isinstance(batch, torch.Tensor) or batch.dtype not in (
@@ -567,12 +642,13 @@ class HodgeDecomposition:
             ):
                 got = batch.dtype if isinstance(batch, torch.Tensor) else type(batch).__name__
                 raise TypeError(
-                    f"`batch` must be an integer tensor [B * N1] (PyG's batch vector), got {got}"
+                    f"`batch` must be an integer tensor [B * {nk}] (PyG's batch vector), got "
+                    f"{got}"
                 )
             expected = torch.arange(b, device=batch.device).repeat_interleave(n1)
             if tuple(batch.shape) != (rows,) or not torch.equal(batch.long(), expected):
                 raise ValueError(
-                    f"`batch` must give each of the {b} samples N1 = {n1} consecutive rows of "
+                    f"`batch` must give each of the {b} samples {nk} = {n1} consecutive rows of "
                     f"`{name}` (PyG's layout of flows on one complex), got shape "
                     f"{tuple(batch.shape)}"
                     + (f" with values 0..{int(batch.max())}" if batch.numel() else "")
@@ -635,7 +711,7 @@ class HodgeDecomposition:
 
     def _decompose_rows(self, x: torch.Tensor) -> list[torch.Tensor]:
         """The three parts ``[B, N1]`` of validated flows ``x`` ``[B, N1]``."""
-        n1 = self.complex.num_edges
+        n1 = self.num_simplices
         xc = x.detach().cpu()  # [B, N1]
         if self._bases is not None:
             xn = xc.double().numpy().T  # [N1, B]
@@ -866,16 +942,18 @@ class HodgeDecomposition:
         Raises:
             ValueError: an index is out of ``[0, N1)`` or repeated within a set.
         """
-        n1 = self.complex.num_edges
+        n1 = self.num_simplices
+        what = "edge" if self.rank == 1 else f"rank-{self.rank} simplex"
+        article = "an" if self.rank == 1 else "a"
         sets = []
         for b, s in enumerate(supports):
             arr = np.asarray(
                 s.detach().cpu().numpy() if isinstance(s, torch.Tensor) else s, dtype=np.int64
             ).ravel()
             if arr.size and (arr.min() < 0 or arr.max() >= n1):
-                raise ValueError(f"`supports[{b}]` has edge indices outside [0, {n1})")
+                raise ValueError(f"`supports[{b}]` has {what} indices outside [0, {n1})")
             if np.unique(arr).size != arr.size:
-                raise ValueError(f"`supports[{b}]` repeats an edge index")
+                raise ValueError(f"`supports[{b}]` repeats {article} {what} index")
             sets.append(arr)
         blocks: dict[str, list[np.ndarray]] = {k: [] for k in COMPONENTS}
         if self._bases is not None:

@@ -230,3 +230,27 @@ def test_cuda_matches_cpu():
     torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-5, atol=1e-6)
     # Hodge parts on the CPU are moved to the embeddings' device
     torch.testing.assert_close(loss_fn(z1.cuda(), z2.cuda(), hodge_parts=parts).cpu(), cpu)
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_weights_and_loss_from_parts_of_rank_k(rank):
+    """Node and triangle signals: the weights from their Hodge parts (rank 0: empty gradient
+    part; rank 2 on a torus: empty curl part) equal the naive eqs. (7)-(8), and the loss
+    equals the naive loop."""
+    from tests._rank_complexes import torus
+    from topo_contrastive import HodgeDecomposition
+
+    ops = torus()
+    hodge = HodgeDecomposition(ops, rank=rank)
+    gen = torch.Generator().manual_seed(rank)
+    x = torch.randn(5, ops.num_simplices(rank), generator=gen, dtype=torch.float64)
+    parts = hodge(x)
+    empty = parts.gradient if rank == 0 else parts.curl
+    assert float(empty.abs().max()) == 0.0
+    gamma = (1.0, 0.5, 2.0)
+    w = hodge_negative_weights(parts, gamma)
+    torch.testing.assert_close(w, torch.tensor(naive_weights(parts, gamma), dtype=torch.float64))
+    z1, z2 = _views(B=5)
+    loss = HodgeDebiasedInfoNCE(temperature=0.5, gamma=gamma)(z1, z2, hodge_parts=parts)
+    ref = naive_loss(z1, z2, 0.5, W=naive_weights(parts, gamma))
+    torch.testing.assert_close(loss, ref)

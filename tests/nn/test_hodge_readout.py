@@ -176,3 +176,65 @@ def test_in_scnn_state_dict_dtype_and_repr():
     out = enc64(x.double(), *ops.laplacians(dtype=torch.float64))
     assert out.dtype == torch.float64
     torch.testing.assert_close(out.float(), h, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- signals of other ranks
+def _rank_complex():
+    from tests._rank_complexes import solid_and_hollow
+
+    return solid_and_hollow()  # rank 2: gradient 6, curl 1 (the solid), harmonic 1 (the cavity)
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+@pytest.mark.parametrize("backend", ["exact", "iterative"])
+def test_readout_at_rank_k_formula(rank, backend):
+    ops = _rank_complex()
+    hodge = HodgeDecomposition(ops, backend=backend, rank=rank)
+    readout = HodgeReadout(hodge, energies=True)
+    n = ops.num_simplices(rank)
+    assert readout.num_edges == n and readout.rank == rank
+    assert readout.beta1 == hodge.dims["harmonic"] == (2 if rank == 0 else 1)
+    H = torch.randn(3, n, 4, dtype=torch.float64)
+    out = readout.double()(H)
+    assert out.shape == (3, readout.out_features(4))
+    u = readout.harmonic_basis.double()
+    np.testing.assert_allclose(u.numpy() @ u.numpy().T, hodge.projector_block(
+        np.arange(n), "harmonic").numpy(), atol=1e-7)  # float32 buffer
+    lower = ops.incidence(rank).toarray() if rank else np.zeros((0, n))
+    upper = ops.incidence(rank + 1).toarray().T
+    expected = torch.cat([
+        H.mean(1),
+        torch.einsum("nk,bnc->bkc", u, H).reshape(3, -1),
+        torch.einsum("rn,bnc->brc", torch.from_numpy(lower), H).pow(2).sum(1) / n,
+        torch.einsum("rn,bnc->brc", torch.from_numpy(upper), H).pow(2).sum(1) / n,
+    ], dim=1)
+    torch.testing.assert_close(out, expected)
+    assert repr(readout).startswith(f"HodgeReadout(rank={rank}, num_simplices={n}, beta=")
+    what = ("nodes", "edges", "triangles")[rank]
+    with pytest.raises(ValueError, match=f"built on a complex with N{rank} = {n} {what}"):
+        readout(torch.randn(2, n + 1, 4, dtype=torch.float64))
+
+
+def test_rank_two_basis_turns_with_the_triangles():
+    """Re-orienting triangles (B2 T, T B3) turns the canonical rank-2 basis into T U_H, so
+    the harmonic coordinates of re-oriented signals T x are unchanged; both backends agree."""
+    ops = _rank_complex()
+    flip = np.ones(ops.num_triangles)
+    flip[[0, 5, 6]] = -1.0
+    t = sp.diags(flip)
+    other = SimplicialOperators.from_incidence(ops.B1, ops.B2 @ t, t @ ops.B3)
+    u, piv = canonical_harmonic_basis(HodgeDecomposition(ops, rank=2))
+    v, piv2 = canonical_harmonic_basis(HodgeDecomposition(other, rank=2, backend="iterative"))
+    np.testing.assert_array_equal(piv, piv2)
+    np.testing.assert_allclose(v, flip[:, None] * u, atol=1e-12)
+    x = np.random.default_rng(0).standard_normal(ops.num_triangles)
+    np.testing.assert_allclose((flip * x) @ v, x @ u, atol=1e-12)
+
+
+def test_scnn_with_readout_at_rank_two():
+    ops = _rank_complex()
+    hodge = HodgeDecomposition(ops, rank=2)
+    L_down, L_up = ops.laplacians(rank=2)
+    enc = SCNN(1, 8, num_layers=2, readout=HodgeReadout(hodge))
+    out = enc(torch.randn(5, ops.num_triangles, 1), L_down, L_up)
+    assert out.shape == (5, enc.out_channels) == (5, 16)

@@ -212,3 +212,28 @@ def test_bad_inputs_raise_clear_errors():
         ProjectionHead(6, 0, 2)
     with pytest.raises(TypeError, match="out_channels"):
         ProjectionHead(6, 4, "2")
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_layer_and_encoder_on_signals_of_rank_k(rank):
+    """SCNNConv with (L_k,down, L_k,up) is the same filter on node / triangle signals:
+    equal to the dense formula, and a PyG batch of x_k gives the same embeddings."""
+    from tests._rank_complexes import solid_and_hollow
+
+    ops = solid_and_hollow()
+    L_down, L_up = ops.laplacians(rank=rank, dtype=torch.float64)
+    n = ops.num_simplices(rank)
+    conv = SCNNConv(2, 3, K_down=2, K_up=2).double()
+    x = torch.randn(n, 2, dtype=torch.float64)
+    ref = dense_reference(x, L_down, L_up, conv.weight, conv.bias, 2, 2)
+    torch.testing.assert_close(conv(x, L_down, L_up), ref)
+    enc = SCNN(1, 4, num_layers=2).double()
+    signals = torch.randn(3, n, 1, dtype=torch.float64)
+    loader = DataLoader(
+        [Data(**{f"x_{rank}": s}) for s in signals], batch_size=3, follow_batch=[f"x_{rank}"]
+    )
+    batch = next(iter(loader))
+    torch.testing.assert_close(
+        enc(batch[f"x_{rank}"], L_down, L_up, batch[f"x_{rank}_batch"]),
+        enc(signals, L_down, L_up),
+    )

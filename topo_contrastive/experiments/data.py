@@ -200,10 +200,12 @@ class ExperimentData:
         name: ``"trajectory"`` or ``"ocean"`` (or a free name for other datasets).
         dataset: the PyG dataset (it provides :meth:`split` and the standard masks).
         complex: its :class:`~topo_contrastive.SimplicialOperators`.
-        flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples.
+        flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples (at rank k:
+            the signals ``x_k`` ``[S, N_k]``; the rank is :attr:`rank`, that of ``hodge``).
         labels: ``int64 [S]``, or ``None`` for unlabelled data (pre-training and embeddings
             need no labels; :meth:`require_labels` raises for what does).
-        hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex.
+        hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex (of
+            rank k for signals of rank k).
         hodge_parts: ``float32 [3, S, N1]`` gradient, curl and harmonic parts of the flows.
     """
 
@@ -219,15 +221,25 @@ class ExperimentData:
         default_factory=dict, repr=False
     )
 
+    @property
+    def rank(self) -> int:
+        """Rank of the signals (1: edge flows; that of :attr:`hodge`)."""
+        return int(self.hodge.rank)
+
     @classmethod
-    def from_dataset(cls, dataset: Any, name: str | None = None) -> ExperimentData:
+    def from_dataset(
+        cls, dataset: Any, name: str | None = None, rank: int | None = None
+    ) -> ExperimentData:
         """Prepare a dataset of edge flows on one complex (``Data(x_1=[N1, 1], y=[1])``; ``y``
         may be absent on every sample: unlabelled data, ``labels=None``).
 
+        Signals of another rank ``k`` are read from ``x_k`` (``Data(x_2=[N2, 1], y=[1])``
+        for triangle signals): ``rank`` defaults to the dataset's ``rank`` attribute, else 1.
+
         Raises:
             TypeError: ``dataset`` has no ``complex`` attribute.
-            ValueError: the samples do not hold ``N1`` flows each, or some but not all
-                samples have a label.
+            ValueError: the samples do not hold ``N1`` flows each (``N_k`` signals), some but
+                not all samples have a label, or ``rank`` is not a rank of the complex.
         """
         if not hasattr(dataset, "complex"):
             raise TypeError(
@@ -235,6 +247,9 @@ class ExperimentData:
                 f"{type(dataset).__name__}"
             )
         ops = dataset.complex
+        rank = int(getattr(dataset, "rank", 1)) if rank is None else rank
+        if rank != 1:
+            return cls._from_rank_dataset(dataset, ops, ops.check_rank(rank), name)
         n1 = ops.num_edges
         x = dataset._data.x_1 if dataset._indices is None else None
         if x is None or x.numel() != len(dataset) * n1:
@@ -260,6 +275,43 @@ class ExperimentData:
             labels=labels,
             hodge=hodge,
             hodge_parts=hodge_parts,
+        )
+
+    @classmethod
+    def _from_rank_dataset(
+        cls, dataset: Any, ops: SimplicialOperators, rank: int, name: str | None
+    ) -> ExperimentData:
+        """:meth:`from_dataset` for signals ``x_k`` of rank ``k != 1``."""
+        key, n = f"x_{rank}", ops.num_simplices(rank)
+        rows = []
+        for i, d in enumerate(dataset):
+            x = d[key] if key in d.keys() else None  # noqa: SIM118 - Data API
+            if x is None or x.numel() != n:
+                raise ValueError(
+                    f"sample {i} must hold `{key}` with N{rank} = {n} entries (one per rank-"
+                    f"{rank} simplex), got {None if x is None else tuple(x.shape)}"
+                )
+            rows.append(x.reshape(-1))
+        signals = torch.stack(rows).to(torch.float32).contiguous()  # [S, N_k]
+        ys = [getattr(d, "y", None) for d in dataset]
+        if all(y is None for y in ys):
+            labels = None
+        elif any(y is None or y.numel() != 1 for y in ys):
+            raise ValueError("every sample must have exactly one label `y`")
+        else:
+            labels = torch.cat([y.view(-1) for y in ys]).long()
+        hodge = HodgeDecomposition(
+            ops, backend="exact" if n <= 4000 else "iterative", rank=rank
+        )
+        parts = torch.stack(list(hodge(signals.double()))).to(torch.float32)  # [3, S, N_k]
+        return cls(
+            name=name or type(dataset).__name__,
+            dataset=dataset,
+            complex=ops,
+            flows=signals,
+            labels=labels,
+            hodge=hodge,
+            hodge_parts=parts,
         )
 
     def require_labels(self, what: str) -> torch.Tensor:
@@ -292,10 +344,15 @@ class ExperimentData:
         self, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(L_down, L_up)`` sparse ``[N1, N1]`` on ``device`` (built once, then cached, so that
-        the layers' operator cache is reused)."""
+        the layers' operator cache is reused); at rank k ``(L_k,down, L_k,up)`` ``[N_k, N_k]``."""
         key = (str(torch.device(device)), dtype)
         if key not in self._laplacians:
-            self._laplacians[key] = self.complex.laplacians(device=device, dtype=dtype)
+            if self.rank == 1:
+                self._laplacians[key] = self.complex.laplacians(device=device, dtype=dtype)
+            else:
+                self._laplacians[key] = self.complex.laplacians(
+                    device=device, dtype=dtype, rank=self.rank
+                )
         return self._laplacians[key]
 
     def split(self, seed: int) -> dict[str, np.ndarray]:

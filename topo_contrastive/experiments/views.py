@@ -34,13 +34,20 @@ class ViewMaker:
         generator: torch.Generator,
         drop_prob: float | None = None,
     ) -> None:
-        from topo_contrastive.transforms import EdgeFlowMask, HodgeSpectralMask
+        from topo_contrastive.transforms import (
+            EdgeFlowMask,
+            HodgeSpectralMask,
+            SimplexSignalMask,
+        )
 
         self.kind = config.mask
         self.generator = generator
         if self.kind == "uniform":
             p = config.drop_prob if drop_prob is None else float(drop_prob)
-            self.transform = EdgeFlowMask(p, generator=generator)
+            if data.rank == 1:
+                self.transform = EdgeFlowMask(p, generator=generator)
+            else:
+                self.transform = SimplexSignalMask(p, rank=data.rank, generator=generator)
             self.drop_prob = None
         elif self.kind == "spectral":
             self.transform = HodgeSpectralMask(
@@ -58,11 +65,10 @@ class ViewMaker:
         """Views ``[2, B, N1]`` of flows ``x`` ``[B, N1]`` (samples ``index`` ``[B]``)."""
         B, n1 = x.shape
         # B flows on one Data: PyG's batch vector says which rows belong to which sample
-        batch = Data(
-            x_1=x.reshape(-1, 1), batch=torch.arange(B, device=x.device).repeat_interleave(n1)
-        )
+        batch = Data(batch=torch.arange(B, device=x.device).repeat_interleave(n1))
+        batch[self.transform.attr] = x.reshape(-1, 1)  # x_1, or x_k for rank-k signals
         if self.drop_prob is not None:
             dp = self.drop_prob.to(x.device)[index.to(self.drop_prob.device)]
             batch.drop_prob = dp.reshape(-1, 1)  # [B*N1, 1]
-        views = [self.transform(batch).x_1.view_as(x) for _ in range(2)]
+        views = [self.transform(batch)[self.transform.attr].view_as(x) for _ in range(2)]
         return torch.stack(views)  # [2, B, N1]

@@ -104,7 +104,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
           ``hodge(batch.x_1, batch=batch.batch)``), or one tensor ``[3, B, N1]``, or a PyG
           batch's ``hodge_parts`` ``[B * N1, 3]`` (columns gradient, curl, harmonic, from
           :class:`~topo_contrastive.transforms.ContrastiveViews`); the rows of a batched
-          layout are ``B`` consecutive blocks of ``N1``, ``B`` taken from ``z1``. Or
+          layout are ``B`` consecutive blocks of ``N1``, ``B`` taken from ``z1``. Signals of
+          rank k work the same (``N_k`` for ``N1``, parts of ``HodgeDecomposition(ops,
+          rank=k)``). Or
           ``weights`` ``[B, M]`` (``M = B`` single-process, the global batch size when
           distributed; the anchor's own column is ignored).
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.

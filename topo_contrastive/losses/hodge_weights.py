@@ -155,7 +155,10 @@ def hodge_negative_weights(
     Args:
         parts (Sequence[Tensor] or Tensor): Hodge parts ``(gradient, curl, harmonic)`` of the
             anchors' original flows, :math:`\mathbf{P}_k\mathbf{x}` (e.g. a ``HodgeParts``
-            named tuple), each ``[B, N1]``; or one ``[3, B, N1]`` tensor.
+            named tuple), each ``[B, N1]``; or one ``[3, B, N1]`` tensor. Signals of another
+            rank work the same (the parts of ``HodgeDecomposition(ops, rank=k)``, each
+            ``[B, N_k]``; at rank 0 the gradient part is zero, so it adds the constant
+            :math:`\gamma_G` to every dissimilarity).
         gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`.
             All zero gives uniform weights. (default: ``(1.0, 1.0, 1.0)``)
         eps (float, optional): relative threshold in ``[0, 1)`` below which a component counts

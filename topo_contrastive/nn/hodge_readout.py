@@ -4,9 +4,11 @@ coordinates of the per-edge features)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
 __all__ = ["HodgeReadout", "canonical_harmonic_basis"]
@@ -14,6 +16,33 @@ __all__ = ["HodgeReadout", "canonical_harmonic_basis"]
 _POOLS = ("mean", "sum", "max", "none")
 # relative tolerance under which two residual norms count as tied in the pivot choice
 _TIE_RTOL = 1e-6
+
+
+def _reference_signs(ops: SimplicialOperators, rank: int) -> np.ndarray:
+    r"""``float64 [N_k]``: +1 where a simplex's stored orientation is that of its sorted
+    nodes (edges low -> high, triangles ``a -> b -> c`` with ``a < b < c``, ...), else -1.
+
+    Read from the first face of each column of :math:`\mathbf{B}_k`: the face without
+    node :math:`i` of the sorted simplex has the coefficient :math:`(-1)^i` times the
+    face's own reference sign. Nodes (rank 0) are all +1.
+    """
+    n = ops.num_simplices(rank)
+    if rank == 0 or n == 0:
+        return np.ones(n)
+    face_signs = _reference_signs(ops, rank - 1)
+    b = ops.incidence(rank).tocsc()
+    b.sort_indices()
+    first = b.indices[b.indptr[:-1]]  # [N_k] first face of each simplex
+    value = b.data[b.indptr[:-1]]
+    nodes = ops.simplices(rank)  # [N_k, k + 1]
+    simplex_nodes = np.sort(nodes, axis=1)
+    face_nodes = np.sort(ops.simplices(rank - 1)[first], axis=1)  # [N_k, k]
+    # position of the missing node: the first place where the sorted lists differ
+    differs = np.concatenate(
+        [simplex_nodes[:, :-1] != face_nodes, np.ones((n, 1), dtype=bool)], axis=1
+    )
+    missing = np.argmax(differs, axis=1)
+    return value * np.where(missing % 2 == 0, 1.0, -1.0) * face_signs[first]
 
 
 def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +63,8 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
        :math:`j` is the harmonic flow through edge :math:`p_j` orthogonal to the
        earlier ones.
     3. **Sign**: column :math:`j` is signed so that it flows along edge :math:`p_j`
-       from its lower to its higher node id.
+       from its lower to its higher node id (at another rank: so that it is positive
+       on :math:`p_j` in the orientation of its sorted nodes).
 
     Re-orienting edges (:math:`\mathbf{B}_1 \mathbf{S}`, :math:`\mathbf{S}\mathbf{B}_2`,
     :math:`\mathbf{S} = \mathrm{diag}(\pm 1)`) gives :math:`\mathbf{S}\mathbf{U}_H`:
@@ -43,6 +73,9 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
 
     Args:
         hodge: the decomposition of the complex (either backend).
+
+    At rank :math:`k` (``HodgeDecomposition(ops, rank=k)``) the same construction gives a
+    basis ``[N_k, beta_k]`` of :math:`\ker \mathbf{L}_k` with pivot simplices of rank k.
 
     Returns:
         ``(basis, pivots)``: ``float64 [N1, beta_1]`` and the pivot edges ``int64 [beta_1]``.
@@ -68,6 +101,8 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
     cols = u @ u[piv].T  # P_H[:, pivots], [N1, beta1]
     q, r = np.linalg.qr(cols)
     q = q * np.sign(np.diag(r))  # q[p_j, j] = r_jj > 0
+    if hodge.rank != 1:
+        return q * _reference_signs(hodge.complex, hodge.rank)[piv], piv
     edges = hodge.complex.edges  # [N1, 2] tail, head
     low_to_high = np.where(edges[piv, 0] < edges[piv, 1], 1.0, -1.0)
     return q * low_to_high, piv
@@ -107,6 +142,14 @@ class HodgeReadout(torch.nn.Module):
 
     The module has no parameters; the basis and the energies' index tables are
     buffers (they follow ``.to()`` and are saved in the ``state_dict``).
+
+    **Any rank.** Built on ``HodgeDecomposition(ops, rank=k)`` it pools features of the
+    rank-:math:`k` simplices ``[B, N_k, C]`` (node features ``x_0``, triangle features
+    ``x_2``): :math:`\mathbf{U}_H` is then the canonical basis of :math:`\ker
+    \mathbf{L}_k` (:math:`\beta_k` columns; :attr:`beta1` holds :math:`\beta_k`), and
+    the energies are :math:`\tfrac{1}{N_k}\lVert \mathbf{B}_k \mathbf{H}\rVert^2`
+    (gradient part; zero at rank 0) and :math:`\tfrac{1}{N_k}\lVert
+    \mathbf{B}_{k+1}^\top \mathbf{H}\rVert^2` (curl part).
 
     Args:
         hodge (HodgeDecomposition): the decomposition of the complex the features
@@ -156,11 +199,21 @@ class HodgeReadout(torch.nn.Module):
         self.pool = pool
         self.energies = energies
         ops = hodge.complex
-        self.num_edges = int(ops.num_edges)
+        self.rank = int(hodge.rank)
+        #: :math:`N_k`, the simplices of the pooled rank (:math:`N_1`: edges).
+        self.num_edges = int(hodge.num_simplices)
         basis, pivots = canonical_harmonic_basis(hodge)
         self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
         self.register_buffer("pivots", torch.from_numpy(pivots))
-        if energies:
+        if energies and self.rank != 1:
+            for side, mat in (("lower", ops.incidence(self.rank) if self.rank else None),
+                              ("upper", ops.incidence(self.rank + 1).T)):
+                coo = sp.coo_matrix(mat if mat is not None else (0, self.num_edges))
+                index = np.stack([coo.row, coo.col]).astype(np.int64)
+                self.register_buffer(f"{side}_index", torch.from_numpy(index))  # [2, nnz]
+                self.register_buffer(f"{side}_value", torch.from_numpy(coo.data).float())
+                setattr(self, f"num_{side}", int(coo.shape[0]))
+        elif energies:
             self.register_buffer("edge_nodes", torch.from_numpy(ops.edges.T.copy()))  # [2, N1]
             b2 = ops.B2.tocsc()
             b2.sort_indices()
@@ -198,19 +251,23 @@ class HodgeReadout(torch.nn.Module):
                 + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
             )
         n1 = self.num_edges
+        nk = f"N{self.rank}"
+        what = ("nodes", "edges", "triangles")[self.rank]
         if H.dim() == 2:
             if n1 == 0 or H.size(0) % n1 != 0:
                 raise ValueError(
-                    f"`H` has {H.size(0)} rows, not a multiple of the complex's N1 = {n1} "
-                    "edges (a HodgeReadout built on another complex?)"
+                    f"`H` has {H.size(0)} rows, not a multiple of the complex's {nk} = {n1} "
+                    f"{what} (a HodgeReadout built on another complex?)"
                 )
             H = H.view(-1, n1, H.size(1))
         elif H.dim() != 3:
-            raise ValueError(f"`H` must be [B, N1, C], [N1, C] or [B*N1, C], got {tuple(H.shape)}")
+            raise ValueError(
+                f"`H` must be [B, {nk}, C], [{nk}, C] or [B*{nk}, C], got {tuple(H.shape)}"
+            )
         if H.size(1) != n1:
             raise ValueError(
-                f"`H` has {H.size(1)} edges (shape {tuple(H.shape)}) but the readout was built "
-                f"on a complex with N1 = {n1} edges"
+                f"`H` has {H.size(1)} {what} (shape {tuple(H.shape)}) but the readout was built "
+                f"on a complex with {nk} = {n1} {what}"
             )
         B, _, C = H.shape
         blocks = []
@@ -223,7 +280,14 @@ class HodgeReadout(torch.nn.Module):
         if self.beta1:
             u = self.harmonic_basis.to(H.dtype)
             blocks.append(torch.matmul(u.t(), H).reshape(B, self.beta1 * C))  # [B, beta1*C]
-        if self.energies:
+        if self.energies and self.rank != 1:
+            for side in ("lower", "upper"):  # B_k H and B_{k+1}^T H, [B, rows, C]
+                row, col = getattr(self, f"{side}_index")
+                val = getattr(self, f"{side}_value").to(H.dtype)[:, None]
+                out = H.new_zeros(B, getattr(self, f"num_{side}"), C)
+                out.index_add_(1, row, H[:, col] * val)
+                blocks.append(out.pow(2).sum(1) / n1)
+        elif self.energies:
             tail, head = self.edge_nodes
             div = H.new_zeros(B, self.num_nodes, C)
             div.index_add_(1, head, H).index_add_(1, tail, H, alpha=-1.0)  # B1 H, [B, N0, C]
@@ -232,6 +296,11 @@ class HodgeReadout(torch.nn.Module):
         return torch.cat(blocks, dim=1) if blocks else H.new_zeros(B, 0)
 
     def __repr__(self) -> str:
+        if self.rank != 1:
+            return (
+                f"{type(self).__name__}(rank={self.rank}, num_simplices={self.num_edges}, "
+                f"beta={self.beta1}, pool={self.pool!r}, energies={self.energies})"
+            )
         return (
             f"{type(self).__name__}(num_edges={self.num_edges}, beta1={self.beta1}, "
             f"pool={self.pool!r}, energies={self.energies})"

@@ -83,8 +83,9 @@ def get_flow(data: Any, attr: str) -> Tensor:
     return x
 
 
-def num_flows(data: Any, x: Tensor, num_edges: int, attr: str) -> int:
-    """How many flows of ``num_edges`` rows the input holds, checking its layout.
+def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) -> int:
+    """How many flows of ``num_edges`` rows the input holds, checking its layout (signals of
+    rank ``rank``: ``num_edges`` is then :math:`N_k`, named in the messages).
 
     A plain ``Data`` holds **one** flow: ``data[attr]`` has ``N1`` rows. Several flows,
     stacked sample-major as ``[S * N1, C]``, need a PyG ``Batch`` (``S = num_graphs``, e.g.
@@ -95,6 +96,8 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str) -> int:
         ValueError: the rows do not match this layout.
     """
     rows, n1 = int(x.shape[0]), int(num_edges)
+    nk = f"N{rank}"
+    one = "one flow" if rank == 1 else f"one rank-{rank} signal"
     if isinstance(data, Batch):
         try:
             graphs: int | None = int(data.num_graphs)
@@ -103,8 +106,8 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str) -> int:
         if graphs is not None:
             if rows != graphs * n1:
                 raise ValueError(
-                    f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * N1 = "
-                    f"{graphs} * {n1} = {graphs * n1} (one flow of N1 rows per sample)"
+                    f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * {nk} = "
+                    f"{graphs} * {n1} = {graphs * n1} ({one} of {nk} rows per sample)"
                 )
             return graphs
     batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
@@ -119,14 +122,15 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str) -> int:
         expected = torch.arange(flows, device=batch.device).repeat_interleave(n1)
         if (n1 and rows % n1) or not torch.equal(batch.long(), expected):
             raise ValueError(
-                f"`data.batch` must number the samples 0, 1, ... in blocks of N1 = {n1} rows "
+                f"`data.batch` must number the samples 0, 1, ... in blocks of {nk} = {n1} rows "
                 f"(flows stacked sample-major); got {rows} rows that do not form such blocks"
             )
         return flows
     if rows != n1:
         raise ValueError(
-            f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds one flow of "
-            f"N1 = {n1} rows; to process several flows in one call pass a torch_geometric Batch "
+            f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds {one} of "
+            f"{nk} = {n1} rows; to process several {'flows' if rank == 1 else 'signals'} in one "
+            "call pass a torch_geometric Batch "
             "(e.g. from a DataLoader) or set `data.batch` to the sample index of every row"
         )
     return 1
@@ -204,6 +208,7 @@ def fit_attributes(
     attr: str,
     n1: int,
     compute: Callable[[Tensor], dict[str, Tensor]],
+    rank: int = 1,
 ) -> Any:
     """Store per-row attributes computed from all flows of ``dataset`` at once.
 
@@ -212,6 +217,8 @@ def fit_attributes(
     place, sliced like ``attr`` (views made by indexing share them; PyG's cache of separated
     samples is dropped) and is returned; another iterable of ``Data`` gives a list of shallow
     copies carrying the new keys.
+
+    ``rank`` (default 1) names the signals' rank in the messages (``N_k`` rows).
 
     Raises:
         ValueError: a sample without a valid flow of ``N1`` rows.
@@ -225,8 +232,9 @@ def fit_attributes(
         bounds = slices[attr]
         if not bool((bounds.diff() == n1).all()):
             raise ValueError(
-                f"every sample's `{attr}` must have N1 = {n1} rows (a flow on the complex of "
-                "`hodge`)"
+                f"every sample's `{attr}` must have N{rank} = {n1} rows (a "
+                + ("flow" if rank == 1 else f"rank-{rank} signal")
+                + " on the complex of `hodge`)"
             )
         for key, value in compute(x).items():
             storage[key] = value
@@ -238,7 +246,9 @@ def fit_attributes(
     for i, data in enumerate(data_list):
         x = get_flow(data, attr)
         if x.shape[0] != n1:
-            raise ValueError(f"sample {i} has `{attr}` with {x.shape[0]} rows, expected N1 = {n1}")
+            raise ValueError(
+                f"sample {i} has `{attr}` with {x.shape[0]} rows, expected N{rank} = {n1}"
+            )
         flows.append(x)
     if not data_list:
         return []

@@ -71,7 +71,9 @@ class ComputeDropProbabilities(BaseTransform):
             (default: ``("curl", "harmonic")``)
         alpha (Mapping[str, float], optional): non-negative weight per component (missing
             ones are 1). (default: ``None``)
-        attr (str, optional): edge-flow attribute. (default: ``"x_1"``)
+        attr (str, optional): signal attribute. (default: ``None``: ``"x_k"`` for the rank
+            ``k = hodge.rank``, i.e. ``"x_1"`` for edge flows, ``"x_2"`` for triangle
+            signals, TopoBench's key names)
         prob_attr (str, optional): attribute that receives the probabilities.
             (default: ``"drop_prob"``)
         **optimizer_options: ``num_steps``, ``lr``, ``tol``, ``max_block_elements`` of
@@ -109,13 +111,15 @@ class ComputeDropProbabilities(BaseTransform):
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
-        attr: str = "x_1",
+        attr: str | None = None,
         prob_attr: str = "drop_prob",
         **optimizer_options: Any,
     ) -> None:
         self._hodge = as_hodge(hodge)
         if budget is None:
             raise TypeError(f"{type(self).__name__} needs `budget` (a fraction in [0, 1])")
+        if attr is None:  # x_k for signals of rank k (x_1 until fit binds a complex)
+            attr = "x_1" if self._hodge is None else f"x_{self._hodge.rank}"
         self.budget = check_budget(budget)
         self.perturb, self.preserve, self.alpha = check_objective(perturb, preserve, alpha)
         self.attr = check_attr(attr, "attr")
@@ -140,8 +144,17 @@ class ComputeDropProbabilities(BaseTransform):
 
     @property
     def num_edges(self) -> int:
-        """:math:`N_1`, the number of edges of the complex."""
-        return self.hodge.complex.num_edges
+        """:math:`N_k`, the length of one signal: the number of edges :math:`N_1` for edge
+        flows (the number of rank-k simplices for ``hodge.rank = k``)."""
+        return self.hodge.num_simplices
+
+    @property
+    def _label(self) -> str:
+        return f"N{self.hodge.rank}"
+
+    @property
+    def _simplices(self) -> str:
+        return ("nodes", "edges", "triangles")[self.hodge.rank] + f" of rank {self.hodge.rank}"
 
     def bind(self, dataset: Any) -> HodgeDecomposition:
         """Bind to ``dataset.complex`` if no complex was given (else check that the dataset's
@@ -170,7 +183,7 @@ class ComputeDropProbabilities(BaseTransform):
         if (x.shape[0] % n1 if n1 else x.shape[0]) != 0:
             raise ValueError(
                 f"`{self.attr}` has {x.shape[0]} rows, not a multiple of the complex's "
-                f"N1 = {n1} edges (a flow of the wrong length)"
+                f"{self._label} = {n1} {self._simplices} (a signal of the wrong length)"
             )
         flows = x.reshape(x.shape[0] // n1 if n1 else 0, n1)  # [S, N1], sample-major
         p = optimize_drop_probabilities(
@@ -186,7 +199,7 @@ class ComputeDropProbabilities(BaseTransform):
 
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
-        num_flows(data, x, self.num_edges, self.attr)
+        num_flows(data, x, self.num_edges, self.attr, rank=self.hodge.rank)
         store(data, self.prob_attr, self.probabilities(x), like=self.attr)
         return data
 
@@ -214,6 +227,7 @@ class ComputeDropProbabilities(BaseTransform):
             self.attr,
             self.num_edges,
             lambda x: {self.prob_attr: self.probabilities(x)},
+            rank=self.hodge.rank,
         )
 
     def __repr__(self) -> str:
@@ -226,5 +240,9 @@ class ComputeDropProbabilities(BaseTransform):
         return (
             f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "
             f"preserve={self.preserve}, attr={self.attr!r}, prob_attr={self.prob_attr!r}, "
-            f"num_edges={num_edges}{extra})"
+            + (
+                f"num_edges={num_edges}{extra})"
+                if self._hodge is None or self._hodge.rank == 1
+                else f"rank={self._hodge.rank}, num_simplices={self._hodge.num_simplices}{extra})"
+            )
         )

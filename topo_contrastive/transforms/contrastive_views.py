@@ -82,7 +82,9 @@ class ContrastiveViews(BaseTransform):
             (decomposed with the default backend) or its decomposition; ``None`` takes the
             mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
         attr (str, optional): the edge-flow attribute; the views are ``{attr}_view1`` and
-            ``{attr}_view2``. (default: ``"x_1"``)
+            ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, e.g.
+            ``"x_2"`` for ``HodgeSpectralMask(HodgeDecomposition(ops, rank=2), ...)`` or
+            ``SimplexSignalMask(p, rank=2)``, with Hodge parts of rank k; ``"x_1"`` otherwise)
         hodge_parts (bool, optional): add ``hodge_parts`` (set ``False`` for plain
             InfoNCE, or for multi-channel flows). (default: ``True``)
 
@@ -122,7 +124,7 @@ class ContrastiveViews(BaseTransform):
         self,
         mask: Callable[[Any], Any],
         hodge: HodgeDecomposition | SimplicialOperators | None = None,
-        attr: str = "x_1",
+        attr: str | None = None,
         hodge_parts: bool = True,
     ) -> None:
         if not callable(mask):
@@ -130,6 +132,10 @@ class ContrastiveViews(BaseTransform):
                 f"`mask` must be a transform (callable) such as HodgeSpectralMask or "
                 f"EdgeFlowMask, got {type(mask).__name__}"
             )
+        if attr is None:  # x_k for a mask of rank k (SimplexSignalMask, HodgeSpectralMask)
+            bound = getattr(getattr(mask, "precompute", None), "_hodge", None)
+            rank = getattr(mask, "rank", None)
+            attr = f"x_{getattr(bound, 'rank', 1) if rank is None else rank}"
         self.attr = check_attr(attr, "attr")
         mask_attr = getattr(mask, "attr", self.attr)
         if mask_attr != self.attr:
@@ -195,11 +201,13 @@ class ContrastiveViews(BaseTransform):
                 f"{tuple(x.shape)}; pass hodge_parts=False for multi-channel signals"
             )
         rows = x.shape[0]
-        n1 = self.hodge.complex.num_edges
+        n1, k = self.hodge.num_simplices, self.hodge.rank
         if rows % n1 != 0 or (not stacked and rows != n1):
+            what = ("nodes", "edges", "triangles")[k]
             raise ValueError(
-                f"`{self.attr}` has {rows} rows but the complex has N1 = {n1} edges (a flow "
-                "of another complex?)"
+                f"`{self.attr}` has {rows} rows but the complex has N{k} = {n1} {what} (a "
+                + ("flow" if k == 1 else f"rank-{k} signal")
+                + " of another complex?)"
             )
         parts = self.hodge(x.reshape(-1, n1))  # three [S, N1]
         return torch.stack([p.reshape(-1) for p in parts], dim=1)  # [rows, 3]
@@ -230,8 +238,9 @@ class ContrastiveViews(BaseTransform):
             dataset = fit_attributes(
                 dataset,
                 self.attr,
-                hodge.complex.num_edges,
+                hodge.num_simplices,
                 lambda x: {PARTS_ATTR: self._parts(x, stacked=True)},
+                rank=hodge.rank,
             )
         return dataset
 

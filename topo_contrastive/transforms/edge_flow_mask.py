@@ -2,27 +2,17 @@ r"""Uniform edge-flow masking (paper §4, DESIGN §2.1)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
 import torch
-from torch_geometric.transforms import BaseTransform
 
-from topo_contrastive.transforms._common import (
-    apply_drop,
-    check_attr,
-    draw_generator,
-    get_flow,
-    make_generator,
-    uniform,
-)
+from topo_contrastive.transforms.simplex_signal_mask import SimplexSignalMask
 
 __all__ = ["EdgeFlowMask"]
 
 
-class EdgeFlowMask(BaseTransform):
+class EdgeFlowMask(SimplexSignalMask):
     r"""Drop every edge's flow independently with probability :math:`p` (paper §4,
     "edge flow masking" with the same probability for all edges; DESIGN §2.1).
+    It is :class:`~topo_contrastive.transforms.SimplexSignalMask` at ``rank=1``.
 
     .. math::
         \mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d}), \qquad
@@ -76,19 +66,7 @@ class EdgeFlowMask(BaseTransform):
         attr: str = "x_1",
         generator: torch.Generator | int | None = None,
     ) -> None:
-        if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
-            raise TypeError(f"`p` must be a float in [0, 1], got {type(p).__name__}")
-        if not 0.0 <= float(p) <= 1.0:  # also rejects NaN
-            raise ValueError(f"`p` must lie in [0, 1], got {p}")
-        self.p = float(p)
-        self.attr = check_attr(attr, "attr")
-        self.generator = make_generator(generator)
-
-    def forward(self, data: Any) -> Any:
-        x = get_flow(data, self.attr)
-        drop = uniform(x.shape[0], draw_generator(self), x.device) < self.p  # [rows]
-        data[self.attr] = apply_drop(x, drop)
-        return data
+        super().__init__(p, rank=1, attr=attr, generator=generator)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p}, attr={self.attr!r})"

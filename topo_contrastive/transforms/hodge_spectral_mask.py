@@ -54,6 +54,13 @@ class HodgeSpectralMask(BaseTransform):
     ``[B, N1]``) and stored on the returned object; the input is not changed, so the next
     call on the same input computes them again: prefer :meth:`fit`.
 
+    **Any rank.** With a decomposition of rank :math:`k` (``HodgeDecomposition(ops,
+    rank=k)``) the same transform masks signals on the rank-:math:`k` simplices
+    (``x_0`` node signals, ``x_2`` triangle signals; ``attr`` defaults to ``x_k``),
+    with drop probabilities optimised w.r.t. their gradient (lower), curl (upper) and
+    harmonic parts (see :mod:`topo_contrastive.hodge_rank`); everything below holds with
+    :math:`N_1` read as :math:`N_k`.
+
     **One flow per** ``Data``. A plain ``Data`` holds one flow: ``data[attr]`` has
     :math:`N_1` rows, otherwise the call raises (a ``[2 N_1, 1]`` tensor is not silently
     read as two flows). Several flows stacked sample-major, ``[B * N1, C]``, come as a PyG
@@ -83,7 +90,9 @@ class HodgeSpectralMask(BaseTransform):
             (default: ``("curl", "harmonic")``)
         alpha (Mapping[str, float], optional): non-negative weight per component (missing
             ones are 1). (default: ``None``)
-        attr (str, optional): edge-flow attribute. (default: ``"x_1"``)
+        attr (str, optional): signal attribute. (default: ``None``: ``"x_k"`` for
+            ``k = hodge.rank``: ``"x_1"`` for edge flows, ``"x_0"`` / ``"x_2"`` for node /
+            triangle signals)
         prob_attr (str, optional): attribute holding the drop probabilities.
             (default: ``"drop_prob"``)
         generator (torch.Generator or int, optional): random generator or a seed for a new
@@ -124,7 +133,7 @@ class HodgeSpectralMask(BaseTransform):
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
-        attr: str = "x_1",
+        attr: str | None = None,
         prob_attr: str = "drop_prob",
         generator: torch.Generator | int | None = None,
         **optimizer_options: Any,
@@ -205,7 +214,7 @@ class HodgeSpectralMask(BaseTransform):
 
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
-        num_flows(data, x, self.precompute.num_edges, self.attr)
+        num_flows(data, x, self.precompute.num_edges, self.attr, rank=self.hodge.rank)
         p = self._stored_probabilities(data, x)
         if p is None:
             p = self.precompute.probabilities(x)  # [rows, 1], batched over samples

@@ -119,16 +119,19 @@ def check_objective(
     return perturb, preserve, weights
 
 
-def check_flows(x: Any, num_edges: int, name: str = "x") -> Tensor:
-    """Check ``x`` is a finite floating tensor ``[N1]`` or ``[S, N1]``."""
+def check_flows(x: Any, num_edges: int, name: str = "x", rank: int = 1) -> Tensor:
+    """Check ``x`` is a finite floating tensor ``[N_k]`` or ``[S, N_k]`` (``N1`` edges for
+    the default ``rank=1``, ``num_edges`` = :math:`N_k` otherwise)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
+    what = "edge flows" if rank == 1 else f"rank-{rank} signals"
     if not x.is_floating_point():
-        raise TypeError(f"`{name}` must be a floating tensor (edge flows), got dtype {x.dtype}")
+        raise TypeError(f"`{name}` must be a floating tensor ({what}), got dtype {x.dtype}")
     if x.dim() not in (1, 2) or x.shape[-1] != num_edges:
+        simplices = ("nodes", "edges", "triangles", "tetrahedra")[rank]
         raise ValueError(
-            f"`{name}` must have shape [N1] or [S, N1] with N1 = {num_edges} (the complex's "
-            f"number of edges), got {tuple(x.shape)}"
+            f"`{name}` must have shape [N{rank}] or [S, N{rank}] with N{rank} = {num_edges} "
+            f"(the complex's number of {simplices}), got {tuple(x.shape)}"
         )
     if not bool(torch.isfinite(x).all()):
         raise ValueError(f"`{name}` contains NaN or inf values")
@@ -700,7 +703,7 @@ def optimize_drop_probabilities(
     """
     if not isinstance(hodge, HodgeDecomposition):
         raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
-    x = check_flows(x, hodge.complex.num_edges)
+    x = check_flows(x, hodge.num_simplices, rank=hodge.rank)
     budget = check_budget(budget)
     perturb, preserve, weights = check_objective(perturb, preserve, alpha)
     num_steps = _check_int(num_steps, "num_steps", 1)
