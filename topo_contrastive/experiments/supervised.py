@@ -96,7 +96,8 @@ def train_supervised(
     validation cross-entropy, then to the earlier epoch). With ``config.patience > 0``
     training stops early once neither the validation accuracy nor the running training
     accuracy has reached a new best for ``patience`` epochs (the validation score has
-    plateaued and the training accuracy has converged); ``epochs`` is then the maximum.
+    plateaued and the training accuracy has converged; a validation loss still falling at
+    the same accuracy does not count); ``epochs`` is then the maximum.
     When ``split["val"]`` is
     empty (ocean drifters), 20% of the training split
     (stratified, seeded) is held out as validation set (:func:`carve_validation`).
@@ -154,6 +155,7 @@ def train_supervised(
     best = (-1.0, -math.inf, 0, copy.deepcopy(model.state_dict()))  # (val acc, -val loss, ...)
     history, train_history = [], []
     best_train, best_train_epoch = -1.0, 0
+    best_val, best_val_epoch = -1.0, 0  # the stop rule looks at accuracies only
     model.train()
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
@@ -181,9 +183,14 @@ def train_supervised(
         history.append(val)
         if (val, -val_loss) > best[:2]:
             best = (val, -val_loss, epoch + 1, copy.deepcopy(model.state_dict()))
+        if val > best_val:
+            best_val, best_val_epoch = val, epoch + 1
         if progress is not None:
             progress(epoch + 1, val)
-        stalled = epoch + 1 - best[2] >= patience and epoch + 1 - best_train_epoch >= patience
+        # a falling validation loss at the same accuracy does not keep training going
+        stalled = (
+            epoch + 1 - best_val_epoch >= patience and epoch + 1 - best_train_epoch >= patience
+        )
         if patience and stalled:
             break
     model.load_state_dict(best[3])
