@@ -166,12 +166,12 @@ def test_reproduce_tiny(tmp_path, data_root, capsys):
     assert set(re.findall(r"(?<![\w-])--[a-z][\w+-]*", table)) <= known
 
 
-@pytest.mark.parametrize("epochs, reduced", [(29, True), (30, False), (200, False)])
+@pytest.mark.parametrize("epochs, reduced", [(19, True), (20, False), (200, False)])
 def test_reproduce_epochs_override_is_reduced_below_the_configurations(
     tmp_path, data_root, monkeypatch, epochs, reduced
 ):
     """``--epochs`` marks the run reduced only below a configuration's own epochs (SCL on the
-    trajectories: 30), not below the paper's 200."""
+    trajectories: 20), not below the paper's 200."""
     import importlib
 
     # the package re-exports the function under the module's name: fetch the module itself
