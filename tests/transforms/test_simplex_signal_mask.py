@@ -128,5 +128,7 @@ def test_contrastive_views_of_triangle_signals():
     torch.testing.assert_close(batch.hodge_parts[:, 2].view(6, n2), parts.harmonic)
     dropped = batch.x_2_view1 == 0
     assert torch.equal(batch.x_2_view1[~dropped], batch.x_2[~dropped])
-    with pytest.raises(ValueError, match=r"`x_2` has 30 rows, not a multiple of the complex.s N2 = 24 triangles"):
+    with pytest.raises(
+        ValueError, match=r"`x_2` has 30 rows, not a multiple of the complex.s N2 = 24 triangles"
+    ):
         views(Data(x_2=torch.ones(30, 1)))
