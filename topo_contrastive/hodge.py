@@ -132,6 +132,20 @@ def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) 
         raise ValueError(f"`tol` must be positive, got {tol}")
 
 
+def _append_set_blocks(
+    blocks: dict[str, list], sets: list[np.ndarray], inv: np.ndarray, parts: tuple
+) -> None:
+    """Cut each set's ``[|S|, |S|]`` blocks out of the group's three ``[U, U]`` projector
+    blocks ``parts`` (gradient, curl, harmonic on the union ``U`` of the sets; ``inv`` maps
+    the concatenated sets into ``U``) and append them to ``blocks``."""
+    start = 0
+    for s in sets:
+        loc = inv[start : start + s.size]
+        start += s.size
+        for k, p in zip(COMPONENTS, parts, strict=True):
+            blocks[k].append(p[np.ix_(loc, loc)])
+
+
 class HodgeDecomposition:
     r"""Split edge flows into gradient, curl and harmonic parts.
 
@@ -1000,12 +1014,7 @@ class HodgeDecomposition:
         else:
             c = self._curl_block(uniq)
             h = eye - g - c
-        start = 0
-        for s in sets:
-            loc = inv[start : start + s.size]
-            start += s.size
-            for k, p in zip(COMPONENTS, (g, c, h), strict=True):
-                blocks[k].append(p[np.ix_(loc, loc)])
+        _append_set_blocks(blocks, sets, inv, (g, c, h))
 
     def projector_block(
         self,

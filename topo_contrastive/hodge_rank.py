@@ -71,6 +71,7 @@ from topo_contrastive.hodge import (
     _MAX_HARMONIC_BASIS_ENTRIES,
     COMPONENTS,
     HodgeDecomposition,
+    _append_set_blocks,
     _check_settings,
     _factor_spd,
     _kernel_dim,
@@ -398,12 +399,7 @@ class RankHodgeDecomposition(HodgeDecomposition):
             else:
                 c = self._upper_block(uniq)
                 h = eye - g - c
-        start = 0
-        for s in sets:
-            loc = inv[start : start + s.size]
-            start += s.size
-            for k, p in zip(COMPONENTS, (g, c, h), strict=True):
-                blocks[k].append(p[np.ix_(loc, loc)])
+        _append_set_blocks(blocks, sets, inv, (g, c, h))
 
     def __repr__(self) -> str:
         d = self.dims
