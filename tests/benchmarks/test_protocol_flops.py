@@ -1,0 +1,63 @@
+import json
+
+import pytest
+
+from benchmarks.protocol_flops import encoder_flops, main, protocol_flops
+
+
+def _config(method, layers=2, k_down=2, k_up=2):
+    return {"method": method, "num_layers": layers, "K_down": k_down, "K_up": k_up}
+
+
+def test_encoder_flops_by_hand():
+    # 2 layers, 10 edges, K = 4 (5 terms), width 64:
+    # layer 1 (1 -> 64): 2*10*5*1*64 = 6,400 per pass; layer 2 (64 -> 64): 409,600
+    assert encoder_flops(2, 10, 4, train=False) == 6_400 + 409_600
+    # training: layer 1 forward + weight gradient, layer 2 + input gradient
+    assert encoder_flops(2, 10, 4, train=True) == 2 * 6_400 + 3 * 409_600
+
+
+def _runs():
+    configs = {
+        "paper/toy/SCL": _config("contrastive"),
+        "paper/toy/SCNN": _config("supervised", layers=1, k_up=0),
+    }
+    rec = []
+    for split in range(3):  # one pre-trained encoder serves three splits
+        rec.append({"unit": f"SCL/{split}", "experiment": "table1", "edition": "paper",
+                    "dataset": "toy", "config": "SCL", "pretrain_seed": 0, "epochs": 2,
+                    "unit_seconds": 1.0})
+    rec.append({"unit": "SCNN/0", "experiment": "table1", "edition": "paper", "dataset": "toy",
+                "config": "SCNN", "pretrain_seed": None, "epochs": 200, "epochs_run": 5,
+                "unit_seconds": 2.0})
+    rec.append({"unit": "raw", "experiment": "table1", "edition": "shared", "dataset": "toy",
+                "config": "raw", "unit_seconds": 0.5})
+    data = {"toy": {"sizes": [5, 10, 4], "samples": 8}}
+    return {"settings": {"fingerprint_parts": {"configs": configs}, "data": data},
+            "records": rec}
+
+
+def test_protocol_flops_counts_each_pretraining_once():
+    groups = protocol_flops(_runs())
+    train, fwd = encoder_flops(2, 10, 4, True), encoder_flops(2, 10, 4, False)
+    assert groups[("paper", "toy", "contrastive")] == 2 * 8 * 2 * train + 8 * fwd
+    s_train, s_fwd = encoder_flops(1, 10, 2, True), encoder_flops(1, 10, 2, False)
+    # 8 samples: 4 train, 2 validation, 2 test
+    assert groups[("paper", "toy", "SCNN")] == 5 * (4 * s_train + 2 * s_fwd) + 2 * s_fwd
+    assert set(groups) == {("paper", "toy", "contrastive"), ("paper", "toy", "SCNN")}
+
+
+def test_main_table_and_bad_input(tmp_path):
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(_runs()))
+    out = tmp_path / "t.md"
+    text = main(str(path), rate=1.0, out=str(out))
+    assert out.read_text() == text
+    assert "wall time of the run: 0.1 min (sum of 5 units)" in text  # 5.5 s
+    total = sum(protocol_flops(_runs()).values())
+    assert f"| all | | | {total / 1e12:.1f} | {total / 1e9 / 60:.1f} |" in text.splitlines()
+    with pytest.raises(ValueError, match="rate"):
+        main(str(path), rate=0.0)
+    path.write_text("[]")
+    with pytest.raises(ValueError, match="runs_path"):
+        main(str(path), rate=1.0)
