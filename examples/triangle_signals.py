@@ -319,6 +319,7 @@ def main(
     data = ExperimentData.from_dataset(TriangleSignals(signals, labels, ops), "triangles")
     split_seeds = list(range(splits))
     rows: dict[str, dict[str, list[float]]] = {}
+    supervised: dict[str, list[dict[str, Any]]] = {}  # the SCNN's training accuracy per split
 
     def add(edition: str, row: str, records: list[dict[str, Any]]) -> None:
         rows.setdefault(edition, {}).setdefault(row, []).extend(
@@ -341,6 +342,10 @@ def main(
             cfg = get_config("SCNN", "trajectory", edition=ed, **changes)
             res = train_supervised(data, cfg, data.split(s), seed=s)
             add(ed, row, [{"test_accuracy": res.test_accuracy}])
+            supervised.setdefault(ed, []).append(
+                {"split_seed": s, "train_accuracy": res.train_accuracy,
+                 "best_epoch": res.best_epoch, "epochs_run": res.epochs_run}
+            )  # fmt: skip
             continue
         cfg = get_config("SCL" if row == "untrained" else row, "trajectory", edition=ed,
                          **changes)  # fmt: skip
@@ -362,6 +367,7 @@ def main(
         "epochs": epochs,
         "table": table,
         "accuracies": rows,
+        "supervised": supervised,
         "seconds": time.perf_counter() - start,
     }
     os.makedirs(out, exist_ok=True)
@@ -383,6 +389,13 @@ def main(
             else "" for ed in table
         ]  # fmt: skip
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    for ed, runs in supervised.items():  # check a supervised "ceiling" by its training accuracy
+        train = 100 * np.array([r["train_accuracy"] for r in runs])
+        ran = [r["epochs_run"] for r in runs]
+        lines.append(
+            f"\nSCNN, {ed} edition: training accuracy {train.mean():.1f} ± {train.std():.1f} % "
+            f"(min {train.min():.1f}) at the kept epoch; {min(ran)}-{max(ran)} epochs run."
+        )
     write_text(os.path.join(out, "triangle_signals.md"), "\n".join(lines) + "\n")
     _plot(table, order, os.path.join(out, "triangle_signals.png"))
     print("\n".join(lines))

@@ -74,3 +74,25 @@ def test_dataset_and_experiment_data(example, task):
     torch.testing.assert_close(data.hodge_parts.sum(0), data.flows)
     with pytest.raises(ValueError, match="must hold `x_2` with N2 = "):
         ExperimentData.from_dataset(example.TriangleSignals(signals[:, :-1], labels, ops))
+
+
+def test_main_writes_the_table_and_the_supervised_training_accuracy(example, tmp_path):
+    result = example.main(num_points=40, num_samples=24, splits=2, seeds=1, epochs=1,
+                          editions=("hodge",), out=str(tmp_path), progress=False)  # fmt: skip
+    runs = result["supervised"]["hodge"]
+    assert [r["split_seed"] for r in runs] == [0, 1]
+    for r in runs:
+        assert 0.0 <= r["train_accuracy"] <= 1.0
+        assert 1 <= r["best_epoch"] <= r["epochs_run"] <= 1
+    table = result["table"]["hodge"]
+    assert set(table) == {"untrained", "SCL", "SSCL_Spec", "SCNN", "SVM on U_H^T x",
+                          "SVM on raw x_2"}  # fmt: skip
+    # two splits x one seed per encoder row, one run per split for the SCNN
+    assert len(result["accuracies"]["hodge"]["SCL"]) == 2
+    assert len(result["accuracies"]["hodge"]["SCNN"]) == 2
+    text = (tmp_path / "triangle_signals.md").read_text()
+    train = 100 * np.array([r["train_accuracy"] for r in runs])
+    line = f"SCNN, hodge edition: training accuracy {train.mean():.1f} ± {train.std():.1f} %"
+    assert line in text
+    for name in ("triangle_signals.json", "triangle_signals.csv", "triangle_signals.png"):
+        assert (tmp_path / name).stat().st_size > 0
