@@ -9,7 +9,10 @@ masks and the SVM not counted, so the bound is optimistic):
 - a contrastive row: ``epochs x samples x 2 views`` training passes (forward + backward) of
   each pre-trained encoder, plus one forward pass over all samples to embed them;
 - the supervised SCNN: ``epochs_run x`` (training passes over the training split + a forward
-  pass over the validation split), plus a forward pass over the test split.
+  pass over the validation split), plus a forward pass over the test split; the split sizes
+  are the dataset's standard split, with the validation part carved out of the training
+  split where the dataset has none (the ocean drifters: 128 / 32 / 40), as
+  :func:`~topo_contrastive.experiments.supervised.train_supervised` does.
 
 The time at the stacked-GEMM rate (``[rows, 5*64] @ [5*64, 64]``, measured here unless
 ``--rate`` is given, the bar of ``bench_scnn.py``) is what the protocol would take if every
@@ -26,14 +29,22 @@ Run::
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import math
 import os
+import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_scnn import gemm_rate  # noqa: E402
+from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories  # noqa: E402
+from topo_contrastive.experiments.supervised import VALIDATION_FRACTION  # noqa: E402
 
 HIDDEN = 64
 
@@ -49,7 +60,36 @@ def encoder_flops(layers: int, n1: int, k_total: int, train: bool, hidden: int =
     return total
 
 
-def unit_flops(record: dict[str, Any], config: dict[str, Any], n1: int, samples: int) -> float:
+def supervised_split_sizes(dataset: str, samples: int) -> tuple[int, int, int]:
+    """``(train, validation, test)`` sizes of the supervised SCNN's split of ``dataset``.
+
+    The dataset's standard split (:class:`~topo_contrastive.datasets.OceanDrifters`: 160 / 0 /
+    40; :class:`~topo_contrastive.datasets.SyntheticTrajectories` at its defaults: 200 / 100 /
+    100); where it has no validation part, ``ceil(VALIDATION_FRACTION * train)`` training
+    samples are held out (``carve_validation``, scikit-learn's rounding).
+
+    Raises:
+        ValueError: the split's sizes do not add up to ``samples``.
+    """
+    if dataset == "ocean":
+        train, val, test = OceanDrifters.num_train, 0, OceanDrifters.num_test
+    else:
+        params = inspect.signature(SyntheticTrajectories.__init__).parameters
+        train, val, test = (params[k].default for k in ("num_train", "num_val", "num_test"))
+    if train + val + test != samples:
+        raise ValueError(
+            f"samples: the standard split of {dataset!r} has {train + val + test} samples, "
+            f"the run has {samples}"
+        )
+    if val == 0:
+        val = math.ceil(VALIDATION_FRACTION * train)
+        train -= val
+    return train, val, test
+
+
+def unit_flops(
+    record: dict[str, Any], config: dict[str, Any], n1: int, samples: int, dataset: str
+) -> float:
     """Dense encoder FLOPs of one protocol unit (see the module docstring)."""
     k = config["K_down"] + config["K_up"]
     layers = config["num_layers"]
@@ -57,8 +97,7 @@ def unit_flops(record: dict[str, Any], config: dict[str, Any], n1: int, samples:
     forward = encoder_flops(layers, n1, k, False)
     if config["method"] == "contrastive":
         return record["epochs"] * samples * 2 * train + samples * forward
-    n_train, n_val = samples // 2, samples // 4
-    n_test = samples - n_train - n_val
+    n_train, n_val, n_test = supervised_split_sizes(dataset, samples)
     return record["epochs_run"] * (n_train * train + n_val * forward) + n_test * forward
 
 
@@ -82,22 +121,9 @@ def protocol_flops(runs: dict[str, Any]) -> dict[tuple[str, str, str], float]:
         _, n1, _ = data[r["dataset"]]["sizes"]
         kind = "SCNN" if config["method"] == "supervised" else "contrastive"
         group = (r["edition"], r["dataset"], kind)
-        out[group] = out.get(group, 0.0) + unit_flops(r, config, n1, data[r["dataset"]]["samples"])
+        samples = data[r["dataset"]]["samples"]
+        out[group] = out.get(group, 0.0) + unit_flops(r, config, n1, samples, r["dataset"])
     return out
-
-
-def stacked_gemm_rate(rows: int = 200 * 1082, repeats: int = 5) -> float:
-    """GFLOP/s of ``[rows, 5*64] @ [5*64, 64]`` into a preallocated output (best of ``repeats``)."""
-    k = 5 * HIDDEN
-    a, b = torch.randn(rows, k), torch.randn(k, HIDDEN)
-    out = torch.empty(rows, HIDDEN)
-    torch.mm(a, b, out=out)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        torch.mm(a, b, out=out)
-        best = min(best, time.perf_counter() - t0)
-    return 2.0 * rows * k * HIDDEN / best / 1e9
 
 
 def main(
@@ -109,7 +135,8 @@ def main(
         raise ValueError(f"runs_path: expected a reproduce runs.json, got {runs_path!r}")
     torch.set_num_threads(threads)
     measured = rate is None
-    rate = stacked_gemm_rate() if rate is None else rate
+    # the stacked-GEMM bar of bench_scnn.py at the trajectory step's size (B = 200, 1,082 edges)
+    rate = gemm_rate(200 * 1082, 5 * HIDDEN, HIDDEN) if rate is None else rate
     if rate <= 0:
         raise ValueError(f"rate: expected a positive GFLOP/s, got {rate}")
     groups = protocol_flops(runs)

@@ -2,7 +2,12 @@ import json
 
 import pytest
 
-from benchmarks.protocol_flops import encoder_flops, main, protocol_flops
+from benchmarks.protocol_flops import (
+    encoder_flops,
+    main,
+    protocol_flops,
+    supervised_split_sizes,
+)
 
 
 def _config(method, layers=2, k_down=2, k_up=2):
@@ -17,22 +22,31 @@ def test_encoder_flops_by_hand():
     assert encoder_flops(2, 10, 4, train=True) == 2 * 6_400 + 3 * 409_600
 
 
+def test_supervised_split_sizes_follow_the_datasets():
+    assert supervised_split_sizes("trajectory", 400) == (200, 100, 100)
+    # the ocean drifters have no validation split: 20 % of 160 training samples held out
+    assert supervised_split_sizes("ocean", 200) == (128, 32, 40)
+    with pytest.raises(ValueError, match="samples: the standard split of 'ocean' has 200"):
+        supervised_split_sizes("ocean", 8)
+
+
 def _runs():
     configs = {
-        "paper/toy/SCL": _config("contrastive"),
-        "paper/toy/SCNN": _config("supervised", layers=1, k_up=0),
+        "paper/trajectory/SCL": _config("contrastive"),
+        "paper/ocean/SCNN": _config("supervised", layers=1, k_up=0),
     }
     rec = []
     for split in range(3):  # one pre-trained encoder serves three splits
         rec.append({"unit": f"SCL/{split}", "experiment": "table1", "edition": "paper",
-                    "dataset": "toy", "config": "SCL", "pretrain_seed": 0, "epochs": 2,
-                    "unit_seconds": 1.0})
-    rec.append({"unit": "SCNN/0", "experiment": "table1", "edition": "paper", "dataset": "toy",
+                    "dataset": "trajectory", "config": "SCL", "pretrain_seed": 0,
+                    "epochs": 2, "unit_seconds": 1.0})  # fmt: skip
+    rec.append({"unit": "SCNN/0", "experiment": "table1", "edition": "paper", "dataset": "ocean",
                 "config": "SCNN", "pretrain_seed": None, "epochs": 200, "epochs_run": 5,
                 "unit_seconds": 2.0})
-    rec.append({"unit": "raw", "experiment": "table1", "edition": "shared", "dataset": "toy",
+    rec.append({"unit": "raw", "experiment": "table1", "edition": "shared", "dataset": "ocean",
                 "config": "raw", "unit_seconds": 0.5})
-    data = {"toy": {"sizes": [5, 10, 4], "samples": 8}}
+    data = {"trajectory": {"sizes": [5, 10, 4], "samples": 400},
+            "ocean": {"sizes": [4, 7, 2], "samples": 200}}  # fmt: skip
     return {"settings": {"fingerprint_parts": {"configs": configs}, "data": data},
             "records": rec}
 
@@ -40,11 +54,11 @@ def _runs():
 def test_protocol_flops_counts_each_pretraining_once():
     groups = protocol_flops(_runs())
     train, fwd = encoder_flops(2, 10, 4, True), encoder_flops(2, 10, 4, False)
-    assert groups[("paper", "toy", "contrastive")] == 2 * 8 * 2 * train + 8 * fwd
-    s_train, s_fwd = encoder_flops(1, 10, 2, True), encoder_flops(1, 10, 2, False)
-    # 8 samples: 4 train, 2 validation, 2 test
-    assert groups[("paper", "toy", "SCNN")] == 5 * (4 * s_train + 2 * s_fwd) + 2 * s_fwd
-    assert set(groups) == {("paper", "toy", "contrastive"), ("paper", "toy", "SCNN")}
+    assert groups[("paper", "trajectory", "contrastive")] == 2 * 400 * 2 * train + 400 * fwd
+    s_train, s_fwd = encoder_flops(1, 7, 2, True), encoder_flops(1, 7, 2, False)
+    # 200 ocean samples: 128 train, 32 validation, 40 test
+    assert groups[("paper", "ocean", "SCNN")] == 5 * (128 * s_train + 32 * s_fwd) + 40 * s_fwd
+    assert set(groups) == {("paper", "trajectory", "contrastive"), ("paper", "ocean", "SCNN")}
 
 
 def test_main_table_and_bad_input(tmp_path):
