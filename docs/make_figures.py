@@ -24,14 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories, plot_complex  # noqa: E402
-from topo_contrastive.experiments.data import find_ocean_file  # noqa: E402
-
-
-def default_ocean_root() -> Path:
-    """The folder of the local ``dataBuoys.jld2`` that :func:`find_ocean_file` finds (e.g.
-    ``shared/data/ocean_drifters`` beside the repository), else ``data/ocean_drifters``."""
-    found = find_ocean_file()
-    return found.parent if found is not None else REPO / "data" / "ocean_drifters"
 
 
 def pick(labels: np.ndarray, lengths: np.ndarray, per_class: int, min_len: int) -> list[int]:
@@ -50,7 +42,8 @@ def main(
     out_dir = Path(out) if out else REPO / "docs" / "_static"
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(ocean_root) if ocean_root else default_ocean_root()
+        # the shipped task unless a folder holding dataBuoys.jld2 is given
+        root = Path(ocean_root) if ocean_root else Path(tmp) / "ocean_root"
         datasets = [
             # (dataset, shortest path drawn, file, title)
             (
@@ -88,8 +81,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--ocean-root",
         default=None,
-        help="folder holding dataBuoys.jld2 (directly or in raw/); default: ../shared/data/"
-        "ocean_drifters beside the repository, else data/ocean_drifters",
+        help="optional folder holding the original dataBuoys.jld2 (directly or in raw/); "
+        "default: the task shipped with the package",
     )
     parser.add_argument("--out", default=None, help="output folder (default docs/_static)")
     parser.add_argument("--dpi", type=int, default=100, help="resolution of the PNGs")

@@ -153,17 +153,18 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--data-root",
         default="data",
-        help="folder of the datasets (default: ./data); the ocean raw file is copied to "
-        "<data-root>/ocean_drifters/raw/",
+        help="folder of the datasets (default: ./data); a named ocean raw file is copied "
+        "to <data-root>/ocean_drifters/raw/",
     )
     g.add_argument(
         "--ocean-raw",
         default=None,
         metavar="PATH",
-        help="local dataBuoys.jld2, checked against its sha256 (default: "
-        "$TOPO_CONTRASTIVE_OCEAN_FILE, else ../shared/data/ocean_drifters/dataBuoys.jld2 "
-        "beside the current folder or the repository, else download); a dataset already "
-        "processed under --data-root was built from a file with the same sha256",
+        help="optional: build the ocean drifter task from this original dataBuoys.jld2 "
+        "(checked against its sha256; gives exactly the task shipped with the package) "
+        "instead of the shipped one (default: $TOPO_CONTRASTIVE_OCEAN_FILE where set, else "
+        "the shipped task: no file, no network); a dataset already processed under "
+        "--data-root was built from a file with the same sha256",
     )
     g.add_argument(
         "--trajectory-points",

@@ -1,48 +1,24 @@
-"""Fixtures of the dataset tests: where the shared ocean drifter file lies."""
+"""Fixtures of the dataset tests.
+
+The ocean drifter tests run on every machine: the task ships with the package, and the raw-file
+reader is tested on a small ``dataBuoys.jld2`` the tests write themselves (``_fake_ocean.py``,
+the original file's layout). Only the check that the **original** file gives exactly the shipped
+arrays needs that file: it is marked ``raw_data``, left out of the default run, and run by CI
+with ``$TOPO_CONTRASTIVE_OCEAN_FILE`` naming the file (``pytest -m raw_data``). The fake file
+and the original one are fixtures of ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_RELATIVE = Path("shared") / "data" / "ocean_drifters" / "dataBuoys.jld2"
-
-
-def find_ocean_file() -> Path | None:
-    """The shared ``dataBuoys.jld2``: ``$TOPO_CONTRASTIVE_OCEAN_FILE``, else ``../shared/...``.
-
-    ``../shared`` is looked up beside the repository root (CI clones the repository
-    with ``../shared`` beside it) and beside each of its parent folders (a git
-    worktree nested one level deeper).
-    """
-    env = os.environ.get("TOPO_CONTRASTIVE_OCEAN_FILE")
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    for folder in _REPO_ROOT.parents:
-        candidate = folder / _RELATIVE
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="session")
-def ocean_file() -> Path:
-    path = find_ocean_file()
-    if path is None:
-        pytest.skip(
-            "the shared ocean drifter file is absent: expected ../shared/data/ocean_drifters/"
-            "dataBuoys.jld2 beside the repository (or $TOPO_CONTRASTIVE_OCEAN_FILE)"
-        )
-    return path
-
 
 @pytest.fixture
-def ocean_root(tmp_path: Path, ocean_file: Path) -> Path:
-    """A fresh dataset root with a copy of the raw file in ``raw/``."""
+def ocean_root(tmp_path: Path, trust_fake: dict) -> Path:
+    """A fresh dataset root with a copy of the (trusted) fake raw file in ``raw/``."""
     (tmp_path / "raw").mkdir()
-    shutil.copyfile(ocean_file, tmp_path / "raw" / "dataBuoys.jld2")
+    shutil.copyfile(trust_fake["path"], tmp_path / "raw" / "dataBuoys.jld2")
     return tmp_path

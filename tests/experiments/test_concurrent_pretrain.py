@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from topo_contrastive.experiments.data import find_ocean_file
-
 REPO = Path(__file__).resolve().parents[2]
 ROUNDS = 12
 EPOCHS_PER_ROUND = 3
@@ -121,13 +119,7 @@ print(json.dumps({"counts": counts, "errors": errors[:20], "num_errors": len(err
 
 @pytest.mark.slow
 def test_pretraining_while_another_process_reads_the_dataset(tmp_path):
-    source = find_ocean_file()
-    if source is None:
-        pytest.skip("no local dataBuoys.jld2 (../shared/data/ocean_drifters/)")
-    data_root, out = tmp_path / "data", tmp_path / "out"
-    raw = data_root / "ocean_drifters" / "raw"
-    raw.mkdir(parents=True)
-    (raw / "dataBuoys.jld2").write_bytes(Path(source).read_bytes())
+    data_root, out = tmp_path / "data", tmp_path / "out"  # the shipped ocean task
     out.mkdir()
     env = {
         **os.environ,
@@ -166,7 +158,7 @@ def test_pretraining_while_another_process_reads_the_dataset(tmp_path):
     assert counts["dataset_opens"] >= 5 and counts["processed_reads"] >= 5, counts
     assert counts["encoder_loads"] + counts["json_reads"] >= 5, counts
     # every writer finished: no temporary is left, and the last run is complete
-    for folder in (data_root / "ocean_drifters" / "processed", raw, out):
+    for folder in (data_root / "ocean_drifters" / "processed", out):
         assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
     assert sorted(p.name for p in out.iterdir()) == [
         "COMPLETE", "encoder.pt", "pretrain.json", "trainer-done"

@@ -29,8 +29,11 @@ def test_unknown_dataset(tmp_path):
 
 def test_explicit_or_env_path_must_exist(tmp_path, monkeypatch):
     monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
+    assert find_ocean_file() is None  # nothing else is searched
     with pytest.raises(FileNotFoundError, match="--ocean-raw"):
         find_ocean_file(tmp_path / "missing.jld2")
+    with pytest.raises(FileNotFoundError, match="which is a folder; expected the file"):
+        find_ocean_file(tmp_path)
     monkeypatch.setenv(OCEAN_ENV_VAR, str(tmp_path / "missing.jld2"))
     with pytest.raises(FileNotFoundError, match=OCEAN_ENV_VAR):
         find_ocean_file()
@@ -40,30 +43,28 @@ def test_explicit_or_env_path_must_exist(tmp_path, monkeypatch):
     assert find_ocean_file() == real
 
 
-def test_missing_ocean_file_says_where_to_put_it(tmp_path, monkeypatch):
+def test_ocean_without_any_file_or_network(tmp_path, monkeypatch):
+    """No raw file, no environment variable, no network: the shipped task."""
     import topo_contrastive.datasets.ocean_drifters as od
-    import topo_contrastive.experiments.data as data_mod
 
-    monkeypatch.setattr(data_mod, "find_ocean_file", lambda explicit=None: None)
+    monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
 
     def offline(*args, **kwargs):
-        raise OSError("no network")
+        raise AssertionError("a download was attempted")
 
     monkeypatch.setattr(od, "download_url", offline)
-    with pytest.raises(FileNotFoundError, match="dataBuoys.jld2.*--ocean-raw"):
-        load_dataset("ocean", tmp_path)
-    assert not (tmp_path / "ocean_drifters" / "processed" / "ocean_drifters.pt").exists()
-
-
-def test_ocean_is_copied_from_the_shared_folder(tmp_path, monkeypatch):
-    monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
-    source = find_ocean_file()
-    if source is None:
-        pytest.skip("no local dataBuoys.jld2 (../shared/data/ocean_drifters/)")
-    data = ExperimentData.from_dataset(load_dataset("ocean", tmp_path), "ocean")
-    assert (tmp_path / "ocean_drifters" / "raw" / "dataBuoys.jld2").is_file()
+    monkeypatch.chdir(tmp_path)
+    data = ExperimentData.from_dataset(load_dataset("ocean", tmp_path / "data"), "ocean")
     assert data.sizes == (133, 320, 186) and data.num_samples == 200
     assert not data.dataset.val_mask.any()
+    assert not (tmp_path / "data" / "ocean_drifters" / "raw" / "dataBuoys.jld2").exists()
+
+
+def test_named_ocean_file_is_copied_and_read(tmp_path, monkeypatch, trust_fake):
+    monkeypatch.setenv(OCEAN_ENV_VAR, str(trust_fake["path"]))
+    ds = load_dataset("ocean", tmp_path)
+    assert (tmp_path / "ocean_drifters" / "raw" / "dataBuoys.jld2").is_file()
+    assert ds.complex.num_edges == len(trust_fake["content"]["edges"])  # read from the file
 
 
 @pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
@@ -86,21 +87,21 @@ def test_failed_ocean_copy_leaves_no_temporary(tmp_path, monkeypatch, error):
     assert list(raw.iterdir()) == []  # neither the file nor a temporary
 
 
-def test_ocean_raw_is_checked_even_when_a_processed_dataset_exists(tmp_path, monkeypatch):
+def test_ocean_raw_is_checked_even_when_a_processed_dataset_exists(
+    tmp_path, monkeypatch, trust_fake
+):
     """--ocean-raw used to be ignored once data_root held a processed dataset: a wrong file
     now is an error, the right one loads the (identical) processed dataset."""
     monkeypatch.delenv(OCEAN_ENV_VAR, raising=False)
-    shared = find_ocean_file()
-    if shared is None:
-        pytest.skip("the shared ocean drifter file is absent")
-    first = load_dataset("ocean", tmp_path, ocean_raw=shared)  # builds the processed file
+    given = trust_fake["path"]
+    first = load_dataset("ocean", tmp_path, ocean_raw=given)  # builds the processed file
     processed = tmp_path / "ocean_drifters" / "processed" / "ocean_drifters.pt"
     assert processed.is_file()
     wrong = tmp_path / "wrong.jld2"
-    wrong.write_bytes(shared.read_bytes()[:-10])  # a truncated copy
+    wrong.write_bytes(given.read_bytes()[:-10])  # a truncated copy
     with pytest.raises(ValueError, match="is not the ocean drifter file .* its sha256"):
         load_dataset("ocean", tmp_path, ocean_raw=wrong)
     with pytest.raises(FileNotFoundError, match="--ocean-raw"):
         load_dataset("ocean", tmp_path, ocean_raw=tmp_path / "missing.jld2")
-    again = load_dataset("ocean", tmp_path, ocean_raw=shared)
+    again = load_dataset("ocean", tmp_path, ocean_raw=given)
     assert again.complex.fingerprint() == first.complex.fingerprint()

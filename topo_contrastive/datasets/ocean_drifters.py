@@ -7,27 +7,14 @@ import shutil
 import tempfile
 from collections.abc import Callable
 
-import numpy as np
 import torch
 from torch_geometric.data import download_url
 
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.datasets._base import EdgeFlowDataset, sha256_of
+from topo_contrastive.datasets import _ocean_source as source
+from topo_contrastive.datasets._base import EdgeFlowDataset
 
 __all__ = ["OceanDrifters"]
-
-_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-def _remove_backtracks(nodes: np.ndarray) -> list[int]:
-    """Drop immediate back-and-forth steps: a node equal to the one two places back pops."""
-    out: list[int] = []
-    for node in nodes.tolist():
-        if len(out) >= 2 and out[-2] == node:
-            out.pop()
-        else:
-            out.append(node)
-    return out
 
 
 class OceanDrifters(EdgeFlowDataset):
@@ -39,8 +26,11 @@ class OceanDrifters(EdgeFlowDataset):
     kernel. Each of the 200 samples is the edge flow of one drifter path,
     labelled by whether it passes the island clockwise or counter-clockwise.
 
-    Built from the original ``dataBuoys.jld2`` (read with h5py; indices there are
-    1-based) exactly as the published procedure:
+    The task ships with the package (``datasets/data/ocean_drifters.npz``, 6 kB, with its
+    provenance, MIT licence and processing steps in ``ocean_drifters.PROVENANCE.md`` beside
+    it), so the dataset needs no file and no network. It was built from the original
+    ``dataBuoys.jld2`` of ``nglaze00/SCoNe_GCN`` (indices there are 1-based) with the
+    published procedure:
 
     1. complex from ``elist`` / ``tlist``, edges oriented low -> high;
     2. paths from ``TrajectoriesNodes``: remove immediate back-and-forth steps
@@ -67,14 +57,16 @@ class OceanDrifters(EdgeFlowDataset):
     ``numpy.random.RandomState(s)`` (so ``split(1)`` is the standard split); it is
     not stratified, like the standard split.
 
-    **Where the raw file is read from.** ``root/raw/dataBuoys.jld2`` if present,
-    else ``root/dataBuoys.jld2`` if present (e.g. a read-only shared data folder;
-    then ``processed_dir`` must be given, so nothing is written beside the data),
-    else the file is downloaded from its public source (MIT-licensed,
-    ``nglaze00/SCoNe_GCN``) into ``root/raw``. Its sha256 is checked before
-    processing (and after a download). The processed file
-    (``processed_dir/ocean_drifters.pt``, by default ``root/processed``) holds only
-    tensors, ints and strings, loads with ``weights_only=True`` and is written
+    **The raw file, optionally.** Where ``root/raw/dataBuoys.jld2`` exists (or
+    ``root/dataBuoys.jld2``, e.g. a read-only data folder; then ``processed_dir`` must be
+    given, so nothing is written beside the data), the task is built from it instead, after
+    checking its sha256; it gives exactly the shipped arrays. Nothing is downloaded unless
+    ``download=True`` is passed explicitly (then a missing raw file is fetched from its
+    public source into ``root/raw`` and checked). The shipped file's sha256 is checked on
+    every processing, so a corrupted installation is an error, never a different task.
+
+    The processed file (``processed_dir/ocean_drifters.pt``, by default ``root/processed``)
+    holds only tensors, ints and strings, loads with ``weights_only=True`` and is written
     atomically (temporary file + ``os.replace``); it records the ``pre_transform`` it was
     built with, and re-opening it with another one raises (PyG only warns) unless
     ``force_reload=True``. Temporaries left in ``raw/`` or ``processed/`` by a killed
@@ -93,29 +85,34 @@ class OceanDrifters(EdgeFlowDataset):
             ``root/processed``). Required when ``root`` holds ``dataBuoys.jld2``
             directly.
         log: print progress to stderr (default ``True``).
+        download: fetch the raw ``dataBuoys.jld2`` from its public source when it is not
+            in ``root/raw`` (default ``False``: the shipped task is used, no network).
 
     Shapes:
         - **x_1**: ``[320, 1]`` per sample; ``[B * 320, 1]`` in a DataLoader batch.
         - **y**: ``[1]`` per sample; ``[B]`` in a batch.
 
     Raises:
-        ValueError: the raw file's sha256 does not match (a truncated, corrupted
-            or non-HDF5 file), ``root`` holds the file directly but no
-            ``processed_dir`` was given, ``processed_dir`` cannot be written, or the
-            processed file was built with another ``pre_transform`` (and
-            ``force_reload=False``).
-        FileNotFoundError: no local file and the download failed (no network).
+        ValueError: a raw file's sha256 does not match (a truncated, corrupted
+            or non-HDF5 file: the message names the file), the shipped file is corrupted,
+            ``root`` holds the raw file directly but no ``processed_dir`` was given,
+            ``processed_dir`` cannot be written, or the processed file was built with
+            another ``pre_transform`` (and ``force_reload=False``).
+        FileNotFoundError: ``download=True`` and the download failed (no network).
+
+    Example:
+        >>> import tempfile
+        >>> ds = OceanDrifters(tempfile.mkdtemp(), log=False)  # the shipped task, offline
+        >>> len(ds), ds.complex.num_edges, int(ds.train_mask.sum())
+        (200, 320, 160)
     """
 
-    url = (
-        "https://raw.githubusercontent.com/nglaze00/SCoNe_GCN/"
-        "35cf6bfa75eaf3cae5635729ccdf15d17a6177c7/ocean_drifters_data/dataBuoys.jld2"
-    )
-    sha256 = "4b312f54fb451d989629b5330cd4633c61f23dc90ea7e1bff6e6fb00a3ed5caa"
-    file_size = 3_684_908
-    num_train = 160
-    num_test = 40
-    split_seed = 1
+    url = source.RAW_URL
+    sha256 = source.RAW_SHA256
+    file_size = source.RAW_SIZE
+    num_train = source.NUM_TRAIN
+    num_test = source.NUM_TEST
+    split_seed = source.SPLIT_SEED
 
     def __init__(
         self,
@@ -125,7 +122,11 @@ class OceanDrifters(EdgeFlowDataset):
         force_reload: bool = False,
         processed_dir: str | None = None,
         log: bool = True,
+        download: bool = False,
     ) -> None:
+        if not isinstance(download, bool):
+            raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
+        self._download_requested = download
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
         if processed_dir is not None and not isinstance(processed_dir, (str, os.PathLike)):
@@ -192,30 +193,21 @@ class OceanDrifters(EdgeFlowDataset):
     # ------------------------------------------------------------------ raw file
     def _where(self) -> str:
         return (
-            f"Put the original file at '{os.path.join(self.root, 'raw', 'dataBuoys.jld2')}' "
-            f"(sha256 {self.sha256}, {self.file_size:,} bytes; public at {self.url})."
+            f"The original file (sha256 {self.sha256}, {self.file_size:,} bytes) is public at "
+            f"{self.url} and is read from '{os.path.join(self.root, 'raw', 'dataBuoys.jld2')}'; "
+            "without a raw file the task shipped with the package is used."
         )
 
     def _check_raw(self, path: str) -> None:
         """Raise ``ValueError`` unless ``path`` is the original file (sha256)."""
-        digest = sha256_of(path)
-        if digest == self.sha256:
-            return
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(512 + len(_HDF5_SIGNATURE))
-        if size < self.file_size:
-            what = f"truncated or incomplete ({size:,} bytes, expected {self.file_size:,})"
-        elif _HDF5_SIGNATURE not in (head[:8], head[512:]):
-            what = "not an HDF5/JLD2 file"
-        else:
-            what = "corrupted or a different version"
-        raise ValueError(
-            f"'{path}' is {what}: its sha256 is {digest}, expected {self.sha256}. "
-            + self._where()
-        )
+        try:
+            source.check_raw_file(path, self.sha256, self.file_size)
+        except ValueError as err:
+            raise ValueError(f"{err} " + self._where()) from None
 
     def download(self) -> None:
+        if not self._download_requested:
+            return  # the shipped task is used; nothing is fetched unless asked for
         if not self.force_reload and os.path.isfile(self._processed_path()):
             return  # the processed file is there; the raw file is not needed
         target = os.path.join(self.raw_dir, "dataBuoys.jld2")
@@ -227,8 +219,8 @@ class OceanDrifters(EdgeFlowDataset):
                 tmp = download_url(self.url, tmp_dir, log=self.log, filename="dataBuoys.jld2")
             except Exception as err:  # URLError, HTTPError, OSError, ...
                 raise FileNotFoundError(
-                    f"dataBuoys.jld2 was not found locally and could not be downloaded "
-                    f"({type(err).__name__}: {err}). " + self._where()
+                    f"dataBuoys.jld2 could not be downloaded ({type(err).__name__}: {err}). "
+                    + self._where()
                 ) from err
             self._check_raw(tmp)
             os.replace(tmp, target)
@@ -237,50 +229,24 @@ class OceanDrifters(EdgeFlowDataset):
 
     # ------------------------------------------------------------------ processing
     def process(self) -> None:
-        import h5py
-
         raw_path = self.raw_paths[0]
-        self._check_raw(raw_path)
-        with h5py.File(raw_path, "r") as f:
-            edges = f["elist"][()].T - 1  # [320, 2], 0-based
-            triangles = f["tlist"][()].T - 1  # [186, 3]
-            centres = f["HexcentersXY"][()]
-            pos = np.stack([centres[name] for name in centres.dtype.names], axis=1)  # [133, 2]
-            raw_paths = [
-                np.array([f[r][()] for r in f[ref][()]], dtype=np.int64) - 1
-                for ref in f["TrajectoriesNodes"][()]
-            ]
-        ops = SimplicialOperators.from_simplices(edges, triangles, pos.shape[0])
-        paths = []
-        for nodes in raw_paths:
-            path = _remove_backtracks(nodes)
-            if len(path) < 5:
-                continue
-            if path[0] == path[-1]:
-                path = path[:-1]
-            paths.append(path)
-        centre = np.array([pos[:, 0].mean() - 0.03, pos[:, 1].mean()])
-        first = pos[[p[0] for p in paths]]  # [S, 2]
-        last = pos[[p[-1] for p in paths]]  # [S, 2]
-        turn = (first[:, 1] - centre[1]) * (last[:, 0] - first[:, 0]) - (
-            first[:, 0] - centre[0]
-        ) * (last[:, 1] - first[:, 1])
-        labels = torch.from_numpy(np.where(turn > 0, 0, 1))
+        if os.path.isfile(raw_path):
+            self._check_raw(raw_path)
+            arrays = source.read_raw(raw_path)
+        else:
+            arrays = source.load_shipped()
+        ops = SimplicialOperators.from_simplices(
+            arrays.edges, arrays.triangles, arrays.pos.shape[0]
+        )
+        paths = [p.tolist() for p in arrays.paths]
+        labels = torch.from_numpy(arrays.labels)
         flows = torch.stack([ops.path_to_flow(p) for p in paths])  # [S, N1]
-        masks = self._legacy_split(self.split_seed, len(paths))
-        obj = self._build_processed(flows, labels, ops, pos, paths, masks)
+        train = torch.from_numpy(arrays.train_mask)
+        masks = {"train": train, "val": torch.zeros_like(train), "test": ~train}
+        obj = self._build_processed(flows, labels, ops, arrays.pos, paths, masks)
         self._save_processed(obj)
 
-    def _legacy_split(self, seed: int, num_samples: int) -> dict[str, torch.Tensor]:
-        # numpy.random.seed(seed); numpy.random.shuffle(mask), without touching the global RNG.
-        mask = np.array([1] * self.num_train + [0] * self.num_test)
-        if mask.size != num_samples:
-            raise ValueError(
-                f"the raw file gave {num_samples} paths, expected {mask.size}. " + self._where()
-            )
-        np.random.RandomState(seed).shuffle(mask)
-        train = torch.from_numpy(mask == 1)
-        return {"train": train, "val": torch.zeros_like(train), "test": ~train}
-
     def _split_full(self, seed: int) -> dict[str, torch.Tensor]:
-        return self._legacy_split(seed, self._masks["train"].numel())
+        # numpy.random.seed(seed); numpy.random.shuffle(mask), without touching the global RNG.
+        train = torch.from_numpy(source.legacy_split(seed, self._masks["train"].numel()))
+        return {"train": train, "val": torch.zeros_like(train), "test": ~train}

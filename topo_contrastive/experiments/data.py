@@ -24,45 +24,39 @@ from topo_contrastive.hodge import HodgeDecomposition
 
 __all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_data_file", "load_dataset"]
 
-#: Environment variable naming a local copy of ``dataBuoys.jld2``.
+#: Environment variable naming a local copy of ``dataBuoys.jld2`` (optional: the task ships
+#: with the package).
 OCEAN_ENV_VAR = "TOPO_CONTRASTIVE_OCEAN_FILE"
 _OCEAN_FILE = "dataBuoys.jld2"
-_SHARED_RELATIVE = Path("shared") / "data" / "ocean_drifters" / _OCEAN_FILE
-_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_ocean_file(explicit: str | os.PathLike | None = None) -> Path | None:
-    """Find a local ``dataBuoys.jld2`` (the ocean drifter raw file).
+    """The raw ``dataBuoys.jld2`` a user asked for, if any.
 
-    Looked up in this order: ``explicit``; ``$TOPO_CONTRASTIVE_OCEAN_FILE``;
-    ``../shared/data/ocean_drifters/dataBuoys.jld2`` beside the current directory and beside the
-    repository root (and their parent folders: CI clones the repository with ``../shared``
-    beside it).
+    Only two places are looked at, in this order: ``explicit`` (``--ocean-raw``), then
+    ``$TOPO_CONTRASTIVE_OCEAN_FILE``. Nothing else is searched: without either, the ocean
+    drifter task shipped with the package is used.
 
     Args:
         explicit: a path given by the user (``--ocean-raw``), or ``None``.
 
     Returns:
-        The file's path, or ``None`` when no candidate exists.
+        The file's path, or ``None`` when neither is set.
 
     Raises:
-        FileNotFoundError: ``explicit`` (or the environment variable) names a missing file.
+        FileNotFoundError: ``explicit`` (or the environment variable) names a missing file
+            or a folder.
     """
     for what, value in (("--ocean-raw", explicit), (OCEAN_ENV_VAR, os.environ.get(OCEAN_ENV_VAR))):
         if value:
             path = Path(value).expanduser()
+            if path.is_dir():
+                raise FileNotFoundError(
+                    f"{what} names '{path}', which is a folder; expected the file {_OCEAN_FILE}"
+                )
             if not path.is_file():
                 raise FileNotFoundError(f"{what} names '{path}', which is not a file")
             return path
-    seen: set[Path] = set()
-    for start in (Path.cwd().resolve(), _REPO_ROOT):
-        for folder in (start, *start.parents):
-            candidate = folder / _SHARED_RELATIVE
-            if candidate in seen:
-                continue
-            seen.add(candidate)
-            if candidate.is_file():
-                return candidate
     return None
 
 
@@ -78,26 +72,27 @@ def load_dataset(
 
     ``"trajectory"``: :class:`~topo_contrastive.datasets.SyntheticTrajectories` in
     ``data_root/trajectories`` (generator seed 0). ``"ocean"``:
-    :class:`~topo_contrastive.datasets.OceanDrifters` in ``data_root/ocean_drifters``; the raw
-    file found by :func:`find_ocean_file` is copied to ``data_root/ocean_drifters/raw/`` first
-    (the shared folder is only read), else the dataset tries its download. An explicit
-    ``ocean_raw`` is used to build the dataset, or, when ``data_root`` holds one already (its
-    raw copy or processed file), checked against the file's published sha256: every dataset is
-    built from a file with that sha256, so the existing one is the one this file gives.
+    :class:`~topo_contrastive.datasets.OceanDrifters` in ``data_root/ocean_drifters``, from the
+    task shipped with the package (no file, no network). Where the user names the raw file
+    (``ocean_raw`` or ``$TOPO_CONTRASTIVE_OCEAN_FILE``, see :func:`find_ocean_file`), it is
+    copied to ``data_root/ocean_drifters/raw/`` and the task is built from it (exactly the
+    shipped arrays); when ``data_root`` holds a dataset already (its raw copy or processed
+    file), the named file is only checked against the published sha256.
 
     Args:
         name: ``"trajectory"`` or ``"ocean"`` (aliases accepted).
         data_root: folder of the datasets (default ``"data"``).
-        ocean_raw: explicit path of ``dataBuoys.jld2`` (default ``None``: search).
+        ocean_raw: explicit path of ``dataBuoys.jld2`` (default ``None``: the shipped task,
+            or ``$TOPO_CONTRASTIVE_OCEAN_FILE`` where set).
         trajectory_points: points of the synthetic complex (default 400).
         trajectory_split: train / validation / test sizes (default ``(200, 100, 100)``).
         log: let the datasets print progress (default ``False``).
 
     Raises:
-        ValueError: unknown dataset name; a ``data_root`` that cannot be written; an
-            ``ocean_raw`` that is not the ocean drifter file (another sha256).
-        FileNotFoundError: ``ocean_raw`` names a missing file; the ocean file is nowhere and
-            cannot be downloaded (the message says where to put it).
+        ValueError: unknown dataset name; a ``data_root`` that cannot be written; a named raw
+            file that is not the ocean drifter file (another sha256); a corrupted installation
+            (the shipped file's sha256 differs).
+        FileNotFoundError: ``ocean_raw`` (or the environment variable) names a missing file.
     """
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
     from topo_contrastive.datasets._base import sha256_of
@@ -118,9 +113,9 @@ def load_dataset(
     ocean_root = root / "ocean_drifters"
     raw = ocean_root / "raw" / _OCEAN_FILE
     processed = ocean_root / "processed" / "ocean_drifters.pt"
-    if ocean_raw is not None and (raw.is_file() or processed.is_file()):
+    given = find_ocean_file(ocean_raw)
+    if given is not None and (raw.is_file() or processed.is_file()):
         # the dataset is built already: check the user's file, which it will not read
-        given = find_ocean_file(ocean_raw)
         digest = sha256_of(str(given))
         if digest != OceanDrifters.sha256:
             raise ValueError(
@@ -128,28 +123,20 @@ def load_dataset(
                 f"is {digest}, expected {OceanDrifters.sha256} (truncated, corrupted or another "
                 "file)"
             )
-    if not raw.is_file() and not processed.is_file():
-        source = find_ocean_file(ocean_raw)
-        if source is not None:
-            from topo_contrastive.datasets._base import atomic_write
+    elif given is not None:
+        from topo_contrastive.datasets._base import atomic_write
 
-            try:
-                raw.parent.mkdir(parents=True, exist_ok=True)
-                # the temporary is removed on any failure (and, if the process is killed,
-                # by the dataset's next open)
-                atomic_write(raw, lambda tmp: shutil.copyfile(source, tmp))
-            except OSError as err:
-                raise ValueError(
-                    f"cannot copy the ocean drifter file into '{raw.parent}' ({err}); pass a "
-                    "writable --data-root"
-                ) from err
-    try:
-        return OceanDrifters(str(ocean_root), log=log)
-    except FileNotFoundError as err:
-        raise FileNotFoundError(
-            f"{err} Alternatively pass --ocean-raw PATH, set ${OCEAN_ENV_VAR}, or place the file "
-            f"at ../shared/data/ocean_drifters/{_OCEAN_FILE} beside the repository."
-        ) from err
+        try:
+            raw.parent.mkdir(parents=True, exist_ok=True)
+            # the temporary is removed on any failure (and, if the process is killed,
+            # by the dataset's next open)
+            atomic_write(raw, lambda tmp: shutil.copyfile(given, tmp))
+        except OSError as err:
+            raise ValueError(
+                f"cannot copy the ocean drifter file into '{raw.parent}' ({err}); pass a "
+                "writable --data-root"
+            ) from err
+    return OceanDrifters(str(ocean_root), log=log)
 
 
 def load_data_file(
