@@ -298,6 +298,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
     )
+    p.add_argument(
+        "--dist-timeout",
+        type=_positive_int,
+        default=600,
+        metavar="SECONDS",
+        help="under torchrun: how long a process waits for the others in a collective "
+        "(rendezvous, gradient all-reduce, final barrier) before it fails instead of hanging "
+        "(default: 600)",
+    )
     _add_overwrite(p, "is a non-empty folder")
     _add_run_options(p)
     _add_data_options(p)
@@ -551,7 +560,12 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
         if device.type == "cuda":
             device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
             torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+        from datetime import timedelta
+
+        dist.init_process_group(
+            backend="nccl" if device.type == "cuda" else "gloo",
+            timeout=timedelta(seconds=args.dist_timeout),
+        )
     rank = dist.get_rank() if distributed else 0
     try:
         if rank == 0:

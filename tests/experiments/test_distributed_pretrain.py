@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from tests._multiprocess import run_command, run_ranks, set_stage
 from tests.experiments.conftest import TINY_FLAGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,8 +30,9 @@ def test_torchrun_two_processes(tmp_path):
         "-m", "topo_contrastive.cli", "pretrain", "--dataset", "trajectory",
         "--config", "SSCL_Spec", "--epochs", "2", "--hidden-channels", "8", "--threads", "1",
         "--out", str(out), "--data-root", str(tmp_path / "data"), *TINY_FLAGS, "--no-progress",
+        "--dist-timeout", "60",
     ]  # fmt: skip
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    res = run_command(cmd, 240, "torchrun with 2 pre-training processes", env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert sorted(p.name for p in out.iterdir()) == ["COMPLETE", "encoder.pt", "pretrain.json"]
     assert res.stderr.count("wrote ") == 1  # rank 0 alone writes
@@ -72,11 +73,13 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
     from topo_contrastive.nn import ProjectionHead
 
     torch.set_num_threads(1)
+    set_stage(rank, "init_process_group")
     dist.init_process_group(
         "gloo", init_method=init_method, rank=rank, world_size=WORLD,
         timeout=timedelta(seconds=60),
     )  # fmt: skip
     try:
+        set_stage(rank, "training steps under DDP")
         data = ExperimentData.from_dataset(tiny_dataset(root), "trajectory")
         config = get_config("SSCL_Spec", "trajectory", hidden_channels=8, projection_channels=8)
         assert config.loss == "hodge_debiased" and config.mask == "spectral"
@@ -141,8 +144,12 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
         tmp = os.path.join(out_dir, f"grads{rank}.pt.tmp")
         torch.save(report, tmp)
         os.replace(tmp, os.path.join(out_dir, f"grads{rank}.pt"))
+        set_stage(rank, "barrier before destroy_process_group")
+        dist.barrier()
     finally:
+        set_stage(rank, "destroy_process_group")
         dist.destroy_process_group()
+        set_stage(rank, "done")
 
 
 @pytest.mark.distributed
@@ -151,17 +158,16 @@ def test_two_rank_debiased_spectral_pretraining_gradients_equal_single_process(t
     # 2-rank gloo pre-training steps (SCNN encoder + head under DDP, spectral-mask views, the
     # Hodge-debiased loss with gathered negatives, Adam): on every rank and step the averaged
     # parameter gradients equal those of one process on the concatenated batch
-    import torch.multiprocessing as mp
-
     from tests.experiments.conftest import tiny_dataset
 
     tiny_dataset(tmp_path / "data")  # processed once here; the ranks only read it
     init_method = f"file://{tmp_path / 'rendezvous'}"
-    mp.spawn(
+    run_ranks(
         _grad_worker,
-        args=(init_method, str(tmp_path / "data"), str(tmp_path)),
-        nprocs=WORLD,
-        join=True,
+        (init_method, str(tmp_path / "data"), str(tmp_path)),
+        WORLD,
+        timeout=240,
+        stage_dir=tmp_path / "stages",
     )
     for rank in range(WORLD):
         report = torch.load(tmp_path / f"grads{rank}.pt")

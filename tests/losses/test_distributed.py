@@ -16,9 +16,9 @@ from datetime import timedelta
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
+from tests._multiprocess import run_ranks, set_stage
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, hodge_negative_weights
 
 WORLD = 2
@@ -56,10 +56,12 @@ def _call(loss_fn, kind, z1, z2, parts, all_parts, offset):
 
 def _worker(rank: int, init_method: str, out_dir: str) -> None:
     torch.set_num_threads(1)
+    set_stage(rank, "init_process_group")
     dist.init_process_group(
         "gloo", init_method=init_method, rank=rank, world_size=WORLD, timeout=timedelta(seconds=60)
     )
     try:
+        set_stage(rank, "collectives of the losses")
         results = {}
         for sizes in SIZE_CASES:
             M = sum(sizes)
@@ -105,14 +107,18 @@ def _worker(rank: int, init_method: str, out_dir: str) -> None:
         tmp = os.path.join(out_dir, f"rank{rank}.pt.tmp")
         torch.save(results, tmp)
         os.replace(tmp, os.path.join(out_dir, f"rank{rank}.pt"))
+        set_stage(rank, "barrier before destroy_process_group")
+        dist.barrier()
     finally:
+        set_stage(rank, "destroy_process_group")
         dist.destroy_process_group()
+        set_stage(rank, "done")
 
 
 @pytest.mark.distributed
 def test_gather_distributed_matches_single_process(tmp_path):
     init_method = f"file://{tmp_path / 'rendezvous'}"
-    mp.spawn(_worker, args=(init_method, str(tmp_path)), nprocs=WORLD, join=True)
+    run_ranks(_worker, (init_method, str(tmp_path)), WORLD, timeout=240, stage_dir=tmp_path)
     res = [torch.load(tmp_path / f"rank{r}.pt") for r in range(WORLD)]
     names = [n for n in _losses(False)]
     for sizes in SIZE_CASES:
