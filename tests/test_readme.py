@@ -56,3 +56,40 @@ def test_readme_test_command_is_the_one_ci_runs():
     cmd = re.search(r"^(python3 -m venv .venv && .*pytest)$", README.read_text(), flags=re.M)
     assert cmd is not None, "README.md has no test command"
     assert cmd.group(1) in ci.splitlines()
+
+
+def test_readme_main_job_is_the_one_ci_runs_in_a_fresh_clone():
+    """CI reads the main-job command from the README (it cannot drift) and runs it in a clone
+    with nothing beside it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "readme_command", README.parent / ".ci" / "readme_command.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    main_job = mod.command("main job")
+    assert main_job.startswith("python3 -m venv .venv && ")
+    assert main_job.endswith("topo-contrastive reproduce --quick --out results/quick")
+    assert mod.command("test suite") in (README.parent / ".ci" / "run").read_text()
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert 'python3 .ci/readme_command.py "main job"' in ci
+    assert "git clone" in ci and "unset TOPO_CONTRASTIVE_OCEAN_FILE" in ci
+
+
+def test_citation_and_licence_files_match_the_package():
+    import configparser
+
+    root = README.parent
+    meta = configparser.ConfigParser()
+    meta.read(root / "setup.cfg")
+    version = meta["metadata"]["version"]
+    cff = (root / "CITATION.cff").read_text()
+    assert cff.startswith("cff-version: 1.2.0\n")
+    assert f"\nversion: {version}\n" in cff and "\nlicense: MIT\n" in cff
+    assert "preferred-citation:" in cff and 'title: "Hodge-Aware Contrastive Learning"' in cff
+    assert meta["metadata"]["license"] == "MIT"
+    assert (root / "LICENSE").read_text().startswith("MIT License\n")
+    citing = README.read_text().split("## Citing", 1)[1]
+    assert "CITATION.cff" in citing and f"version = {{{version}}}" in citing
+    assert "moellers2024hodge" in citing
