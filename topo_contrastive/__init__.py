@@ -6,8 +6,9 @@ ICASSP 2024) for the PyTorch Geometric / TopoModelX ecosystem.
 The main classes are importable from here (``from topo_contrastive import SCNN,
 ContrastiveViews, HodgeDebiasedInfoNCE``); each is documented under the subpackage that
 holds it (``topo_contrastive.nn.SCNN``, ...). The subpackages are imported on first use,
-so that ``import topo_contrastive`` (and the command line) does not load PyTorch Geometric
-until it is needed.
+so that ``import topo_contrastive`` (and the command line) loads neither PyTorch nor NumPy
+until they are needed (the command line pins the numeric code paths of the quick preset
+before they load).
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.hodge import HodgeDecomposition, HodgeParts
-
 if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
+    from topo_contrastive.complex import SimplicialOperators
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
+    from topo_contrastive.hodge import HodgeDecomposition, HodgeParts
     from topo_contrastive.io import load_encoder, save_encoder
     from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
     from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead, SCNNConv
@@ -35,6 +35,9 @@ __version__ = "0.1.0"
 
 #: name -> subpackage or module that holds it (imported on first access)
 _LAZY = {
+    "SimplicialOperators": "complex",
+    "HodgeDecomposition": "hodge",
+    "HodgeParts": "hodge",
     "SCNN": "nn",
     "SCNNConv": "nn",
     "HodgeReadout": "nn",

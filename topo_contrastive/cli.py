@@ -110,6 +110,7 @@ def _progress(args: argparse.Namespace, total: int, desc: str, unit: str) -> Any
     otherwise (:class:`_LineProgress`), nothing with ``--no-progress``."""
     from tqdm.auto import tqdm
 
+    _announce()
     if args.no_progress or not sys.stderr.isatty():
         if not args.no_progress:
             return _LineProgress(total, desc, unit)
@@ -214,7 +215,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--threads",
         type=_positive_int,
         default=None,
-        help="torch CPU threads (default: torch's default)",
+        help="torch CPU threads (default: the cores idle at the start, measured over 0.1 s, "
+        "at least 1; `reproduce --quick`: 1, for numbers any machine repeats). Measured on "
+        "2 cores: benchmarks/results/bench_threads.md",
     )
     p.add_argument(
         "--no-progress",
@@ -465,11 +468,38 @@ def _progress_enabled(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _setup(args: argparse.Namespace) -> None:
+def _setup(args: argparse.Namespace, pinned: str | None = None) -> None:
+    """Set the torch thread count and say it in one line (``--threads``, else the idle cores;
+    ``reproduce --quick``: 1)."""
     import torch
 
+    from topo_contrastive._numerics import idle_cores, usable_cores
+
     if args.threads:
-        torch.set_num_threads(args.threads)
+        threads, why = args.threads, "--threads"
+    elif getattr(args, "quick", False):
+        threads, why = 1, "the quick preset's fixed count"
+    else:
+        idle, cores = idle_cores(), usable_cores()
+        if idle is None:
+            threads, why = torch.get_num_threads(), "torch's default"
+        else:
+            threads = max(1, min(idle, cores))
+            why = f"{idle} of {cores} cores idle at the start"
+    torch.set_num_threads(threads)
+    line = f"{_PROG}: {threads} torch thread{'s' if threads > 1 else ''} ({why}"
+    _PENDING[:] = [line + (f"; {pinned})" if pinned else ")")]
+
+
+#: the thread line of :func:`_setup`, printed with the command's first output (so that an
+#: invalid command prints its error alone)
+_PENDING: list[str] = []
+
+
+def _announce() -> None:
+    """Print the pending thread line once, before the command's first output."""
+    while _PENDING:
+        print(_PENDING.pop(), file=sys.stderr, flush=True)
 
 
 def _load(args: argparse.Namespace, name: str) -> Any:
@@ -525,6 +555,7 @@ def _set_fields(config: Any, items: Sequence[str]) -> Any:
 
 
 def _say(msg: str) -> None:
+    _announce()
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -977,13 +1008,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     output folder, a missing ocean file) prints ``topo-contrastive: error: ...`` to stderr and
     returns 2, without writing a result file.
     """
+    words = sys.argv[1:] if argv is None else list(argv)
+    pinned = None
+    if "reproduce" in words and "--quick" in words:
+        from topo_contrastive._numerics import pin_code_paths
+
+        pinned = pin_code_paths()  # before torch and numpy load their libraries
     parser = build_parser()
     args = parser.parse_args(None if argv is None else list(argv))
     args._argv = None if argv is None else list(argv)
     try:
-        _setup(args)
+        _setup(args, pinned)
         return _COMMANDS[args.command](args)
     except (ValueError, TypeError, FileNotFoundError) as err:
+        _PENDING.clear()
         print(f"{_PROG}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
