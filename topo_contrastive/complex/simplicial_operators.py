@@ -1,37 +1,37 @@
-"""The class :class:`SimplicialOperators`: a simplicial complex's signed operators.
+"""The class :class:`SimplicialOperators`, assembled from parts by responsibility.
 
 The package docstring (:mod:`topo_contrastive.complex`) states the operators, their order
-and their orientation.
+and their orientation. The class holds the complex (its incidence matrices, simplices,
+sizes and ranks) and its constructors, which delegate the checks of the input to the free
+functions of ``_build``; it takes its operators from ``_operators.OperatorsMixin``
+(incidence matrices and Laplacians of every rank, scipy and torch sparse forms, cached)
+and its edge look-ups from ``_lookup.EdgeLookupMixin`` (oriented node pairs, node paths
+and the divergence of edge flows).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import torch
 
 from topo_contrastive.complex._build import (
     incidence_from_matrices,
     incidence_from_simplices,
     oriented_simplices,
 )
+from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
+from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
 
 __all__ = ["SimplicialOperators"]
 
-_OPERATORS = ("B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2", "L3") + tuple(
-    f"L{k}_{part}" for k in range(4) for part in ("down", "up")
-)
 #: Names of the simplices of each rank (for messages).
 _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
-#: Highest rank of a simplex the class stores.
-MAX_RANK = 3
 
 
-class SimplicialOperators:
+class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
     two or three (nodes, edges, triangles and optionally tetrahedra).
 
@@ -102,11 +102,7 @@ class SimplicialOperators:
         self.num_tetrahedra = self.B3.shape[1]
         self.edges, self.triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
         # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
-        lo = np.minimum(self.edges[:, 0], self.edges[:, 1])
-        hi = np.maximum(self.edges[:, 0], self.edges[:, 1])
-        keys = lo * self.num_nodes + hi
-        self._key_order = np.argsort(keys, kind="stable")
-        self._sorted_keys = keys[self._key_order]
+        self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
         self._cache: dict[str, sp.csr_matrix] = {}
 
     # ------------------------------------------------------------------ constructors
@@ -230,44 +226,7 @@ class SimplicialOperators:
         B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
         return cls.from_incidence(B1, B2, B3)
 
-    # ------------------------------------------------------------------ operators
-    @property
-    def L0(self) -> sp.csr_matrix:
-        """Graph Laplacian :math:`B_1 B_1^T`, scipy CSR ``float64 [N0, N0]``."""
-        return self._get("L0")
-
-    @property
-    def L_down(self) -> sp.csr_matrix:
-        """Lower Laplacian :math:`B_1^T B_1`, scipy CSR ``float64 [N1, N1]``."""
-        return self._get("L_down")
-
-    @property
-    def L_up(self) -> sp.csr_matrix:
-        """Upper Laplacian :math:`B_2 B_2^T`, scipy CSR ``float64 [N1, N1]``, zero if N2 = 0."""
-        return self._get("L_up")
-
-    @property
-    def L1(self) -> sp.csr_matrix:
-        """Hodge 1-Laplacian :math:`L_\\downarrow + L_\\uparrow`, scipy CSR ``float64 [N1, N1]``."""
-        return self._get("L1")
-
-    @property
-    def L2(self) -> sp.csr_matrix:
-        """Hodge 2-Laplacian :math:`B_2^T B_2 + B_3 B_3^T`, scipy CSR ``float64 [N2, N2]``
-        (:math:`B_2^T B_2` on a complex without tetrahedra)."""
-        return self._get("L2")
-
-    @property
-    def L2_down(self) -> sp.csr_matrix:
-        """Lower 2-Laplacian :math:`B_2^T B_2`, scipy CSR ``float64 [N2, N2]`` (what the
-        curl part of edge flows is solved with)."""
-        return self._get("L2_down")
-
-    @property
-    def L3(self) -> sp.csr_matrix:
-        """Tetrahedron Laplacian :math:`B_3^T B_3`, scipy CSR ``float64 [N3, N3]``."""
-        return self._get("L3")
-
+    # ------------------------------------------------------------------ sizes and ranks
     @property
     def dim(self) -> int:
         """Highest rank with at least one simplex (0: nodes only, 1: a graph, 2: triangles,
@@ -336,270 +295,7 @@ class SimplicialOperators:
             return np.arange(self.num_nodes, dtype=np.int64)[:, None]
         return (self.edges, self.triangles, self.tetrahedra)[int(rank) - 1]
 
-    def incidence(self, rank: int) -> sp.csr_matrix:
-        """Signed incidence :math:`B_k` ``float64 [N_{k-1}, N_k]`` for ``rank`` = k in
-        ``1 .. 4`` (``B4`` is the empty ``[N3, 0]``: no simplices of rank 4).
-
-        Raises:
-            TypeError / ValueError: ``rank`` not an int in ``1 .. 4``.
-        """
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"`rank` must be an int in 1..{MAX_RANK + 1}, got {rank!r}")
-        if not 1 <= int(rank) <= MAX_RANK + 1:
-            raise ValueError(
-                f"`rank` of an incidence matrix must lie in 1..{MAX_RANK + 1}, got {rank}"
-            )
-        if rank == MAX_RANK + 1:
-            return sp.csr_matrix((self.num_tetrahedra, 0))
-        return (self.B1, self.B2, self.B3)[int(rank) - 1]
-
-    def down_laplacian(self, rank: int) -> sp.csr_matrix:
-        """Lower Laplacian :math:`L_{k,\\downarrow} = B_k^T B_k` ``float64 [N_k, N_k]``
-        (zero for ``rank`` 0).
-
-        Raises:
-            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
-        """
-        self.num_simplices(rank)
-        return self._get(f"L{int(rank)}_down")
-
-    def up_laplacian(self, rank: int) -> sp.csr_matrix:
-        """Upper Laplacian :math:`L_{k,\\uparrow} = B_{k+1} B_{k+1}^T` ``float64 [N_k, N_k]``
-        (zero for ``rank`` 3 and where the complex has no simplices of rank k + 1).
-
-        Raises:
-            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
-        """
-        self.num_simplices(rank)
-        return self._get(f"L{int(rank)}_up")
-
-    def hodge_laplacian(self, rank: int) -> sp.csr_matrix:
-        """Hodge Laplacian :math:`L_k = L_{k,\\downarrow} + L_{k,\\uparrow}` ``float64
-        [N_k, N_k]``.
-
-        Raises:
-            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
-        """
-        self.num_simplices(rank)
-        return self._get(f"L{int(rank)}")
-
-    def _get(self, name: str) -> sp.csr_matrix:
-        if name in ("B1", "B2", "B3"):
-            return self.incidence(int(name[1]))
-        name = {"L_down": "L1_down", "L_up": "L1_up", "L0_up": "L0"}.get(name, name)
-        if name not in self._cache:
-            if name == "L0":
-                m = self.B1 @ self.B1.T
-            elif name == "L1_down":
-                m = self.B1.T @ self.B1
-            elif name == "L1_up":
-                m = self.B2 @ self.B2.T
-            elif name == "L1":
-                m = self.L_down + self.L_up
-            elif name == "L2":
-                m = self._get("L2_down")
-                if self.num_tetrahedra:
-                    m = m + self._get("L2_up")
-            elif name in ("L3", "L3_down"):
-                m = self.B3.T @ self.B3
-            elif name == "L0_down":
-                m = sp.csr_matrix((self.num_nodes, self.num_nodes))
-            elif name == "L2_down":
-                m = self.B2.T @ self.B2
-            elif name == "L2_up":
-                m = self.B3 @ self.B3.T
-            elif name == "L3_up":
-                m = sp.csr_matrix((self.num_tetrahedra, self.num_tetrahedra))
-            else:  # pragma: no cover - guarded by callers
-                raise ValueError(name)
-            m = sp.csr_matrix(m)
-            m.eliminate_zeros()
-            m.sort_indices()
-            self._cache[name] = m
-        return self._cache[name]
-
-    def operator(
-        self,
-        name: str,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype = torch.float32,
-        layout: torch.layout = torch.sparse_coo,
-    ) -> torch.Tensor:
-        """Return one operator as a torch sparse tensor.
-
-        Args:
-            name: one of ``"B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2",
-                "L3"`` or ``"L{k}_down"`` / ``"L{k}_up"`` for ``k`` in ``0 .. 3``
-                (``L_down`` is ``L1_down``, ``L_up`` is ``L1_up``).
-            device: target device (default CPU).
-            dtype: floating dtype (default ``torch.float32``).
-            layout: ``torch.sparse_coo`` (default, coalesced) or ``torch.sparse_csr``.
-
-        Returns:
-            A sparse tensor of the operator's shape on ``device`` with ``dtype``.
-
-        Raises:
-            ValueError: unknown ``name`` or ``layout``.
-            TypeError: ``dtype`` is not a floating dtype.
-        """
-        if name not in _OPERATORS:
-            raise ValueError(f"`name` must be one of {_OPERATORS}, got {name!r}")
-        if not dtype.is_floating_point:
-            raise TypeError(f"`dtype` must be a floating dtype, got {dtype}")
-        m = self._get(name)
-        if layout == torch.sparse_csr:
-            return torch.sparse_csr_tensor(
-                torch.from_numpy(m.indptr.astype(np.int64)),
-                torch.from_numpy(m.indices.astype(np.int64)),
-                torch.from_numpy(m.data),
-                size=m.shape,
-                check_invariants=False,
-            ).to(device=device, dtype=dtype)
-        if layout == torch.sparse_coo:
-            c = m.tocoo()
-            idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
-            return torch.sparse_coo_tensor(
-                idx,
-                torch.from_numpy(c.data),
-                size=m.shape,
-                is_coalesced=True,
-                check_invariants=False,
-            ).to(device=device, dtype=dtype)
-        raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
-
-    def laplacians(
-        self,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype = torch.float32,
-        rank: int = 1,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``(L_down, L_up)`` of rank ``rank`` as coalesced torch sparse COO tensors
-        ``[N_k, N_k]``.
-
-        Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``: the filter of
-        signals on the simplices of rank k uses
-        :math:`(\\mathbf{L}_{k,\\downarrow}, \\mathbf{L}_{k,\\uparrow})` (rank 0:
-        ``(0, L0)``; rank 2: ``(B2^T B2, B3 B3^T)``, the latter zero without tetrahedra).
-
-        Args:
-            device: target device (default CPU).
-            dtype: floating dtype (default ``torch.float32``).
-            rank: rank of the signals (default ``1``: edge flows).
-
-        Raises:
-            ValueError: ``rank`` is not a rank of the complex (see :meth:`check_rank`).
-        """
-        if rank == 1 and not isinstance(rank, bool):
-            return (
-                self.operator("L_down", device=device, dtype=dtype),
-                self.operator("L_up", device=device, dtype=dtype),
-            )
-        k = self.check_rank(rank)
-        return (
-            self.operator(f"L{k}_down", device=device, dtype=dtype),
-            self.operator(f"L{k}_up", device=device, dtype=dtype),
-        )
-
-    # ------------------------------------------------------------------ edge lookup
-    def edge_lookup(self, u: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Map oriented node pairs ``(u, v)`` to ``(column, sign)``.
-
-        ``sign`` is ``+1`` when the edge's stored orientation is ``u -> v`` and
-        ``-1`` when it is ``v -> u``. Vectorised: ``u`` and ``v`` may be scalars or
-        arrays of the same shape.
-
-        Returns:
-            ``(columns, signs)``: ``int64`` and ``float64`` arrays shaped like ``u``
-            (0-d arrays for scalars).
-
-        Raises:
-            ValueError: some ``(u, v)`` is not an edge of the complex (says which).
-        """
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        if u.shape != v.shape:
-            raise ValueError(f"`u` and `v` must have the same shape, got {u.shape} and {v.shape}")
-        lo, hi = np.minimum(u, v), np.maximum(u, v)
-        inrange = (lo >= 0) & (hi < self.num_nodes) & (lo != hi)
-        keys = np.where(inrange, lo * self.num_nodes + hi, -1)
-        pos = np.searchsorted(self._sorted_keys, keys)
-        pos = np.minimum(pos, max(self.num_edges - 1, 0))
-        found = inrange & (self._sorted_keys[pos] == keys) if self.num_edges else inrange & False
-        if not np.all(found):
-            i = np.argwhere(~np.atleast_1d(found))[0]
-            uu, vv = np.atleast_1d(u)[tuple(i)], np.atleast_1d(v)[tuple(i)]
-            raise ValueError(f"({int(uu)}, {int(vv)}) is not an edge of the complex")
-        col = self._key_order[pos]
-        sign = np.where(self.edges[col, 0] == u, 1.0, -1.0)
-        return col, sign
-
-    def path_to_flow(
-        self,
-        path: Sequence[int] | np.ndarray | torch.Tensor,
-        dtype: torch.dtype = torch.float32,
-        device: torch.device | str | None = None,
-    ) -> torch.Tensor:
-        """Edge flow ``[N1]`` of a node path: every step ``a -> b`` adds its sign to its edge.
-
-        Steps along the stored orientation add ``+1``, against it ``-1``; an edge
-        traversed several times accumulates (values of magnitude 2+ occur).
-
-        Args:
-            path: sequence of at least one node id.
-            dtype: output floating dtype (default ``torch.float32``).
-            device: output device (default CPU).
-
-        Raises:
-            ValueError: a step of the path is not an edge (says which step).
-        """
-        p = np.asarray(
-            path.detach().cpu().numpy() if isinstance(path, torch.Tensor) else path, dtype=np.int64
-        ).ravel()
-        flow = np.zeros(self.num_edges, dtype=np.float64)
-        if p.size >= 2:
-            try:
-                col, sign = self.edge_lookup(p[:-1], p[1:])
-            except ValueError:
-                bad = next(
-                    i
-                    for i in range(p.size - 1)
-                    if not self._is_edge(int(p[i]), int(p[i + 1]))
-                )
-                raise ValueError(
-                    f"step {bad} of the path, {int(p[bad])} -> {int(p[bad + 1])}, is not an edge "
-                    "of the complex"
-                ) from None
-            np.add.at(flow, col, sign)
-        return torch.from_numpy(flow).to(device=device, dtype=dtype)
-
-    def _is_edge(self, u: int, v: int) -> bool:
-        try:
-            self.edge_lookup(u, v)
-        except ValueError:
-            return False
-        return True
-
-    # ------------------------------------------------------------------ misc
-    def divergence(self, x: torch.Tensor) -> torch.Tensor:
-        """Node divergence :math:`B_1 x` of edge flows.
-
-        Args:
-            x: floating tensor ``[N1]`` or ``[B, N1]``.
-
-        Returns:
-            ``[N0]`` or ``[B, N0]`` on ``x``'s device and dtype.
-
-        Raises:
-            ValueError: the last dimension of ``x`` is not ``N1``.
-        """
-        if x.shape[-1] != self.num_edges:
-            raise ValueError(
-                f"`x` must have {self.num_edges} entries (edges) in its last dimension, "
-                f"got shape {tuple(x.shape)}"
-            )
-        b1 = self.operator("B1", device=x.device, dtype=x.dtype)
-        return (b1 @ x.reshape(-1, self.num_edges).T).T.reshape(*x.shape[:-1], self.num_nodes)
-
+    # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:
         """Identifier of the complex: 16 hex digits of the sha256 of its oriented edges,
         triangles and number of nodes.
