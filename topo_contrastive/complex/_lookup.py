@@ -40,13 +40,12 @@ class EdgeLookupMixin:
     edges, the look-up table of :func:`edge_key_table` and the operators.
     """
 
-    num_nodes: int
-    num_edges: int
-    edges: np.ndarray
-    _key_order: np.ndarray
-    _sorted_keys: np.ndarray
-
     if TYPE_CHECKING:  # provided by SimplicialOperators
+        num_nodes: int
+        num_edges: int
+        edges: np.ndarray
+        _key_order: np.ndarray
+        _sorted_keys: np.ndarray
 
         def operator(
             self,

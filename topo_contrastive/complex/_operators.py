@@ -33,14 +33,13 @@ class OperatorsMixin:
     incidence matrices, the sizes and the cache, and checks the ranks.
     """
 
-    B1: sp.csr_matrix
-    B2: sp.csr_matrix
-    B3: sp.csr_matrix
-    num_nodes: int
-    num_tetrahedra: int
-    _cache: dict[str, sp.csr_matrix]
-
     if TYPE_CHECKING:  # provided by SimplicialOperators
+        B1: sp.csr_matrix
+        B2: sp.csr_matrix
+        B3: sp.csr_matrix
+        num_nodes: int
+        num_tetrahedra: int
+        _cache: dict[str, sp.csr_matrix]
 
         def check_rank(self, rank: Any, what: str = "rank") -> int: ...
 
