@@ -133,7 +133,6 @@ class EdgeLookupMixin:
             return False
         return True
 
-
     def divergence(self, x: torch.Tensor) -> torch.Tensor:
         """Node divergence :math:`B_1 x` of edge flows.
 

@@ -45,6 +45,7 @@ class OperatorsMixin:
 
         def num_simplices(self, rank: int) -> int: ...
 
+    # ------------------------------------------------------------------ scipy CSR, cached
     @property
     def L0(self) -> sp.csr_matrix:
         """Graph Laplacian :math:`B_1 B_1^T`, scipy CSR ``float64 [N0, N0]``."""
@@ -82,7 +83,7 @@ class OperatorsMixin:
         """Tetrahedron Laplacian :math:`B_3^T B_3`, scipy CSR ``float64 [N3, N3]``."""
         return self._get("L3")
 
-
+    # ------------------------------------------------------------------ any rank
     def incidence(self, rank: int) -> sp.csr_matrix:
         """Signed incidence :math:`B_k` ``float64 [N_{k-1}, N_k]`` for ``rank`` = k in
         ``1 .. 4`` (``B4`` is the empty ``[N3, 0]``: no simplices of rank 4).
@@ -165,6 +166,7 @@ class OperatorsMixin:
             self._cache[name] = m
         return self._cache[name]
 
+    # ------------------------------------------------------------------ torch sparse
     def operator(
         self,
         name: str,
