@@ -195,7 +195,8 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             >>> ops.edges.tolist(), ops.path_to_flow([2, 0, 1]).tolist()
             ([[0, 1], [1, 2], [2, 0]], [1.0, 0.0, 1.0])
         """
-        return cls(*incidence_from_matrices(B1, B2, B3), _validated=True)
+        b1, b2, b3 = incidence_from_matrices(B1, B2, B3)
+        return cls(b1, b2, b3, _validated=True)
 
     @classmethod
     def from_toponetx(cls, complex: Any) -> SimplicialOperators:
