@@ -1,0 +1,331 @@
+"""The class :class:`SimplicialOperators`, assembled from parts by responsibility.
+
+The package docstring (:mod:`topo_contrastive.complex`) states the operators, their order
+and their orientation. The class holds the complex (its incidence matrices, simplices,
+sizes and ranks) and its constructors, which delegate the checks of the input to the free
+functions of ``_build``; it takes its operators from ``_operators.OperatorsMixin``
+(incidence matrices and Laplacians of every rank, scipy and torch sparse forms, cached)
+and its edge look-ups from ``_lookup.EdgeLookupMixin`` (oriented node pairs, node paths
+and the divergence of edge flows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from topo_contrastive.complex._build import (
+    incidence_from_matrices,
+    incidence_from_simplices,
+    oriented_simplices,
+)
+from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
+from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
+
+__all__ = ["SimplicialOperators"]
+
+#: Names of the simplices of each rank (for messages).
+_SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
+
+
+class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
+    r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
+    two or three (nodes, edges, triangles and optionally tetrahedra).
+
+    Build it with one of the constructors :meth:`from_simplices`,
+    :meth:`from_incidence` or :meth:`from_toponetx`. Operators are available as
+    scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``B3``, ``L0``, ``L_down``,
+    ``L_up``, ``L1``, ``L2``, ``L3``; any rank with :meth:`incidence`,
+    :meth:`down_laplacian`, :meth:`up_laplacian`, :meth:`hodge_laplacian`) and as torch
+    sparse tensors on any device and dtype via :meth:`operator` (e.g.
+    ``ops.operator("L_up", device="cuda")``) and :meth:`laplacians` (``rank=k`` gives
+    :math:`(\mathbf{L}_{k,\downarrow}, \mathbf{L}_{k,\uparrow})` for signals on the
+    simplices of rank :math:`k`: ``x_0`` on nodes, ``x_1`` on edges, ``x_2`` on
+    triangles).
+
+    .. math::
+        \mathbf{L}_{\downarrow} = \mathbf{B}_1^\top \mathbf{B}_1, \qquad
+        \mathbf{L}_{\uparrow} = \mathbf{B}_2 \mathbf{B}_2^\top, \qquad
+        \mathbf{L}_1 = \mathbf{L}_{\downarrow} + \mathbf{L}_{\uparrow}
+
+    Source: paper eq. (2); Schaub et al., "Signal processing on higher-order
+    networks", Signal Processing 187, 2021.
+
+    A complex without triangles is valid: ``B2`` has shape ``[N1, 0]`` and
+    ``L_up`` is the zero matrix. A complex without tetrahedra (the usual case) has
+    ``B3`` of shape ``[N2, 0]``.
+
+    **Ranks.** The complex has the ranks ``0 .. dim`` (:attr:`dim`: the highest rank
+    with at least one simplex). Asking for an operator or a signal of a rank the
+    complex does not have raises a ``ValueError`` naming the rank and the sizes
+    (:meth:`check_rank`).
+
+    Attributes:
+        num_nodes (int): :math:`N_0`.
+        num_edges (int): :math:`N_1`.
+        num_triangles (int): :math:`N_2`.
+        edges (numpy.ndarray): ``int64 [N1, 2]``, tail and head node of every edge
+            in column order (``B1[tail, e] = -1``, ``B1[head, e] = +1``).
+        triangles (numpy.ndarray): ``int64 [N2, 3]`` node ids of each triangle.
+        num_tetrahedra (int): :math:`N_3` (0 without tetrahedra).
+        tetrahedra (numpy.ndarray): ``int64 [N3, 4]`` sorted node ids of each tetrahedron.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> ops.B2.toarray().ravel().tolist()  # edges (0, 1), (0, 2), (1, 2)
+        [1.0, -1.0, 1.0]
+        >>> ops.path_to_flow([0, 1, 2]).tolist()
+        [1.0, 0.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        B1: sp.csr_matrix,
+        B2: sp.csr_matrix,
+        B3: sp.csr_matrix | None = None,
+        *,
+        _validated: bool = False,
+    ):
+        if not _validated:
+            raise TypeError(
+                "use SimplicialOperators.from_simplices / from_incidence / from_toponetx "
+                "to build a complex"
+            )
+        self.B1 = B1
+        self.B2 = B2
+        self.num_nodes, self.num_edges = B1.shape
+        self.num_triangles = B2.shape[1]
+        self.B3 = sp.csr_matrix((self.num_triangles, 0)) if B3 is None else B3
+        self.num_tetrahedra = self.B3.shape[1]
+        self.edges, self.triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
+        # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
+        self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
+        self._cache: dict[str, sp.csr_matrix] = {}
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_simplices(
+        cls,
+        edges: Any,
+        triangles: Any | None = None,
+        num_nodes: int | None = None,
+        tetrahedra: Any | None = None,
+    ) -> SimplicialOperators:
+        """Build the complex from an edge list and optional triangle and tetrahedron lists.
+
+        Node ids are integers ``0 .. num_nodes-1``. Each edge is stored as the sorted
+        pair ``(u, v)``, ``u < v``, oriented ``u -> v``; edges, triangles and tetrahedra
+        are sorted lexicographically (TopoNetX's order), whatever order they are given in.
+        A tetrahedron ``a < b < c < d`` has the boundary
+        ``[b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]`` (``B3``, TopoNetX's signs).
+
+        Args:
+            edges: ``[N1, 2]`` integer node pairs (list, numpy array or tensor).
+            triangles: ``[N2, 3]`` integer node triples, or ``None`` (default) for a
+                complex without triangles.
+            num_nodes: number of nodes :math:`N_0`; default ``max id + 1``.
+            tetrahedra: ``[N3, 4]`` integer node quadruples, or ``None`` (default) for a
+                complex of order two.
+
+        Raises:
+            ValueError: a self-loop, a duplicate edge, triangle or tetrahedron, a
+                negative or out-of-range node id, a triangle or tetrahedron with a
+                repeated node, a triangle one of whose three edges is not in ``edges``,
+                or a tetrahedron one of whose four faces is not in ``triangles``.
+            TypeError: non-integer node ids.
+
+        Example:
+            >>> import itertools
+            >>> tet = [0, 1, 2, 3]
+            >>> ops = SimplicialOperators.from_simplices(
+            ...     list(itertools.combinations(tet, 2)), list(itertools.combinations(tet, 3)),
+            ...     tetrahedra=[tet])
+            >>> ops.B3.toarray().ravel().tolist()  # faces (0,1,2), (0,1,3), (0,2,3), (1,2,3)
+            [-1.0, 1.0, -1.0, 1.0]
+            >>> float(abs(ops.B2 @ ops.B3).sum())
+            0.0
+        """
+        B1, B2, B3 = incidence_from_simplices(edges, triangles, num_nodes, tetrahedra)
+        return cls(B1, B2, B3, _validated=True)
+
+    @classmethod
+    def from_incidence(
+        cls, B1: Any, B2: Any | None = None, B3: Any | None = None
+    ) -> SimplicialOperators:
+        """Build the complex from signed incidence matrices, in any edge orientation.
+
+        Columns keep the given order and orientation: edge ``e`` runs from the node
+        with ``B1[:, e] = -1`` to the node with ``+1``, whatever their ids (real
+        networks come with their own directions; ``from_simplices`` and TopoNetX orient
+        low -> high). Every validly signed pair is accepted: re-orienting edges
+        (``B1 S``, ``S B2`` with ``S`` a diagonal of +-1) or triangles (``B2 T``) gives
+        an equally valid complex with the same Hodge subspaces up to the signs of ``S``.
+        A triangle whose three edges run around it (``B2`` column all +1 or all -1) is
+        as valid as any other.
+
+        Source: Schaub et al., "Signal processing on higher-order networks", Signal
+        Processing 187, 2021, §2 (orientations are a reference frame; ``B1 B2 = 0``).
+
+        Args:
+            B1: ``[N0, N1]`` node-to-edge incidence (scipy sparse, torch sparse or
+                dense, numpy); every column holds exactly one ``-1`` and one ``+1``.
+            B2: ``[N1, N2]`` edge-to-triangle incidence, or ``None`` (default) for a
+                complex without triangles; every column holds three entries ``+-1``
+                on the three edges of one triangle, with ``B1 @ B2 = 0``.
+            B3: ``[N2, N3]`` triangle-to-tetrahedron incidence, or ``None`` (default) for
+                a complex without tetrahedra; every column holds four entries ``+-1`` on
+                the four faces of one tetrahedron, with ``B2 @ B3 = 0``.
+
+        Raises:
+            ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
+                malformed, says which), a ``B2`` column without exactly three entries
+                +-1, a shape mismatch, a duplicate edge, a triangle whose faces do not
+                close, or ``B1 @ B2 != 0`` (the message gives the column, its signs and
+                the expected signs); likewise for ``B3``: a column without four entries
+                +-1, faces that are not the four triangles of one tetrahedron,
+                ``B3`` without ``B2``, or ``B2 @ B3 != 0``.
+
+        Example:
+            >>> import numpy as np
+            >>> B1 = np.array([[-1, 0, 1], [1, -1, 0], [0, 1, -1]])  # 0 -> 1 -> 2 -> 0
+            >>> ops = SimplicialOperators.from_incidence(B1, np.ones((3, 1)))
+            >>> ops.edges.tolist(), ops.path_to_flow([2, 0, 1]).tolist()
+            ([[0, 1], [1, 2], [2, 0]], [1.0, 0.0, 1.0])
+        """
+        b1, b2, b3 = incidence_from_matrices(B1, B2, B3)
+        return cls(b1, b2, b3, _validated=True)
+
+    @classmethod
+    def from_toponetx(cls, complex: Any) -> SimplicialOperators:
+        """Build the operators of a TopoNetX ``SimplicialComplex``.
+
+        Uses TopoNetX's own incidence matrices, node, edge, triangle and tetrahedron
+        order (for integer node labels: sorted, oriented low -> high). Tetrahedra give
+        ``B3``; simplices of dimension four or more are ignored. A complex without
+        triangles gives an empty ``B2`` (TopoNetX itself raises for
+        ``incidence_matrix(2)`` there).
+
+        Args:
+            complex: a ``toponetx.SimplicialComplex``.
+
+        Raises:
+            TypeError: ``complex`` is not a TopoNetX simplicial complex.
+            ValueError: the complex has no edges.
+        """
+        if not hasattr(complex, "incidence_matrix") or not hasattr(complex, "dim"):
+            raise TypeError(
+                "`complex` must be a toponetx.SimplicialComplex, got "
+                f"{type(complex).__name__}"
+            )
+        if complex.dim < 1:
+            raise ValueError("`complex` has no edges; an edge-flow complex needs at least one edge")
+        _, _, B1 = complex.incidence_matrix(1, index=True)
+        B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
+        B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
+        return cls.from_incidence(B1, B2, B3)
+
+    # ------------------------------------------------------------------ sizes and ranks
+    @property
+    def dim(self) -> int:
+        """Highest rank with at least one simplex (0: nodes only, 1: a graph, 2: triangles,
+        3: tetrahedra); the complex has the ranks ``0 .. dim``."""
+        sizes = self.sizes
+        return max((k for k in range(1, MAX_RANK + 1) if sizes[k]), default=0)
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int]:
+        """``(N0, N1, N2, N3)``: the numbers of nodes, edges, triangles and tetrahedra."""
+        return (
+            int(self.num_nodes),
+            int(self.num_edges),
+            int(self.num_triangles),
+            int(self.num_tetrahedra),
+        )
+
+    def check_rank(self, rank: Any, what: str = "rank") -> int:
+        """Return ``rank`` as an int if the complex has simplices of that rank.
+
+        Args:
+            rank: ``0`` (nodes), ``1`` (edges), ``2`` (triangles) or ``3`` (tetrahedra).
+            what: name of the argument in the messages (default ``"rank"``).
+
+        Raises:
+            TypeError: ``rank`` is not an integer.
+            ValueError: ``rank`` outside ``0 .. dim`` (names the rank, the missing
+                simplices and the sizes of the complex).
+        """
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"`{what}` must be an int in 0..{MAX_RANK}, got {rank!r}")
+        rank = int(rank)
+        if rank < 0 or rank > MAX_RANK:
+            raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+        if rank > self.dim:
+            raise ValueError(
+                f"`{what}` = {rank} is not a rank of this complex: it has no "
+                f"{_SIMPLEX_NAMES[rank]} (N{rank} = 0; sizes N0..N3 = {self.sizes}), so its "
+                f"ranks are 0..{self.dim}"
+            )
+        return rank
+
+    def num_simplices(self, rank: int) -> int:
+        """:math:`N_k`, the number of simplices of rank ``rank`` (``0 .. 3``; 0 where the
+        complex has none).
+
+        Raises:
+            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
+        """
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"`rank` must be an int in 0..{MAX_RANK}, got {rank!r}")
+        if not 0 <= int(rank) <= MAX_RANK:
+            raise ValueError(f"`rank` must lie in 0..{MAX_RANK}, got {rank}")
+        return self.sizes[int(rank)]
+
+    def simplices(self, rank: int) -> np.ndarray:
+        """Node ids ``int64 [N_k, k + 1]`` of the simplices of rank ``rank`` in column order
+        (nodes ``[N0, 1]``; edges as (tail, head), see :attr:`edges`; sorted triangles and
+        tetrahedra).
+
+        Raises:
+            TypeError / ValueError: as :meth:`num_simplices`.
+        """
+        self.num_simplices(rank)
+        if rank == 0:
+            return np.arange(self.num_nodes, dtype=np.int64)[:, None]
+        return (self.edges, self.triangles, self.tetrahedra)[int(rank) - 1]
+
+    # ------------------------------------------------------------------ identity
+    def fingerprint(self) -> str:
+        """Identifier of the complex: 16 hex digits of the sha256 of its oriented edges,
+        triangles and number of nodes.
+
+        Two complexes have the same fingerprint when they have the same nodes, the same
+        edges in the same order and orientation and the same triangles, i.e. when edge
+        flows and per-edge weights of one are valid on the other. Saved encoders
+        (:func:`topo_contrastive.io.save_encoder`) store it to refuse another complex at
+        load time.
+
+        Returns:
+            ``str`` of 16 lowercase hex digits.
+
+        Example:
+            >>> a = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+            >>> b = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+            >>> len(a.fingerprint()), a.fingerprint() == b.fingerprint()
+            (16, False)
+        """
+        digest = hashlib.sha256()
+        digest.update(np.ascontiguousarray(self.edges, dtype=np.int64).tobytes())
+        digest.update(b"|")
+        digest.update(np.ascontiguousarray(self.triangles, dtype=np.int64).tobytes())
+        digest.update(f"|{self.num_nodes}".encode())
+        return digest.hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        extra = f", num_tetrahedra={self.num_tetrahedra}" if self.num_tetrahedra else ""
+        return (
+            f"{type(self).__name__}(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+            f"num_triangles={self.num_triangles}{extra})"
+        )
