@@ -20,7 +20,14 @@ Package layout (imports run downward only): :mod:`~topo_contrastive.hodge.parts`
 :mod:`~topo_contrastive.hodge.decomposition` (:class:`HodgeDecomposition`).
 """
 
+from topo_contrastive.hodge import parts as _parts
 from topo_contrastive.hodge.decomposition import HodgeDecomposition
-from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts
+from topo_contrastive.hodge.parts import HodgeParts
+
+# re-exported by assignment so that the documentation finds the comments
+#: Names of the three Hodge components, in the order used everywhere in the library.
+COMPONENTS = _parts.COMPONENTS
+#: Ranks of signals :class:`~topo_contrastive.HodgeDecomposition` decomposes.
+SUPPORTED_RANKS = _parts.SUPPORTED_RANKS
 
 __all__ = ["COMPONENTS", "SUPPORTED_RANKS", "HodgeDecomposition", "HodgeParts"]
