@@ -177,18 +177,18 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
         )
     elif cfg["simple_blocks_paths"]:
         # the per-node solve path on a subset of the paths, for comparison with the fast path
-        import topo_contrastive.hodge as hodge_module
+        import topo_contrastive.hodge.blocks as blocks_module
 
         sub = supports[: cfg["simple_blocks_paths"]]
         nodes = int(np.unique(np.concatenate([ops.edges[s] for s in sub])).size)
-        saved = hodge_module._BLOCKS_METHOD
-        hodge_module._BLOCKS_METHOD = "solves"
+        saved = blocks_module._BLOCKS_METHOD
+        blocks_module._BLOCKS_METHOD = "solves"
         try:
             t0 = time.perf_counter()
             simple = hodge.projector_blocks(sub)
             dt = time.perf_counter() - t0
         finally:
-            hodge_module._BLOCKS_METHOD = saved
+            blocks_module._BLOCKS_METHOD = saved
         out["simple_blocks_paths"] = len(sub)
         out["simple_blocks_nodes"] = nodes
         out["simple_blocks_s"] = dt

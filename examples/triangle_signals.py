@@ -17,7 +17,7 @@ with :math:`\\mathbf{s}_c` the wall of cavity c (oriented outwards), :math:`R` a
 connected region of tetrahedra grown from that wall (the membrane is pushed out over
 :math:`R`: a random shape and size) and :math:`\\mathbf{f}` a few random unit edge flows
 (:math:`\\mathbf{B}_2^\\top \\mathbf{f}`: local "curls of edge flows"). In Hodge terms
-(:mod:`topo_contrastive.hodge_rank`) the label is carried by the harmonic part alone
+(:mod:`topo_contrastive.hodge.parts`) the label is carried by the harmonic part alone
 (:math:`\\mathbf{P}_H \\mathbf{x} = \\mathbf{P}_H \\mathbf{s}_c`, the class of the
 membrane in :math:`H_2`), the curl part (:math:`\\operatorname{im} \\mathbf{B}_3`) is the
 random shape and the gradient part (:math:`\\operatorname{im} \\mathbf{B}_2^\\top`) the

@@ -56,6 +56,7 @@ def test_the_package_has_runnable_examples():
         if not ex.options.get(doctest.SKIP)
     )
     assert runnable >= 40
-    for name in ("topo_contrastive.hodge", "topo_contrastive.transforms.contrastive_views",
+    for name in ("topo_contrastive.hodge.decomposition",
+                 "topo_contrastive.transforms.contrastive_views",
                  "topo_contrastive.io", "topo_contrastive.nn.scnn"):
         assert found[name], f"{name} has no docstring example"

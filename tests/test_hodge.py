@@ -4,9 +4,14 @@ import torch
 from scipy.spatial import Delaunay
 from threadpoolctl import threadpool_limits
 
-import topo_contrastive.hodge as hodge_module
+import topo_contrastive.hodge.blocks as blocks_module
+import topo_contrastive.hodge.iterative as iterative_module
+import topo_contrastive.hodge.linalg as linalg_module
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.hodge import COMPONENTS
+from topo_contrastive.hodge.blocks import group_nodes, use_schur
+from topo_contrastive.hodge.cocycles import cocycles, dual_forest
+from topo_contrastive.hodge.iterative import EdgeIterative
 
 BACKENDS = ["exact", "iterative"]
 
@@ -351,27 +356,25 @@ def test_projector_blocks_schur_path_equals_solves_and_exact(monkeypatch, group_
                  torch.arange(40, 140)]
     exact = HodgeDecomposition(ops, backend="exact").projector_blocks(supports)
     iterative = HodgeDecomposition(ops, backend="iterative")
-    monkeypatch.setattr(hodge_module, "_GROUP_MIN_NODES", group_nodes)
-    monkeypatch.setattr(hodge_module, "_GROUP_MAX_NODES", group_nodes)
-    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "schur")
+    monkeypatch.setattr(blocks_module, "_GROUP_MIN_NODES", group_nodes)
+    monkeypatch.setattr(blocks_module, "_GROUP_MAX_NODES", group_nodes)
+    monkeypatch.setattr(blocks_module, "_BLOCKS_METHOD", "schur")
     schur = iterative.projector_blocks(supports)
-    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "solves")
+    monkeypatch.setattr(blocks_module, "_BLOCKS_METHOD", "solves")
     solves = iterative.projector_blocks(supports)
     _assert_blocks_close(schur, solves)
     _assert_blocks_close(schur, exact)
 
 
 def test_blocks_cost_model_prefers_schur_for_many_nodes_on_large_factors():
-    hodge = HodgeDecomposition(annulus(), backend="iterative")
-
-    class Factor:
-        nnz = 20_000_000  # about the L0 factor of a 1,000,000-edge Delaunay complex
-
-    hodge._lu0 = Factor()
-    assert hodge._use_schur(1500) and not hodge._use_schur(10)
-    assert 256 <= hodge._group_nodes() <= 4096
-    Factor.nnz = 100_000  # small complex: solves are cheap
-    assert not hodge._use_schur(1500)
+    nnz = 20_000_000  # about the L0 factor of a 1,000,000-edge Delaunay complex
+    assert use_schur(nnz, 1500) and not use_schur(nnz, 10)
+    assert 256 <= group_nodes(nnz) <= 4096
+    nnz = 100_000  # small complex: solves are cheap
+    assert not use_schur(nnz, 1500)
+    # the iterative backend asks the cost model with its own L0 factor
+    backend = HodgeDecomposition(annulus(), backend="iterative")._backend
+    assert backend._lu0.nnz > 0 and isinstance(backend, EdgeIterative)
 
 
 def test_harmonic_basis_without_l2_factorisation(monkeypatch):
@@ -383,10 +386,10 @@ def test_harmonic_basis_without_l2_factorisation(monkeypatch):
         raise AssertionError("L2 was factorised")
 
     with monkeypatch.context() as m:
-        m.setattr(HodgeDecomposition, "_factor_l2", no_l2)
+        m.setattr(EdgeIterative, "_factor_l2", no_l2)
         sweep = HodgeDecomposition(ops, backend="iterative")  # cocycles by the dual sweep
-    assert sweep.dims["harmonic"] == 2 and sweep._lu2 is None
-    monkeypatch.setattr(HodgeDecomposition, "_dual_forest", lambda self: None)
+    assert sweep.dims["harmonic"] == 2 and sweep._backend._lu2 is None
+    monkeypatch.setattr(iterative_module, "dual_forest", lambda ops: None)
     with_l2 = HodgeDecomposition(ops, backend="iterative")  # harmonic parts via L2 solves
     h1, h2 = sweep.basis("harmonic").numpy(), with_l2.basis("harmonic").numpy()
     np.testing.assert_allclose(h1 @ h1.T, h2 @ h2.T, atol=1e-12)
@@ -397,9 +400,8 @@ def test_harmonic_basis_without_l2_factorisation(monkeypatch):
 
 def test_cocycles_of_the_sweep_are_exact():
     ops = delaunay_with_holes(n=200, seed=8)
-    hodge = HodgeDecomposition(ops, backend="iterative")
-    hodge._forest = hodge._dual_forest()
-    z = hodge._cocycles(6, np.random.default_rng(0))
+    forest = dual_forest(ops)
+    z = cocycles(ops, forest, 6, np.random.default_rng(0))
     assert np.abs(ops.B2.T @ z).max() == 0  # integer arithmetic: exactly curl-free
     assert np.linalg.matrix_rank(z) == 6
 
@@ -410,9 +412,9 @@ def test_non_manifold_and_closed_complexes_use_l2(monkeypatch):
              [2, 5], [5, 6], [6, 7], [2, 7]]
     book = SimplicialOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 1, 4]])
     calls = []
-    original = HodgeDecomposition._factor_l2
+    original = EdgeIterative._factor_l2
     monkeypatch.setattr(
-        HodgeDecomposition, "_factor_l2", lambda self: calls.append(1) or original(self)
+        EdgeIterative, "_factor_l2", lambda self: calls.append(1) or original(self)
     )
     for ops, beta1 in [(book, 1), (hollow_tetrahedron(), 0)]:
         calls.clear()
@@ -428,7 +430,7 @@ def test_non_manifold_and_closed_complexes_use_l2(monkeypatch):
 
 
 def test_large_beta1_without_stored_harmonic_basis(monkeypatch):
-    monkeypatch.setattr(hodge_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
+    monkeypatch.setattr(iterative_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
     x_gen = torch.Generator().manual_seed(2)
     no_triangles = SimplicialOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [2, 4], [4, 0]]
@@ -468,9 +470,9 @@ def test_threaded_solves_give_identical_results(monkeypatch):
     x = torch.randn(11, ops.num_edges, dtype=torch.float64)
     supports = _paths(ops, 8, seed=2)
     serial, serial_blocks = hodge(x), hodge.projector_blocks(supports)
-    monkeypatch.setattr(hodge_module, "_THREAD_MIN_ROWS", 0)
-    monkeypatch.setattr(hodge_module, "_num_workers", lambda: 3)
-    monkeypatch.setattr(hodge_module, "_BLOCKS_METHOD", "solves")
+    monkeypatch.setattr(linalg_module, "_THREAD_MIN_ROWS", 0)
+    monkeypatch.setattr(linalg_module, "_num_workers", lambda: 3)
+    monkeypatch.setattr(blocks_module, "_BLOCKS_METHOD", "solves")
     threaded = hodge(x)
     for p, q in zip(serial, threaded, strict=True):
         assert torch.equal(p, q)

@@ -1,4 +1,4 @@
-"""Hodge decomposition at every rank (topo_contrastive/hodge_rank.py): node, edge and triangle
+"""Hodge decomposition at every rank (topo_contrastive/hodge/): node, edge and triangle
 signals on hand-built complexes with holes of dimension 1 and 2, against dense projectors."""
 
 import pickle
@@ -8,8 +8,7 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
-import topo_contrastive.hodge as hodge_module
-import topo_contrastive.hodge_rank as hodge_rank_module
+import topo_contrastive.hodge.iterative as iterative_module
 from tests._rank_complexes import (
     four_simplex_boundary,
     hollow_tetrahedron,
@@ -18,7 +17,6 @@ from tests._rank_complexes import (
 )
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.hodge import COMPONENTS
-from topo_contrastive.hodge_rank import RankHodgeDecomposition
 
 BACKENDS = ["exact", "iterative"]
 
@@ -136,8 +134,7 @@ def test_iterative_fallbacks_without_bases(name, monkeypatch):
     """No rank-1 harmonic basis (conjugate gradients on L1) and no rank-2 basis (curl by solves
     with B3^T B3, harmonic as the remainder): the same parts."""
     ops = COMPLEXES[name][0]()
-    monkeypatch.setattr(hodge_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
-    monkeypatch.setattr(hodge_rank_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
+    monkeypatch.setattr(iterative_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)  # every rank
     hodge = HodgeDecomposition(ops, backend="iterative", rank=2)
     projs = dense_projectors(ops, 2)
     x = torch.randn(3, ops.num_triangles, generator=torch.Generator().manual_seed(1)).double()
@@ -161,11 +158,12 @@ def test_dtype_device_and_pickle():
     torch.testing.assert_close(sum(parts), x)
     exact = HodgeDecomposition(ops, backend="exact", rank=2)  # (SuperLU factors do not pickle)
     clone = pickle.loads(pickle.dumps(exact))
-    assert isinstance(clone, RankHodgeDecomposition) and clone.rank == 2
+    assert isinstance(clone, HodgeDecomposition) and clone.rank == 2
     torch.testing.assert_close(clone(x).harmonic, parts.harmonic)
     assert isinstance(hodge, HodgeDecomposition)
     assert repr(hodge).startswith("HodgeDecomposition(rank=2, backend='iterative'")
-    # rank 1 is the unchanged class
+    # one class at every rank
+    assert type(hodge) is type(clone) is HodgeDecomposition
     assert type(HodgeDecomposition(ops)) is HodgeDecomposition
     assert type(HodgeDecomposition(ops, rank=np.int64(1))) is HodgeDecomposition
 
@@ -187,8 +185,11 @@ def test_bad_ranks_and_signals():
     solid = solid_and_hollow()
     with pytest.raises(ValueError, match=r"ranks \(0, 1, 2\).*not for tetrahedra"):
         HodgeDecomposition(solid, rank=3)
-    with pytest.raises(ValueError, match="is HodgeDecomposition's own rank-1 code"):
-        RankHodgeDecomposition(solid, rank=1)
+    # the former rank-0/2 class is a deprecated alias of the one class
+    with pytest.warns(DeprecationWarning, match="topo_contrastive.hodge_rank is deprecated"):
+        from topo_contrastive.hodge_rank import SUPPORTED_RANKS, RankHodgeDecomposition
+    assert RankHodgeDecomposition is HodgeDecomposition and SUPPORTED_RANKS == (0, 1, 2)
+    assert RankHodgeDecomposition(solid, rank=1).rank == 1
     hodge = HodgeDecomposition(torus(), rank=2)  # N2 = 24
     with pytest.raises(ValueError, match=r"`x` has 36 rows, not a multiple of the complex's "
                        r"N2 = 24 triangles \(signals of another complex\?\)"):

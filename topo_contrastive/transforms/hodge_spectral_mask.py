@@ -58,7 +58,7 @@ class HodgeSpectralMask(BaseTransform):
     rank=k)``) the same transform masks signals on the rank-:math:`k` simplices
     (``x_0`` node signals, ``x_2`` triangle signals; ``attr`` defaults to ``x_k``),
     with drop probabilities optimised w.r.t. their gradient (lower), curl (upper) and
-    harmonic parts (see :mod:`topo_contrastive.hodge_rank`); everything below holds with
+    harmonic parts (see :mod:`topo_contrastive.hodge.parts`); everything below holds with
     :math:`N_1` read as :math:`N_k`.
 
     **One flow per** ``Data``. A plain ``Data`` holds one flow: ``data[attr]`` has
