@@ -46,6 +46,13 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from topo_contrastive._files import (
+    COMPLETE_MARKER,
+    check_output_dir,
+    write_csv,
+    write_json,
+    write_text,
+)
 from topo_contrastive.experiments.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
@@ -57,7 +64,6 @@ from topo_contrastive.experiments.configs import (
     resolve_edition,
 )
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.outputs import check_output_dir, write_csv, write_json, write_text
 from topo_contrastive.experiments.protocol import (
     evaluate_encoder,
     plan_units,
@@ -76,7 +82,6 @@ __all__ = [
     "summarize",
 ]
 
-COMPLETE_MARKER = "COMPLETE"
 # kept under their old private names (tests and callers patch or import them)
 _split_assignment = split_assignment
 _run_unit = run_unit
