@@ -16,9 +16,9 @@ import argparse
 import os
 import time
 
+from topo_contrastive._files import write_csv, write_json, write_text
 from topo_contrastive.datasets import SyntheticTrajectories
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1, summarize_figure1
-from topo_contrastive.experiments.outputs import write_csv, write_json, write_text
 from topo_contrastive.hodge import HodgeDecomposition
 
 

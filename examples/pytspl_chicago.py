@@ -46,8 +46,8 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 from tqdm.auto import tqdm
 
+from topo_contrastive._files import atomic_write, write_json, write_text
 from topo_contrastive.datasets import EdgeFlows, plot_complex
-from topo_contrastive.datasets._base import atomic_write
 from topo_contrastive.experiments import (
     ExperimentData,
     embed,
@@ -56,7 +56,6 @@ from topo_contrastive.experiments import (
     pretrain,
     write_embeddings,
 )
-from topo_contrastive.experiments.outputs import write_json, write_text
 
 #: Where the Chicago sketch network lies inside the installed package.
 CHICAGO = Path("data") / "transportation_networks" / "chicago-sketch"

@@ -32,8 +32,8 @@ from torch_geometric.loader import DataLoader
 from tqdm.auto import tqdm
 
 from topo_contrastive import HodgeDecomposition
+from topo_contrastive._files import write_json
 from topo_contrastive.datasets import SyntheticTrajectories
-from topo_contrastive.experiments.outputs import write_json
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.transforms import HodgeSpectralMask

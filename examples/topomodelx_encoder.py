@@ -53,8 +53,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from topo_contrastive import SimplicialOperators  # noqa: E402
-from topo_contrastive.datasets._base import atomic_write  # noqa: E402
-from topo_contrastive.experiments.outputs import write_json, write_text  # noqa: E402
+from topo_contrastive._files import atomic_write, write_json, write_text  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
 from topo_contrastive.transforms import EdgeFlowMask  # noqa: E402

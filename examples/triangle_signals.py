@@ -58,9 +58,9 @@ from torch_geometric.data import Data, InMemoryDataset
 from tqdm.auto import tqdm
 
 from topo_contrastive import SimplicialOperators
+from topo_contrastive._files import write_csv, write_json, write_text
 from topo_contrastive.experiments import ExperimentData, get_config
 from topo_contrastive.experiments.evaluation import probe_splits, reference_features
-from topo_contrastive.experiments.outputs import write_csv, write_json, write_text
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.training import build_encoder, embed, pretrain
 

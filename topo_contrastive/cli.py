@@ -564,15 +564,15 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
     import torch
     import torch.distributed as dist
 
-    from topo_contrastive.experiments.checkpoint import save_encoder
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.outputs import (
+    from topo_contrastive._files import (
         COMPLETE_MARKER,
         begin_outputs,
         check_output_dir,
         mark_complete,
         write_json,
     )
+    from topo_contrastive.experiments.checkpoint import save_encoder
+    from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.training import pretrain, resolve_device
 
     task = _config_task(args)
@@ -659,9 +659,9 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from topo_contrastive._files import write_json
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.outputs import write_json
     from topo_contrastive.experiments.reproduce import evaluate_encoder
 
     task = _config_task(args)
@@ -672,7 +672,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
         parent = Path(args.out).expanduser().absolute().parent
-        from topo_contrastive.experiments.outputs import check_output_dir
+        from topo_contrastive._files import check_output_dir
 
         _check_out(args.out, args.overwrite, kind="file")
         check_output_dir(parent, "--out")
@@ -714,9 +714,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- embed
 def _cmd_embed(args: argparse.Namespace) -> int:
+    from topo_contrastive._files import check_output_dir
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.embeddings import write_embeddings
-    from topo_contrastive.experiments.outputs import check_output_dir
     from topo_contrastive.experiments.training import embed
 
     if args.data_file is not None and not os.path.isfile(args.data_file):
@@ -751,12 +751,12 @@ def _cmd_embed(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from topo_contrastive._files import check_output_dir
     from topo_contrastive.experiments.configs import (
         get_config,
         resolve_config_name,
         resolve_dataset_name,
     )
-    from topo_contrastive.experiments.outputs import check_output_dir
     from topo_contrastive.experiments.reproduce import PRESETS, reproduce
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
@@ -959,8 +959,8 @@ def _parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from topo_contrastive._files import check_output_dir
     from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
-    from topo_contrastive.experiments.outputs import check_output_dir
     from topo_contrastive.experiments.search import grid_point_config, grid_search
 
     dataset = resolve_dataset_name(args.dataset)

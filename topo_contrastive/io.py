@@ -25,8 +25,8 @@ from typing import Any
 
 import torch
 
+from topo_contrastive._files import atomic_torch_save
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.datasets._base import atomic_torch_save
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout
 

@@ -1,4 +1,4 @@
-"""The shared dataset machinery: recorded ``pre_transform``, atomic writes, stale temporaries."""
+"""The shared dataset machinery: recorded ``pre_transform``, stale temporaries removed on open."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import topo_contrastive.datasets._base as base
+from topo_contrastive._files import temporary_name
 from topo_contrastive.datasets import SyntheticTrajectories
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,52 +98,9 @@ def test_files_without_a_record_use_pygs_pre_transform_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------- temporaries
-def test_atomic_write_removes_its_temporary_on_every_failure(tmp_path):
-    target = tmp_path / "out.bin"
-    target.write_bytes(b"old")
-    for error in (OSError("disk full"), KeyboardInterrupt()):
-
-        def write(tmp, error=error):
-            Path(tmp).write_bytes(b"half")
-            raise error
-
-        with pytest.raises(type(error)):
-            base.atomic_write(target, write)
-        assert sorted(os.listdir(tmp_path)) == ["out.bin"]
-        assert target.read_bytes() == b"old"
-
-
-def test_remove_stale_temporaries_keeps_live_recent_and_foreign_files(tmp_path):
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()  # reaped: its pid no longer exists
-    live = os.getpid()
-    names = {
-        "stale_file": f".ocean_drifters.pt.{dead.pid}.{'a' * 32}.tmp",
-        "stale_dir": f".download.{dead.pid}.k3_x9q.tmp",
-        "live": f".ocean_drifters.pt.{live}.{'b' * 32}.tmp",
-        "recent": f".runs.json.{dead.pid}.{'c' * 32}.tmp",
-        "foreign": f"notes.{dead.pid}.x.tmp",
-        "data": "ocean_drifters.pt",
-    }
-    for key, name in names.items():
-        path = tmp_path / name
-        if key == "stale_dir":
-            path.mkdir()
-            (path / "dataBuoys.jld2").write_bytes(b"partial download")
-        else:
-            path.write_bytes(b"x")
-        if key != "recent":
-            _age(path)
-    removed = base.remove_stale_temporaries(tmp_path)
-    assert sorted(removed) == sorted(str(tmp_path / names[k]) for k in ("stale_file", "stale_dir"))
-    left = {names[k] for k in ("live", "recent", "foreign", "data")}
-    assert set(os.listdir(tmp_path)) == left
-    assert base.remove_stale_temporaries(tmp_path / "missing") == []
-
-
 _KILLED_WRITER = """
 import sys, time
-from topo_contrastive.datasets._base import atomic_write
+from topo_contrastive._files import atomic_write
 
 def write(tmp):
     with open(tmp, "wb") as f:
@@ -171,7 +129,7 @@ def test_temporary_of_a_killed_writer_is_removed_on_the_next_open(tmp_path):
     temps = [p for p in folder.iterdir() if p.name.endswith(".tmp")]
     assert len(temps) == 1 and f".{writer.pid}." in temps[0].name  # left behind by the kill
     # a live process's temporary (this one's) must survive the clean-up
-    live = Path(base.temporary_name(target))
+    live = Path(temporary_name(target))
     live.write_bytes(b"in progress")
     for path in (*temps, live):
         _age(path)

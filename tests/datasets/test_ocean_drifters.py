@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-import topo_contrastive.datasets._base as base
 import topo_contrastive.datasets._ocean_source as source
 import topo_contrastive.datasets.ocean_drifters as od
+from topo_contrastive._files import sha256_of
 from topo_contrastive.datasets import OceanDrifters
 
 SHA = "4b312f54fb451d989629b5330cd4633c61f23dc90ea7e1bff6e6fb00a3ed5caa"
@@ -295,7 +295,7 @@ def test_explicit_download(tmp_path, monkeypatch, trust_fake):
     ds = OceanDrifters(str(tmp_path), log=False, download=True)
     assert seen == [OceanDrifters.url] and len(ds) == 200
     assert os.listdir(tmp_path / "raw") == ["dataBuoys.jld2"]
-    assert base.sha256_of(str(tmp_path / "raw" / "dataBuoys.jld2")) == trust_fake["sha256"]
+    assert sha256_of(str(tmp_path / "raw" / "dataBuoys.jld2")) == trust_fake["sha256"]
 
     # with the processed file present, a missing raw file is neither needed nor fetched
     os.remove(tmp_path / "raw" / "dataBuoys.jld2")
@@ -364,7 +364,7 @@ def test_failure_leaves_no_processed_file(tmp_path, monkeypatch):
             fh.write(b"half")
         raise OSError("disk full")
 
-    monkeypatch.setattr(base.torch, "save", partial_save)
+    monkeypatch.setattr(torch, "save", partial_save)  # atomic_torch_save calls it
     with pytest.raises(OSError, match="disk full"):
         OceanDrifters(str(tmp_path), log=False)
     assert_nothing_processed(tmp_path)
@@ -384,7 +384,7 @@ def test_unreadable_processed_file(tmp_path):
 def test_original_file_gives_the_shipped_task(original_ocean_file, tmp_path):
     """The original dataBuoys.jld2 gives exactly the shipped arrays, and the dataset built from
     it equals the shipped one and the procedure written as plain loops."""
-    assert base.sha256_of(str(original_ocean_file)) == SHA
+    assert sha256_of(str(original_ocean_file)) == SHA
     assert source.read_raw(original_ocean_file).equals(source.load_shipped())
     (tmp_path / "raw").mkdir()
     shutil.copyfile(original_ocean_file, tmp_path / "raw" / "dataBuoys.jld2")

@@ -6,7 +6,6 @@ import pytest
 import torch
 from torch_geometric.loader import DataLoader
 
-import topo_contrastive.datasets._base as base
 import topo_contrastive.datasets.synthetic_trajectories as st
 from topo_contrastive.datasets import SyntheticTrajectories
 
@@ -319,7 +318,7 @@ def test_failure_leaves_no_processed_file(tmp_path, monkeypatch):
             fh.write(b"half")
         raise OSError("disk full")
 
-    monkeypatch.setattr(base.torch, "save", partial_save)
+    monkeypatch.setattr(torch, "save", partial_save)  # atomic_torch_save calls it
     with pytest.raises(OSError, match="disk full"):
         SyntheticTrajectories(str(tmp_path / "b"), log=False)
     assert os.listdir(tmp_path / "b" / "processed") == []

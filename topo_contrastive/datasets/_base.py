@@ -1,4 +1,5 @@
-"""Shared machinery of the edge-flow datasets (private).
+"""Shared machinery of the edge-flow datasets (private); their files are written through
+:mod:`topo_contrastive._files`.
 
 An edge-flow dataset holds many flows on **one** simplicial complex. Its processed
 file is a plain ``dict`` of tensors, ints and strings, so that it loads with
@@ -28,14 +29,9 @@ that was killed during a write are removed on the next open.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import shutil
 import sys
-import time
 import types
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +41,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from torch_geometric.data.dataset import _repr as _pyg_repr
 from torch_geometric.data.dataset import files_exist
 
+from topo_contrastive._files import atomic_torch_save, remove_stale_temporaries
 from topo_contrastive.complex import SimplicialOperators
 
 _FORMAT_VERSION = 1
@@ -65,88 +62,6 @@ _KEYS = (
 _SPLITS = ("train", "val", "test")
 
 
-# temporaries of atomic_write (and of the ocean download folder): .<name>.<pid>.<tag>.tmp
-_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+\.tmp$")
-# a temporary is only removed once unmodified for this long (a writer in another pid
-# namespace, e.g. a container sharing the folder, may look dead here)
-_STALE_MIN_AGE_S = 10.0
-
-
-def temporary_name(target: str, pid: int | None = None) -> str:
-    """Path of a fresh temporary file beside ``target``: ``.<name>.<pid>.<uuid>.tmp``."""
-    pid = os.getpid() if pid is None else pid
-    folder, name = os.path.split(os.path.abspath(target))
-    return os.path.join(folder, f".{name}.{pid}.{uuid.uuid4().hex}.tmp")
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp)`` for a temporary file beside ``path``, then ``os.replace`` it.
-
-    A failure at any point (an exception, including ``KeyboardInterrupt``) leaves neither a
-    partial ``path`` nor the temporary file; a process killed outright leaves its hidden
-    temporary ``.<name>.<pid>.<uuid>.tmp``, which :func:`remove_stale_temporaries` removes
-    later. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
-    """
-    target = os.path.abspath(os.fspath(path))
-    tmp = temporary_name(target)
-    try:
-        with open(tmp, "xb"):
-            pass
-        write(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this machine (conservative: ``True`` if unsure)."""
-    if pid <= 0 or pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. PermissionError: it exists, under another user
-        return True
-    return True
-
-
-def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
-    """Remove the temporaries of dead processes from ``folder`` (not recursive).
-
-    A temporary is a hidden entry ``.<name>.<pid>.<tag>.tmp`` (:func:`atomic_write` files,
-    the ocean download folder); it is stale when no process ``pid`` exists on this machine
-    and it has not been modified for 10 s. Temporaries of live processes and every other
-    file are left alone; a missing or unreadable folder is ignored.
-
-    Returns:
-        The paths removed.
-    """
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
-    removed = []
-    now = time.time()
-    for entry in entries:
-        match = _TEMPORARY.match(entry.name)
-        if match is None or _pid_alive(int(match["pid"])):
-            continue
-        try:
-            if now - entry.stat(follow_symlinks=False).st_mtime < _STALE_MIN_AGE_S:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.remove(entry.path)
-        except OSError:  # removed meanwhile, or a read-only folder
-            continue
-        removed.append(entry.path)
-    return removed
-
-
 def settings_repr(obj: Any) -> str:
     """How a ``pre_transform`` is recorded and compared: PyG's ``repr`` without memory
     addresses, except that a function is named by its module and qualified name (PyG's
@@ -154,20 +69,6 @@ def settings_repr(obj: Any) -> str:
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return f"<function {getattr(obj, '__module__', '?')}.{obj.__qualname__}>"
     return _pyg_repr(obj)
-
-
-def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save`` atomically (see :func:`atomic_write`)."""
-    atomic_write(path, lambda tmp: torch.save(obj, tmp))
-
-
-def sha256_of(path: str, chunk_size: int = 1 << 20) -> str:
-    """Hex sha256 digest of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def check_int(value: Any, name: str, minimum: int) -> int:

@@ -20,12 +20,13 @@ Processing (Schaub et al. 2020, §5; the published procedure, :func:`build_task`
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from topo_contrastive._files import atomic_write, read_npz, sha256_of
 
 __all__ = [
     "RAW_SHA256",
@@ -90,14 +91,6 @@ class OceanArrays:
             and len(self.paths) == len(other.paths)
             and all(np.array_equal(a, b) for a, b in zip(self.paths, other.paths, strict=True))
         )
-
-
-def _sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def remove_backtracks(nodes: np.ndarray) -> list[int]:
@@ -205,8 +198,6 @@ def save_arrays(arrays: OceanArrays, path: str | os.PathLike) -> None:
     Node ids are ``int16`` and offsets ``int32`` (the task has 133 nodes); :func:`load_shipped`
     widens them back to ``int64``.
     """
-    from topo_contrastive.datasets._base import atomic_write
-
     lengths = np.array([len(p) for p in arrays.paths], dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     fields = {
@@ -244,27 +235,27 @@ def load_shipped(path: str | os.PathLike | None = None, sha256: str | None = Non
             f"the shipped ocean drifter data '{path}' is missing: the installation of "
             "topo_contrastive is incomplete; reinstall the package"
         )
-    digest = _sha256(path)
+    digest = sha256_of(path)
     if digest != expected:
         raise ValueError(
             f"the shipped ocean drifter data '{path}' is corrupted: its sha256 is {digest}, "
             f"expected {expected}; reinstall the package (or build the task from the original "
             "dataBuoys.jld2 with --ocean-raw)"
         )
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in _SHIPPED_KEYS if k not in z.files]
-        if missing:
-            raise ValueError(f"the shipped ocean drifter data '{path}' has no {missing}")
-        ptr = z["path_ptr"].astype(np.int64)
-        nodes = z["path_nodes"].astype(np.int64)
-        return OceanArrays(
-            edges=z["edges"].astype(np.int64),
-            triangles=z["triangles"].astype(np.int64),
-            pos=z["pos"].astype(np.float64),
-            paths=[nodes[ptr[i] : ptr[i + 1]] for i in range(ptr.size - 1)],
-            labels=z["labels"].astype(np.int64),
-            train_mask=z["train_mask"].astype(bool),
-        )
+    z = read_npz(path, what="the shipped ocean drifter task")
+    missing = [k for k in _SHIPPED_KEYS if k not in z]
+    if missing:
+        raise ValueError(f"the shipped ocean drifter data '{path}' has no {missing}")
+    ptr = z["path_ptr"].astype(np.int64)
+    nodes = z["path_nodes"].astype(np.int64)
+    return OceanArrays(
+        edges=z["edges"].astype(np.int64),
+        triangles=z["triangles"].astype(np.int64),
+        pos=z["pos"].astype(np.float64),
+        paths=[nodes[ptr[i] : ptr[i + 1]] for i in range(ptr.size - 1)],
+        labels=z["labels"].astype(np.int64),
+        train_mask=z["train_mask"].astype(bool),
+    )
 
 
 def check_raw_file(path: str | os.PathLike, sha256: str = RAW_SHA256, size: int = RAW_SIZE) -> None:
@@ -273,7 +264,7 @@ def check_raw_file(path: str | os.PathLike, sha256: str = RAW_SHA256, size: int 
     The message says whether the file is truncated, not HDF5/JLD2, or another version.
     """
     path = os.fspath(path)
-    digest = _sha256(path)
+    digest = sha256_of(path)
     if digest == sha256:
         return
     actual = os.path.getsize(path)

@@ -37,13 +37,9 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._files import atomic_write, read_npz, sha256_of
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.datasets._base import (
-    EdgeFlowDataset,
-    atomic_write,
-    check_int,
-    sha256_of,
-)
+from topo_contrastive.datasets._base import EdgeFlowDataset, check_int
 
 __all__ = ["EdgeFlows"]
 
@@ -364,17 +360,7 @@ def _incidence_from_edges(
 def _read_npz(path: str) -> dict[str, Any]:
     """Read and validate an edge-flow file; return the complex and the checked samples."""
     name = _Names(path)
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
-    except ValueError as err:  # object arrays
-        raise ValueError(
-            f"'{path}' holds Python objects ({err}); store numbers and strings only"
-        ) from err
-    except (OSError, EOFError) as err:
-        raise ValueError(
-            f"'{path}' is not a readable .npz file ({type(err).__name__}: {err})"
-        ) from err
+    arrays = read_npz(path, what="an edge-flow file (EdgeFlows.write_npz)")
     unknown = sorted(set(arrays) - _KNOWN_KEYS)
     if unknown:
         raise ValueError(

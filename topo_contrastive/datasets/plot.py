@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._files import atomic_write
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.datasets._base import atomic_write
 
 __all__ = ["plot_complex"]
 

@@ -33,7 +33,8 @@ from topo_contrastive.experiments.data import (
 from topo_contrastive.experiments.embeddings import write_embeddings
 from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1
-from topo_contrastive.experiments.reproduce import PRESETS, Preset, ReproduceResult, reproduce
+from topo_contrastive.experiments.presets import PRESETS, Preset
+from topo_contrastive.experiments.reproduce import ReproduceResult, reproduce
 from topo_contrastive.experiments.search import grid_search
 from topo_contrastive.experiments.supervised import SupervisedResult, train_supervised
 from topo_contrastive.experiments.training import PretrainResult, embed, pretrain

@@ -1,14 +1,11 @@
-"""Saving and loading pre-trained encoders of the experiments (thin wrappers of
-:mod:`topo_contrastive.io` that take the experiment's :class:`ExperimentData` and
-:class:`ExperimentConfig`).
+"""Saving and loading pre-trained encoders of the experiments: the experiments' face of
+:func:`topo_contrastive.io.save_encoder` / :func:`topo_contrastive.io.load_encoder`, which
+hold the one implementation (file format, checks, atomic write).
 
-The file format is :mod:`topo_contrastive.io`'s (``torch.load(path, weights_only=True)``,
-written atomically), with the dataset's and the configuration's names in the metadata::
-
-    {"format": "topo_contrastive.encoder", "version": 1,
-     "state_dict": {...SCNN weights...},
-     "metadata": {"architecture": {...}, "complex": {"sizes": [N0, N1, N2],
-                  "fingerprint": "..."}, "dataset": ..., "config": ..., "seed": ..., ...}}
+Here the complex is an :class:`ExperimentData`'s (its Hodge decomposition is reused at load),
+and the dataset's and the configuration's names go into the metadata (``"dataset"``,
+``"config"``) beside ``architecture`` and ``complex``; the file is :mod:`topo_contrastive.io`'s
+``{"format": "topo_contrastive.encoder", "version": 1, "state_dict": ..., "metadata": ...}``.
 """
 
 from __future__ import annotations

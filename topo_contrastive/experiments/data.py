@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._files import atomic_write, sha256_of
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
@@ -95,7 +96,6 @@ def load_dataset(
         FileNotFoundError: ``ocean_raw`` (or the environment variable) names a missing file.
     """
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
-    from topo_contrastive.datasets._base import sha256_of
 
     ds = resolve_dataset_name(name)
     root = Path(data_root).expanduser()
@@ -124,8 +124,6 @@ def load_dataset(
                 "file)"
             )
     elif given is not None:
-        from topo_contrastive.datasets._base import atomic_write
-
         try:
             raw.parent.mkdir(parents=True, exist_ok=True)
             # the temporary is removed on any failure (and, if the process is killed,

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive.datasets._base import atomic_write
-from topo_contrastive.experiments.outputs import write_json, write_text
+from topo_contrastive._files import atomic_write, write_json, write_text
 
 __all__ = ["write_embeddings"]
 

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from topo_contrastive.datasets._base import atomic_write
+from topo_contrastive._files import atomic_write
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
 from topo_contrastive.transforms.spectral_mask_optimizer import (
     check_budget,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 
+from topo_contrastive._files import atomic_write
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 
@@ -18,8 +19,6 @@ def plot_figure2(
     """Figure 2: test accuracy against the uniform drop probability, ``points[row] = [(p,
     mean %, std %), ...]``, written atomically as PNG to ``path``."""
     from matplotlib.figure import Figure
-
-    from topo_contrastive.datasets._base import atomic_write
 
     fig = Figure(figsize=(4.8, 3.4))
     ax = fig.subplots()

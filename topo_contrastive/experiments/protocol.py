@@ -10,19 +10,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from topo_contrastive.experiments.configs import get_config
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import probe_splits, reference_features
+from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.table import SHARED_EDITION
 from topo_contrastive.experiments.training import build_encoder, embed, pretrain
-
-if TYPE_CHECKING:
-    from topo_contrastive.experiments.reproduce import Preset
 
 __all__ = ["Unit", "evaluate_encoder", "plan_units", "run_unit", "split_assignment"]
 

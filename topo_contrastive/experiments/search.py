@@ -25,16 +25,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from topo_contrastive.experiments.configs import ExperimentConfig
-from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.outputs import (
+from topo_contrastive._files import (
     begin_outputs,
     mark_complete,
     marker_beside,
     write_csv,
     write_json,
 )
-from topo_contrastive.experiments.reproduce import evaluate_encoder
+from topo_contrastive.experiments.configs import ExperimentConfig
+from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.experiments.protocol import evaluate_encoder
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.training import pretrain
 

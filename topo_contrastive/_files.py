@@ -1,0 +1,320 @@
+"""The library's one file layer (private): every file it writes or checks goes through here.
+
+- **Atomic writes.** :func:`atomic_write` calls a writer on a hidden temporary beside the
+  target and ``os.replace``-s it: an interrupted write never leaves a partial file.
+  :func:`atomic_torch_save`, :func:`write_text`, :func:`write_json` and :func:`write_csv`
+  are built on it.
+- **Temporaries.** A temporary is named ``.<name>.<pid>.<tag>.tmp``
+  (:func:`temporary_name`); those of dead processes are removed by
+  :func:`remove_stale_temporaries` (datasets on open, :func:`check_output_dir`).
+- **Reading.** :func:`sha256_of` digests a file; :func:`read_npz` reads an ``.npz`` archive
+  with ``allow_pickle=False`` and turns every way it can fail into a ``ValueError`` naming
+  the file.
+- **Output folders and completeness.** :func:`check_output_dir` checks a folder before any
+  work. A run whose outputs are rewritten as it goes (``search``, ``pretrain``,
+  ``reproduce``) first removes a stale completeness marker (and its own previous outputs),
+  writes its progress with ``"complete": false``, and writes the marker last
+  (:func:`begin_outputs`, :func:`mark_complete`): an interrupted or killed run never looks
+  complete.
+
+This module imports nothing else from the package, and neither ``torch`` nor ``numpy`` until
+a function needs them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "COMPLETE_MARKER",
+    "atomic_torch_save",
+    "atomic_write",
+    "begin_outputs",
+    "check_output_dir",
+    "mark_complete",
+    "marker_beside",
+    "read_npz",
+    "remove_stale_temporaries",
+    "sha256_of",
+    "temporary_name",
+    "write_csv",
+    "write_json",
+    "write_text",
+]
+
+#: Name of the marker file written last into a finished output folder.
+COMPLETE_MARKER = "COMPLETE"
+
+# temporaries of atomic_write (and of the ocean download folder): .<name>.<pid>.<tag>.tmp
+_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+\.tmp$")
+# a temporary is only removed once unmodified for this long (a writer in another pid
+# namespace, e.g. a container sharing the folder, may look dead here)
+_STALE_MIN_AGE_S = 10.0
+
+
+# ---------------------------------------------------------------------------- temporaries
+def temporary_name(target: str | os.PathLike, pid: int | None = None) -> str:
+    """Path of a fresh temporary file beside ``target``: ``.<name>.<pid>.<uuid>.tmp``.
+
+    Args:
+        target (str or os.PathLike): the file the temporary will replace.
+        pid (int, optional): the process id in the name. (default: this process's)
+    """
+    pid = os.getpid() if pid is None else pid
+    folder, name = os.path.split(os.path.abspath(target))
+    return os.path.join(folder, f".{name}.{pid}.{uuid.uuid4().hex}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (conservative: ``True`` if unsure)."""
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists, under another user
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+    """Remove the temporaries of dead processes from ``folder`` (not recursive).
+
+    A temporary is a hidden entry ``.<name>.<pid>.<tag>.tmp`` (:func:`atomic_write` files,
+    the ocean download folder); it is stale when no process ``pid`` exists on this machine
+    and it has not been modified for 10 s. Temporaries of live processes and every other
+    file are left alone; a missing or unreadable folder is ignored.
+
+    Returns:
+        The paths removed.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    removed = []
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if match is None or _pid_alive(int(match["pid"])):
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime < _STALE_MIN_AGE_S:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.remove(entry.path)
+        except OSError:  # removed meanwhile, or a read-only folder
+            continue
+        removed.append(entry.path)
+    return removed
+
+
+# ---------------------------------------------------------------------------- atomic writes
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` for a temporary file beside ``path``, then ``os.replace`` it.
+
+    A failure at any point (an exception, including ``KeyboardInterrupt``) leaves neither a
+    partial ``path`` nor the temporary file; a process killed outright leaves its hidden
+    temporary ``.<name>.<pid>.<uuid>.tmp``, which :func:`remove_stale_temporaries` removes
+    later. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
+
+    Args:
+        path (str or os.PathLike): the file to write.
+        write (Callable[[str], None]): writes the whole content to the path it is given.
+    """
+    target = os.path.abspath(os.fspath(path))
+    tmp = temporary_name(target)
+    try:
+        with open(tmp, "xb"):
+            pass
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save(obj, path)`` atomically (see :func:`atomic_write`)."""
+    import torch
+
+    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) atomically."""
+
+    def _write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    atomic_write(path, _write)
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-ready copy: NaN/inf become ``None``, tuples become lists."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy / torch scalars
+        return _clean(obj.item())
+    return obj
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as indented JSON atomically (NaN written as ``null``)."""
+    write_text(path, json.dumps(_clean(obj), indent=2) + "\n")
+
+
+def write_csv(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> None:
+    """Write ``rows`` (dicts; the union of their keys is the header, in first-seen order)
+    atomically; ``None`` is written empty, a list or tuple as its items joined by spaces."""
+    fields: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in fields:
+                fields.append(key)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {
+                k: (
+                    ""
+                    if v is None
+                    else (" ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                )
+                for k, v in row.items()
+            }
+        )
+    write_text(path, buf.getvalue())
+
+
+# ---------------------------------------------------------------------------- reading
+def sha256_of(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+    """Hex sha256 digest of a file, read in chunks of ``chunk_size`` bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_npz(path: str | os.PathLike, what: str = "an .npz archive") -> dict[str, Any]:
+    """Read every array of an ``.npz`` archive with ``allow_pickle=False``.
+
+    Args:
+        path (str or os.PathLike): the archive.
+        what (str): what the file should be, for the messages, e.g. ``"an edge-flow file"``.
+            (default: ``"an .npz archive"``)
+
+    Returns:
+        ``{key: numpy.ndarray}``, in the archive's order.
+
+    Raises:
+        ValueError: naming ``path`` and ``what``: a missing file or a folder; a file that is
+            not an ``.npz`` archive, or a truncated or corrupted one (``BadZipFile``,
+            ``zlib.error``, ``EOFError``, ``OSError``); an archive that holds Python objects.
+    """
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    broken = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
+    if os.path.isdir(path):
+        raise ValueError(f"'{path}' is a folder, expected {what} (an .npz file)")
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except broken as err:  # missing, not a zip archive, a pickle, truncated
+        raise _unreadable(path, what, err) from err
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"'{path}' holds a single .npy array, not {what} (an .npz archive)")
+    with archive:
+        try:
+            return {k: archive[k] for k in archive.files}
+        except ValueError as err:  # object arrays
+            raise ValueError(
+                f"'{path}' holds Python objects ({err}); store numbers and strings only"
+            ) from err
+        except broken as err:  # a corrupted member
+            raise _unreadable(path, what, err) from err
+
+
+def _unreadable(path: str | os.PathLike, what: str, err: BaseException) -> ValueError:
+    return ValueError(
+        f"'{path}' is not a readable .npz file ({type(err).__name__}: {err}); expected {what}"
+    )
+
+
+# ---------------------------------------------------------------------------- output folders
+def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
+    """Create ``path`` if needed and check that files can be written there.
+
+    Temporaries left there by a killed process (``.<name>.<pid>.<tag>.tmp`` of a dead
+    ``pid``, see :func:`remove_stale_temporaries`) are removed.
+
+    Args:
+        path (str or os.PathLike): the folder.
+        what (str): how the messages name it. (default: ``"--out"``)
+
+    Returns:
+        The folder as an absolute :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: the folder cannot be created (e.g. a parent is a regular file) or written.
+    """
+    folder = Path(path).expanduser().absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}-{uuid.uuid4().hex}"
+        with open(probe, "xb"):
+            pass
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(
+            f"the output folder {what} '{folder}' cannot be written ({type(err).__name__}: "
+            f"{err.strerror or err}); choose a writable folder"
+        ) from err
+    remove_stale_temporaries(folder)
+    return folder
+
+
+def marker_beside(path: str | os.PathLike) -> Path:
+    """The completeness marker of a single output file: ``<path>.COMPLETE`` beside it."""
+    path = Path(path)
+    return path.with_name(f"{path.name}.{COMPLETE_MARKER}")
+
+
+def begin_outputs(marker: str | os.PathLike, stale: Sequence[str | os.PathLike] = ()) -> None:
+    """Before a run's work: remove a stale completeness ``marker``, then the files ``stale``
+    (the run's outputs from an earlier run, which it will rewrite), so that the folder never
+    mixes an old result with a new, unfinished one."""
+    Path(marker).unlink(missing_ok=True)
+    for path in stale:
+        Path(path).unlink(missing_ok=True)
+
+
+def mark_complete(marker: str | os.PathLike, message: str) -> None:
+    """Write the completeness ``marker`` (one line, ``message``): the last write of a run."""
+    write_text(marker, message.rstrip("\n") + "\n")
