@@ -18,7 +18,16 @@ AVX2 code paths of PyTorch, MKL, oneDNN and OpenBLAS: ``topo_contrastive/_numeri
 that a machine of this kind repeats it; what pinning cannot rule out (another CPU family, a
 library build) moves a one-epoch training run by a last-bit difference that training amplifies.
 The tolerances are derived from the spread measured over runs with other thread counts and
-other code paths (docs/results.md, "The quick preset").
+other code paths (docs/results.md, "The quick preset"; the runs' tables are kept in
+``tests/docs/data/``): against the pinned 1-thread run, the unpinned 2-thread run moved 7 of
+the 18 paper-encoder cells by up to 5.9 points and none of the HodgeReadout cells; a run on
+other code paths (PyTorch's default kernels instead of AVX2, MKL's SSE4.2 branch, OpenBLAS's
+Sandybridge kernels: what another CPU would choose) moved 9 paper-encoder cells by up to 9.2
+points and one HodgeReadout cell by 0.4. Hence 10 points for the paper encoder's table (its one-
+or three-epoch runs are chaotic) and 1 point for the HodgeReadout's (one flipped test
+prediction on the ocean drifters moves a mean over 3 splits of 40 by 0.83). The check still
+fails on a real change: dropping the harmonic coordinates from the HodgeReadout moves its cells
+by far more (``tests/docs/test_check_quick_table.py``).
 
 Usage::
 
@@ -54,7 +63,7 @@ DOCS = Path(__file__).resolve().parent / "results.md"
 SECTION = "The quick preset"
 #: Largest allowed difference of a cell's mean (accuracy points) by table: the heading's start
 #: (lower case) -> tolerance; see the module docstring for how they were derived.
-TOLERANCE = {"paper encoder": 0.0, "hodgereadout": 0.0}
+TOLERANCE = {"paper encoder": 10.0, "hodgereadout": 1.0}
 #: dataset keys by normalised column name (``table1.md`` and the page use these names)
 DATASET_KEYS = {
     "trajectory": "trajectory",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "check_quick_table.py"
 _spec = importlib.util.spec_from_file_location("check_quick_table", SCRIPT)
@@ -86,7 +88,7 @@ def test_equal_tables_pass_whatever_the_order_and_headers(tmp_path, capsys):
 def test_a_difference_fails_with_a_diff_naming_table_row_and_column(tmp_path, capsys):
     run = RUN.replace("71.9 ± 7.2", "72.5 ± 6.9").replace("| SCNN |", "| SCNN_x |")
     run = run.replace("90.0 ± 1.0", "91.0 ± 1.0")
-    assert check.main(_files(tmp_path, run=run)) == 1
+    assert check.main([*_files(tmp_path, run=run), "--tolerance", "0"]) == 1  # exact mode
     err = capsys.readouterr().err
     paper, hodge = "[Paper encoder (mean readout over edges)]", "[HodgeReadout (mean over"
     assert f"{paper} SCL / ocean: page 71.9 ± 7.2, fresh run 72.5 ± 6.9" in err
@@ -105,7 +107,8 @@ def test_the_page_must_show_every_table_unless_subset(tmp_path, capsys):
     assert "untrained encoder / trajectory: in the run (60.0 ± 1.0) but not on the page" in err
     assert check.main([*_files(tmp_path, page=page), "--subset"]) == 0
     stale = page.replace("84.0 ± 3.7", "84.1 ± 3.7")
-    assert check.main([*_files(tmp_path, page=stale), "--subset"]) == 1  # shown cells still count
+    exact = ["--subset", "--tolerance", "0"]
+    assert check.main([*_files(tmp_path, page=stale), *exact]) == 1  # shown cells still count
 
 
 def test_write_copies_the_run_into_the_page_and_then_it_passes(tmp_path):
@@ -160,3 +163,45 @@ def test_the_run_format_is_what_reproduce_writes(tmp_path):
     assert len(tables) == 2
     assert tables[0].cells()[("SCL", "trajectory")] == "80.0 ± 0.0"
     assert tables[1].cells()[("SSCL", "trajectory")] == "70.0 ± 0.0"
+
+
+# ---------------------------------------------------------------- tolerance, on measured runs
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_means_within_the_tolerance_agree_and_beyond_it_differ():
+    page = {("SCL", "ocean"): "80.0 ± 2.0", ("SCL", "trajectory"): "—"}
+    assert check.compare(page, {("SCL", "ocean"): "80.8 ± 9.0", ("SCL", "trajectory"): "—"},
+                         tolerance=1.0) == []  # fmt: skip
+    diff = check.compare(page, {("SCL", "ocean"): "81.1 ± 2.0", ("SCL", "trajectory"): "—"},
+                         tolerance=1.0)  # fmt: skip
+    assert diff == ["SCL / ocean: page 80.0 ± 2.0, fresh run 81.1 ± 2.0 (tolerance 1 points)"]
+    assert check.compare(page, {("SCL", "ocean"): "80.1 ± 2.0", ("SCL", "trajectory"): "—"})
+    assert check.tolerance_for("Paper encoder (mean readout over edges)") == 10.0
+    assert check.tolerance_for("HodgeReadout (mean over edges + ...)") == 1.0
+    assert check.tolerance_for("Some other table") == 1.0
+    assert check.tolerance_for("HodgeReadout", tolerance=0.0) == 0.0
+
+
+@pytest.mark.parametrize("run", ["quick_2_threads.md", "quick_other_code_paths.md"])
+def test_the_page_holds_on_other_thread_counts_and_code_paths(run, capsys):
+    """Runs of the quick preset with 2 threads (unpinned) and on another CPU's code paths
+    differ from the page's pinned 1-thread run in several cells, within the tolerance."""
+    assert check.main([str(DATA / run)]) == 0
+    assert check.main([str(DATA / run), "--tolerance", "0"]) == 1  # they do differ
+    capsys.readouterr()
+
+
+def test_dropping_the_harmonic_coordinates_fails_the_check():
+    """A deliberate change (the HodgeReadout without U_H^T H, run as the quick preset) moves
+    the HodgeReadout cells by far more than the tolerance."""
+    page = check.parse_tables((ROOT / "docs" / "results.md").read_text(), check.SECTION)
+    hodge_page = next(t for t in page if t.heading.startswith("HodgeReadout"))
+    run = check.parse_tables((DATA / "quick_without_harmonic_coordinates.md").read_text())
+    assert [t.heading.split(" (")[0] for t in run] == ["HodgeReadout"]
+    tol = check.tolerance_for(run[0].heading)
+    diff = check.compare(hodge_page.cells(), run[0].cells(), tolerance=tol)
+    moved = {line.split(":")[0] for line in diff}
+    assert "SSCL_Spec / ocean" in moved and "SSCL_Spec / trajectory" in moved
+    assert len(moved) >= 10  # of 14 encoder cells; the SVM reference rows do not move
+    assert not any("linear SVM" in m for m in moved)
