@@ -155,6 +155,8 @@ def test_repr():
         ({"temperature": -0.5}, ValueError, "temperature"),
         ({"temperature": float("nan")}, ValueError, "temperature"),
         ({"temperature": float("inf")}, ValueError, "temperature"),
+        ({"temperature": 1e-45}, ValueError, r"temperature` must be finite and >= 1e-06"),
+        ({"temperature": 9.9e-7}, ValueError, "overflow the logits"),
         ({"temperature": "0.5"}, TypeError, "temperature"),
         ({"temperature": True}, TypeError, "temperature"),
         ({"include_positive_in_denominator": 1}, TypeError, "include_positive_in_denominator"),
@@ -178,8 +180,23 @@ def test_bad_hyper_parameters(kwargs, exc, match):
         (torch.randn(0, 3), torch.randn(0, 3), ValueError, "non-empty"),
         (torch.ones(4, 3, dtype=torch.long), torch.ones(4, 3), TypeError, "floating"),
         ([[1.0, 2.0]], torch.randn(1, 2), TypeError, "z1"),
+        (torch.tensor([[1.0, float("nan")], [0.0, 1.0]]), torch.randn(2, 2), ValueError,
+         r"`z1` must be finite, got NaN or inf in rows \[0\]"),
+        (torch.randn(3, 2), torch.tensor([[1.0, 0.0], [0.0, 1.0], [float("inf"), 1.0]]),
+         ValueError, r"`z2` must be finite, got NaN or inf in rows \[2\]"),
     ],
 )
 def test_bad_inputs(z1, z2, exc, match):
     with pytest.raises(exc, match=match):
         InfoNCE()(z1, z2)
+
+
+def test_the_smallest_temperature_gives_a_finite_loss_and_gradient():
+    """At the smallest accepted temperature the logits stay finite (1e-45 gave NaN before)."""
+    from topo_contrastive.losses._nt_xent import MIN_TEMPERATURE
+
+    z1, z2 = _views(B=6, D=4, seed=2, dtype=torch.float32)
+    a1 = z1.clone().requires_grad_()
+    loss = InfoNCE(MIN_TEMPERATURE)(a1, z2)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(a1.grad).all()

@@ -27,12 +27,20 @@ __all__: list[str] = []
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+#: Smallest accepted temperature: ``1 / temperature`` stays far below float32's largest value
+#: (3.4e38), so the logits never overflow (practical temperatures are 0.05-1).
+MIN_TEMPERATURE = 1e-6
+
+
 def check_temperature(temperature: float) -> float:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
         raise TypeError(f"`temperature` must be a real number, got {type(temperature).__name__}")
     temperature = float(temperature)
-    if not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"`temperature` must be finite and > 0, got {temperature}")
+    if not math.isfinite(temperature) or temperature < MIN_TEMPERATURE:
+        raise ValueError(
+            f"`temperature` must be finite and >= {MIN_TEMPERATURE:g} (smaller ones overflow the "
+            f"logits cos / temperature to inf in float32), got {temperature}"
+        )
     return temperature
 
 
@@ -75,6 +83,13 @@ def check_views(z1: Tensor, z2: Tensor) -> None:
         raise ValueError(f"`z1` and `z2` must be on one device, got {z1.device} and {z2.device}")
     if z1.shape[0] == 0 or z1.shape[1] == 0:
         raise ValueError(f"`z1` and `z2` must be non-empty [B, D], got shape {tuple(z1.shape)}")
+    for name, z in (("z1", z1), ("z2", z2)):
+        if not z.is_meta and not bool(torch.isfinite(z.detach()).all()):
+            bad = (~torch.isfinite(z.detach())).any(dim=1).nonzero().flatten().tolist()
+            raise ValueError(
+                f"`{name}` must be finite, got NaN or inf in rows {bad[:10]} (an encoder that "
+                "diverged, or NaN in its input)"
+            )
 
 
 @dataclass

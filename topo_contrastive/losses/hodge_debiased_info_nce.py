@@ -84,7 +84,7 @@ class HodgeDebiasedInfoNCE(nn.Module):
     equals the single-process loss on the concatenated batch.
 
     Args:
-        temperature (float, optional): temperature :math:`\tau > 0`. (default: ``0.5``)
+        temperature (float, optional): temperature :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
         gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`, the
             weights of the gradient, curl and harmonic cosine distances. (default:
             ``(1.0, 1.0, 1.0)``)
@@ -114,8 +114,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
     Raises:
         TypeError: for non-numeric hyper-parameters, non-bool flags, or non-tensor /
             non-floating inputs.
-        ValueError: for ``temperature <= 0``, a ``gamma`` that is not three finite
-            non-negative numbers, views of different shapes, fewer than 2 samples, not exactly
+        ValueError: for ``temperature < 1e-6`` (or not finite), NaN or inf in
+            ``z1``/``z2``, a ``gamma`` that is not three finite non-negative numbers,
+            views of different shapes, fewer than 2 samples, not exactly
             one of ``hodge_parts`` / ``weights``, Hodge parts whose batch size differs from the
             views' or with NaN/inf entries, batched Hodge parts whose rows are not a
             multiple of ``B``, or ``weights`` of the wrong shape, with NaN/inf or negative

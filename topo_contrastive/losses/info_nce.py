@@ -51,7 +51,7 @@ class InfoNCE(nn.Module):
     one rank, the loss is the single-process loss.
 
     Args:
-        temperature (float, optional): temperature :math:`\tau > 0`. (default: ``0.5``)
+        temperature (float, optional): temperature :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
         include_positive_in_denominator (bool, optional): keep the positive pair in the
             denominator (NT-Xent) or leave it out (eq. 4 as written). (default: ``True``)
         gather_distributed (bool, optional): gather negatives from all ``torch.distributed``
@@ -68,8 +68,9 @@ class InfoNCE(nn.Module):
     Raises:
         TypeError: for a non-numeric ``temperature``, non-bool flags, or non-tensor /
             non-floating inputs.
-        ValueError: for ``temperature <= 0``, an unknown ``reduction``, views of different
-            shapes or devices, inputs that are not 2-D, or fewer than 2 samples in total.
+        ValueError: for ``temperature < 1e-6`` (or not finite), NaN or inf in
+            ``z1``/``z2``, an unknown ``reduction``, views of different shapes or devices,
+            inputs that are not 2-D, or fewer than 2 samples in total.
 
     Example:
         >>> loss_fn = InfoNCE(temperature=0.5)
