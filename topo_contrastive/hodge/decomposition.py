@@ -20,6 +20,29 @@ from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts
 __all__ = ["HodgeDecomposition"]
 
 
+class _OrthogonalProjections(torch.autograd.Function):
+    r"""The three Hodge parts of ``x`` ``[B, N_k]`` as a differentiable function of ``x``.
+
+    The parts are orthogonal projections, :math:`\mathbf{P}_k \mathbf{x}` with
+    :math:`\mathbf{P}_k = \mathbf{P}_k^\top` (paper eq. 1), so the gradient of a loss of
+    the parts is :math:`\sum_k \mathbf{P}_k \mathbf{g}_k`: one more decomposition, of the
+    three incoming gradients stacked, taking part :math:`k` of the :math:`k`-th block.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, rows: Any) -> tuple[torch.Tensor, ...]:
+        ctx.rows = rows
+        return tuple(rows(x))
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple[torch.Tensor | None, None]:
+        used = [(k, g) for k, g in enumerate(grads) if g is not None]
+        B = used[0][1].shape[0]
+        parts = ctx.rows(torch.cat([g for _, g in used]))  # 3 x [len(used) * B, N_k]
+        grad = sum(parts[k][i * B : (i + 1) * B] for i, (k, _) in enumerate(used))
+        return grad, None
+
+
 def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) -> None:
     """Validate the settings of :class:`HodgeDecomposition` (every rank)."""
     if not isinstance(complex, SimplicialOperators):
@@ -235,7 +258,10 @@ class HodgeDecomposition:
 
         Returns:
             :class:`HodgeParts` with three tensors in the layout, dtype and device of ``x``
-            (empty when ``x`` is: ``B = 0`` and ``N1 = 0`` are allowed).
+            (empty when ``x`` is: ``B = 0`` and ``N1 = 0`` are allowed). Differentiable:
+            when ``x`` requires a gradient the parts keep its autograd graph (the
+            projections are linear and symmetric, so the backward pass is one more
+            decomposition).
 
         Raises:
             TypeError: ``x`` is not a floating tensor; ``batch`` not an integer tensor;
@@ -261,7 +287,14 @@ class HodgeDecomposition:
         return HodgeParts(*(restore(o) for o in out))
 
     def _decompose_rows(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """The three parts ``[B, N1]`` of validated flows ``x`` ``[B, N1]``."""
+        """The three parts ``[B, N1]`` of validated flows ``x`` ``[B, N1]``; differentiable
+        in ``x`` when it requires a gradient (:class:`_OrthogonalProjections`)."""
+        if x.requires_grad and torch.is_grad_enabled():
+            return list(_OrthogonalProjections.apply(x, self._decompose_values))
+        return self._decompose_values(x)
+
+    def _decompose_values(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """:meth:`_decompose_rows` on the values of ``x`` (no autograd graph)."""
         # numpy in and out (single-threaded copies; float16/bfloat16 go via float32)
         xc = x.detach().cpu()  # [B, N1]
         keep_dtype = x.dtype in (torch.float32, torch.float64)
@@ -342,7 +375,7 @@ class HodgeDecomposition:
         """
         x2, _ = self._as_samples(x, batch, num_graphs)
         u = self.basis(component).to(x.device, torch.float64)
-        out = (x2.detach().double() @ u).to(x.dtype)
+        out = (x2.double() @ u).to(x.dtype)  # linear: keeps x's autograd graph
         single = x.dim() == 1 and batch is None and num_graphs is None
         return out[0] if single else out
 
