@@ -1,0 +1,7 @@
+"""``python -m topo_contrastive.cli``: the ``topo-contrastive`` command line."""
+
+import sys
+
+from topo_contrastive.cli import main
+
+sys.exit(main())
