@@ -107,3 +107,14 @@ def test_a_run_names_its_threads_and_an_invalid_command_does_not(tmp_path, capsy
         assert "torch thread" not in capsys.readouterr().err
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_command_line_package_loads_neither_torch_nor_numpy():
+    """``main`` pins the code paths of ``reproduce --quick`` before torch and numpy load."""
+    import subprocess
+    import sys
+
+    code = "import sys, topo_contrastive.cli; print('torch' in sys.modules, 'numpy' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "False"]
