@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from tests.experiments.conftest import TINY_FLAGS
-from topo_contrastive.cli import _parse_grid, main
+from topo_contrastive.cli import main
+from topo_contrastive.cli._fields import parse_grid
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +262,7 @@ def test_search_grid_bool_field_runs(tmp_path, data_root, capsys):
     ],
 )
 def test_parse_grid_types_values_by_field(entries, expected):
-    grid = _parse_grid(entries)
+    grid = parse_grid(entries)
     assert grid == expected
     for key, values in grid.items():  # exact types, not only equal values (True == 1)
         for got, want in zip(values, expected[key], strict=True):
@@ -291,7 +292,7 @@ def test_parse_grid_types_values_by_field(entries, expected):
 )
 def test_parse_grid_bad_values_name_the_field(entries, message):
     with pytest.raises(ValueError) as exc:
-        _parse_grid(entries)
+        parse_grid(entries)
     assert message in str(exc.value)
 
 
@@ -374,9 +375,9 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     checkpoint, data_root, tmp_path, capsys, monkeypatch
 ):
     """Without a terminal (logs, CI) progress comes as plain lines, not a tqdm bar."""
-    import topo_contrastive.cli as cli
+    from topo_contrastive.cli import _common
 
-    monkeypatch.setattr(cli, "_LINE_INTERVAL", 0.0)  # a line per step (default: every 30 s)
+    monkeypatch.setattr(_common, "LINE_INTERVAL", 0.0)  # a line per step (default: every 30 s)
     flags = [f for f in _flags(data_root) if f != "--no-progress"]
     rc = main(["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
                "--seeds", "2", *flags])  # fmt: skip

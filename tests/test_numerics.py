@@ -72,19 +72,19 @@ def test_the_thread_line(monkeypatch, capsys, threads, quick, idle, expected):
 
     import torch
 
-    from topo_contrastive import cli
+    from topo_contrastive.cli import _common
 
     before = torch.get_num_threads()
     monkeypatch.setattr(_numerics, "idle_cores", lambda: idle)
     monkeypatch.setattr(_numerics, "usable_cores", lambda: 2)
     try:
-        cli._setup(argparse.Namespace(threads=threads, quick=quick), pinned="PINS")
+        _common.setup(argparse.Namespace(threads=threads, quick=quick), pinned="PINS")
         assert torch.get_num_threads() == int(expected[0])
     finally:
         torch.set_num_threads(before)
     assert capsys.readouterr().err == ""  # printed with the command's first output
-    cli._announce()
-    cli._announce()  # once
+    _common.announce()
+    _common.announce()  # once
     assert capsys.readouterr().err == f"topo-contrastive: {expected[:-1]}; PINS)\n"
 
 
@@ -107,3 +107,14 @@ def test_a_run_names_its_threads_and_an_invalid_command_does_not(tmp_path, capsy
         assert "torch thread" not in capsys.readouterr().err
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_command_line_package_loads_neither_torch_nor_numpy():
+    """``main`` pins the code paths of ``reproduce --quick`` before torch and numpy load."""
+    import subprocess
+    import sys
+
+    code = "import sys, topo_contrastive.cli; print('torch' in sys.modules, 'numpy' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "False"]

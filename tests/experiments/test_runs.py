@@ -1,0 +1,61 @@
+"""The commands' runs called from Python (:mod:`topo_contrastive.experiments.runs`)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from topo_contrastive.experiments import PRESETS, get_config, load_encoder
+from topo_contrastive.experiments.runs import (
+    adjust_preset,
+    embed_to_folder,
+    evaluate_saved,
+    pretrain_to_folder,
+    process_group,
+    require_contrastive,
+)
+
+
+def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
+    config = get_config("SCL", "trajectory", hidden_channels=8)
+    with process_group("cpu") as group:  # a single process: nothing to set up
+        assert (group.rank, group.world_size, group.distributed) == (0, 1, False)
+        seen = []
+        result = pretrain_to_folder(
+            tiny_data, config, tmp_path, seed=1, epochs=2, group=group,
+            record={"note": "from python"}, progress=lambda e, loss: seen.append(e),
+        )  # fmt: skip
+    assert len(seen) == 2 and len(result.losses) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["COMPLETE", "encoder.pt", "pretrain.json"]
+    log = json.loads((tmp_path / "pretrain.json").read_text())
+    assert log["complete"] is True and log["note"] == "from python" and log["seed"] == 1
+    encoder, meta = load_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    out = tmp_path / "eval.json"
+    summary = evaluate_saved(encoder, tiny_data, [0, 1], checkpoint="x.pt", metadata=meta, out=out)
+    assert json.loads(out.read_text())["mean_accuracy"] == pytest.approx(summary["mean_accuracy"])
+    assert len(summary["splits"]) == 2 and summary["checkpoint"] == "x.pt"
+    done = embed_to_folder(tmp_path / "encoder.pt", tiny_data, tmp_path / "emb", batch_size=7)
+    assert done.shape[0] == tiny_data.num_samples and done.encoder["config"] == "SCL"
+    assert sorted(done.paths) == ["csv", "json", "npz"] and done.paths["npz"].is_file()
+
+
+def test_require_contrastive_refuses_the_supervised_row(tiny_data, tmp_path):
+    with pytest.raises(ValueError, match="supervised baseline"):
+        require_contrastive(get_config("SCNN", "trajectory"))
+    with pytest.raises(ValueError, match="supervised baseline"):
+        pretrain_to_folder(tiny_data, get_config("SCNN", "trajectory"), tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before any write
+
+
+def test_adjust_preset_marks_only_a_reduced_protocol():
+    full = PRESETS["full"]
+    assert adjust_preset(full, ["SCL"], ["trajectory"]) is full
+    same = adjust_preset(full, ["SCL"], ["trajectory"], epochs=200, num_splits=16)
+    assert not same.reduced and same.epochs == {"trajectory": 200, "ocean": 200}
+    fewer = adjust_preset(full, ["SCL"], ["trajectory"], num_splits=4, pretrain_seeds=1)
+    assert fewer.reduced and fewer.figure2_splits == 4 and fewer.figure2_pretrain_seeds == 1
+    short = adjust_preset(full, ["SCL"], ["trajectory"], epochs=1, figure2=False, figure1=False)
+    assert short.reduced and short.figure2_dataset is None and short.figure1_draws == 0
+    moved = adjust_preset(full, ["SCL"], ["trajectory"], figure2_dataset="trajectory")
+    assert moved.figure2_dataset == "trajectory" and not moved.reduced

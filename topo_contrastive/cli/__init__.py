@@ -1,0 +1,103 @@
+"""The ``topo-contrastive`` command line: pre-train, evaluate, reproduce Table 1.
+
+Subcommands:
+
+``pretrain``
+    contrastive pre-training of one configuration on one dataset; writes ``encoder.pt``
+    (weights only, atomically), ``pretrain.json`` (``"complete": false`` from the start of
+    training, ``true`` at the end) and, last, the marker ``COMPLETE`` (a stale marker and the
+    previous ``encoder.pt`` are removed before training). Runs under ``torchrun`` with
+    DistributedDataParallel (rank 0 alone writes).
+``evaluate``
+    linear-SVM evaluation of a saved encoder over several random splits.
+``embed``
+    the embeddings ``[S, D]`` of every sample by a saved encoder (``.npz`` and ``.csv``).
+``reproduce``
+    the whole of Table 1 on both datasets and Figures 1-2 (``--quick`` for a reduced run).
+``search``
+    the small hyper-parameter search (validation split / training-split cross-validation);
+    writes the CSV after every grid point, its status ``<out>.json`` and, last, the marker
+    ``<out>.COMPLETE``.
+
+``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
+edge-flow file of one's own (``--data-file flows.npz``, the format of
+:class:`~topo_contrastive.datasets.EdgeFlows`; labels are needed by ``evaluate`` only).
+
+Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
+``python -m topo_contrastive.cli``.
+
+The package only parses and dispatches: each subcommand is one module here (its options in
+``add_parser``, and ``run``, which turns them into calls of :mod:`topo_contrastive.experiments`,
+chiefly :mod:`topo_contrastive.experiments.runs`); the options they share are in ``_common``.
+Nothing here imports torch or numpy at import time, so that ``reproduce --quick`` can pin
+their code paths before they load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import embed, evaluate, pretrain, reproduce, search
+
+__all__ = ["build_parser", "main"]
+
+#: the subcommands in the order of ``--help``: name -> module with ``add_parser`` and ``run``
+_COMMANDS = {
+    "pretrain": pretrain,
+    "evaluate": evaluate,
+    "embed": embed,
+    "reproduce": reproduce,
+    "search": search,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
+    ``evaluate``, ``embed``, ``reproduce`` and ``search``."""
+    from topo_contrastive import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=common.PROG,
+        description="Hodge-aware contrastive learning (Moellers et al., ICASSP 2024): "
+        "pre-train, evaluate, reproduce Table 1.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _COMMANDS.values():
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``topo-contrastive``; returns the exit status.
+
+    Bad input (an unknown configuration or dataset, a mismatching checkpoint, an unwritable
+    output folder, a missing ocean file) prints ``topo-contrastive: error: ...`` to stderr and
+    returns 2, without writing a result file.
+
+    Args:
+        argv: the words after the program's name (default ``None``: ``sys.argv[1:]``).
+    """
+    words = sys.argv[1:] if argv is None else list(argv)
+    pinned = None
+    if "reproduce" in words and "--quick" in words:
+        from topo_contrastive._numerics import pin_code_paths
+
+        pinned = pin_code_paths()  # before torch and numpy load their libraries
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else list(argv))
+    args._argv = None if argv is None else list(argv)
+    try:
+        common.setup(args, pinned)
+        return _COMMANDS[args.command].run(args)
+    except (ValueError, TypeError, FileNotFoundError) as err:
+        common.PENDING.clear()
+        print(f"{common.PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{common.PROG}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,357 @@
+"""What the commands of ``topo-contrastive`` share: option types and groups (data choice, run
+options, ``--overwrite``), the output check, the thread line, progress display and messages.
+
+Imports neither torch nor numpy at import time (``reproduce --quick`` pins their code paths
+before they load): the library is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PROG = "topo-contrastive"
+
+#: seconds between two progress lines when stderr is not a terminal (logs, CI)
+LINE_INTERVAL = 30.0
+
+#: the thread line of :func:`setup`, printed with the command's first output (so that an
+#: invalid command prints its error alone)
+PENDING: list[str] = []
+
+
+# ---------------------------------------------------------------------------- option types
+def int_at_least(low: int, expected: str):
+    """An argparse ``type`` parsing an integer ``>= low`` (``expected`` names it in errors)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from err
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1, "a positive integer")
+nonneg_int = int_at_least(0, "an integer >= 0")
+
+
+# ---------------------------------------------------------------------------- option groups
+def add_overwrite(p: argparse.ArgumentParser, what: str) -> None:
+    """``--overwrite`` (``what``: when ``--out`` is refused without it)."""
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"write even if --out {what} (default: refuse, so that an earlier run is kept)",
+    )
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    """The ``data`` group: ``--data-root``, ``--ocean-raw`` and the trajectory task's sizes."""
+    g = p.add_argument_group("data")
+    g.add_argument(
+        "--data-root",
+        default="data",
+        help="folder of the datasets (default: ./data); a named ocean raw file is copied "
+        "to <data-root>/ocean_drifters/raw/",
+    )
+    g.add_argument(
+        "--ocean-raw",
+        default=None,
+        metavar="PATH",
+        help="optional: build the ocean drifter task from this original dataBuoys.jld2 "
+        "(checked against its sha256; gives exactly the task shipped with the package) "
+        "instead of the shipped one (default: $TOPO_CONTRASTIVE_OCEAN_FILE where set, else "
+        "the shipped task: no file, no network); a dataset already processed under "
+        "--data-root was built from a file with the same sha256",
+    )
+    g.add_argument(
+        "--trajectory-points",
+        type=positive_int,
+        default=400,
+        help="points of the synthetic trajectory complex (default: 400, the paper's)",
+    )
+    g.add_argument(
+        "--trajectory-split",
+        type=positive_int,
+        nargs=3,
+        default=(200, 100, 100),
+        metavar=("TRAIN", "VAL", "TEST"),
+        help="train/validation/test sizes of the trajectory task (default: 200 100 100)",
+    )
+
+
+def add_data_choice(p: argparse.ArgumentParser, configured: bool = True) -> None:
+    """``--dataset NAME`` or ``--data-file PATH`` (exactly one), and, where ``configured``,
+    ``--tuned-for``."""
+    from topo_contrastive.experiments.configs import DATASET_NAMES
+
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--dataset", help=f"one of the paper's datasets: {', '.join(DATASET_NAMES)}")
+    g.add_argument(
+        "--data-file",
+        metavar="PATH",
+        help="an edge-flow file of your own (.npz: B1/B2 as COO arrays or edge_index, flows "
+        "and/or node paths, optional labels; see the 'Your own data' docs); it is only read",
+    )
+    if configured:
+        p.add_argument(
+            "--tuned-for",
+            choices=DATASET_NAMES,
+            default="ocean",
+            help="with --data-file: take the configuration's hyper-parameters as tuned for this "
+            "task (default: ocean, the real-data task)",
+        )
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """``--device``, ``--threads`` and ``--no-progress``."""
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="training device: cpu (default), cuda, cuda:N or auto",
+    )
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="torch CPU threads (default: the cores idle at the start, measured over 0.1 s, "
+        "at least 1; `reproduce --quick`: 1, for numbers any machine repeats). Measured on "
+        "2 cores: benchmarks/results/bench_threads.md",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress output (a bar on a terminal, else a line every 30 s)",
+    )
+
+
+def add_edition_options(p: argparse.ArgumentParser) -> None:
+    """``--edition`` and ``--readout`` (the configuration's frozen edition and readout)."""
+    from topo_contrastive.experiments.configs import EDITIONS
+
+    p.add_argument(
+        "--edition",
+        default="paper",
+        help=f"which frozen configuration of the row: {', '.join(EDITIONS)} (default: paper, "
+        "the paper's encoder; hodge: the HodgeReadout edition)",
+    )
+    p.add_argument(
+        "--readout",
+        default=None,
+        choices=("mean", "sum", "max", "hodge"),
+        help="override the configuration's readout (hodge: HodgeReadout, the mean over edges "
+        "and the harmonic coordinates of the last layer's features)",
+    )
+
+
+def edition_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration fields that ``--readout`` changes."""
+    return {"readout": args.readout} if getattr(args, "readout", None) else {}
+
+
+# ---------------------------------------------------------------------------- checks
+def check_out(
+    path: str | os.PathLike, overwrite: bool, kind: str = "folder", resume_hint: bool = False
+) -> None:
+    """Refuse to write into a non-empty output folder (or over an existing file) unless
+    ``--overwrite`` was given; checked before any work.
+
+    Args:
+        path: the ``--out`` folder or file.
+        overwrite: ``--overwrite`` was given.
+        kind: ``"folder"`` or ``"file"``.
+        resume_hint: name ``--resume`` in the message (``reproduce``).
+
+    Raises:
+        ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``.
+    """
+    out = Path(path).expanduser()
+    hint = ", or --resume to continue the run there" if resume_hint else ""
+    if overwrite or not out.exists():
+        return
+    if kind == "file" or not out.is_dir():
+        raise ValueError(
+            f"--out '{out}' already exists; pass --overwrite to replace it, or choose another path"
+        )
+    entries = sorted(p.name for p in out.iterdir())
+    if entries:
+        shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+        raise ValueError(
+            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to write into it "
+            f"(files of the same names are replaced){hint}, or choose another folder"
+        )
+
+
+def check_file_out(args: argparse.Namespace) -> None:
+    """The ``--out`` file of ``evaluate`` / ``search``: not over an existing file (without
+    ``--overwrite``), in a writable folder; checked before any work.
+
+    Raises:
+        ValueError: the file exists, or its folder cannot be written.
+    """
+    from topo_contrastive._files import check_output_dir
+
+    check_out(args.out, args.overwrite, kind="file")
+    check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
+
+
+def config_task(args: argparse.Namespace) -> str:
+    """The task whose configurations apply (``--dataset``, else ``--tuned-for``), validated
+    before any work.
+
+    Raises:
+        ValueError: an unknown ``--dataset``.
+        FileNotFoundError: the ``--data-file`` does not exist.
+    """
+    from topo_contrastive.experiments.configs import resolve_dataset_name
+
+    if args.data_file is None:
+        return resolve_dataset_name(args.dataset)
+    if not os.path.isfile(args.data_file):
+        raise FileNotFoundError(f"data file '{args.data_file}' does not exist")
+    return args.tuned_for
+
+
+# ---------------------------------------------------------------------------- data
+def load(args: argparse.Namespace, name: str) -> Any:
+    """The :class:`~topo_contrastive.experiments.ExperimentData` of the paper's dataset
+    ``name`` (a resolved name), built as the data options say."""
+    from topo_contrastive.experiments.data import ExperimentData, load_dataset
+
+    ds = load_dataset(
+        name,
+        data_root=args.data_root,
+        ocean_raw=args.ocean_raw,
+        trajectory_points=args.trajectory_points,
+        trajectory_split=args.trajectory_split,
+    )
+    return ExperimentData.from_dataset(ds, name)
+
+
+def load_data(args: argparse.Namespace) -> Any:
+    """The :class:`~topo_contrastive.experiments.ExperimentData` of ``--dataset`` or
+    ``--data-file`` (named by its stem)."""
+    from topo_contrastive.experiments.configs import resolve_dataset_name
+
+    if args.data_file is None:
+        return load(args, resolve_dataset_name(args.dataset))
+    from topo_contrastive.experiments.data import ExperimentData, load_data_file
+
+    ds = load_data_file(args.data_file, data_root=args.data_root)
+    return ExperimentData.from_dataset(ds, Path(args.data_file).stem)
+
+
+# ---------------------------------------------------------------------------- threads, output
+def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
+    """Set the torch thread count and keep its line for the first output (``--threads``,
+    else the idle cores; ``reproduce --quick``: 1).
+
+    Args:
+        args: the parsed options (``threads``, and ``quick`` where the command has it).
+        pinned: the code paths pinned by
+            :func:`~topo_contrastive._numerics.pin_code_paths`, named in the line.
+    """
+    import torch
+
+    from topo_contrastive import _numerics
+
+    if args.threads:
+        threads, why = args.threads, "--threads"
+    elif getattr(args, "quick", False):
+        threads, why = 1, "the quick preset's fixed count"
+    else:
+        idle, cores = _numerics.idle_cores(), _numerics.usable_cores()
+        if idle is None:
+            threads, why = torch.get_num_threads(), "torch's default"
+        else:
+            threads = max(1, min(idle, cores))
+            why = f"{idle} of {cores} cores idle at the start"
+    torch.set_num_threads(threads)
+    line = f"{PROG}: {threads} torch thread{'s' if threads > 1 else ''} ({why}"
+    PENDING[:] = [line + (f"; {pinned})" if pinned else ")")]
+
+
+def announce() -> None:
+    """Print the pending thread line once, before the command's first output."""
+    while PENDING:
+        print(PENDING.pop(), file=sys.stderr, flush=True)
+
+
+def say(msg: str) -> None:
+    """Print ``msg`` on stderr (after the pending thread line)."""
+    announce()
+    print(msg, file=sys.stderr, flush=True)
+
+
+class LineProgress:
+    """Progress as plain lines on stderr (for logs and CI, where a tqdm bar's carriage
+    returns do not show): one line when something finishes, at most every
+    :data:`LINE_INTERVAL` seconds, and always the last one. The text is tqdm's meter
+    (``desc: 40%|...| 2/5 [00:03<00:04, ...]``), without the bar.
+
+    Args:
+        total: the number of steps.
+        desc: the text before the meter.
+        unit: the name of a step.
+    """
+
+    def __init__(self, total: int, desc: str, unit: str) -> None:
+        from tqdm import tqdm
+
+        self._meter = tqdm.format_meter
+        self.total, self.desc, self.unit = int(total), desc, unit
+        self.n = 0
+        self._postfix = ""
+        self._start = time.perf_counter()
+        self._last = -float("inf")
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more steps done; print a line if one is due."""
+        self.n += n
+        now = time.perf_counter()
+        if self.n >= self.total or now - self._last >= LINE_INTERVAL:
+            self._last = now
+            text = self._meter(
+                self.n,
+                self.total,
+                now - self._start,
+                prefix=self.desc,
+                unit=self.unit,
+                postfix=self._postfix or None,
+                bar_format="{l_bar}{n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
+            )
+            say(text)
+
+    def set_postfix(self, **values: Any) -> None:
+        """The ``key=value`` pairs shown after the meter."""
+        self._postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def close(self) -> None:
+        """Nothing to close (the last line is printed by :meth:`update`)."""
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    """Whether a progress bar shows: a terminal and no ``--no-progress``."""
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def progress(args: argparse.Namespace, total: int, desc: str, unit: str) -> Any:
+    """A progress display of ``total`` steps: a tqdm bar on a terminal, plain lines
+    otherwise (:class:`LineProgress`), nothing with ``--no-progress``."""
+    from tqdm.auto import tqdm
+
+    announce()
+    if args.no_progress or not sys.stderr.isatty():
+        if not args.no_progress:
+            return LineProgress(total, desc, unit)
+        return tqdm(total=total, disable=True)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)

@@ -1,0 +1,95 @@
+"""``topo-contrastive evaluate``: linear-SVM evaluation of a saved encoder over several random
+splits (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from topo_contrastive.cli import _common as common
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``evaluate`` subcommand and its options to ``sub``."""
+    from topo_contrastive.experiments.configs import EDITIONS
+
+    p = sub.add_parser("evaluate", help="linear-SVM evaluation of a saved encoder")
+    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_data_choice(p)
+    p.add_argument(
+        "--seeds",
+        type=common.positive_int,
+        default=16,
+        help="number of random splits (default: 16)",
+    )
+    p.add_argument(
+        "--seed", type=common.nonneg_int, default=0, help="first split seed (default: 0)"
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="if given, the checkpoint's architecture must match this configuration's",
+    )
+    p.add_argument(
+        "--edition",
+        default="paper",
+        help=f"edition of --config: {', '.join(EDITIONS)} (default: paper)",
+    )
+    p.add_argument(
+        "--hidden-channels",
+        type=common.positive_int,
+        default=None,
+        help="if given, the checkpoint's width must be this",
+    )
+    p.add_argument("--out", default=None, help="write the per-split results to this JSON file")
+    common.add_overwrite(p, "exists")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate as ``args`` say and print the mean test accuracy; returns the exit status.
+
+    Raises:
+        ValueError: an unknown configuration or dataset, an existing ``--out`` without
+            ``--overwrite``, data without labels, or a checkpoint that does not match the
+            data or the expected architecture.
+        FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
+    """
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.experiments.runs import evaluate_saved
+
+    task = common.config_task(args)
+    expected: dict[str, Any] = {}
+    if args.config:
+        expected.update(get_config(args.config, task, args.edition).architecture())
+    if args.hidden_channels:
+        expected["hidden_channels"] = args.hidden_channels
+    if args.out:
+        common.check_file_out(args)
+    if not os.path.isfile(args.checkpoint):
+        raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
+    data = common.load_data(args)
+    data.require_labels("evaluate (the linear SVM)")
+    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    name = meta.get("config", "?")
+    bar = common.progress(args, len(seeds), f"evaluate {name} {data.name}", "split")
+
+    def tick(result: dict[str, Any]) -> None:
+        bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
+        bar.update(1)
+
+    summary = evaluate_saved(
+        encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta, device=args.device,
+        out=args.out, progress=tick,
+    )  # fmt: skip
+    bar.close()
+    print(
+        f"{name} on {data.name}: test accuracy {summary['mean_accuracy']:.1f} ± "
+        f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits (linear SVM, C by 10-fold CV)"
+    )
+    return 0

@@ -1,0 +1,119 @@
+"""``topo-contrastive pretrain``: contrastive pre-training of one configuration into a folder
+(:func:`~topo_contrastive.experiments.runs.pretrain_to_folder`), under ``torchrun`` with
+DistributedDataParallel (:func:`~topo_contrastive.experiments.runs.process_group`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli._fields import set_fields
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``pretrain`` subcommand and its options to ``sub``."""
+    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES, get_config
+
+    contrastive = [c for c in CONFIG_NAMES if get_config(c, DATASET_NAMES[0]).is_contrastive]
+    p = sub.add_parser("pretrain", help="contrastive pre-training of one configuration")
+    common.add_data_choice(p)
+    p.add_argument(
+        "--config",
+        required=True,
+        help=f"a contrastive row of Table 1: {', '.join(contrastive)} (the supervised SCNN "
+        "row runs in `reproduce`)",
+    )
+    p.add_argument("--seed", type=common.nonneg_int, default=0, help="seed (default: 0)")
+    p.add_argument(
+        "--epochs",
+        type=common.positive_int,
+        default=None,
+        help="epochs (default: the configuration's, 30-60)",
+    )
+    p.add_argument(
+        "--hidden-channels",
+        type=common.positive_int,
+        default=None,
+        help="encoder width (default: the configuration's 64)",
+    )
+    common.add_edition_options(p)
+    p.add_argument(
+        "--set",
+        nargs="+",
+        default=(),
+        metavar="FIELD=VALUE",
+        help="change configuration fields, parsed as the field's type, e.g. temperature=0.5 "
+        "'gamma=(0,1,1)' K=3 (sets K_down and K_up)",
+    )
+    p.add_argument(
+        "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
+    )
+    p.add_argument(
+        "--dist-timeout",
+        type=common.positive_int,
+        default=600,
+        metavar="SECONDS",
+        help="under torchrun: how long a process waits for the others in a collective "
+        "(rendezvous, gradient all-reduce, final barrier) before it fails instead of hanging "
+        "(default: 600)",
+    )
+    common.add_overwrite(p, "is a non-empty folder")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Pre-train as ``args`` say; returns the exit status.
+
+    Raises:
+        ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
+            a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
+            work).
+        FileNotFoundError: the ``--data-file`` does not exist.
+    """
+    from topo_contrastive._files import check_output_dir
+    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.experiments.runs import (
+        pretrain_to_folder,
+        process_group,
+        require_contrastive,
+    )
+
+    task = common.config_task(args)
+    overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
+    config = get_config(
+        args.config, task, args.edition, **overrides, **common.edition_overrides(args)
+    )
+    config = require_contrastive(set_fields(config, args.set))
+    with process_group(args.device, timeout=args.dist_timeout) as group:
+        if group.rank == 0:
+            common.check_out(args.out, args.overwrite)
+        out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
+        data = common.load_data(args)
+        epochs = args.epochs or config.epochs
+        record = {}
+        if args.data_file is not None:
+            record = {"data_file": str(Path(args.data_file)), "tuned_for": task}
+        if group.rank == 0:
+            bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
+        else:
+            bar = common.progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
+
+        def tick(epoch: int, loss: float) -> None:
+            bar.set_postfix(loss=f"{loss:.4f}")
+            bar.update(1)
+
+        result = pretrain_to_folder(
+            data, config, out, seed=args.seed, epochs=epochs, group=group, record=record,
+            progress=tick,
+        )  # fmt: skip
+        bar.close()
+        if group.rank == 0:
+            common.say(
+                f"pretrained {config.name} on {data.name} ({epochs} epochs, "
+                f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
+                f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
+            )
+    return 0

@@ -1,0 +1,138 @@
+"""``topo-contrastive reproduce``: Table 1 on both datasets and Figures 1-2
+(:func:`~topo_contrastive.experiments.reproduce`, with the preset of
+:func:`~topo_contrastive.experiments.runs.adjust_preset`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from topo_contrastive.cli import _common as common
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``reproduce`` subcommand and its options to ``sub``."""
+    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES, EDITIONS
+
+    p = sub.add_parser(
+        "reproduce", help="Table 1 (both editions, reference rows) on both datasets, Figures 1-2"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced settings (a few minutes on 2 CPU cores; NOT the paper's protocol)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: results/full, or results/quick with --quick)",
+    )
+    p.add_argument("--seed", type=common.nonneg_int, default=0, help="base seed (default: 0)")
+    p.add_argument(
+        "--seeds",
+        type=common.positive_int,
+        default=None,
+        help="evaluation splits per row (default: 16; 4 with --quick)",
+    )
+    p.add_argument(
+        "--pretrain-seeds",
+        type=common.positive_int,
+        default=None,
+        help="pre-trained encoders per contrastive row (default: 2 per dataset; 1 with --quick)",
+    )
+    p.add_argument(
+        "--epochs",
+        type=common.positive_int,
+        default=None,
+        help="epochs of every contrastive run and maximum epochs of the supervised SCNN "
+        "(default: the configurations'; fewer with --quick)",
+    )
+    p.add_argument(
+        "--datasets", nargs="+", default=list(DATASET_NAMES), help="datasets (default: both)"
+    )
+    p.add_argument("--configs", nargs="+", default=list(CONFIG_NAMES), help="rows (default: all)")
+    p.add_argument(
+        "--figure2-dataset",
+        default=None,
+        help="dataset of Figure 2's sweep (default: ocean; 'none' to skip it)",
+    )
+    p.add_argument("--no-figure1", action="store_true", help="skip Figure 1 (embedding distances)")
+    p.add_argument(
+        "--editions",
+        nargs="+",
+        default=None,
+        help=f"editions of Table 1: {', '.join(EDITIONS)} (default: both; 'hodge' is the "
+        "HodgeReadout edition)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished runs of an earlier call with the same settings in --out and run "
+        "only the rest (refused, with nothing overwritten, if the settings differ)",
+    )
+    common.add_overwrite(p, "is a non-empty folder")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Reproduce as ``args`` say and print Table 1; returns the exit status.
+
+    Raises:
+        ValueError: an unknown configuration, dataset or edition, a non-empty ``--out``
+            without ``--overwrite`` or ``--resume`` or an unwritable one (before any work),
+            or ``--resume`` into a run of other settings.
+    """
+    from topo_contrastive._files import check_output_dir
+    from topo_contrastive.experiments.configs import resolve_config_name, resolve_dataset_name
+    from topo_contrastive.experiments.reproduce import PRESETS, reproduce
+    from topo_contrastive.experiments.runs import adjust_preset
+
+    datasets = [resolve_dataset_name(d) for d in args.datasets]
+    configs = [resolve_config_name(c) for c in args.configs]
+    if args.out is None:
+        args.out = "results/quick" if args.quick else "results/full"
+    if not args.resume:  # --resume continues the earlier run in --out (checked by reproduce)
+        common.check_out(args.out, args.overwrite, resume_hint=True)
+    check_output_dir(args.out)  # before any work
+    figure2 = args.figure2_dataset
+    skip_figure2 = figure2 is not None and figure2.lower() == "none"
+    preset = adjust_preset(
+        PRESETS["quick" if args.quick else "full"],
+        configs,
+        datasets,
+        epochs=args.epochs,
+        num_splits=args.seeds,
+        pretrain_seeds=args.pretrain_seeds,
+        figure2_dataset=None if figure2 is None or skip_figure2 else resolve_dataset_name(figure2),
+        figure2=not skip_figure2,
+        figure1=not args.no_figure1,
+    )
+    if preset.reduced:
+        common.say(
+            f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "
+            "protocol (the configurations' epochs, 16 splits)."
+        )
+    words = sys.argv[1:] if args._argv is None else args._argv
+    start = time.perf_counter()
+    show_bar = common.progress_enabled(args)
+    result = reproduce(
+        lambda name: common.load(args, name),
+        args.out,
+        preset=preset,
+        dataset_names=datasets,
+        config_names=configs,
+        seed=args.seed,
+        device=args.device,
+        progress=show_bar,
+        command=" ".join([common.PROG, *map(shlex.quote, words)]),
+        log=None if show_bar else common.say,
+        editions=args.editions,
+        resume=args.resume,
+    )
+    print((result.out / "table1.md").read_text(encoding="utf-8"))
+    common.say(f"done in {time.perf_counter() - start:.0f} s; outputs in {result.out}")
+    return 0

@@ -1,0 +1,357 @@
+"""The runs behind the ``topo-contrastive`` commands, callable from Python as well.
+
+- :func:`process_group`: the ``torch.distributed`` set-up of a pre-training run under
+  ``torchrun`` (nothing on a single process).
+- :func:`pretrain_to_folder`: pre-train one configuration and write ``encoder.pt``,
+  ``pretrain.json`` and, last, the marker ``COMPLETE`` into a folder (rank 0 alone writes);
+  :func:`require_contrastive` checks its configuration before any work.
+- :func:`evaluate_saved`: the linear-SVM evaluation of a loaded encoder over several splits,
+  summarised and optionally written as JSON.
+- :func:`embed_to_folder`: the embeddings of every sample by a saved encoder (``.npz``,
+  ``.csv`` and ``.json``).
+- :func:`adjust_preset`: a :class:`~topo_contrastive.experiments.reproduce.Preset` with fewer
+  (or more) epochs, splits or encoders, marked reduced where it leaves the full protocol.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from topo_contrastive._files import (
+    COMPLETE_MARKER,
+    begin_outputs,
+    mark_complete,
+    write_json,
+)
+from topo_contrastive.experiments import training
+from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
+from topo_contrastive.experiments.configs import ExperimentConfig, get_config
+from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.experiments.embeddings import write_embeddings
+from topo_contrastive.experiments.presets import Preset
+from topo_contrastive.experiments.protocol import evaluate_encoder
+
+__all__ = [
+    "EmbedOutputs",
+    "ProcessGroup",
+    "adjust_preset",
+    "embed_to_folder",
+    "evaluate_saved",
+    "pretrain_to_folder",
+    "process_group",
+    "require_contrastive",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessGroup:
+    """Where this process trains, as set up by :func:`process_group`.
+
+    Attributes:
+        device: the training device (under ``torchrun`` on CUDA: ``cuda:LOCAL_RANK``).
+        rank: this process's rank (0 on a single process).
+        world_size: the number of processes (1 on a single process).
+    """
+
+    device: torch.device
+    rank: int
+    world_size: int
+
+    @property
+    def distributed(self) -> bool:
+        """Whether more than one process trains."""
+        return self.world_size > 1
+
+
+@contextmanager
+def process_group(device: str | torch.device, timeout: float = 600) -> Iterator[ProcessGroup]:
+    """The process group of a pre-training run: under ``torchrun`` (``WORLD_SIZE > 1``) the
+    ``torch.distributed`` group is initialised if it is not yet (NCCL on CUDA, each process
+    on ``cuda:LOCAL_RANK``; else gloo), all processes meet at a barrier when the block ends
+    normally, and the group is destroyed in any case. On a single process nothing is set up.
+
+    Args:
+        device: the training device (``cpu``, ``cuda``, ``cuda:N`` or ``auto``).
+        timeout: seconds a process waits for the others in a collective (rendezvous,
+            gradient all-reduce, the final barrier) before it fails instead of hanging
+            (default: 600).
+
+    Raises:
+        ValueError: an unknown device, or CUDA asked for but not available.
+    """
+    dev = training.resolve_device(device)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    distributed = world > 1
+    if distributed and not dist.is_initialized():
+        if dev.type == "cuda":
+            dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(dev)
+        dist.init_process_group(
+            backend="nccl" if dev.type == "cuda" else "gloo",
+            timeout=timedelta(seconds=timeout),
+        )
+    rank = dist.get_rank() if distributed else 0
+    try:
+        yield ProcessGroup(device=dev, rank=rank, world_size=world)
+        if distributed:
+            dist.barrier()
+    finally:
+        if distributed and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def require_contrastive(config: ExperimentConfig) -> ExperimentConfig:
+    """``config``, checked to be a contrastive row (the ones :func:`pretrain_to_folder` runs).
+
+    Raises:
+        ValueError: ``config`` is the supervised baseline.
+    """
+    if not config.is_contrastive:
+        raise ValueError(
+            f"`pretrain` needs a contrastive configuration; {config.name!r} is the supervised "
+            "baseline (run it with `reproduce --configs SCNN`)"
+        )
+    return config
+
+
+def pretrain_to_folder(
+    data: ExperimentData,
+    config: ExperimentConfig,
+    out: str | os.PathLike,
+    seed: int = 0,
+    epochs: int | None = None,
+    group: ProcessGroup | None = None,
+    record: Mapping[str, Any] | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> training.PretrainResult:
+    """Pre-train ``config`` on ``data`` and write the run into the folder ``out``.
+
+    Before training, a stale marker ``COMPLETE`` and the previous ``encoder.pt`` are removed
+    and ``pretrain.json`` is written with ``"complete": false``; after it, ``encoder.pt``
+    (weights only, atomically), ``pretrain.json`` with ``"complete": true``, the losses and
+    the wall time, and, last, the marker ``COMPLETE``. Under ``torchrun`` rank 0 alone writes.
+
+    Args:
+        data: the prepared dataset.
+        config: a contrastive configuration.
+        out: an existing, writable folder
+            (:func:`~topo_contrastive._files.check_output_dir`).
+        seed: the pre-training seed (default: 0).
+        epochs: epochs (default ``None``: the configuration's).
+        group: the process group of :func:`process_group` (default ``None``: a single
+            process on the CPU).
+        record: more entries of ``pretrain.json`` (e.g. the data file it was read from).
+        progress: called with ``(epoch, loss)`` after every epoch.
+
+    Returns:
+        The :class:`~topo_contrastive.experiments.training.PretrainResult` of the run.
+
+    Raises:
+        ValueError: ``config`` is the supervised baseline.
+    """
+    require_contrastive(config)
+    group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
+    out, epochs = Path(out), epochs or config.epochs
+    log = {"dataset": data.name, "config": config.to_dict(), "complex_sizes": list(data.sizes)}
+    log.update(record or {})
+    if group.rank == 0:  # from here on the folder says the run is not complete
+        begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
+        started = {"seed": seed, "epochs": epochs, "world_size": group.world_size}
+        write_json(out / "pretrain.json", {"complete": False, **log, **started})
+    result = training.pretrain(
+        data, config, seed=seed, epochs=epochs, device=group.device, progress=progress
+    )
+    if group.rank == 0:
+        meta = {
+            "seed": seed,
+            "epochs": epochs,
+            "world_size": result.world_size,
+            "final_loss": result.losses[-1],
+        }
+        save_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
+        write_json(
+            out / "pretrain.json",
+            {
+                "complete": True,
+                **log,
+                "seconds": result.seconds,
+                "losses": result.losses,
+                "written_by_rank": group.rank,
+                **meta,
+            },
+        )
+        mark_complete(out / COMPLETE_MARKER, f"pretrained in {result.seconds:.1f} s")
+    return result
+
+
+def evaluate_saved(
+    encoder: torch.nn.Module,
+    data: ExperimentData,
+    split_seeds: Sequence[int],
+    checkpoint: str | os.PathLike | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    device: str | torch.device = "cpu",
+    out: str | os.PathLike | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Linear-SVM evaluation of a saved encoder on several random splits, summarised.
+
+    Args:
+        encoder: the encoder (e.g. from
+            :func:`~topo_contrastive.experiments.checkpoint.load_encoder`).
+        data: the prepared dataset, with labels.
+        split_seeds: the seeds of the random splits.
+        checkpoint: the file the encoder was read from, named in the summary.
+        metadata: the checkpoint's metadata, kept in the summary.
+        device: the device of the forward passes.
+        out: if given, the summary is written to this JSON file (atomically).
+        progress: called with each split's result as soon as it is done.
+
+    Returns:
+        ``{"checkpoint", "dataset", "metadata", "mean_accuracy", "std_accuracy", "splits"}``:
+        the test accuracies' mean and standard deviation in percent, and one dict per split.
+
+    Raises:
+        ValueError: ``data`` has no labels.
+    """
+    data.require_labels("evaluate (the linear SVM)")
+    results = evaluate_encoder(encoder, data, list(split_seeds), device=device, progress=progress)
+    acc = 100 * np.array([r["test_accuracy"] for r in results])
+    summary = {
+        "checkpoint": None if checkpoint is None else str(checkpoint),
+        "dataset": data.name,
+        "metadata": dict(metadata or {}),
+        "mean_accuracy": float(acc.mean()),
+        "std_accuracy": float(acc.std()),
+        "splits": results,
+    }
+    if out is not None:
+        write_json(out, summary)
+    return summary
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbedOutputs:
+    """What :func:`embed_to_folder` wrote.
+
+    Attributes:
+        paths: ``{"npz", "csv", "json"}``: the files written.
+        shape: ``(S, D)``: samples and embedding dimensions.
+        encoder: the checkpoint's metadata.
+    """
+
+    paths: dict[str, Path]
+    shape: tuple[int, int]
+    encoder: dict[str, Any]
+
+
+def embed_to_folder(
+    checkpoint: str | os.PathLike,
+    data: ExperimentData,
+    out: str | os.PathLike,
+    device: str | torch.device = "cpu",
+    batch_size: int = 256,
+    data_file: str | os.PathLike | None = None,
+) -> EmbedOutputs:
+    """The embeddings ``[S, D]`` of every sample of ``data`` by the encoder saved in
+    ``checkpoint``, written into the folder ``out``
+    (:func:`~topo_contrastive.experiments.embeddings.write_embeddings`).
+
+    Args:
+        checkpoint: an ``encoder.pt`` written by :func:`pretrain_to_folder`.
+        data: the prepared dataset (labels optional).
+        out: an existing, writable folder.
+        device: the device of the forward passes.
+        batch_size: samples per forward pass (default: 256).
+        data_file: the edge-flow file ``data`` was read from, named in the metadata.
+
+    Returns:
+        The files written, the embeddings' shape and the checkpoint's metadata.
+
+    Raises:
+        ValueError: the checkpoint does not fit ``data``'s complex, or is no encoder file.
+    """
+    encoder, meta = load_encoder(checkpoint, data=data)
+    emb = training.embed(encoder, data, device=device, batch_size=batch_size)  # [S, D]
+    paths = write_embeddings(
+        out,
+        emb,
+        sample_ids=getattr(data.dataset, "sample_ids", None),
+        labels=data.labels,
+        metadata={
+            "checkpoint": str(checkpoint),
+            "dataset": data.name,
+            "data_file": None if data_file is None else str(data_file),
+            "complex_sizes": list(data.sizes),
+            "encoder": meta,
+        },
+    )
+    return EmbedOutputs(paths=paths, shape=(emb.shape[0], emb.shape[1]), encoder=meta)
+
+
+def adjust_preset(
+    preset: Preset,
+    config_names: Sequence[str],
+    dataset_names: Sequence[str],
+    epochs: int | None = None,
+    num_splits: int | None = None,
+    pretrain_seeds: int | None = None,
+    figure2_dataset: str | None = None,
+    figure2: bool = True,
+    figure1: bool = True,
+) -> Preset:
+    """``preset`` with the given settings changed, marked reduced where it leaves the full
+    protocol: fewer epochs than some row's own (of ``config_names`` on ``dataset_names``) or
+    fewer than 16 splits.
+
+    Args:
+        preset: the preset to change (:data:`~topo_contrastive.experiments.PRESETS`).
+        config_names: the rows that will run (resolved names).
+        dataset_names: the datasets that will run (resolved names).
+        epochs: epochs of every contrastive run, maximum epochs of the supervised SCNN and of
+            Figure 2's runs.
+        num_splits: evaluation splits per row (Figure 2: at most this many).
+        pretrain_seeds: pre-trained encoders per contrastive row and dataset (Figure 2: at
+            most this many).
+        figure2_dataset: the dataset of Figure 2's sweep (a resolved name).
+        figure2: ``False`` skips Figure 2.
+        figure1: ``False`` skips Figure 1.
+
+    Returns:
+        The new preset (``preset`` itself when nothing changes).
+    """
+    changes: dict[str, Any] = {}
+    if epochs:
+        changes["epochs"] = {d: epochs for d in preset.epochs}
+        changes["supervised_epochs"] = {d: epochs for d in preset.epochs}
+        changes["figure2_epochs"] = epochs
+    if num_splits:
+        changes["num_splits"] = num_splits
+        changes["figure2_splits"] = min(preset.figure2_splits, num_splits)
+    if pretrain_seeds:
+        changes["pretrain_seeds"] = {d: pretrain_seeds for d in preset.pretrain_seeds}
+        changes["figure2_pretrain_seeds"] = min(preset.figure2_pretrain_seeds, pretrain_seeds)
+    if not figure2:
+        changes["figure2_dataset"] = None
+    elif figure2_dataset is not None:
+        changes["figure2_dataset"] = figure2_dataset
+    if not figure1:
+        changes["figure1_draws"] = 0
+    if not changes:
+        return preset
+    # fewer epochs than some configuration's own, or fewer splits: not the full protocol
+    fewer_epochs = epochs is not None and any(
+        epochs < get_config(c, d).epochs for c in config_names for d in dataset_names
+    )
+    reduced = preset.reduced or fewer_epochs or bool(num_splits and num_splits < 16)
+    return dataclasses.replace(preset, reduced=reduced, **changes)
