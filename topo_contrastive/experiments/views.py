@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch_geometric.data import Data
 
+from topo_contrastive._layout import batch_vector, samples_to_rows
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 
@@ -65,8 +66,8 @@ class ViewMaker:
         """Views ``[2, B, N1]`` of flows ``x`` ``[B, N1]`` (samples ``index`` ``[B]``)."""
         B, n1 = x.shape
         # B flows on one Data: PyG's batch vector says which rows belong to which sample
-        batch = Data(batch=torch.arange(B, device=x.device).repeat_interleave(n1))
-        batch[self.transform.attr] = x.reshape(-1, 1)  # x_1, or x_k for rank-k signals
+        batch = Data(batch=batch_vector(B, n1, x.device))
+        batch[self.transform.attr] = samples_to_rows(x.unsqueeze(-1))  # x_k [B*N1, 1]
         if self.drop_prob is not None:
             dp = self.drop_prob.to(x.device)[index.to(self.drop_prob.device)]
             batch.drop_prob = dp.reshape(-1, 1)  # [B*N1, 1]

@@ -12,6 +12,7 @@ from torch import Tensor
 from torch.utils.data import get_worker_info
 from torch_geometric.data import Batch, InMemoryDataset
 
+from topo_contrastive._layout import check_batch_vector
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
@@ -112,20 +113,12 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) ->
             return graphs
     batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
     if batch is not None:
-        if not isinstance(batch, Tensor) or batch.dim() != 1 or batch.shape[0] != rows:
+        if not isinstance(batch, Tensor):
             raise ValueError(
                 f"`data.batch` must be a vector [{rows}] (the sample of every row of "
-                f"`data.{attr}`), got {type(batch).__name__} "
-                f"{tuple(batch.shape) if isinstance(batch, Tensor) else ''}"
+                f"`data.{attr}`), got {type(batch).__name__}"
             )
-        flows = rows // n1 if n1 else 0
-        expected = torch.arange(flows, device=batch.device).repeat_interleave(n1)
-        if (n1 and rows % n1) or not torch.equal(batch.long(), expected):
-            raise ValueError(
-                f"`data.batch` must number the samples 0, 1, ... in blocks of {nk} = {n1} rows "
-                f"(flows stacked sample-major); got {rows} rows that do not form such blocks"
-            )
-        return flows
+        return check_batch_vector(batch, rows, n1, rank, "data.batch", f"data.{attr}")
     if rows != n1:
         raise ValueError(
             f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds {one} of "

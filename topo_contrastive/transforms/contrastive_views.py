@@ -14,6 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._layout import batch_vector, rows_to_samples, samples_to_rows
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
@@ -209,8 +210,8 @@ class ContrastiveViews(BaseTransform):
                 + ("flow" if k == 1 else f"rank-{k} signal")
                 + " of another complex?)"
             )
-        parts = self.hodge(x.reshape(-1, n1))  # three [S, N1]
-        return torch.stack([p.reshape(-1) for p in parts], dim=1)  # [rows, 3]
+        parts = self.hodge(rows_to_samples(x.reshape(-1), n1, k, self.attr))  # 3 x [S, N1]
+        return samples_to_rows(torch.stack(list(parts), dim=-1))  # [rows, 3]
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Bind the complex (:meth:`bind`), then compute, for all samples of ``dataset`` in
@@ -275,7 +276,7 @@ class ContrastiveViews(BaseTransform):
         if is_batch:
             if data.get("batch") is None:
                 n1 = x.shape[0] // max(num_graphs, 1)
-                data.batch = torch.arange(num_graphs, device=x.device).repeat_interleave(n1)
+                data.batch = batch_vector(num_graphs, n1, x.device)
                 data.ptr = torch.arange(num_graphs + 1, device=x.device) * n1
         else:
             data.num_nodes = x.shape[0]
