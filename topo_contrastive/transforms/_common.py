@@ -137,6 +137,26 @@ def uniform(rows: int, generator: torch.Generator | None, device: torch.device) 
     return out.to(device)
 
 
+def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -> Tensor:
+    r"""The masked copy :math:`\mathbf{x} \circ (\mathbf{1} - \mathbf{d})`,
+    :math:`d_i \sim \mathrm{Ber}(p_i)`, one draw per row of ``x``: the batched sampling of
+    every mask (a ``Data``/``Batch`` ``[rows, C]``, or dense samples ``[B, N_k]`` read as
+    ``B * N_k`` rows).
+
+    Args:
+        x: ``[rows]`` or ``[rows, C]`` (the channels of a row share its draw).
+        p: one drop probability, or ``[rows]`` / ``[rows, 1]`` per row.
+        generator: the generator of the ``rows`` uniform draws (float64), or ``None``.
+
+    Returns:
+        ``x``'s shape, device and dtype.
+    """
+    draws = uniform(x.shape[0], generator, x.device)  # [rows]
+    if isinstance(p, Tensor):
+        p = p.reshape(-1).to(x.device, torch.float64)
+    return apply_drop(x, draws < p)
+
+
 def apply_drop(x: Tensor, drop: Tensor) -> Tensor:
     """``x * (1 - d)`` with the row mask ``drop [rows]`` shared by all channels."""
     keep = (~drop).to(x.dtype).view(-1, *([1] * (x.dim() - 1)))  # [rows, 1...]

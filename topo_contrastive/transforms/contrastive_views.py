@@ -26,10 +26,17 @@ from topo_contrastive.transforms._common import (
     store,
 )
 
-__all__ = ["ContrastiveViews"]
+__all__ = ["ContrastiveViews", "hodge_parts"]
 
 #: Attribute holding the Hodge parts ``[rows, 3]`` (gradient, curl, harmonic columns).
 PARTS_ATTR = "hodge_parts"
+
+
+def hodge_parts(hodge: HodgeDecomposition, x: Tensor) -> Tensor:
+    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x`` ``[S, N_k]``,
+    in one batched call, in ``x``'s dtype and on its device (the ``hodge_parts`` of
+    :class:`ContrastiveViews`, of the experiments' data and of the debiased loss)."""
+    return torch.stack(list(hodge(x)), dim=-1)
 
 
 class ContrastiveViews(BaseTransform):
@@ -210,8 +217,8 @@ class ContrastiveViews(BaseTransform):
                 + ("flow" if k == 1 else f"rank-{k} signal")
                 + " of another complex?)"
             )
-        parts = self.hodge(rows_to_samples(x.reshape(-1), n1, k, self.attr))  # 3 x [S, N1]
-        return samples_to_rows(torch.stack(list(parts), dim=-1))  # [rows, 3]
+        flows = rows_to_samples(x.reshape(-1), n1, k, self.attr)  # [S, N1]
+        return samples_to_rows(hodge_parts(self.hodge, flows))  # [rows, 3]
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Bind the complex (:meth:`bind`), then compute, for all samples of ``dataset`` in
@@ -256,6 +263,32 @@ class ContrastiveViews(BaseTransform):
             )
 
     # ------------------------------------------------------------------ per access
+    def views(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
+        """Both views of dense samples ``x`` ``[B, N_k]`` at once: the batched path of the
+        transform (a training loop on dense batches calls it; the draws are those of the
+        transform on the same flows as a PyG batch ``[B * N_k, 1]``).
+
+        Args:
+            x: ``[B, N_k]`` flows (signals of rank k), floating.
+            drop_prob: their drop probabilities ``[B, N_k]`` for a spectral mask (e.g.
+                rows of ``drop_prob`` stored by :meth:`fit`); ``None``: the mask's own
+                (computed for a spectral mask).
+
+        Returns:
+            ``[2, B, N_k]`` on ``x``'s device and dtype.
+
+        Raises:
+            TypeError: the mask has no batched path (``mask_samples``), e.g. a custom
+                callable: apply the transform to a ``Batch`` instead.
+        """
+        mask_samples = getattr(self.mask, "mask_samples", None)
+        if not callable(mask_samples):
+            raise TypeError(
+                f"the mask {type(self.mask).__name__} has no batched `mask_samples`; apply "
+                "the transform to a Batch instead"
+            )
+        return torch.stack([mask_samples(x, drop_prob) for _ in range(2)])  # [2, B, N_k]
+
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
         is_batch = isinstance(data, Batch)
