@@ -185,3 +185,42 @@ def test_binding_errors_and_settings(small_hodge, trajectories):
     assert repr(two) == (
         "ContrastiveViews(mask=EdgeFlowMask(p=0.2, attr='x_1'), attr='x_1', hodge_parts=False)"
     )
+
+
+@pytest.mark.parametrize("spectral", [False, True])
+def test_dense_views_draw_what_the_transform_draws_on_a_batch(small_hodge, spectral):
+    """``views([B, N1])`` (the training loop's path) and the transform on the same flows as
+    a PyG batch share one batched draw: same generator state, same views."""
+    from topo_contrastive.transforms.contrastive_views import hodge_parts
+
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 4, seed=11).float()  # [B, N1]
+
+    def make():
+        mask = (
+            HodgeSpectralMask(small_hodge, 0.3, generator=5)
+            if spectral
+            else EdgeFlowMask(0.3, generator=5)
+        )
+        return ContrastiveViews(mask, hodge=small_hodge)
+
+    dense_views = make()
+    p = None
+    if spectral:
+        p = dense_views.mask.precompute.probabilities(x.reshape(-1)).view(4, n1)
+    dense = dense_views.views(x, p)  # [2, B, N1]
+    batch = Batch.from_data_list([Data(x_1=row.view(-1, 1)) for row in x])
+    if spectral:
+        batch.drop_prob = p.reshape(-1, 1)
+    out = make()(batch)
+    assert dense.shape == (2, 4, n1)
+    torch.testing.assert_close(dense[0], out.x_1_view1.view(4, n1), rtol=0, atol=0)
+    torch.testing.assert_close(dense[1], out.x_1_view2.view(4, n1), rtol=0, atol=0)
+    parts = hodge_parts(small_hodge, x)  # [B, N1, 3]
+    torch.testing.assert_close(out.hodge_parts, parts.reshape(-1, 3), rtol=0, atol=0)
+
+
+def test_dense_views_need_a_mask_with_a_batched_path(small_hodge):
+    views = ContrastiveViews(lambda data: data, hodge=small_hodge)
+    with pytest.raises(TypeError, match="mask_samples"):
+        views.views(torch.zeros(2, small_hodge.complex.num_edges))

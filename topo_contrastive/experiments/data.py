@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from topo_contrastive._files import atomic_write, sha256_of
+from topo_contrastive._layout import samples_to_rows
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
@@ -177,6 +178,15 @@ def complex_fingerprint(ops: SimplicialOperators) -> str:
     return ops.fingerprint()
 
 
+def _parts(hodge: HodgeDecomposition, flows: torch.Tensor) -> torch.Tensor:
+    """``float32 [3, S, N_k]`` Hodge parts of ``flows`` ``[S, N_k]`` (computed in float64)
+    with the dataset transform's code (:func:`~topo_contrastive.transforms.hodge_parts`)."""
+    from topo_contrastive.transforms.contrastive_views import hodge_parts
+
+    parts = hodge_parts(hodge, flows.double())  # [S, N_k, 3]
+    return parts.permute(2, 0, 1).to(torch.float32).contiguous()
+
+
 @dataclass
 class ExperimentData:
     """A task prepared once for all runs: dense flows, labels, operators, Hodge parts.
@@ -250,8 +260,6 @@ class ExperimentData:
         if labels is not None and labels.numel() != flows.shape[0]:
             raise ValueError("every sample must have exactly one label `y`")
         hodge = HodgeDecomposition(ops, backend="exact" if n1 <= 4000 else "iterative")
-        parts = hodge(flows.double())  # three [S, N1]
-        hodge_parts = torch.stack(list(parts)).to(torch.float32)  # [3, S, N1]
         return cls(
             name=name or type(dataset).__name__,
             dataset=dataset,
@@ -259,7 +267,7 @@ class ExperimentData:
             flows=flows,
             labels=labels,
             hodge=hodge,
-            hodge_parts=hodge_parts,
+            hodge_parts=_parts(hodge, flows),
         )
 
     @classmethod
@@ -288,7 +296,6 @@ class ExperimentData:
         hodge = HodgeDecomposition(
             ops, backend="exact" if n <= 4000 else "iterative", rank=rank
         )
-        parts = torch.stack(list(hodge(signals.double()))).to(torch.float32)  # [3, S, N_k]
         return cls(
             name=name or type(dataset).__name__,
             dataset=dataset,
@@ -296,7 +303,7 @@ class ExperimentData:
             flows=signals,
             labels=labels,
             hodge=hodge,
-            hodge_parts=parts,
+            hodge_parts=_parts(hodge, signals),
         )
 
     def require_labels(self, what: str) -> torch.Tensor:
@@ -354,22 +361,23 @@ class ExperimentData:
     ) -> torch.Tensor:
         """Spectrally optimised drop probabilities ``float32 [S, N1]`` (paper eq. 5).
 
-        Computed once per ``(budget, perturb, preserve, num_steps)`` with
-        :func:`topo_contrastive.transforms.optimize_drop_probabilities` (at most ``num_steps``
-        projected-gradient steps, default 500) and cached.
+        Computed once per ``(budget, perturb, preserve, num_steps)`` by the dataset
+        transform's code, :meth:`topo_contrastive.transforms.ComputeDropProbabilities.
+        probabilities` (at most ``num_steps`` projected-gradient steps, default 500), and
+        cached.
         """
         key = (float(budget), tuple(perturb), tuple(preserve), int(num_steps))
         if key not in self._drop_prob:
-            from topo_contrastive.transforms import optimize_drop_probabilities
+            from topo_contrastive.transforms import ComputeDropProbabilities
 
-            p = optimize_drop_probabilities(
-                self.flows,
+            compute = ComputeDropProbabilities(
                 self.hodge,
                 budget,
                 perturb=tuple(perturb),
                 preserve=tuple(preserve),
                 num_steps=int(num_steps),
             )
+            p = compute.probabilities(samples_to_rows(self.flows))  # [S * N1, 1]
             self._drop_prob[key] = p.detach().to(torch.float32).reshape(self.flows.shape)
         return self._drop_prob[key]
 

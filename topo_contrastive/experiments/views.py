@@ -1,9 +1,9 @@
-"""Two masked views of a mini-batch of flows, with the library's PyG transforms (private)."""
+"""The configuration's :class:`~topo_contrastive.transforms.ContrastiveViews` for the
+experiments' dense batches of flows (private)."""
 
 from __future__ import annotations
 
 import torch
-from torch_geometric.data import Data
 
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
@@ -12,13 +12,17 @@ __all__ = ["ViewMaker"]
 
 
 class ViewMaker:
-    """Make the two masked views of a batch of flows (paper §4, "edge flow masking").
+    """Make the two masked views of a batch of flows (paper §4, "edge flow masking") with
+    the library's dataset transform.
 
-    ``"uniform"`` masks apply :class:`~topo_contrastive.transforms.EdgeFlowMask` with the
-    configuration's ``drop_prob``; ``"spectral"`` masks apply
-    :class:`~topo_contrastive.transforms.HodgeSpectralMask` to a batch carrying the precomputed
-    per-sample ``drop_prob`` (computed once per dataset, :meth:`ExperimentData.drop_probabilities`).
-    Both views are drawn independently from the same distribution with ``generator``.
+    It builds the :class:`~topo_contrastive.transforms.ContrastiveViews` of the
+    configuration: ``"uniform"`` masks with :class:`~topo_contrastive.transforms.EdgeFlowMask`
+    (:class:`~topo_contrastive.transforms.SimplexSignalMask` at rank k) and the
+    configuration's ``drop_prob``; ``"spectral"`` masks with
+    :class:`~topo_contrastive.transforms.HodgeSpectralMask` and the precomputed per-sample
+    ``drop_prob`` (computed once per dataset, :meth:`ExperimentData.drop_probabilities`).
+    A call is :meth:`ContrastiveViews.views` on the batch ``[B, N1]``: the two views are
+    drawn independently with ``generator``, as the transform draws them on a PyG batch.
 
     Args:
         config: the run's configuration (``mask``, ``drop_prob``, ``budget``, ...).
@@ -35,6 +39,7 @@ class ViewMaker:
         drop_prob: float | None = None,
     ) -> None:
         from topo_contrastive.transforms import (
+            ContrastiveViews,
             EdgeFlowMask,
             HodgeSpectralMask,
             SimplexSignalMask,
@@ -45,12 +50,12 @@ class ViewMaker:
         if self.kind == "uniform":
             p = config.drop_prob if drop_prob is None else float(drop_prob)
             if data.rank == 1:
-                self.transform = EdgeFlowMask(p, generator=generator)
+                mask = EdgeFlowMask(p, generator=generator)
             else:
-                self.transform = SimplexSignalMask(p, rank=data.rank, generator=generator)
+                mask = SimplexSignalMask(p, rank=data.rank, generator=generator)
             self.drop_prob = None
         elif self.kind == "spectral":
-            self.transform = HodgeSpectralMask(
+            mask = HodgeSpectralMask(
                 data.hodge,
                 config.budget,
                 perturb=tuple(config.perturb),
@@ -60,15 +65,11 @@ class ViewMaker:
             self.drop_prob = data.drop_probabilities_for(config)  # [S, N1]
         else:
             raise ValueError(f"the configuration {config.name!r} has no mask ({self.kind!r})")
+        self.transform = ContrastiveViews(mask, hodge=data.hodge, hodge_parts=False)
 
     def __call__(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         """Views ``[2, B, N1]`` of flows ``x`` ``[B, N1]`` (samples ``index`` ``[B]``)."""
-        B, n1 = x.shape
-        # B flows on one Data: PyG's batch vector says which rows belong to which sample
-        batch = Data(batch=torch.arange(B, device=x.device).repeat_interleave(n1))
-        batch[self.transform.attr] = x.reshape(-1, 1)  # x_1, or x_k for rank-k signals
+        dp = None
         if self.drop_prob is not None:
-            dp = self.drop_prob.to(x.device)[index.to(self.drop_prob.device)]
-            batch.drop_prob = dp.reshape(-1, 1)  # [B*N1, 1]
-        views = [self.transform(batch)[self.transform.attr].view_as(x) for _ in range(2)]
-        return torch.stack(views)  # [2, B, N1]
+            dp = self.drop_prob.to(x.device)[index.to(self.drop_prob.device)]  # [B, N1]
+        return self.transform.views(x, dp)

@@ -13,11 +13,12 @@ with orthogonal projectors :math:`\mathbf{P}_G = \mathbf{B}_1^\top \mathbf{L}_0^
 
 Package layout (imports run downward only): :mod:`~topo_contrastive.hodge.parts`
 (component names, :class:`HodgeParts`), :mod:`~topo_contrastive.hodge.linalg`,
-:mod:`~topo_contrastive.hodge.layout`, :mod:`~topo_contrastive.hodge.blocks` and
+:mod:`~topo_contrastive.hodge.blocks` and
 :mod:`~topo_contrastive.hodge.cocycles` (shared pieces), the backend interface
 :mod:`~topo_contrastive.hodge.backend` and its two implementations
 :mod:`~topo_contrastive.hodge.exact` and :mod:`~topo_contrastive.hodge.iterative`, and
-:mod:`~topo_contrastive.hodge.decomposition` (:class:`HodgeDecomposition`).
+:mod:`~topo_contrastive.hodge.decomposition` (:class:`HodgeDecomposition`; the signals'
+layouts are converted by :mod:`topo_contrastive._layout`).
 """
 
 from topo_contrastive.hodge import parts as _parts

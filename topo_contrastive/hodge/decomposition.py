@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._layout import as_samples
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.blocks import check_supports
 from topo_contrastive.hodge.exact import ExactBackend
 from topo_contrastive.hodge.iterative import iterative_backend
-from topo_contrastive.hodge.layout import as_samples
 from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts, check_component
 
 __all__ = ["HodgeDecomposition"]

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
@@ -250,25 +251,18 @@ class HodgeReadout(torch.nn.Module):
                 f"`H` must be a floating tensor, got {type(H).__name__}"
                 + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
             )
-        n1 = self.num_edges
-        nk = f"N{self.rank}"
-        what = ("nodes", "edges", "triangles")[self.rank]
-        if H.dim() == 2:
-            if n1 == 0 or H.size(0) % n1 != 0:
-                raise ValueError(
-                    f"`H` has {H.size(0)} rows, not a multiple of the complex's {nk} = {n1} "
-                    f"{what} (a HodgeReadout built on another complex?)"
-                )
-            H = H.view(-1, n1, H.size(1))
+        n1, nk = self.num_edges, f"N{self.rank}"
+        if H.dim() == 2:  # one sample [N1, C] or a PyG batch [B * N1, C]
+            hint = " (a HodgeReadout built on another complex?)"
+            H = rows_to_samples(H, n1, self.rank, "H", hint=hint)  # [B, N1, C]
         elif H.dim() != 3:
             raise ValueError(
                 f"`H` must be [B, {nk}, C], [{nk}, C] or [B*{nk}, C], got {tuple(H.shape)}"
             )
-        if H.size(1) != n1:
-            raise ValueError(
-                f"`H` has {H.size(1)} {what} (shape {tuple(H.shape)}) but the readout was built "
-                f"on a complex with {nk} = {n1} {what}"
-            )
+        _, what, _ = simplex_words(self.rank)
+        check_num_simplices(
+            H, 1, n1, self.rank, "H", f"the readout was built on a complex with {nk} = {n1} {what}"
+        )
         B, _, C = H.shape
         blocks = []
         if self.pool == "mean":

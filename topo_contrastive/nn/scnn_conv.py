@@ -9,6 +9,12 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
+from topo_contrastive._layout import (
+    check_batch_vector,
+    check_num_simplices,
+    rows_to_samples,
+    samples_to_rows,
+)
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
 
 __all__ = ["SCNNConv"]
@@ -206,7 +212,7 @@ class SCNNConv(torch.nn.Module):
         if layout == "single":
             return out[0]  # [N1, C_out]
         if layout == "pyg":
-            return out.view(-1, self.out_channels)  # [B*N1, C_out]
+            return samples_to_rows(out)  # [B*N1, C_out]
         return out  # [B, N1, C_out]
 
     def _as_batched(
@@ -264,11 +270,8 @@ class SCNNConv(torch.nn.Module):
         if x.dim() == 3:
             if batch is not None:
                 raise ValueError("`batch` is only used with a 2-D `x` of shape [B*N1, C]")
-            if n1 is not None and x.size(1) != n1:
-                raise ValueError(
-                    f"`x` has {x.size(1)} edges (shape {tuple(x.shape)}) but the operators "
-                    f"are [{n1}, {n1}]"
-                )
+            if n1 is not None:
+                check_num_simplices(x, 1, n1, 1, "x", f"the operators are [{n1}, {n1}]")
             return x, "batched"
         rows = x.size(0)
         if batch is None:
@@ -285,32 +288,20 @@ class SCNNConv(torch.nn.Module):
             or (batch.is_floating_point() or batch.is_complex())
         ):
             raise TypeError(f"`batch` must be an integer tensor, got {_describe(batch)}")
-        if batch.dim() != 1 or batch.numel() != rows:
-            raise ValueError(
-                f"`batch` must have shape [{rows}] (one entry per row of `x`), got "
-                f"shape {tuple(batch.shape)}"
-            )
         if n1 is None:  # both sides off: no operator gives N1, take it from `batch`
-            num = int(batch[-1].item()) + 1 if rows else 1
+            num = int(batch[-1].item()) + 1 if batch.dim() == 1 and rows else 1
             n1 = rows // num if num > 0 and rows % num == 0 else -1
             if n1 < 0:
                 raise ValueError(
                     f"`batch` must be [0]*N1 + [1]*N1 + ... (equal, contiguous samples), "
                     f"but its last entry says {num} samples for {rows} rows"
                 )
-        if rows % n1 != 0:
-            raise ValueError(
-                f"`x` has {rows} rows, not a multiple of N1={n1} (the operators' size); "
-                "a PyG batch must hold whole flows on the same complex"
-            )
-        num = rows // n1
-        expected = torch.arange(num, device=batch.device).view(num, 1)
-        if not bool((batch.view(num, n1) == expected).all()):
-            raise ValueError(
-                f"`batch` must be [0]*N1 + [1]*N1 + ... (samples of N1={n1} edges, contiguous "
-                "and in order), as PyG collates flows on one shared complex"
-            )
-        return x.view(num, n1, self.in_channels), "pyg"
+        x3 = rows_to_samples(
+            x, n1, of=f"N1={n1} (the operators' size); a PyG batch must hold whole flows on "
+            "the same complex"
+        )  # [B, N1, C_in]
+        check_batch_vector(batch, rows, n1)
+        return x3, "pyg"
 
     def _propagate(
         self,

@@ -12,6 +12,7 @@ from torch import Tensor
 from torch.utils.data import get_worker_info
 from torch_geometric.data import Batch, InMemoryDataset
 
+from topo_contrastive._layout import check_batch_vector
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
@@ -112,20 +113,12 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) ->
             return graphs
     batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
     if batch is not None:
-        if not isinstance(batch, Tensor) or batch.dim() != 1 or batch.shape[0] != rows:
+        if not isinstance(batch, Tensor):
             raise ValueError(
                 f"`data.batch` must be a vector [{rows}] (the sample of every row of "
-                f"`data.{attr}`), got {type(batch).__name__} "
-                f"{tuple(batch.shape) if isinstance(batch, Tensor) else ''}"
+                f"`data.{attr}`), got {type(batch).__name__}"
             )
-        flows = rows // n1 if n1 else 0
-        expected = torch.arange(flows, device=batch.device).repeat_interleave(n1)
-        if (n1 and rows % n1) or not torch.equal(batch.long(), expected):
-            raise ValueError(
-                f"`data.batch` must number the samples 0, 1, ... in blocks of {nk} = {n1} rows "
-                f"(flows stacked sample-major); got {rows} rows that do not form such blocks"
-            )
-        return flows
+        return check_batch_vector(batch, rows, n1, rank, "data.batch", f"data.{attr}")
     if rows != n1:
         raise ValueError(
             f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds {one} of "
@@ -142,6 +135,26 @@ def uniform(rows: int, generator: torch.Generator | None, device: torch.device) 
         return torch.rand(rows, dtype=torch.float64, device=device)
     out = torch.rand(rows, dtype=torch.float64, generator=generator, device=generator.device)
     return out.to(device)
+
+
+def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -> Tensor:
+    r"""The masked copy :math:`\mathbf{x} \circ (\mathbf{1} - \mathbf{d})`,
+    :math:`d_i \sim \mathrm{Ber}(p_i)`, one draw per row of ``x``: the batched sampling of
+    every mask (a ``Data``/``Batch`` ``[rows, C]``, or dense samples ``[B, N_k]`` read as
+    ``B * N_k`` rows).
+
+    Args:
+        x: ``[rows]`` or ``[rows, C]`` (the channels of a row share its draw).
+        p: one drop probability, or ``[rows]`` / ``[rows, 1]`` per row.
+        generator: the generator of the ``rows`` uniform draws (float64), or ``None``.
+
+    Returns:
+        ``x``'s shape, device and dtype.
+    """
+    draws = uniform(x.shape[0], generator, x.device)  # [rows]
+    if isinstance(p, Tensor):
+        p = p.reshape(-1).to(x.device, torch.float64)
+    return apply_drop(x, draws < p)
 
 
 def apply_drop(x: Tensor, drop: Tensor) -> Tensor:

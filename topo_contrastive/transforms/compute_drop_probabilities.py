@@ -9,6 +9,7 @@ from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._layout import rows_to_samples
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
@@ -148,14 +149,6 @@ class ComputeDropProbabilities(BaseTransform):
         flows (the number of rank-k simplices for ``hodge.rank = k``)."""
         return self.hodge.num_simplices
 
-    @property
-    def _label(self) -> str:
-        return f"N{self.hodge.rank}"
-
-    @property
-    def _simplices(self) -> str:
-        return ("nodes", "edges", "triangles")[self.hodge.rank] + f" of rank {self.hodge.rank}"
-
     def bind(self, dataset: Any) -> HodgeDecomposition:
         """Bind to ``dataset.complex`` if no complex was given (else check that the dataset's
         complex is the given one) and return the decomposition.
@@ -180,12 +173,11 @@ class ComputeDropProbabilities(BaseTransform):
                 f"drop probabilities need a single-channel flow, got `{self.attr}` of shape "
                 f"{tuple(x.shape)}; compute them on the scalar flow and store `{self.prob_attr}`"
             )
-        if (x.shape[0] % n1 if n1 else x.shape[0]) != 0:
-            raise ValueError(
-                f"`{self.attr}` has {x.shape[0]} rows, not a multiple of the complex's "
-                f"{self._label} = {n1} {self._simplices} (a signal of the wrong length)"
-            )
-        flows = x.reshape(x.shape[0] // n1 if n1 else 0, n1)  # [S, N1], sample-major
+        if n1 == 0 and x.shape[0] == 0:  # no simplices: no samples to optimise
+            flows = x.reshape(0, 0)
+        else:  # [S, N1], sample-major
+            hint = " (a signal of the wrong length)"
+            flows = rows_to_samples(x.reshape(-1), n1, self.hodge.rank, self.attr, hint=hint)
         p = optimize_drop_probabilities(
             flows,
             self.hodge,

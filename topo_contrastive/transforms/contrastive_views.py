@@ -14,6 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._layout import batch_vector, rows_to_samples, samples_to_rows
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
@@ -25,10 +26,17 @@ from topo_contrastive.transforms._common import (
     store,
 )
 
-__all__ = ["ContrastiveViews"]
+__all__ = ["ContrastiveViews", "hodge_parts"]
 
 #: Attribute holding the Hodge parts ``[rows, 3]`` (gradient, curl, harmonic columns).
 PARTS_ATTR = "hodge_parts"
+
+
+def hodge_parts(hodge: HodgeDecomposition, x: Tensor) -> Tensor:
+    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x`` ``[S, N_k]``,
+    in one batched call, in ``x``'s dtype and on its device (the ``hodge_parts`` of
+    :class:`ContrastiveViews`, of the experiments' data and of the debiased loss)."""
+    return torch.stack(list(hodge(x)), dim=-1)
 
 
 class ContrastiveViews(BaseTransform):
@@ -209,8 +217,8 @@ class ContrastiveViews(BaseTransform):
                 + ("flow" if k == 1 else f"rank-{k} signal")
                 + " of another complex?)"
             )
-        parts = self.hodge(x.reshape(-1, n1))  # three [S, N1]
-        return torch.stack([p.reshape(-1) for p in parts], dim=1)  # [rows, 3]
+        flows = rows_to_samples(x.reshape(-1), n1, k, self.attr)  # [S, N1]
+        return samples_to_rows(hodge_parts(self.hodge, flows))  # [rows, 3]
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Bind the complex (:meth:`bind`), then compute, for all samples of ``dataset`` in
@@ -255,6 +263,32 @@ class ContrastiveViews(BaseTransform):
             )
 
     # ------------------------------------------------------------------ per access
+    def views(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
+        """Both views of dense samples ``x`` ``[B, N_k]`` at once: the batched path of the
+        transform (a training loop on dense batches calls it; the draws are those of the
+        transform on the same flows as a PyG batch ``[B * N_k, 1]``).
+
+        Args:
+            x: ``[B, N_k]`` flows (signals of rank k), floating.
+            drop_prob: their drop probabilities ``[B, N_k]`` for a spectral mask (e.g.
+                rows of ``drop_prob`` stored by :meth:`fit`); ``None``: the mask's own
+                (computed for a spectral mask).
+
+        Returns:
+            ``[2, B, N_k]`` on ``x``'s device and dtype.
+
+        Raises:
+            TypeError: the mask has no batched path (``mask_samples``), e.g. a custom
+                callable: apply the transform to a ``Batch`` instead.
+        """
+        mask_samples = getattr(self.mask, "mask_samples", None)
+        if not callable(mask_samples):
+            raise TypeError(
+                f"the mask {type(self.mask).__name__} has no batched `mask_samples`; apply "
+                "the transform to a Batch instead"
+            )
+        return torch.stack([mask_samples(x, drop_prob) for _ in range(2)])  # [2, B, N_k]
+
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
         is_batch = isinstance(data, Batch)
@@ -275,7 +309,7 @@ class ContrastiveViews(BaseTransform):
         if is_batch:
             if data.get("batch") is None:
                 n1 = x.shape[0] // max(num_graphs, 1)
-                data.batch = torch.arange(num_graphs, device=x.device).repeat_interleave(n1)
+                data.batch = batch_vector(num_graphs, n1, x.device)
                 data.ptr = torch.arange(num_graphs + 1, device=x.device) * n1
         else:
             data.num_nodes = x.shape[0]

@@ -13,13 +13,12 @@ from torch_geometric.transforms import BaseTransform
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
-    apply_drop,
     draw_generator,
+    drop_rows,
     get_flow,
     make_generator,
     num_flows,
     store,
-    uniform,
 )
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
 
@@ -219,9 +218,24 @@ class HodgeSpectralMask(BaseTransform):
         if p is None:
             p = self.precompute.probabilities(x)  # [rows, 1], batched over samples
             store(data, self.prob_attr, p, like=self.attr)
-        draws = uniform(x.shape[0], draw_generator(self), x.device)  # [rows]
-        data[self.attr] = apply_drop(x, draws < p.reshape(-1).to(x.device, torch.float64))
+        data[self.attr] = drop_rows(x, p, draw_generator(self))  # one draw per row
         return data
+
+    def mask_samples(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
+        """Mask dense samples ``x`` ``[B, N_k]`` in one vectorised draw (the draws of
+        :meth:`forward` on the same flows as a PyG batch ``[B * N_k, 1]``).
+
+        Args:
+            x: ``[B, N_k]``, floating.
+            drop_prob: the samples' drop probabilities ``[B, N_k]`` (e.g. rows of a
+                fitted dataset's ``drop_prob``); ``None`` computes them (slow).
+
+        Returns:
+            ``[B, N_k]`` on ``x``'s device and dtype.
+        """
+        if drop_prob is None:
+            drop_prob = self.precompute.probabilities(x.reshape(-1))  # [B * N_k, 1]
+        return drop_rows(x.reshape(-1), drop_prob, draw_generator(self)).view_as(x)
 
     def __repr__(self) -> str:
         return (
