@@ -17,7 +17,7 @@ from topo_contrastive.complex import SimplicialOperators
 
 __all__ = ["TRAJECTORY_HOLES", "delaunay_complex", "delaunay_simplices"]
 
-#: The two square holes of the synthetic trajectory complex (DESIGN §3): ``beta_1 = 2``.
+#: The two square holes of the synthetic trajectory complex (docs/design.md §3): ``beta_1 = 2``.
 TRAJECTORY_HOLES: tuple[tuple[float, float], ...] = ((0.2, 0.4), (0.6, 0.8))
 
 

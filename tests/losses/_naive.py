@@ -1,11 +1,12 @@
 """Naive references written directly from the paper's equations with explicit Python loops.
 
 * eq. (4) / (6): per anchor ``-log(e^{sim_pos/tau} / sum_m w_im e^{sim_im/tau})``;
-  NT-Xent layout (DESIGN §2.5): anchor (i, a), positive (i, b), negatives (m, 1) and (m, 2) for
-  m != i, the positive optionally in the denominator with weight 1, averaged over both views.
+  NT-Xent layout (docs/design.md §2.5): anchor (i, a), positive (i, b), negatives (m, 1) and
+  (m, 2) for m != i, the positive optionally in the denominator with weight 1, averaged over
+  both views.
 * eqs. (7)-(8): ``S = sum_k gamma_k (1 - cos(P_k x_i, P_k x_m))`` with cos = 0 for a zero
-  vector, normalised over the B - 1 negatives of anchor i to MEAN one (DESIGN §2.4 replaces the
-  paper's sum-one), uniform weights when all S of the anchor are zero.
+  vector, normalised over the B - 1 negatives of anchor i to MEAN one (docs/design.md §2.4
+  replaces the paper's sum-one), uniform weights when all S of the anchor are zero.
 
 Everything is scalar torch arithmetic so that autograd also gives naive gradients.
 """

@@ -74,7 +74,7 @@ _DATASET_ALIASES = {
     "oceandrifters": "ocean",
 }
 
-#: Paper Table 1: test accuracy in %, ``(mean, std)`` over 16 splits (DESIGN §4).
+#: Paper Table 1: test accuracy in %, ``(mean, std)`` over 16 splits (docs/design.md §4).
 PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
     "SSCL_Spec": {"trajectory": (97.9, 0.3), "ocean": (90.3, 1.4)},
     "SCNN": {"trajectory": (95.2, 0.5), "ocean": (78.5, 1.1)},

@@ -1,4 +1,4 @@
-"""Linear evaluation protocol (DESIGN §2.8): a linear SVM on frozen embeddings."""
+"""Linear evaluation protocol (docs/design.md §2.8): a linear SVM on frozen embeddings."""
 
 from __future__ import annotations
 

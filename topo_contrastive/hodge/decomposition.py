@@ -387,7 +387,7 @@ class HodgeDecomposition:
     ) -> dict[str, list[torch.Tensor]]:
         """Blocks :math:`\\mathbf{P}_k[S, S]` of the three projectors on edge sets ``S``.
 
-        Needed by the closed-form mask objective (DESIGN §2.2). The exact backend
+        Needed by the closed-form mask objective (docs/design.md §2.2). The exact backend
         slices its eigenbases (:math:`\\mathbf{U}_k[S] \\mathbf{U}_k[S]^\\top`). The
         iterative backend needs :math:`\\mathbf{L}_0^{+}` on the nodes :math:`V`
         touched by the sets,

@@ -1,4 +1,4 @@
-"""InfoNCE with Hodge-aware weights of the negatives (paper eqs. 6-8, DESIGN §2.4-2.5)."""
+"""InfoNCE with Hodge-aware weights of the negatives (paper eqs. 6-8, docs/design.md §2.4-2.5)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class HodgeDebiasedInfoNCE(nn.Module):
     The NT-Xent loss of :class:`~topo_contrastive.losses.InfoNCE` with per-negative weights
     :math:`w_{im} = w(\mathbf{x}_i, \mathbf{x}_m)` that depend on the original (un-augmented)
     flows only, from :func:`~topo_contrastive.losses.hodge_negative_weights` (eqs. 7-8,
-    normalised to mean one over each anchor's negatives, DESIGN §2.4). Both views of sample
+    normalised to mean one over each anchor's negatives, docs/design.md §2.4). Both views of sample
     :math:`m` get the weight :math:`w_{im}`; the positive has weight 1:
 
     .. math::

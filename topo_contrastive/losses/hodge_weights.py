@@ -1,4 +1,4 @@
-"""Hodge-aware weights of negative samples (paper eqs. 7-8, DESIGN §2.4)."""
+"""Hodge-aware weights of negative samples (paper eqs. 7-8, docs/design.md §2.4)."""
 
 from __future__ import annotations
 
@@ -131,8 +131,8 @@ def hodge_negative_weights(
     with :math:`\mathbf{P}_k` the orthogonal projector onto the gradient, curl or harmonic space
     (cosines of :math:`\mathbf{P}_k \mathbf{x}` equal those of :math:`\mathbf{U}_k^\top
     \mathbf{x}`, so no eigenbasis is needed). The weights are normalised over each anchor's
-    :math:`n` negatives to **mean one** (DESIGN §2.4; the paper's eq. 8 normalises to sum one,
-    which differs by the constant factor :math:`n`):
+    :math:`n` negatives to **mean one** (docs/design.md §2.4; the paper's eq. 8 normalises to sum
+    one, which differs by the constant factor :math:`n`):
 
     .. math::
         w(\mathbf{x}_i, \mathbf{x}_m) = n\,\frac{\mathcal{S}(\mathbf{x}_i, \mathbf{x}_m)}

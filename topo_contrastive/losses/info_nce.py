@@ -1,4 +1,4 @@
-"""Temperature-scaled InfoNCE / NT-Xent loss (paper eq. 4, DESIGN §2.5)."""
+"""Temperature-scaled InfoNCE / NT-Xent loss (paper eq. 4, docs/design.md §2.5)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class InfoNCE(nn.Module):
     and :math:`s(\mathbf{u}, \mathbf{v}) = \mathbf{u}^\top\mathbf{v} / (\|\mathbf{u}\|_2
     \|\mathbf{v}\|_2\,\tau)`, the anchor :math:`(i, a)` has the positive :math:`(i, b)`,
     :math:`b \ne a`, and the :math:`2(B-1)` negatives :math:`(m, 1), (m, 2)`, :math:`m \ne i`
-    (SimCLR convention, DESIGN §2.5):
+    (SimCLR convention, docs/design.md §2.5):
 
     .. math::
         \ell_{i}^{(a)} = -s(\mathbf{z}_i^{(a)}, \mathbf{z}_i^{(b)}) + \log\Big(

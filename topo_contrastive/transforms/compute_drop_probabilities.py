@@ -1,4 +1,4 @@
-r"""Store Hodge-aware drop probabilities on edge-flow data (paper §4.1, DESIGN §2.3)."""
+r"""Store Hodge-aware drop probabilities on edge-flow data (paper §4.1, docs/design.md §2.3)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ __all__ = ["ComputeDropProbabilities"]
 
 class ComputeDropProbabilities(BaseTransform):
     r"""Compute each sample's Hodge-aware drop probabilities once and store them as
-    ``data.drop_prob`` (paper §4.1, eq. 9; DESIGN §2.3).
+    ``data.drop_prob`` (paper §4.1, eq. 9; docs/design.md §2.3).
 
     The probabilities solve :func:`~topo_contrastive.transforms.optimize_drop_probabilities`
     (perturb some Hodge components of the flow, preserve the others, expected drops at most

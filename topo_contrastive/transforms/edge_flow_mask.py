@@ -1,4 +1,4 @@
-r"""Uniform edge-flow masking (paper §4, DESIGN §2.1)."""
+r"""Uniform edge-flow masking (paper §4, docs/design.md §2.1)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["EdgeFlowMask"]
 
 class EdgeFlowMask(SimplexSignalMask):
     r"""Drop every edge's flow independently with probability :math:`p` (paper §4,
-    "edge flow masking" with the same probability for all edges; DESIGN §2.1).
+    "edge flow masking" with the same probability for all edges; docs/design.md §2.1).
     It is :class:`~topo_contrastive.transforms.SimplexSignalMask` at ``rank=1``.
 
     .. math::

@@ -1,4 +1,4 @@
-r"""Edge-flow masking with Hodge-aware drop probabilities (paper §4.1, DESIGN §2.1-2.3)."""
+r"""Edge-flow masking with Hodge-aware drop probabilities (paper §4.1, docs/design.md §2.1-2.3)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class HodgeSpectralMask(BaseTransform):
     embeddings) and :math:`\mathcal{G}_\mathbf{p}` the drop probabilities in
     :math:`[0, 1]` that vanish off the flow's support and sum to at most
     :math:`\varepsilon\,|\operatorname{supp}\mathbf{x}|` (``budget`` :math:`=
-    \varepsilon`, DESIGN §2.3); see
+    \varepsilon`, docs/design.md §2.3); see
     :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
 
     **Probabilities are computed once per sample.** If the input carries ``drop_prob``

@@ -1,4 +1,4 @@
-r"""Uniform masking of signals on the simplices of any rank (paper §4, DESIGN §2.1)."""
+r"""Uniform masking of signals on the simplices of any rank (paper §4, docs/design.md §2.1)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = ["SimplexSignalMask"]
 class SimplexSignalMask(BaseTransform):
     r"""Drop the signal of every simplex of one rank independently with probability
     :math:`p` (paper §4, "edge flow masking", generalised to node, edge and triangle
-    signals; DESIGN §2.1).
+    signals; docs/design.md §2.1).
 
     .. math::
         \mathbf{x}_k' = \mathbf{x}_k \circ (\mathbf{1} - \mathbf{d}), \qquad

@@ -1,12 +1,13 @@
-r"""Hodge-aware drop probabilities by projected gradient descent (paper §4.1, DESIGN §2.2-2.3).
+r"""Hodge-aware drop probabilities by projected gradient descent (paper §4.1,
+docs/design.md §2.2-2.3).
 
 An augmented flow drops edge :math:`i` with probability :math:`p_i`:
 :math:`\mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d})`,
-:math:`d_i \sim \mathrm{Ber}(p_i)` (DESIGN §2.1). With :math:`\mathbf{P}_k =
+:math:`d_i \sim \mathrm{Ber}(p_i)` (docs/design.md §2.1). With :math:`\mathbf{P}_k =
 \mathbf{U}_k \mathbf{U}_k^\top` the orthogonal projector onto the Hodge subspace
 :math:`k \in \{G, C, H\}`, the expected squared distance between the anchor's and the
 augmented flow's embedding :math:`\mathbf{U}_k^\top \mathbf{x}` has the closed form
-(DESIGN §2.2)
+(docs/design.md §2.2)
 
 .. math::
     \mathcal{L}_k(\mathbf{p}) = \mathbb{E}\,\|\mathbf{U}_k^\top(\mathbf{x} - \mathbf{x}')\|_2^2
@@ -15,7 +16,7 @@ augmented flow's embedding :math:`\mathbf{U}_k^\top \mathbf{x}` has the closed f
 
 which involves only the block :math:`\mathbf{P}_k[S, S]` on the support
 :math:`S = \operatorname{supp}(\mathbf{x})`. The drop probabilities minimise
-(paper eq. 9 with the weights of its footnote 2, DESIGN §2.3)
+(paper eq. 9 with the weights of its footnote 2, docs/design.md §2.3)
 
 .. math::
     f(\mathbf{p}) = \sum_k s_k\, \alpha_k\, \frac{\mathcal{L}_k(\mathbf{p})}
@@ -202,7 +203,7 @@ def _check_block_shapes(x: Tensor, p: Tensor, block: Tensor) -> None:
 # ---------------------------------------------------------------------------- closed form
 def expected_hodge_distortion(x: Tensor, p: Tensor, projector_block: Tensor) -> Tensor:
     r"""Closed form of :math:`\mathcal{L}_k(\mathbf{p}) = \mathbb{E}\|\mathbf{U}_k^\top
-    (\mathbf{x} - \mathbf{x}')\|_2^2` (paper §4.1 and its footnote 1, DESIGN §2.2).
+    (\mathbf{x} - \mathbf{x}')\|_2^2` (paper §4.1 and its footnote 1, docs/design.md §2.2).
 
     .. math::
         \mathcal{L}_k(\mathbf{p}) = (\mathbf{x} \circ \mathbf{p})^\top \mathbf{P}_k
@@ -275,7 +276,7 @@ def _objective_weights(
         energy = torch.einsum("...i,...ij,...j->...", x, block, x)  # ||P_k x||^2, [...]
         # ||P_k x||^2 is a squared norm; round-off can leave a tiny or negative value for a
         # flow with no energy in component k, so components below a relative threshold of
-        # ||x||^2 contribute nothing (DESIGN §2.3).
+        # ||x||^2 contribute nothing (docs/design.md §2.3).
         total = x.square().sum(-1)
         present = energy > 1e-12 * total
         safe = torch.where(present, energy, torch.ones_like(energy))
@@ -292,7 +293,7 @@ def hodge_mask_objective(
     alpha: Mapping[str, float] | None = None,
 ) -> Tensor:
     r"""The drop-probability objective of the paper's eq. (9) with normalised terms
-    (DESIGN §2.3).
+    (docs/design.md §2.3).
 
     .. math::
         f(\mathbf{p}) = \sum_{k \in \text{perturb}} -\alpha_k
@@ -353,7 +354,7 @@ def project_capped_simplex(
         p_i = 0 \text{ where the mask is False}.
 
     By the KKT conditions :math:`\Pi(\mathbf{v}) = \operatorname{clip}(\mathbf{v} - \mu,
-    0, 1)` (DESIGN §2.3) with :math:`\mu = 0` when :math:`g(0) \le b` and otherwise the
+    0, 1)` (docs/design.md §2.3) with :math:`\mu = 0` when :math:`g(0) \le b` and otherwise the
     :math:`\mu > 0` with :math:`g(\mu) = b`, where :math:`g(\mu) = \sum_i
     \operatorname{clip}(v_i - \mu, 0, 1)` is continuous, piecewise linear and
     non-increasing. Two ways to find the shift :math:`\mu`, batched over rows:
@@ -599,7 +600,7 @@ def optimize_drop_probabilities(
     return_history: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
     r"""Per-sample Hodge-aware drop probabilities by projected gradient descent (paper §4.1,
-    eq. 9; DESIGN §2.2-2.3).
+    eq. 9; docs/design.md §2.2-2.3).
 
     For each flow :math:`\mathbf{x}` with support :math:`S`, solves
 
