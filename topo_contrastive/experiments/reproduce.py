@@ -2,8 +2,8 @@ r"""Table 1 and Figures 1-2 of the paper, end to end (``topo-contrastive reprodu
 
 **Protocol** (paper §5, docs/design.md §2.8). For every contrastive row, edition and dataset,
 encoders are pre-trained on all samples without labels (transductive), and a linear SVM (C by
-10-fold cross-validation on the training split) is fitted on the embeddings :math:`\mathbf{h}` of the
-training split of a random split and scored on its test split. The ``num_splits`` split seeds
+10-fold cross-validation on the training split) is fitted on the embeddings :math:`\mathbf{h}` of
+the training split of a random split and scored on its test split. The ``num_splits`` split seeds
 ``seed .. seed + num_splits - 1`` are shared out over ``pretrain_seeds`` encoders (encoder ``j``,
 pre-trained with seed ``seed + j``, is evaluated on the splits ``s`` with
 ``(s - seed) % pretrain_seeds == j``), so the table's mean ± std runs over ``num_splits`` splits
