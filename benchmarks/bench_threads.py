@@ -91,6 +91,37 @@ def measure(data_file: Path, tmp: Path, threads: str, epochs: int) -> dict[str, 
     }
 
 
+def render(results: dict, epochs: int) -> str:
+    """The Markdown table of :func:`main`'s results, with ratios to the idle 1-thread run."""
+    base = results["idle"]["1"]
+    lines = [
+        "| condition | threads | pretrain epoch (s) | ratio | set-up (s) | quick slice (s) "
+        "| ratio | default: what pretrain chose |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for condition, rows in results.items():
+        for t, r in rows.items():
+            lines.append(
+                f"| {condition} | {t} | {r['epoch_s']:.2f} | {r['epoch_s'] / base['epoch_s']:.2f} "
+                f"| {r['setup_s']:.1f} | {r['quick_slice_s']:.1f} "
+                f"| {r['quick_slice_s'] / base['quick_slice_s']:.2f} "
+                f"| {r['threads_line'].split(': ', 1)[-1] if t == 'default' else ''} |"
+            )
+    default_ratio = results["one core busy"]["default"]["epoch_s"] / results["idle"]["default"][
+        "epoch_s"
+    ]
+    md = (
+        "# Threads: 1 vs 2 torch threads, idle and with one busy core\n\n"
+        f"`python benchmarks/bench_threads.py` ({epochs} pre-training epoch(s), SSCL_Spec on "
+        "the Chicago sketch trips, 1,088 edges, 1,000 trips; ratios against the idle 1-thread "
+        "run of the same command; the quick slice's default is the quick preset's fixed 1 "
+        "thread)\n\n" + "\n".join(lines) + "\n\n"
+        f"Default threads, epoch with one core busy / idle: **{default_ratio:.2f}x** "
+        "(target <= 2.5x).\n"
+    )
+    return md
+
+
 def main(epochs: int = 1, seed: int = 0, out: Path = RESULTS) -> dict:
     """Run every measurement; write ``bench_threads.{json,md}`` into ``out``."""
     results: dict[str, dict[str, dict[str, float]]] = {}
@@ -111,31 +142,7 @@ def main(epochs: int = 1, seed: int = 0, out: Path = RESULTS) -> dict:
                     busy.kill()
                     busy.wait()
             print(condition, json.dumps(results[condition], indent=1), flush=True)
-    base = results["idle"]["1"]
-    lines = [
-        "| condition | threads | pretrain epoch (s) | ratio | set-up (s) | quick slice (s) "
-        "| ratio | what the default chose |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for condition, rows in results.items():
-        for t, r in rows.items():
-            lines.append(
-                f"| {condition} | {t} | {r['epoch_s']:.2f} | {r['epoch_s'] / base['epoch_s']:.2f} "
-                f"| {r['setup_s']:.1f} | {r['quick_slice_s']:.1f} "
-                f"| {r['quick_slice_s'] / base['quick_slice_s']:.2f} "
-                f"| {r['threads_line'].split(': ', 1)[-1] if t == 'default' else ''} |"
-            )
-    default_ratio = results["one core busy"]["default"]["epoch_s"] / results["idle"]["default"][
-        "epoch_s"
-    ]
-    md = (
-        "# Threads: 1 vs 2 torch threads, idle and with one busy core\n\n"
-        f"`python benchmarks/bench_threads.py` ({epochs} pre-training epoch(s), SSCL_Spec on "
-        "the Chicago sketch trips, 1,088 edges, 1,000 trips; ratios against the idle 1-thread "
-        "run of the same command)\n\n" + "\n".join(lines) + "\n\n"
-        f"Default threads, epoch with one core busy / idle: **{default_ratio:.2f}x** "
-        "(target <= 2.5x).\n"
-    )
+    md = render(results, epochs)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_threads.json").write_text(json.dumps(results, indent=1) + "\n")
     (out / "bench_threads.md").write_text(md)
@@ -148,5 +155,13 @@ if __name__ == "__main__":
     parser.add_argument("--epochs", type=int, default=1, help="pre-training epochs per run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the trip sample")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder of the results")
+    parser.add_argument(
+        "--render", type=Path, default=None, help="only re-write the Markdown of this JSON"
+    )
     a = parser.parse_args()
-    main(epochs=a.epochs, seed=a.seed, out=a.out)
+    if a.render is not None:
+        text = render(json.loads(a.render.read_text()), a.epochs)
+        (a.out / "bench_threads.md").write_text(text)
+        print(text)
+    else:
+        main(epochs=a.epochs, seed=a.seed, out=a.out)
