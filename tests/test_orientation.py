@@ -126,3 +126,16 @@ def test_negative_weights_and_debiased_loss_are_invariant(setting):
     torch.testing.assert_close(
         loss(z1, z2, hodge_parts=parts_b), loss(z1, z2, hodge_parts=parts_a), rtol=0, atol=1e-9
     )
+
+
+@pytest.mark.parametrize("signs", [(1, 1), (1, -1)])
+def test_a_triangle_listed_twice_in_b2_is_an_error(signs):
+    """Issue 26 case 1: a duplicate column of B2 (the same three edges, in either orientation)
+    used to be accepted."""
+    B1 = np.array([[-1, 0, -1], [1, -1, 0], [0, 1, 1]])  # edges 0->1, 1->2, 0->2
+    column = np.array([1, 1, -1])  # the boundary 0 -> 1 -> 2 -> 0
+    B2 = np.stack([column, signs[1] * column], axis=1)
+    with pytest.raises(ValueError, match=r"`B2` columns 0 and 1 are the same triangle \(edges "
+                       r"\[0, 1, 2\]\): a triangle listed twice"):  # fmt: skip
+        SimplicialOperators.from_incidence(B1, B2)
+    assert SimplicialOperators.from_incidence(B1, B2[:, :1]).num_triangles == 1

@@ -317,6 +317,16 @@ def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -
                 f"`B2` column {c}: its three edges {c2.indices[3 * c:3 * c + 3].tolist()} "
                 "do not form the boundary of a triangle (a face is missing)"
             )
+    if c2.nnz:  # a triangle listed twice: two columns on the same three edges
+        faces = np.sort(c2.indices.reshape(-1, 3), axis=1)  # [N2, 3]
+        order = np.lexsort(faces.T[::-1])
+        same = np.flatnonzero((faces[order][1:] == faces[order][:-1]).all(axis=1))
+        if same.size:
+            i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+            raise ValueError(
+                f"`B2` columns {i} and {j} are the same triangle (edges "
+                f"{faces[i].tolist()}): a triangle listed twice"
+            )
     b2 = sp.csr_matrix(b2.sign())
     prod = (b1 @ b2).tocsc()
     prod.eliminate_zeros()

@@ -182,7 +182,8 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         Raises:
             ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
                 malformed, says which), a ``B2`` column without exactly three entries
-                +-1, a shape mismatch, a duplicate edge, a triangle whose faces do not
+                +-1, a shape mismatch, a duplicate edge, a triangle listed twice (two
+                ``B2`` columns on the same edges), a triangle whose faces do not
                 close, or ``B1 @ B2 != 0`` (the message gives the column, its signs and
                 the expected signs); likewise for ``B3``: a column without four entries
                 +-1, faces that are not the four triangles of one tetrahedron,
