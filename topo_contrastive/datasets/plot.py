@@ -68,10 +68,34 @@ def plot_complex(
             is not ``N1``; a path with a node id out of range; ``labels`` of the
             wrong length; ``path`` not ending in ``.png``.
     """
-    from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.figure import Figure
 
-    obj = dataset_or_complex
+    ops, xy = _complex_and_coordinates(dataset_or_complex, pos)
+    if path is not None and not os.fspath(path).lower().endswith(".png"):
+        raise ValueError(f"`path` must end in .png, got {os.fspath(path)!r}")
+    flow_arr, path_list, label_arr = _checked_items(ops, flows, paths, labels)
+    if ax is None:
+        fig = Figure(figsize=(6, 6))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    _draw_complex(ax, ops, xy)
+    _draw_items(ax, ops, xy, flow_arr, path_list, label_arr)
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if title is not None:
+        ax.set_title(title)
+
+    if path is not None:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight"))
+    return fig
+
+
+def _complex_and_coordinates(obj: Any, pos: Any | None) -> tuple[SimplicialOperators, np.ndarray]:
+    """The complex of ``obj`` (a complex or a dataset) and the node coordinates
+    ``float64 [N0, 2]`` (``pos``, else the dataset's)."""
     if isinstance(obj, SimplicialOperators):
         ops = obj
     elif isinstance(getattr(obj, "complex", None), SimplicialOperators):
@@ -88,9 +112,14 @@ def plot_complex(
     xy = _numpy(pos).astype(np.float64)
     if xy.shape != (ops.num_nodes, 2):
         raise ValueError(f"`pos` must have shape [{ops.num_nodes}, 2], got {tuple(xy.shape)}")
-    if path is not None and not os.fspath(path).lower().endswith(".png"):
-        raise ValueError(f"`path` must end in .png, got {os.fspath(path)!r}")
+    return ops, xy
 
+
+def _checked_items(
+    ops: SimplicialOperators, flows: Any, paths: Sequence[Any] | None, labels: Any
+) -> tuple[np.ndarray | None, list[np.ndarray], np.ndarray | None]:
+    """The flows ``float64 [K, N1]`` (or ``None``), the paths (``int64 [L]`` each) and the
+    labels ``int64 [K]`` (one per flow, else per path; or ``None``) to draw."""
     flow_arr = None
     if flows is not None:
         flow_arr = _numpy(flows).astype(np.float64)
@@ -117,16 +146,13 @@ def plot_complex(
                 f"`labels` must have one entry per {'flow' if flow_arr is not None else 'path'} "
                 f"({num_items}), got {label_arr.size}"
             )
+    return flow_arr, path_list, label_arr
 
-    def colour(k: int) -> str:
-        idx = label_arr[k] if label_arr is not None else k
-        return _COLOURS[int(idx) % len(_COLOURS)]
 
-    if ax is None:
-        fig = Figure(figsize=(6, 6))
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+def _draw_complex(ax: Any, ops: SimplicialOperators, xy: np.ndarray) -> None:
+    """Shaded triangles, thin grey edges and node dots."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
     tri = np.asarray(ops.triangles)
     if tri.size:
         ax.add_collection(
@@ -136,6 +162,22 @@ def plot_complex(
         LineCollection(xy[np.asarray(ops.edges)], colors="#7f7f7f", linewidths=0.4, zorder=1)
     )
     ax.scatter(xy[:, 0], xy[:, 1], s=3, c="#404040", zorder=2)
+
+
+def _draw_items(
+    ax: Any,
+    ops: SimplicialOperators,
+    xy: np.ndarray,
+    flow_arr: np.ndarray | None,
+    path_list: list[np.ndarray],
+    label_arr: np.ndarray | None,
+) -> None:
+    """Arrows along each flow's support (in the flow's direction) and along each path, with
+    a dot at a path's start and a square at its end; one colour per label (or item)."""
+
+    def colour(k: int) -> str:
+        idx = label_arr[k] if label_arr is not None else k
+        return _COLOURS[int(idx) % len(_COLOURS)]
 
     def arrows(tails: np.ndarray, heads: np.ndarray, c: str) -> None:
         d = heads - tails
@@ -161,13 +203,3 @@ def plot_complex(
             arrows(xy[nodes[:-1]], xy[nodes[1:]], c)
         ax.scatter(*xy[nodes[0]], s=30, c=c, marker="o", zorder=5, edgecolors="k")
         ax.scatter(*xy[nodes[-1]], s=30, c=c, marker="s", zorder=5, edgecolors="k")
-    ax.set_aspect("equal")
-    ax.autoscale_view()
-    ax.set_xticks([])
-    ax.set_yticks([])
-    if title is not None:
-        ax.set_title(title)
-
-    if path is not None:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight"))
-    return fig

@@ -33,6 +33,7 @@ paper's numbers, reference rows, supervised training accuracy, settings, wall ti
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -205,15 +206,7 @@ def reproduce(
             any work); ``resume`` on a folder whose run used other settings (nothing is
             written then).
     """
-    if isinstance(preset, str):
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
-        preset = PRESETS[preset]
-    ds_names = [resolve_dataset_name(d) for d in dataset_names]
-    rows = [resolve_config_name(c) for c in config_names]
-    eds = [resolve_edition(e) for e in (preset.editions if editions is None else editions)]
-    if not ds_names or not rows or not eds:
-        raise ValueError("choose at least one dataset, one configuration and one edition")
+    preset, ds_names, rows, eds = _selection(preset, dataset_names, config_names, editions)
     folder = check_output_dir(out)
     marker = folder / COMPLETE_MARKER
     if marker.exists() and not resume:  # (a refused resume leaves the folder as it was)
@@ -224,11 +217,8 @@ def reproduce(
     fingerprint, fp_parts = _fingerprint(preset, seed)
     data_fp = _data_fingerprints(loaded)
     records = _load_previous(folder, fingerprint, data_fp) if resume else []
-    previous_data: dict[str, Any] = {}
-    if records:  # keep the other datasets' records of the earlier run
-        previous_data = json.loads((folder / "runs.json").read_text(encoding="utf-8"))[
-            "settings"
-        ].get("data", {})
+    # keep the other datasets' records of the earlier run
+    previous_data = _previous_data(folder) if records else {}
     if marker.exists():
         marker.unlink()
     fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
@@ -240,79 +230,20 @@ def reproduce(
         "fingerprint": fingerprint,
         "fingerprint_parts": fp_parts,
         "data": {**previous_data, **data_fp},
-        "datasets": ds_names,
-        "configs": rows,
-        "editions": eds,
-        "device": str(device),
-        "command": command,
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
+        **_run_settings(ds_names, rows, eds, device, command),
     }
-
-    def save(complete: bool = False, **more: Any) -> None:
-        write_json(
-            folder / "runs.json",
-            {"complete": complete, "settings": settings, **more, "records": records},
-        )
-        write_csv(folder / "runs.csv", records)
-
+    save = functools.partial(_save_runs, folder, settings, records)
     if records:
         say(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
     save()
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(todo), desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
-    for unit in todo:
-        bar.set_description(unit.key)
-        new = _run_unit(unit, loaded[unit.dataset], preset, device)
-        records.extend(new)
-        save()
-        accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
-        say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
-        bar.update(1)
-    bar.close()
+    _run_units(todo, loaded, preset, device, records, save, say, progress)
 
     extra = []
     fig2_points: dict[str, list[tuple[float, float, float]]] = {}
     if fig2 is not None:
-        from topo_contrastive.experiments.figures import plot_figure2
-
-        for row in ("SCL", "SSCL"):
-            for p in preset.figure2_probs:
-                accs = [
-                    100 * r["test_accuracy"]
-                    for r in records
-                    if r["experiment"] == "figure2"
-                    and r["config"] == row
-                    and r.get("drop_prob") == float(p)
-                ]
-                fig2_points.setdefault(row, []).append(
-                    (float(p), float(np.mean(accs)), float(np.std(accs)))
-                )
-        eps = preset.figure2_epochs or preset.epochs_for(fig2, get_config("SCL", fig2))
-        plot_figure2(
-            fig2_points,
-            folder / "figure2.png",
-            f"{fig2}: {eps} epochs, {preset.figure2_splits} splits"
-            + (" (REDUCED SETTINGS)" if preset.reduced else ""),
-        )
-        extra.append(
-            f"Figure 2: {fig2}, p in {list(preset.figure2_probs)}, {eps} epochs, "
-            f"{preset.figure2_splits} splits over {preset.figure2_pretrain_seeds} encoders "
-            "per point"
-        )
+        fig2_points = _figure2(preset, records, fig2, folder, extra)
     if preset.figure1_draws > 0:
-        from topo_contrastive.experiments.figures import figure1_from_data
-
-        fig1 = "trajectory" if "trajectory" in loaded else next(iter(loaded))
-        figure1_from_data(
-            loaded[fig1],
-            get_config("SSCL_Spec", fig1),
-            preset.figure1_draws,
-            seed,
-            folder / "figure1.png",
-        )
-        extra.append(f"Figure 1: {fig1}, {preset.figure1_draws} masks per flow and method")
+        _figure1(preset, loaded, seed, folder, extra)
     seconds = time.perf_counter() - start
     unit_total = sum({r["unit"]: r["unit_seconds"] for r in records}.values())
     extra.append(
@@ -320,20 +251,11 @@ def reproduce(
         + (f" ({len(units) - len(todo)} units resumed from an earlier call)" if done else "")
     )
     summary = summarize(records)
-    table = format_table(
-        summary,
-        records,
-        title_note=f"preset {preset.name!r}",
-        reduced=preset.reduced,
-        preset_line=preset.describe(),
-        seconds=seconds,
-        command=command,
-        datasets=ds_names,
-        configs=rows,
-        editions=eds,
-        extra=extra,
-    )
-    write_text(folder / "table1.md", table)
+    write_text(folder / "table1.md", format_table(
+        summary, records, title_note=f"preset {preset.name!r}", reduced=preset.reduced,
+        preset_line=preset.describe(), seconds=seconds, command=command, datasets=ds_names,
+        configs=rows, editions=eds, extra=extra,
+    ))  # fmt: skip
     save(
         complete=True,
         wall_time_s=round(seconds, 1),
@@ -349,3 +271,142 @@ def reproduce(
         out=folder,
         resumed_units=len(units) - len(todo),
     )
+
+
+def _save_runs(
+    folder: Path,
+    settings: dict[str, Any],
+    records: list[dict[str, Any]],
+    complete: bool = False,
+    **more: Any,
+) -> None:
+    """Write ``runs.json`` (the settings, ``more`` and the records) and ``runs.csv``."""
+    write_json(
+        folder / "runs.json",
+        {"complete": complete, "settings": settings, **more, "records": records},
+    )
+    write_csv(folder / "runs.csv", records)
+
+
+def _previous_data(folder: Path) -> dict[str, Any]:
+    """The data fingerprints of the earlier run in ``folder`` (its ``runs.json``)."""
+    runs = json.loads((folder / "runs.json").read_text(encoding="utf-8"))
+    return runs["settings"].get("data", {})
+
+
+def _run_settings(
+    ds_names: list[str], rows: list[str], eds: list[str], device: Any, command: str
+) -> dict[str, Any]:
+    """What ``runs.json`` records of a call besides the fingerprints: the selection, the
+    device, the command line, the torch version and its number of threads."""
+    return {
+        "datasets": ds_names,
+        "configs": rows,
+        "editions": eds,
+        "device": str(device),
+        "command": command,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+    }
+
+
+def _selection(
+    preset: Preset | str,
+    dataset_names: Sequence[str],
+    config_names: Sequence[str],
+    editions: Sequence[str] | None,
+) -> tuple[Preset, list[str], list[str], list[str]]:
+    """The preset, the canonical dataset, row and edition names of a call to
+    :func:`reproduce` (the editions default to the preset's).
+
+    Raises:
+        ValueError: an unknown name, or no dataset, row or edition.
+    """
+    if isinstance(preset, str):
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        preset = PRESETS[preset]
+    ds_names = [resolve_dataset_name(d) for d in dataset_names]
+    rows = [resolve_config_name(c) for c in config_names]
+    eds = [resolve_edition(e) for e in (preset.editions if editions is None else editions)]
+    if not ds_names or not rows or not eds:
+        raise ValueError("choose at least one dataset, one configuration and one edition")
+    return preset, ds_names, rows, eds
+
+
+def _run_units(
+    todo: Sequence[Any],
+    loaded: dict[str, ExperimentData],
+    preset: Preset,
+    device: str | torch.device,
+    records: list[dict[str, Any]],
+    save: Callable[[], None],
+    say: Callable[[str], None],
+    progress: bool,
+) -> None:
+    """Run the units ``todo`` in order, appending their records and saving after each."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(todo), desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
+    for unit in todo:
+        bar.set_description(unit.key)
+        new = _run_unit(unit, loaded[unit.dataset], preset, device)
+        records.extend(new)
+        save()
+        accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
+        say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
+        bar.update(1)
+    bar.close()
+
+
+def _figure2(
+    preset: Preset, records: list[dict[str, Any]], fig2: str, folder: Path, extra: list[str]
+) -> dict[str, list[tuple[float, float, float]]]:
+    """Draw ``figure2.png`` from the Figure 2 records; return its points ``{row: [(p, mean,
+    std)]}`` (accuracies in %) and add its line to ``extra``."""
+    from topo_contrastive.experiments.figures import plot_figure2
+
+    fig2_points: dict[str, list[tuple[float, float, float]]] = {}
+    for row in ("SCL", "SSCL"):
+        for p in preset.figure2_probs:
+            accs = [
+                100 * r["test_accuracy"]
+                for r in records
+                if r["experiment"] == "figure2"
+                and r["config"] == row
+                and r.get("drop_prob") == float(p)
+            ]
+            fig2_points.setdefault(row, []).append(
+                (float(p), float(np.mean(accs)), float(np.std(accs)))
+            )
+    eps = preset.figure2_epochs or preset.epochs_for(fig2, get_config("SCL", fig2))
+    plot_figure2(
+        fig2_points,
+        folder / "figure2.png",
+        f"{fig2}: {eps} epochs, {preset.figure2_splits} splits"
+        + (" (REDUCED SETTINGS)" if preset.reduced else ""),
+    )
+    extra.append(
+        f"Figure 2: {fig2}, p in {list(preset.figure2_probs)}, {eps} epochs, "
+        f"{preset.figure2_splits} splits over {preset.figure2_pretrain_seeds} encoders "
+        "per point"
+    )
+    return fig2_points
+
+
+def _figure1(
+    preset: Preset, loaded: dict[str, ExperimentData], seed: int, folder: Path, extra: list[str]
+) -> None:
+    """Draw ``figure1.png`` on the trajectory data (else the first dataset); add its line to
+    ``extra``."""
+    from topo_contrastive.experiments.figures import figure1_from_data
+
+    fig1 = "trajectory" if "trajectory" in loaded else next(iter(loaded))
+    figure1_from_data(
+        loaded[fig1],
+        get_config("SSCL_Spec", fig1),
+        preset.figure1_draws,
+        seed,
+        folder / "figure1.png",
+    )
+    extra.append(f"Figure 1: {fig1}, {preset.figure1_draws} masks per flow and method")

@@ -120,14 +120,7 @@ def train_supervised(
     epochs = config.epochs if epochs is None else int(epochs)
     dev = resolve_device(device)
     labels_np = data.require_labels("the supervised baseline").numpy()
-    train_idx = np.asarray(split["train"], dtype=np.int64)
-    val_idx = np.asarray(split.get("val", np.zeros(0)), dtype=np.int64)
-    test_idx = np.asarray(split["test"], dtype=np.int64)
-    if train_idx.size < 2 or test_idx.size == 0:
-        raise ValueError("the supervised baseline needs >= 2 training and >= 1 test samples")
-    carved = val_idx.size == 0
-    if carved:
-        train_idx, val_idx = carve_validation(train_idx, labels_np, seed)
+    train_idx, val_idx, test_idx, carved = _split_indices(split, labels_np, seed)
     num_classes = int(labels_np.max()) + 1
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -159,23 +152,9 @@ def train_supervised(
     model.train()
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
-        correct = 0
-        for lo in range(0, order.numel(), config.batch_size):
-            idx = order[lo : lo + config.batch_size]
-            x = flows[idx].to(dev).unsqueeze(-1)  # [B, N1, 1]
-            logits = model(x, L_down, L_up)
-            target = labels[idx].to(dev)
-            loss = nn.functional.cross_entropy(logits, target)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            if not torch.isfinite(loss):
-                raise ValueError(
-                    f"the supervised loss became {float(loss)} at epoch {epoch + 1}; lower the "
-                    f"learning rate (lr={config.lr})"
-                )
-            correct += int((logits.detach().argmax(dim=1) == target).sum())
-        train_acc = correct / max(order.numel(), 1)  # running accuracy over the epoch
+        train_acc = _train_epoch(
+            model, optimizer, order, flows, labels, (L_down, L_up), dev, config, epoch
+        )
         train_history.append(train_acc)
         if train_acc > best_train:
             best_train, best_train_epoch = train_acc, epoch + 1
@@ -205,3 +184,56 @@ def train_supervised(
         epochs_run=len(history),
         carved_validation=carved,
     )
+
+
+def _split_indices(
+    split: dict[str, np.ndarray], labels: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The train, validation and test indices ``int64``, with the validation set carved
+    from the training split when ``split["val"]`` is empty (then the flag is ``True``)."""
+    train_idx = np.asarray(split["train"], dtype=np.int64)
+    val_idx = np.asarray(split.get("val", np.zeros(0)), dtype=np.int64)
+    test_idx = np.asarray(split["test"], dtype=np.int64)
+    if train_idx.size < 2 or test_idx.size == 0:
+        raise ValueError("the supervised baseline needs >= 2 training and >= 1 test samples")
+    carved = val_idx.size == 0
+    if carved:
+        train_idx, val_idx = carve_validation(train_idx, labels, seed)
+    return train_idx, val_idx, test_idx, carved
+
+
+def _train_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    order: torch.Tensor,
+    flows: torch.Tensor,
+    labels: torch.Tensor,
+    laplacians: tuple[torch.Tensor, torch.Tensor],
+    dev: torch.device,
+    config: ExperimentConfig,
+    epoch: int,
+) -> float:
+    """One epoch of cross-entropy steps on the samples ``order`` (in that order, batches of
+    ``config.batch_size``); returns the running training accuracy over the epoch.
+
+    Raises:
+        ValueError: a non-finite loss.
+    """
+    L_down, L_up = laplacians
+    correct = 0
+    for lo in range(0, order.numel(), config.batch_size):
+        idx = order[lo : lo + config.batch_size]
+        x = flows[idx].to(dev).unsqueeze(-1)  # [B, N1, 1]
+        logits = model(x, L_down, L_up)
+        target = labels[idx].to(dev)
+        loss = nn.functional.cross_entropy(logits, target)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if not torch.isfinite(loss):
+            raise ValueError(
+                f"the supervised loss became {float(loss)} at epoch {epoch + 1}; lower the "
+                f"learning rate (lr={config.lr})"
+            )
+        correct += int((logits.detach().argmax(dim=1) == target).sum())
+    return correct / max(order.numel(), 1)  # running accuracy over the epoch

@@ -218,19 +218,8 @@ def pretrain(
     rank, world = _dist_context()
     distributed = world > 1
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        encoder = build_encoder(config, data.hodge)
-        head = ProjectionHead(
-            encoder.out_channels, config.projection_channels, config.projection_channels
-        )
-    L_down, L_up = data.laplacians(device=dev)
-    model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
-    net: nn.Module = model
-    if distributed:
-        net = nn.parallel.DistributedDataParallel(
-            model, device_ids=[dev.index] if dev.type == "cuda" else None
-        )
+    model, net = _contrastive_model(data, config, seed, dev, distributed)
+    encoder = model.encoder
     loss_fn = _make_loss(config, distributed)
     optimizer = make_optimizer(model.parameters(), config)
     from topo_contrastive.experiments.views import ViewMaker
@@ -286,6 +275,32 @@ def pretrain(
     encoder.eval()
     return result
 
+
+
+def _contrastive_model(
+    data: ExperimentData,
+    config: ExperimentConfig,
+    seed: int,
+    dev: torch.device,
+    distributed: bool,
+) -> tuple[ContrastiveModel, nn.Module]:
+    """The encoder and projection head, initialised from ``seed`` (without touching the
+    global random state), on ``dev``; and the module to train: the model, or its
+    ``DistributedDataParallel`` wrapper."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        encoder = build_encoder(config, data.hodge)
+        head = ProjectionHead(
+            encoder.out_channels, config.projection_channels, config.projection_channels
+        )
+    L_down, L_up = data.laplacians(device=dev)
+    model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
+    net: nn.Module = model
+    if distributed:
+        net = nn.parallel.DistributedDataParallel(
+            model, device_ids=[dev.index] if dev.type == "cuda" else None
+        )
+    return model, net
 
 @torch.no_grad()
 def embed(

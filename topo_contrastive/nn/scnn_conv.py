@@ -222,51 +222,10 @@ class SCNNConv(torch.nn.Module):
         L_up: Tensor | None,
         batch: Tensor | None,
     ) -> tuple[Tensor, str]:
-        """Validate the inputs and view ``x`` as ``[B, N1, C_in]``."""
-        if not isinstance(x, Tensor):
-            raise TypeError(f"`x` must be a torch.Tensor, got {type(x).__name__}")
-        if not x.is_floating_point():
-            raise TypeError(f"`x` must be a floating tensor, got dtype {x.dtype}")
-        if x.dim() not in (2, 3):
-            raise ValueError(
-                "`x` must have shape [N1, C], [B, N1, C] or [B*N1, C] (with `batch`), got "
-                f"shape {tuple(x.shape)}"
-            )
-        if x.size(-1) != self.in_channels:
-            raise ValueError(
-                f"`x` has {x.size(-1)} features in its last dimension (shape "
-                f"{tuple(x.shape)}), but the layer has in_channels={self.in_channels}"
-            )
-        n1 = None
-        for name, L, k in (("L_down", L_down, self.K_down), ("L_up", L_up, self.K_up)):
-            if k == 0:
-                continue
-            if L is None:
-                raise ValueError(f"`{name}` is None but the layer has {name[2:]} order {k} > 0")
-            _check_operator_type(L, name)
-            if L.dim() != 2 or L.size(0) != L.size(1):
-                raise ValueError(
-                    f"`{name}` must be a square [N1, N1] operator, got shape {tuple(L.shape)}"
-                )
-            if n1 is not None and L.size(0) != n1:
-                raise ValueError(
-                    f"`L_down` is [{n1}, {n1}] but `L_up` is {list(L.shape)}: both must be "
-                    "[N1, N1] on the same complex"
-                )
-            n1 = L.size(0)
-            if L.device != x.device:
-                raise ValueError(f"`{name}` is on {L.device} but `x` is on {x.device}")
-            if L.dtype != x.dtype:
-                raise ValueError(
-                    f"`{name}` has dtype {L.dtype} but `x` has dtype {x.dtype}; build the "
-                    "operators with the input's dtype (e.g. ops.laplacians(dtype=x.dtype))"
-                )
-            if L.requires_grad:
-                raise ValueError(
-                    f"`{name}` requires grad; SCNNConv treats the operators as constants"
-                )
-        if n1 == 0:
-            raise ValueError("the operators are [0, 0]: the complex has no edges")
+        """Validate the inputs and view ``x`` as ``[B, N1, C_in]``; the layout is
+        ``"single"`` (``[N1, C]``), ``"batched"`` (``[B, N1, C]``) or ``"pyg"``."""
+        _check_features(x, self.in_channels)
+        n1 = _operator_size(x, (("L_down", L_down, self.K_down), ("L_up", L_up, self.K_up)))
         if x.dim() == 3:
             if batch is not None:
                 raise ValueError("`batch` is only used with a 2-D `x` of shape [B*N1, C]")
@@ -282,26 +241,7 @@ class SCNNConv(torch.nn.Module):
                     f"[{n1}, {n1}]{hint}"
                 )
             return x.unsqueeze(0), "single"
-        if (
-            not isinstance(batch, Tensor)
-            or batch.dtype in (torch.bool,)
-            or (batch.is_floating_point() or batch.is_complex())
-        ):
-            raise TypeError(f"`batch` must be an integer tensor, got {_describe(batch)}")
-        if n1 is None:  # both sides off: no operator gives N1, take it from `batch`
-            num = int(batch[-1].item()) + 1 if batch.dim() == 1 and rows else 1
-            n1 = rows // num if num > 0 and rows % num == 0 else -1
-            if n1 < 0:
-                raise ValueError(
-                    f"`batch` must be [0]*N1 + [1]*N1 + ... (equal, contiguous samples), "
-                    f"but its last entry says {num} samples for {rows} rows"
-                )
-        x3 = rows_to_samples(
-            x, n1, of=f"N1={n1} (the operators' size); a PyG batch must hold whole flows on "
-            "the same complex"
-        )  # [B, N1, C_in]
-        check_batch_vector(batch, rows, n1)
-        return x3, "pyg"
+        return _pyg_rows_as_samples(x, batch, n1), "pyg"
 
     def _propagate(
         self,
@@ -348,3 +288,85 @@ def _check_operator_type(L: Any, name: str) -> None:
         )
     if L.layout not in (torch.sparse_coo, torch.sparse_csr):
         raise TypeError(f"`{name}` must be sparse COO or CSR, got layout {L.layout}")
+
+
+def _check_features(x: Any, in_channels: int) -> None:
+    """``x`` is a floating tensor ``[N1, C]``, ``[B, N1, C]`` or ``[B*N1, C]`` with
+    ``C = in_channels``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"`x` must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"`x` must be a floating tensor, got dtype {x.dtype}")
+    if x.dim() not in (2, 3):
+        raise ValueError(
+            "`x` must have shape [N1, C], [B, N1, C] or [B*N1, C] (with `batch`), got "
+            f"shape {tuple(x.shape)}"
+        )
+    if x.size(-1) != in_channels:
+        raise ValueError(
+            f"`x` has {x.size(-1)} features in its last dimension (shape "
+            f"{tuple(x.shape)}), but the layer has in_channels={in_channels}"
+        )
+
+
+def _operator_size(x: Tensor, sides: tuple[tuple[str, Any, int], ...]) -> int | None:
+    """``N1`` of the operators of the active sides (``(name, L, order)`` with ``order > 0``),
+    checked against each other and against ``x`` (device, dtype); ``None`` when no side is
+    active."""
+    n1 = None
+    for name, L, k in sides:
+        if k == 0:
+            continue
+        if L is None:
+            raise ValueError(f"`{name}` is None but the layer has {name[2:]} order {k} > 0")
+        _check_operator_type(L, name)
+        if L.dim() != 2 or L.size(0) != L.size(1):
+            raise ValueError(
+                f"`{name}` must be a square [N1, N1] operator, got shape {tuple(L.shape)}"
+            )
+        if n1 is not None and L.size(0) != n1:
+            raise ValueError(
+                f"`L_down` is [{n1}, {n1}] but `L_up` is {list(L.shape)}: both must be "
+                "[N1, N1] on the same complex"
+            )
+        n1 = L.size(0)
+        if L.device != x.device:
+            raise ValueError(f"`{name}` is on {L.device} but `x` is on {x.device}")
+        if L.dtype != x.dtype:
+            raise ValueError(
+                f"`{name}` has dtype {L.dtype} but `x` has dtype {x.dtype}; build the "
+                "operators with the input's dtype (e.g. ops.laplacians(dtype=x.dtype))"
+            )
+        if L.requires_grad:
+            raise ValueError(
+                f"`{name}` requires grad; SCNNConv treats the operators as constants"
+            )
+    if n1 == 0:
+        raise ValueError("the operators are [0, 0]: the complex has no edges")
+    return n1
+
+
+def _pyg_rows_as_samples(x: Tensor, batch: Any, n1: int | None) -> Tensor:
+    """A PyG mini-batch ``x [B*N1, C]`` with its ``batch`` vector as ``[B, N1, C]``; ``N1``
+    from ``batch`` when no operator gives it."""
+    rows = x.size(0)
+    if (
+        not isinstance(batch, Tensor)
+        or batch.dtype in (torch.bool,)
+        or (batch.is_floating_point() or batch.is_complex())
+    ):
+        raise TypeError(f"`batch` must be an integer tensor, got {_describe(batch)}")
+    if n1 is None:  # both sides off: no operator gives N1, take it from `batch`
+        num = int(batch[-1].item()) + 1 if batch.dim() == 1 and rows else 1
+        n1 = rows // num if num > 0 and rows % num == 0 else -1
+        if n1 < 0:
+            raise ValueError(
+                f"`batch` must be [0]*N1 + [1]*N1 + ... (equal, contiguous samples), "
+                f"but its last entry says {num} samples for {rows} rows"
+            )
+    x3 = rows_to_samples(
+        x, n1, of=f"N1={n1} (the operators' size); a PyG batch must hold whole flows on "
+        "the same complex"
+    )  # [B, N1, C_in]
+    check_batch_vector(batch, rows, n1)
+    return x3

@@ -21,12 +21,12 @@ from topo_contrastive.transforms._common import (
     num_flows,
     store,
 )
-from topo_contrastive.transforms.spectral_mask_optimizer import (
+from topo_contrastive.transforms._mask_options import (
     check_budget,
     check_objective,
     check_optimizer_options,
-    optimize_drop_probabilities,
 )
+from topo_contrastive.transforms.spectral_mask_optimizer import optimize_drop_probabilities
 
 __all__ = ["ComputeDropProbabilities"]
 

@@ -31,15 +31,27 @@ probability :math:`\varepsilon` on the support spends exactly this budget).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.transforms._capped_simplex import project_capped_simplex, project_sort
+from topo_contrastive.transforms._mask_objective import (
+    expected_hodge_distortion,
+    expected_hodge_distortion_grad,
+    hodge_mask_objective,
+    objective_weights,
+)
+from topo_contrastive.transforms._mask_options import (
+    check_budget,
+    check_flows,
+    check_int,
+    check_objective,
+    check_positive,
+)
 
 __all__ = [
     "expected_hodge_distortion",
@@ -59,417 +71,6 @@ _CHUNK_GROWTH = 1.5
 _MAX_STEP_RATIO = 1024.0
 
 
-# ---------------------------------------------------------------------------- validation
-def check_budget(budget: Any, name: str = "budget") -> float:
-    """Return ``budget`` as a float in ``[0, 1]`` or raise a clear error."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a float in [0, 1], got {type(budget).__name__}")
-    budget = float(budget)
-    if not 0.0 <= budget <= 1.0:  # also rejects NaN
-        raise ValueError(f"`{name}` must lie in [0, 1], got {budget}")
-    return budget
-
-
-def check_components(components: Any, name: str) -> tuple[str, ...]:
-    """Return ``components`` as a tuple of distinct Hodge component names."""
-    if isinstance(components, str):
-        components = (components,)
-    if not isinstance(components, Sequence):
-        raise TypeError(
-            f"`{name}` must be a sequence of component names {COMPONENTS}, "
-            f"got {type(components).__name__}"
-        )
-    out = tuple(components)
-    for c in out:
-        if c not in COMPONENTS:
-            raise ValueError(f"`{name}` must hold names from {COMPONENTS}, got {c!r}")
-    if len(set(out)) != len(out):
-        raise ValueError(f"`{name}` repeats a component: {out}")
-    return out
-
-
-def check_objective(
-    perturb: Any, preserve: Any, alpha: Any
-) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, float]]:
-    """Validate the objective's components and weights; ``alpha`` defaults to 1 for each."""
-    perturb = check_components(perturb, "perturb")
-    preserve = check_components(preserve, "preserve")
-    both = set(perturb) & set(preserve)
-    if both:
-        raise ValueError(
-            f"a component cannot be both perturbed and preserved, got {sorted(both)} in "
-            "`perturb` and `preserve`"
-        )
-    weights = dict.fromkeys(COMPONENTS, 1.0)
-    if alpha is not None:
-        if not isinstance(alpha, Mapping):
-            raise TypeError(
-                f"`alpha` must be a mapping from component name to weight, got "
-                f"{type(alpha).__name__}"
-            )
-        for key, value in alpha.items():
-            if key not in COMPONENTS:
-                raise ValueError(f"`alpha` keys must be names from {COMPONENTS}, got {key!r}")
-            if isinstance(value, bool) or not isinstance(
-                value, (int, float, np.integer, np.floating)
-            ):
-                raise TypeError(f"`alpha[{key!r}]` must be a float, got {type(value).__name__}")
-            if not (math.isfinite(float(value)) and float(value) >= 0.0):
-                raise ValueError(f"`alpha[{key!r}]` must be finite and >= 0, got {value}")
-            weights[key] = float(value)
-    return perturb, preserve, weights
-
-
-def check_flows(x: Any, num_edges: int, name: str = "x", rank: int = 1) -> Tensor:
-    """Check ``x`` is a finite floating tensor ``[N_k]`` or ``[S, N_k]`` (``N1`` edges for
-    the default ``rank=1``, ``num_edges`` = :math:`N_k` otherwise)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
-    what = "edge flows" if rank == 1 else f"rank-{rank} signals"
-    if not x.is_floating_point():
-        raise TypeError(f"`{name}` must be a floating tensor ({what}), got dtype {x.dtype}")
-    if x.dim() not in (1, 2) or x.shape[-1] != num_edges:
-        simplices = ("nodes", "edges", "triangles", "tetrahedra")[rank]
-        raise ValueError(
-            f"`{name}` must have shape [N{rank}] or [S, N{rank}] with N{rank} = {num_edges} "
-            f"(the complex's number of {simplices}), got {tuple(x.shape)}"
-        )
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"`{name}` contains NaN or inf values")
-    return x
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _check_positive(value: Any, name: str, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a positive float, got {type(value).__name__}")
-    if not (math.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"`{name}` must be a finite positive float, got {value}")
-    return float(value)
-
-
-#: Keyword options of :func:`optimize_drop_probabilities` that the transforms pass on.
-OPTIMIZER_OPTIONS = ("num_steps", "lr", "tol", "max_block_elements")
-
-
-def check_optimizer_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate the optimiser's keyword options (names of :data:`OPTIMIZER_OPTIONS`)."""
-    unknown = sorted(set(options) - set(OPTIMIZER_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"unknown optimiser option(s) {unknown}; expected some of {list(OPTIMIZER_OPTIONS)}"
-        )
-    out = dict(options)
-    if "num_steps" in out:
-        out["num_steps"] = _check_int(out["num_steps"], "num_steps", 1)
-    if "lr" in out:
-        out["lr"] = _check_positive(out["lr"], "lr", allow_none=True)
-    if "tol" in out:
-        out["tol"] = _check_positive(out["tol"], "tol")
-    if "max_block_elements" in out:
-        out["max_block_elements"] = _check_int(out["max_block_elements"], "max_block_elements", 1)
-    return out
-
-
-def _check_block_shapes(x: Tensor, p: Tensor, block: Tensor) -> None:
-    for t, name in ((x, "x"), (p, "p"), (block, "projector_block")):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"`{name}` must be a torch.Tensor, got {type(t).__name__}")
-    if x.shape != p.shape:
-        raise ValueError(
-            f"`x` and `p` must have the same shape, got {tuple(x.shape)} and {tuple(p.shape)}"
-        )
-    if (
-        block.dim() < 2
-        or block.shape[-2:] != (x.shape[-1], x.shape[-1])
-        or (block.shape[:-2] != x.shape[:-1])
-    ):
-        n = x.shape[-1]
-        raise ValueError(
-            f"`projector_block` must have shape {tuple(x.shape[:-1]) + (n, n)} for `x` of shape "
-            f"{tuple(x.shape)}, got {tuple(block.shape)}"
-        )
-
-
-# ---------------------------------------------------------------------------- closed form
-def expected_hodge_distortion(x: Tensor, p: Tensor, projector_block: Tensor) -> Tensor:
-    r"""Closed form of :math:`\mathcal{L}_k(\mathbf{p}) = \mathbb{E}\|\mathbf{U}_k^\top
-    (\mathbf{x} - \mathbf{x}')\|_2^2` (paper §4.1 and its footnote 1, docs/design.md §2.2).
-
-    .. math::
-        \mathcal{L}_k(\mathbf{p}) = (\mathbf{x} \circ \mathbf{p})^\top \mathbf{P}_k
-        (\mathbf{x} \circ \mathbf{p}) + \sum_i (\mathbf{P}_k)_{ii}\, x_i^2\, p_i (1 - p_i)
-
-    for :math:`\mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d})`,
-    :math:`d_i \sim \mathrm{Ber}(p_i)` independent. Pass the flow, the probabilities and
-    the projector restricted to any edge set containing the flow's support (e.g. the
-    support itself, from :meth:`HodgeDecomposition.projector_blocks`); entries with
-    :math:`x_i = 0` contribute nothing. Differentiable in all arguments.
-
-    Args:
-        x (Tensor): edge flows on the edge set.
-        p (Tensor): drop probabilities on the edge set.
-        projector_block (Tensor): the symmetric block :math:`\mathbf{P}_k[S, S]`.
-
-    Shapes:
-        - **x**, **p**: ``[..., n]`` (any batch shape).
-        - **projector_block**: ``[..., n, n]``.
-        - **output**: ``[...]``.
-
-    Raises:
-        TypeError: an argument is not a tensor.
-        ValueError: the shapes do not match.
-    """
-    _check_block_shapes(x, p, projector_block)
-    q = x * p  # [..., n]
-    quad = torch.einsum("...i,...ij,...j->...", q, projector_block, q)
-    diag = torch.diagonal(projector_block, dim1=-2, dim2=-1)  # [..., n]
-    return quad + (diag * x.square() * p * (1 - p)).sum(-1)
-
-
-def expected_hodge_distortion_grad(x: Tensor, p: Tensor, projector_block: Tensor) -> Tensor:
-    r"""Gradient :math:`\nabla_{\mathbf{p}} \mathcal{L}_k(\mathbf{p})` of
-    :func:`expected_hodge_distortion`.
-
-    .. math::
-        \nabla_{\mathbf{p}} \mathcal{L}_k = 2\, \mathbf{x} \circ \big(\mathbf{P}_k
-        (\mathbf{x} \circ \mathbf{p})\big) + \operatorname{diag}(\mathbf{P}_k) \circ
-        \mathbf{x}^{2} \circ (\mathbf{1} - 2\mathbf{p})
-
-    (``projector_block`` symmetric). The Hessian is :math:`2\operatorname{diag}(\mathbf{x})
-    (\mathbf{P}_k - \operatorname{Diag}(\mathbf{P}_k))\operatorname{diag}(\mathbf{x})`.
-
-    Shapes:
-        As :func:`expected_hodge_distortion`; **output** ``[..., n]``.
-
-    Raises:
-        TypeError / ValueError: as :func:`expected_hodge_distortion`.
-    """
-    _check_block_shapes(x, p, projector_block)
-    q = x * p
-    pq = torch.einsum("...ij,...j->...i", projector_block, q)  # [..., n]
-    diag = torch.diagonal(projector_block, dim1=-2, dim2=-1)
-    return 2 * x * pq + diag * x.square() * (1 - 2 * p)
-
-
-def _objective_weights(
-    x: Tensor,
-    blocks: Mapping[str, Tensor],
-    perturb: tuple[str, ...],
-    preserve: tuple[str, ...],
-    alpha: Mapping[str, float],
-) -> dict[str, Tensor]:
-    """``c_k = s_k alpha_k / ||P_k x||^2`` (zero where ``||P_k x|| = 0``), shape ``[...]``."""
-    weights = {}
-    for comp in (*perturb, *preserve):
-        sign = -1.0 if comp in perturb else 1.0
-        block = blocks[comp]
-        energy = torch.einsum("...i,...ij,...j->...", x, block, x)  # ||P_k x||^2, [...]
-        # ||P_k x||^2 is a squared norm; round-off can leave a tiny or negative value for a
-        # flow with no energy in component k, so components below a relative threshold of
-        # ||x||^2 contribute nothing (docs/design.md §2.3).
-        total = x.square().sum(-1)
-        present = energy > 1e-12 * total
-        safe = torch.where(present, energy, torch.ones_like(energy))
-        weights[comp] = torch.where(present, sign * alpha[comp] / safe, torch.zeros_like(energy))
-    return weights
-
-
-def hodge_mask_objective(
-    x: Tensor,
-    p: Tensor,
-    blocks: Mapping[str, Tensor],
-    perturb: Sequence[str] = ("gradient",),
-    preserve: Sequence[str] = ("curl", "harmonic"),
-    alpha: Mapping[str, float] | None = None,
-) -> Tensor:
-    r"""The drop-probability objective of the paper's eq. (9) with normalised terms
-    (docs/design.md §2.3).
-
-    .. math::
-        f(\mathbf{p}) = \sum_{k \in \text{perturb}} -\alpha_k
-        \frac{\mathcal{L}_k(\mathbf{p})}{\|\mathbf{P}_k\mathbf{x}\|_2^2}
-        + \sum_{k \in \text{preserve}} \alpha_k
-        \frac{\mathcal{L}_k(\mathbf{p})}{\|\mathbf{P}_k\mathbf{x}\|_2^2}
-
-    with :math:`\mathcal{L}_k` of :func:`expected_hodge_distortion`; a component with
-    :math:`\|\mathbf{P}_k \mathbf{x}\|_2 = 0` (below :math:`10^{-12}\|\mathbf{x}\|_2^2`)
-    contributes nothing. ``x`` must be zero outside the edge set of the blocks (true for
-    the blocks on its support).
-
-    Args:
-        x (Tensor): edge flows on the edge set.
-        p (Tensor): drop probabilities on the edge set.
-        blocks (Mapping[str, Tensor]): projector blocks ``P_k[S, S]`` by component name
-            (at least those in ``perturb`` and ``preserve``).
-        perturb (Sequence[str], optional): components whose embedding the masks should
-            change. (default: ``("gradient",)``)
-        preserve (Sequence[str], optional): components whose embedding the masks should
-            keep. (default: ``("curl", "harmonic")``)
-        alpha (Mapping[str, float], optional): non-negative weight per component
-            (missing ones are 1). (default: ``None``, all 1)
-
-    Shapes:
-        - **x**, **p**: ``[..., n]``; each block ``[..., n, n]``; **output** ``[...]``.
-
-    Raises:
-        ValueError: unknown or repeated component names, a component both perturbed and
-            preserved, a negative or non-finite weight, a missing block or bad shapes.
-        TypeError: wrong argument types.
-    """
-    perturb, preserve, weights = check_objective(perturb, preserve, alpha)
-    for comp in (*perturb, *preserve):
-        if comp not in blocks:
-            raise ValueError(f"`blocks` lacks the {comp!r} projector block")
-        _check_block_shapes(x, p, blocks[comp])
-    coef = _objective_weights(x, blocks, perturb, preserve, weights)
-    out = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
-    for comp, c in coef.items():
-        out = out + c * expected_hodge_distortion(x, p, blocks[comp])
-    return out
-
-
-# ---------------------------------------------------------------------------- projection
-def project_capped_simplex(
-    v: Tensor,
-    budget: float | Tensor,
-    mask: Tensor | None = None,
-    method: str = "sort",
-    num_iters: int = 60,
-) -> Tensor:
-    r"""Euclidean projection onto the capped simplex, row by row.
-
-    .. math::
-        \Pi(\mathbf{v}) = \operatorname*{arg\,min}_{\mathbf{p}} \|\mathbf{p} - \mathbf{v}\|_2
-        \quad \text{s.t.} \quad \mathbf{p} \in [0, 1]^n,\ \sum_i p_i \le b,\
-        p_i = 0 \text{ where the mask is False}.
-
-    By the KKT conditions :math:`\Pi(\mathbf{v}) = \operatorname{clip}(\mathbf{v} - \mu,
-    0, 1)` (docs/design.md §2.3) with :math:`\mu = 0` when :math:`g(0) \le b` and otherwise the
-    :math:`\mu > 0` with :math:`g(\mu) = b`, where :math:`g(\mu) = \sum_i
-    \operatorname{clip}(v_i - \mu, 0, 1)` is continuous, piecewise linear and
-    non-increasing. Two ways to find the shift :math:`\mu`, batched over rows:
-
-    * ``"sort"`` (default): exact. :math:`g` has the breakpoints :math:`v_i - 1` and
-      :math:`v_i`; sorting them and accumulating the slopes gives :math:`g` at every
-      breakpoint, and :math:`\mu` is interpolated on the piece where :math:`g` crosses
-      :math:`b`. :math:`O(n \log n)` per row, about 15 tensor operations in all; the
-      budget holds up to floating-point round-off.
-    * ``"bisection"``: ``num_iters`` halvings of :math:`[0, \max_i v_i]`, keeping the
-      upper end, so the budget holds exactly and every entry is within
-      :math:`2^{-\text{num\_iters}} \max_i v_i` of the projection (slower: the
-      reference implementation).
-
-    Args:
-        v (Tensor): points to project (floating).
-        budget (float or Tensor): the cap :math:`b \ge 0` on the sum of each row (an
-            absolute value, not a fraction): a float or a tensor of shape ``v.shape[:-1]``.
-        mask (Tensor, optional): ``bool`` like ``v``; ``False`` entries (e.g. padding
-            or edges off a flow's support) are fixed to 0. (default: ``None``, all free)
-        method (str, optional): ``"sort"`` or ``"bisection"``. (default: ``"sort"``)
-        num_iters (int, optional): bisection steps (``"bisection"`` only).
-            (default: ``60``)
-
-    Shapes:
-        - **v**, **mask**, **output**: ``[..., n]``.
-        - **budget**: scalar or ``[...]``.
-
-    Raises:
-        TypeError: ``v`` is not a floating tensor, ``mask`` is not boolean.
-        ValueError: a negative or non-finite budget, non-finite ``v``, mismatched shapes,
-            an unknown ``method``, ``num_iters < 1``.
-    """
-    if method not in ("sort", "bisection"):
-        raise ValueError(f"`method` must be 'sort' or 'bisection', got {method!r}")
-    if not isinstance(v, Tensor) or not v.is_floating_point():
-        raise TypeError("`v` must be a floating torch.Tensor")
-    if v.dim() == 0:
-        raise ValueError("`v` must have at least one dimension")
-    if not bool(torch.isfinite(v).all()):
-        raise ValueError("`v` contains NaN or inf values")
-    num_iters = _check_int(num_iters, "num_iters", 1)
-    b = torch.as_tensor(budget, dtype=v.dtype, device=v.device)
-    if b.dim() > 0 and b.shape != v.shape[:-1]:
-        raise ValueError(
-            f"`budget` must be a scalar or have shape {tuple(v.shape[:-1])}, got {tuple(b.shape)}"
-        )
-    if not bool(torch.isfinite(b).all()) or bool((b < 0).any()):
-        raise ValueError("`budget` must be finite and >= 0")
-    b = b.expand(v.shape[:-1])
-    if mask is None:
-        upper = torch.ones_like(v)
-    else:
-        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            raise TypeError("`mask` must be a bool torch.Tensor")
-        if mask.shape != v.shape:
-            raise ValueError(
-                f"`mask` must have the shape of `v` {tuple(v.shape)}, got {tuple(mask.shape)}"
-            )
-        upper = mask.to(v.dtype)
-    if v.shape[-1] == 0:
-        return v.clone()
-    if method == "sort":
-        return _project_sort(v, b.to(v.dtype), upper)
-    return _project_bisection(v, b, upper, num_iters)
-
-
-def _project_bisection(v: Tensor, b: Tensor, upper: Tensor, num_iters: int) -> Tensor:
-    """Bisection on ``mu`` (no checks); ``upper`` is 1 on free entries, 0 on fixed ones."""
-    zero = torch.zeros((), dtype=v.dtype, device=v.device)
-
-    def clipped(mu: Tensor) -> Tensor:
-        return torch.minimum(torch.maximum(v - mu.unsqueeze(-1), zero), upper)
-
-    lo = torch.zeros_like(b)
-    hi = torch.maximum((v * upper).amax(-1), lo)  # at mu = max v every entry is 0
-    over = clipped(lo).sum(-1) > b  # rows where mu = 0 breaks the budget
-    for _ in range(num_iters):
-        mid = 0.5 * (lo + hi)
-        above = clipped(mid).sum(-1) > b
-        lo = torch.where(above, mid, lo)
-        hi = torch.where(above, hi, mid)
-    mu = torch.where(over, hi, torch.zeros_like(hi))
-    return clipped(mu)
-
-
-def _project_sort(v: Tensor, b: Tensor, upper: Tensor) -> Tensor:
-    r"""Exact root of the piecewise-linear :math:`g(\mu) = \sum_i \operatorname{clip}(v_i -
-    \mu, 0, u_i)` by sorting its breakpoints :math:`v_i - 1, v_i` (no checks)."""
-    zero = torch.zeros((), dtype=v.dtype, device=v.device)
-    free = upper > 0
-    g0 = torch.minimum(torch.maximum(v, zero), upper).sum(-1)  # g(0)
-    over = g0 > b
-    # Breakpoints: entry i starts to fall at mu = v_i - 1 (slope -1) and reaches 0 at v_i.
-    # Fixed entries get two coinciding breakpoints at 0 whose slope changes cancel.
-    knots = torch.cat([torch.where(free, v - 1, zero), torch.where(free, v, zero)], -1)
-    dslope = torch.cat([-upper, upper], -1)  # [..., 2n]
-    knots, order = knots.sort(-1)
-    slope = dslope.gather(-1, order).cumsum(-1)  # slope of g right of each knot
-    gaps = knots[..., 1:] - knots[..., :-1]
-    # at the smallest knot every free entry is still 1
-    start = upper.sum(-1, keepdim=True)
-    g = torch.cat([start, start + (slope[..., :-1] * gaps).cumsum(-1)], -1)  # g(knot_j)
-    # first knot with g <= b (g is non-increasing and 0 at the largest knot)
-    j = (g > b.unsqueeze(-1)).sum(-1, keepdim=True).clamp(1, knots.shape[-1] - 1)
-    t0, t1 = knots.gather(-1, j - 1), knots.gather(-1, j)
-    g_0, g_1 = g.gather(-1, j - 1), g.gather(-1, j)
-    drop = g_0 - g_1
-    frac = torch.where(drop > 0, (g_0 - b.unsqueeze(-1)) / torch.where(drop > 0, drop, 1), 1)
-    mu = (t0 + frac.clamp(0, 1) * (t1 - t0)).squeeze(-1)
-    mu = torch.where(over, mu.clamp_min(0), torch.zeros_like(mu))
-    return torch.minimum(torch.maximum(v - mu.unsqueeze(-1), zero), upper)
-
-
-# ---------------------------------------------------------------------------- optimiser
 def _lipschitz(hess: Tensor, bound: Tensor) -> Tensor:
     r"""Spectral norm of the Hessians ``[B, n, n]`` (exact for small ``n``, else a bound)."""
     n = hess.shape[-1]
@@ -501,7 +102,7 @@ def _optimize_chunk(
 ) -> Tensor:
     """PGD on one chunk: ``xs [B, n]`` (float64, zero-padded), ``valid [B, n]``, blocks
     ``[B, n, n]``. Returns ``p [B, n]``; appends ``f(p) [B]`` per step to ``history``."""
-    coef = _objective_weights(xs, blocks, perturb, preserve, alpha)
+    coef = objective_weights(xs, blocks, perturb, preserve, alpha)
     count, n = xs.shape
     mat = torch.zeros(count, n, n, dtype=xs.dtype, device=xs.device)  # M = sum_k c_k P_k
     bound = torch.zeros(xs.shape[0], dtype=xs.dtype, device=xs.device)
@@ -537,7 +138,7 @@ def _optimize_chunk(
 
     for it in range(num_steps):
         grad = gradient(p)
-        new = _project_sort(p - step[:, None] * grad, cap, upper)
+        new = project_sort(p - step[:, None] * grad, cap, upper)
         delta = new - p  # [B, n]
         new_value = objective(new)
         if adaptive:
@@ -562,7 +163,7 @@ def _optimize_chunk(
             # tol; done samples are frozen, so a sample's result does not depend on the
             # other samples of the batch (up to round-off, which can break a tie between
             # two equally good solutions differently)
-            fixed = _project_sort(p - min_step[:, None] * gradient(p), cap, upper)
+            fixed = project_sort(p - min_step[:, None] * gradient(p), cap, upper)
             active = active & ((fixed - p).abs().amax(-1) > tol)
             if not bool(active.any()):
                 break
@@ -707,10 +308,10 @@ def optimize_drop_probabilities(
     x = check_flows(x, hodge.num_simplices, rank=hodge.rank)
     budget = check_budget(budget)
     perturb, preserve, weights = check_objective(perturb, preserve, alpha)
-    num_steps = _check_int(num_steps, "num_steps", 1)
-    lr = _check_positive(lr, "lr", allow_none=True)
-    tol = _check_positive(tol, "tol")
-    max_block_elements = _check_int(max_block_elements, "max_block_elements", 1)
+    num_steps = check_int(num_steps, "num_steps", 1)
+    lr = check_positive(lr, "lr", allow_none=True)
+    tol = check_positive(tol, "tol")
+    max_block_elements = check_int(max_block_elements, "max_block_elements", 1)
     if not isinstance(return_history, bool):
         raise TypeError(f"`return_history` must be a bool, got {type(return_history).__name__}")
 

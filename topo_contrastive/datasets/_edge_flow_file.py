@@ -1,0 +1,498 @@
+"""The ``.npz`` edge-flow file of :class:`~topo_contrastive.datasets.EdgeFlows`: validation,
+reading and writing.
+
+The format is documented in :mod:`topo_contrastive.datasets.edge_flows`. Every input, from an
+argument of :meth:`EdgeFlows.from_incidence` or from a key of a file, goes through
+:func:`validate_samples`, whose errors name the argument (```flows```) or the key
+(``key 'flows' of 'data.npz'``) as :class:`Names` says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from topo_contrastive._files import atomic_write, read_npz
+from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.datasets._base import check_int
+
+_FORMAT = "topo_contrastive.edge_flows"
+_VERSION = 1
+_B1_KEYS = ("B1_index", "B1_value", "B1_shape")
+_B2_KEYS = ("B2_index", "B2_value", "B2_shape")
+_MASK_KEYS = ("train_mask", "val_mask", "test_mask")
+_KNOWN_KEYS = frozenset(
+    {
+        *_B1_KEYS,
+        *_B2_KEYS,
+        *_MASK_KEYS,
+        "edge_index",
+        "triangles",
+        "num_nodes",
+        "flows",
+        "path_nodes",
+        "path_ptr",
+        "labels",
+        "pos",
+        "sample_ids",
+        "format",
+        "version",
+    }
+)
+
+
+def _numpy(x: Any) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        if x.layout != torch.strided:
+            x = x.to_dense()
+        return x.numpy()
+    return np.asarray(x)
+
+
+class Names:
+    """How an input is named in error messages: an argument, or a key of a file."""
+
+    def __init__(self, file: str | None = None) -> None:
+        self.file = file
+
+    def __call__(self, key: str) -> str:
+        return f"`{key}`" if self.file is None else f"key '{key}' of '{self.file}'"
+
+
+# ---------------------------------------------------------------------------- validation
+def _check_flows(flows: Any, n1: int, name: str) -> np.ndarray:
+    arr = _numpy(flows)
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+    if arr.ndim != 2 or arr.shape[1] != n1:
+        raise ValueError(
+            f"{name} must have shape [S, N1] with N1 = {n1} (the edges of the complex), got "
+            f"shape {tuple(arr.shape)}"
+        )
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64 if arr.dtype == np.float64 else np.float32)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        s, e = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} has a NaN or inf entry (sample {s}, edge {e}); flows must be finite"
+        )
+    return arr
+
+
+def _check_labels(labels: Any, num_samples: int, name: str) -> np.ndarray:
+    arr = _numpy(labels)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1 or arr.shape[0] != num_samples:
+        raise ValueError(
+            f"{name} must have shape [S] with S = {num_samples} (one label per sample), got "
+            f"shape {tuple(arr.shape)}"
+        )
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (np.nan_to_num(arr) % 1 != 0)
+        if not bad.any():
+            return arr.astype(np.int64)
+        raise TypeError(
+            f"{name} must hold integer class ids, got the value {arr[bad][0].item()!r} (sample "
+            f"{int(np.flatnonzero(bad)[0])})"
+        )
+    raise TypeError(f"{name} must hold integer class ids, got dtype {arr.dtype}")
+
+
+def _check_pos(pos: Any, n0: int, name: str) -> np.ndarray:
+    arr = _numpy(pos)
+    if arr.shape != (n0, 2) or arr.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must be a real array of shape [N0, 2] with N0 = {n0} (x, y of every "
+            f"node), got dtype {arr.dtype} and shape {tuple(arr.shape)}"
+        )
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} has NaN or inf coordinates")
+    return arr
+
+
+def _check_masks(masks: Any, num_samples: int, name: Names) -> dict[str, np.ndarray]:
+    """The three split masks ``bool [S]``, disjoint; ``name`` says how to call them."""
+
+    def show(split: str) -> str:
+        return f"`masks['{split}']`" if name.file is None else name(f"{split}_mask")
+
+    if not isinstance(masks, Mapping):
+        raise TypeError(
+            f"`masks` must be a mapping {{'train': ..., 'val': ..., 'test': ...}}, got "
+            f"{type(masks).__name__}"
+        )
+    unknown = sorted(set(masks) - {"train", "val", "test"})
+    if unknown:
+        raise ValueError(f"`masks` has the unknown split(s) {unknown}; use train, val, test")
+    out = {}
+    for split in ("train", "val", "test"):
+        if split not in masks:
+            raise ValueError(f"{show(split)} is missing: give all three split masks, or none")
+        arr = _numpy(masks[split])
+        if arr.shape != (num_samples,) or arr.dtype != bool:
+            raise ValueError(
+                f"{show(split)} must be a bool array of shape [{num_samples}], got dtype "
+                f"{arr.dtype} and shape {tuple(arr.shape)}"
+            )
+        out[split] = arr
+    overlap = (out["train"].astype(int) + out["val"] + out["test"]) > 1
+    if overlap.any():
+        raise ValueError(
+            f"the masks {', '.join(show(k) for k in out)} overlap (sample "
+            f"{int(np.flatnonzero(overlap)[0])} is in two splits); the splits must be disjoint"
+        )
+    return out
+
+
+def _check_sample_ids(ids: Any, num_samples: int, name: str) -> np.ndarray:
+    arr = _numpy(list(ids) if not isinstance(ids, (np.ndarray, torch.Tensor)) else ids)
+    if arr.shape != (num_samples,):
+        raise ValueError(
+            f"{name} must have shape [S] with S = {num_samples}, got {tuple(arr.shape)}"
+        )
+    if arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "U":
+        pass
+    else:
+        raise TypeError(f"{name} must hold integers or strings, got dtype {arr.dtype}")
+    uniq, counts = np.unique(arr, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{name} must be unique, but {uniq[counts > 1][0].item()!r} occurs twice")
+    return arr
+
+
+def _paths_to_flows(ops: SimplicialOperators, paths: Sequence[np.ndarray], name: str) -> np.ndarray:
+    """Flows ``float32 [S, N1]`` of node paths; clear errors for bad paths."""
+    flows = np.zeros((len(paths), ops.num_edges), dtype=np.float32)
+    for i, p in enumerate(paths):
+        if p.size < 2:
+            raise ValueError(
+                f"{name}[{i}] has {p.size} node(s); a path needs at least 2 nodes (one edge)"
+            )
+        if p.min() < 0 or p.max() >= ops.num_nodes:
+            raise ValueError(
+                f"{name}[{i}] has the node id {int(p.min() if p.min() < 0 else p.max())}, "
+                f"outside [0, N0 = {ops.num_nodes})"
+            )
+        try:
+            flows[i] = ops.path_to_flow(p, dtype=torch.float64).numpy()
+        except ValueError as err:
+            raise ValueError(f"{name}[{i}]: {err}") from None
+    return flows
+
+
+def _as_paths(paths: Any, name: str) -> list[np.ndarray]:
+    if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a sequence of node sequences, got {type(paths).__name__}")
+    out = []
+    for i, p in enumerate(paths):
+        arr = _numpy(p)
+        if arr.ndim != 1 or not (arr.dtype.kind in "iu" or arr.size == 0):
+            raise TypeError(
+                f"{name}[{i}] must be a sequence of integer node ids, got dtype {arr.dtype} and "
+                f"shape {tuple(arr.shape)}"
+            )
+        out.append(arr.astype(np.int64))
+    return out
+
+
+def validate_samples(
+    ops: SimplicialOperators,
+    *,
+    flows: Any = None,
+    paths: Any = None,
+    labels: Any = None,
+    pos: Any = None,
+    masks: Mapping[str, Any] | None = None,
+    sample_ids: Any = None,
+    name: Names,
+) -> dict[str, Any]:
+    """Check every sample input against the complex; return numpy arrays.
+
+    Returns:
+        ``{"flows": float32/float64 [S, N1], "paths": list of int64 [L] or None,
+        "labels": int64 [S] or None, "pos": float64 [N0, 2] or None, "masks": {split: bool
+        [S]} or None, "sample_ids": int64 or str [S] or None}``; flows come from the paths
+        (:meth:`SimplicialOperators.path_to_flow`) when ``flows`` is ``None``.
+
+    Raises:
+        ValueError: no samples, a shape that does not match the complex, NaN/inf, a path
+            that is not a walk on the complex, overlapping masks, repeated sample ids.
+        TypeError: non-real flows, non-integer labels or paths, masks that are not a mapping.
+    """
+    path_list = None if paths is None else _as_paths(paths, name("paths"))
+    if flows is None and path_list is None:
+        raise ValueError(
+            f"give the samples as {name('flows')} [S, N1] or as node paths "
+            f"({name('paths') if name.file is None else name('path_nodes') + ' / path_ptr'})"
+        )
+    out: dict[str, Any] = {}
+    if flows is not None:
+        out["flows"] = _check_flows(flows, ops.num_edges, name("flows"))
+        if path_list is not None:
+            _paths_to_flows(ops, path_list, name("paths"))  # the paths must be valid walks
+            if len(path_list) != out["flows"].shape[0]:
+                raise ValueError(
+                    f"{name('paths')} has {len(path_list)} paths but {name('flows')} has "
+                    f"{out['flows'].shape[0]} samples"
+                )
+    else:
+        out["flows"] = _paths_to_flows(ops, path_list, name("paths"))
+    out["paths"] = path_list
+    num_samples = out["flows"].shape[0]
+    if num_samples == 0:
+        raise ValueError(f"{name('flows')} holds no samples (S = 0)")
+    out["labels"] = None if labels is None else _check_labels(labels, num_samples, name("labels"))
+    out["pos"] = None if pos is None else _check_pos(pos, ops.num_nodes, name("pos"))
+    out["masks"] = None if masks is None else _check_masks(masks, num_samples, name)
+    out["sample_ids"] = (
+        None
+        if sample_ids is None
+        else _check_sample_ids(sample_ids, num_samples, name("sample_ids"))
+    )
+    return out
+
+
+# ---------------------------------------------------------------------------- the file
+def _coo_arrays(mat: sp.spmatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    coo = sp.coo_matrix(mat)
+    return (
+        np.stack([coo.row, coo.col]).astype(np.int64),
+        coo.data.astype(np.int8),
+        np.asarray(coo.shape, dtype=np.int64),
+    )
+
+
+def _coo_from_file(arrays: dict[str, np.ndarray], prefix: str, name: Names) -> sp.csr_matrix:
+    index, value, shape = (arrays[f"{prefix}_{k}"] for k in ("index", "value", "shape"))
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
+        raise ValueError(
+            f"{name(prefix + '_shape')} must hold two non-negative integers, got {shape!r}"
+        )
+    if index.ndim != 2 or index.shape[0] != 2 or index.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name(prefix + '_index')} must be an integer array [2, nnz], got dtype "
+            f"{index.dtype} and shape {tuple(index.shape)}"
+        )
+    if value.shape != (index.shape[1],):
+        raise ValueError(
+            f"{name(prefix + '_value')} must have shape [nnz] = [{index.shape[1]}], got "
+            f"{tuple(value.shape)}"
+        )
+    if index.size and ((index.min(axis=1) < 0).any() or (index.max(axis=1) >= shape).any()):
+        raise ValueError(
+            f"{name(prefix + '_index')} has an index outside the shape {tuple(shape.tolist())}"
+        )
+    return sp.csr_matrix(
+        (value.astype(np.float64), (index[0], index[1])), shape=tuple(int(v) for v in shape)
+    )
+
+
+def _incidence_from_edges(
+    edge_index: np.ndarray, triangles: np.ndarray | None, num_nodes: int, name: Names
+) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+    """``B1`` from oriented edges ``[2, N1]`` and ``B2`` from node triples ``[N2, 3]``."""
+    if edge_index.ndim != 2 or edge_index.shape[0] != 2 or edge_index.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name('edge_index')} must be an integer array [2, N1] (tail and head of every "
+            f"edge), got dtype {edge_index.dtype} and shape {tuple(edge_index.shape)}"
+        )
+    n1 = edge_index.shape[1]
+    if n1 and (edge_index.min() < 0 or edge_index.max() >= num_nodes):
+        raise ValueError(
+            f"{name('edge_index')} has node ids in [{edge_index.min()}, {edge_index.max()}], "
+            f"outside [0, num_nodes = {num_nodes})"
+        )
+    loops = np.flatnonzero(edge_index[0] == edge_index[1])
+    if loops.size:
+        raise ValueError(f"{name('edge_index')} column {loops[0]} is a self-loop")
+    cols = np.repeat(np.arange(n1), 2)
+    B1 = sp.csr_matrix(
+        (np.tile([-1.0, 1.0], n1), (edge_index.T.ravel(), cols)), shape=(num_nodes, n1)
+    )
+    if triangles is None:
+        return B1, None
+    tri = np.asarray(triangles)
+    if tri.ndim != 2 or tri.shape[1] != 3 or tri.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name('triangles')} must be an integer array [N2, 3], got dtype {tri.dtype} and "
+            f"shape {tuple(tri.shape)}"
+        )
+    ops = SimplicialOperators.from_incidence(B1)
+    tri = np.sort(tri.astype(np.int64), axis=1)
+    steps = np.stack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]], axis=1)  # [N2, 3, 2]
+    try:
+        col, sign = ops.edge_lookup(steps[..., 0], steps[..., 1])  # [N2, 3] each
+    except ValueError as err:
+        raise ValueError(f"{name('triangles')}: a triangle's face {err}") from None
+    n2 = tri.shape[0]
+    B2 = sp.csr_matrix((sign.ravel(), (col.ravel(), np.repeat(np.arange(n2), 3))), shape=(n1, n2))
+    return B1, B2
+
+
+def read_edge_flow_file(path: str) -> dict[str, Any]:
+    """Read and validate an edge-flow file; return the complex and the checked samples.
+
+    Returns:
+        ``validate_samples``'s dict (``flows``, ``paths``, ``labels``, ``pos``, ``masks``,
+        ``sample_ids``: numpy arrays or ``None``) with ``complex``: the
+        :class:`SimplicialOperators`.
+
+    Raises:
+        ValueError: an unknown or missing key, a wrong ``format`` or ``version``, a complex
+            given twice or malformed, bad paths or samples; the message names the key.
+        TypeError: as :func:`validate_samples`.
+    """
+    name = Names(path)
+    arrays = read_npz(path, what="an edge-flow file (EdgeFlows.write_npz)")
+    _check_header(arrays, path, name)
+    ops = _complex_from_file(arrays, path, name)
+    paths = _paths_from_file(arrays, path, name)
+    masks = None
+    present = [k for k in _MASK_KEYS if k in arrays]
+    if present:
+        masks = {k.removesuffix("_mask"): arrays[k] for k in present}
+    checked = validate_samples(
+        ops,
+        flows=arrays.get("flows"),
+        paths=paths,
+        labels=arrays.get("labels"),
+        pos=arrays.get("pos"),
+        masks=masks,
+        sample_ids=arrays.get("sample_ids"),
+        name=name,
+    )
+    checked["complex"] = ops
+    return checked
+
+
+def _check_header(arrays: dict[str, np.ndarray], path: str, name: Names) -> None:
+    """No unknown key; ``format`` and ``version``, where given, are this format's."""
+    unknown = sorted(set(arrays) - _KNOWN_KEYS)
+    if unknown:
+        raise ValueError(
+            f"'{path}' has the unknown key(s) {unknown}; the keys of the format are "
+            f"{sorted(_KNOWN_KEYS)}"
+        )
+    if "format" in arrays and str(arrays["format"]) != _FORMAT:
+        raise ValueError(f"{name('format')} is {str(arrays['format'])!r}, expected {_FORMAT!r}")
+    if "version" in arrays and int(arrays["version"]) != _VERSION:
+        raise ValueError(f"{name('version')} is {int(arrays['version'])}, expected {_VERSION}")
+
+
+def _complex_from_file(
+    arrays: dict[str, np.ndarray], path: str, name: Names
+) -> SimplicialOperators:
+    """The complex of a file: from ``B1_*`` / ``B2_*`` COO arrays or from ``edge_index`` /
+    ``triangles`` (one of the two, never both)."""
+    has_b1 = [k in arrays for k in _B1_KEYS]
+    has_b2 = [k in arrays for k in _B2_KEYS]
+    if any(has_b1) and "edge_index" in arrays:
+        raise ValueError(
+            f"'{path}' gives the edges twice: keep either B1_index/B1_value/B1_shape or edge_index"
+        )
+    if any(has_b2) and "triangles" in arrays:
+        raise ValueError(
+            f"'{path}' gives the triangles twice: keep either B2_index/B2_value/B2_shape or "
+            "triangles"
+        )
+    if "edge_index" in arrays:
+        if any(has_b2):
+            raise ValueError(f"'{path}': with edge_index, give the triangles as `triangles`")
+        ei = arrays["edge_index"]
+        if "num_nodes" in arrays:
+            num_nodes = check_int(arrays["num_nodes"].item(), f"'{path}' key 'num_nodes'", 1)
+        elif "pos" in arrays:
+            num_nodes = int(arrays["pos"].shape[0])
+        else:
+            num_nodes = int(ei.max()) + 1 if ei.size else 0
+        B1, B2 = _incidence_from_edges(ei, arrays.get("triangles"), num_nodes, name)
+    else:
+        if not all(has_b1):
+            missing = [k for k, h in zip(_B1_KEYS, has_b1, strict=True) if not h]
+            raise ValueError(
+                f"'{path}' lacks the key(s) {missing}: the complex needs B1_index, B1_value and "
+                "B1_shape (or edge_index)"
+            )
+        if any(has_b2) and not all(has_b2):
+            missing = [k for k, h in zip(_B2_KEYS, has_b2, strict=True) if not h]
+            raise ValueError(f"'{path}' lacks the key(s) {missing} (B2 needs all three)")
+        if "num_nodes" in arrays:
+            raise ValueError(f"'{path}': num_nodes goes with edge_index; B1_shape gives N0")
+        B1 = _coo_from_file(arrays, "B1", name)
+        B2 = _coo_from_file(arrays, "B2", name) if all(has_b2) else None
+    try:
+        return SimplicialOperators.from_incidence(B1, B2)
+    except ValueError as err:
+        raise ValueError(f"'{path}': {err}") from None
+
+
+def _paths_from_file(
+    arrays: dict[str, np.ndarray], path: str, name: Names
+) -> list[np.ndarray] | None:
+    """The node paths ``path_nodes`` split at ``path_ptr``, or ``None`` when the file has none."""
+    if ("path_nodes" in arrays) != ("path_ptr" in arrays):
+        raise ValueError(f"'{path}' needs both path_nodes and path_ptr, or neither")
+    if "path_nodes" not in arrays:
+        return None
+    nodes, ptr = arrays["path_nodes"], arrays["path_ptr"]
+    if (
+        nodes.ndim != 1
+        or nodes.dtype.kind not in "iu"
+        or ptr.ndim != 1
+        or (ptr.dtype.kind not in "iu")
+    ):
+        raise ValueError(f"{name('path_nodes')} and {name('path_ptr')} must be 1-D integers")
+    if ptr.size < 1 or ptr[0] != 0 or ptr[-1] != nodes.size or (np.diff(ptr) < 0).any():
+        raise ValueError(
+            f"{name('path_ptr')} must rise from 0 to len(path_nodes) = {nodes.size}, got "
+            f"{ptr[:3].tolist()}...{ptr[-1:].tolist()}"
+        )
+    return np.split(nodes.astype(np.int64), ptr[1:-1])
+
+
+def write_edge_flow_file(
+    path: str | os.PathLike, ops: SimplicialOperators, content: dict[str, Any]
+) -> None:
+    """Write ``ops`` and the checked samples ``content`` (:func:`validate_samples`'s dict)
+    as an edge-flow file, atomically (the folder is made)."""
+    arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT), "version": np.array(_VERSION)}
+    arrays["B1_index"], arrays["B1_value"], arrays["B1_shape"] = _coo_arrays(ops.B1)
+    if ops.num_triangles:
+        arrays["B2_index"], arrays["B2_value"], arrays["B2_shape"] = _coo_arrays(ops.B2)
+    arrays["flows"] = content["flows"]
+    if content.get("paths") is not None:
+        nodes = [np.asarray(p, dtype=np.int64) for p in content["paths"]]
+        arrays["path_nodes"] = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
+        arrays["path_ptr"] = np.concatenate([[0], np.cumsum([p.size for p in nodes])]).astype(
+            np.int64
+        )
+    for key in ("labels", "pos", "sample_ids"):
+        if content.get(key) is not None:
+            arrays[key] = content[key]
+    if content.get("masks") is not None:
+        for split, mask in content["masks"].items():
+            arrays[f"{split}_mask"] = mask
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    os.makedirs(folder, exist_ok=True)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **arrays)
+
+    atomic_write(path, write)
