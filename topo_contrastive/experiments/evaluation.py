@@ -182,17 +182,24 @@ def reference_features(data: Any, kind: str) -> np.ndarray:
         data: the :class:`~topo_contrastive.experiments.ExperimentData`.
         kind: ``"harmonic"`` (harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}`,
             :math:`D = \beta_1`, in the canonical basis of
-            :func:`~topo_contrastive.nn.canonical_harmonic_basis`) or ``"raw"`` (the edge
-            flows, :math:`D = N_1`).
+            :func:`~topo_contrastive.nn.canonical_harmonic_basis`), ``"raw"`` (the edge
+            flows, :math:`D = N_1`) or ``"abs"`` (their magnitudes :math:`|\mathbf{x}|`,
+            :math:`D = N_1`: the flows without their directions).
+
+    Returns:
+        The features, ``float64 [S, D]``.
 
     Raises:
-        ValueError: unknown ``kind``.
+        ValueError: unknown ``kind``; for ``"harmonic"``, a harmonic basis too large to
+            store (:meth:`~topo_contrastive.HodgeDecomposition.basis`).
     """
     if kind == "raw":
         return data.flows.double().numpy()
+    if kind == "abs":
+        return data.flows.double().abs().numpy()
     if kind == "harmonic":
         from topo_contrastive.nn import canonical_harmonic_basis
 
         basis, _ = canonical_harmonic_basis(data.hodge)
         return data.flows.double().numpy() @ basis
-    raise ValueError(f"`kind` must be 'harmonic' or 'raw', got {kind!r}")
+    raise ValueError(f"`kind` must be 'harmonic', 'raw' or 'abs', got {kind!r}")
