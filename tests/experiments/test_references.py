@@ -107,9 +107,11 @@ def test_a_broken_encoder_is_below_the_raw_flows(tiny_data, trained):
     rows = {r["row"]: r for r in refs["rows"]}
     assert rows["raw"]["mean_accuracy"] > rows["encoder"]["mean_accuracy"]
     assert "raw" in refs["below"]
-    assert refs["line"].startswith(f"the encoder ({rows['encoder']['mean_accuracy']:.1f} %) is below:")
+    enc = rows["encoder"]["mean_accuracy"]
+    assert refs["line"].startswith(f"the encoder ({enc:.1f} %) is below:")
     assert f"raw flows {rows['raw']['mean_accuracy']:.1f} %" in refs["line"]
-    md = references_markdown({"dataset": "trajectory", "metadata": {"config": "SCL"}, "references": refs})
+    summary = {"dataset": "trajectory", "metadata": {"config": "SCL"}, "references": refs}
+    md = references_markdown(summary)
     assert "| raw flows |" in md and "\\|flows\\|" in md and "The encoder (" in md
 
 

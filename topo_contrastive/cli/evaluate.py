@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ValueError: an unknown configuration or dataset, an existing ``--out`` without
-            ``--overwrite``, data without labels, or a checkpoint that does not match the
-            data or the expected architecture.
+            ``--overwrite`` (or an existing Markdown report beside it), data without labels,
+            or a checkpoint that does not match the data or the expected architecture.
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
     from topo_contrastive.experiments.checkpoint import load_encoder
