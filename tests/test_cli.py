@@ -74,9 +74,37 @@ def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
          "--out", str(out), *_flags(data_root)]
     )
     assert rc == 0
-    assert "SSCL_Spec on trajectory: test accuracy" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "SSCL_Spec on trajectory: test accuracy" in printed
     res = json.loads(out.read_text())
     assert len(res["splits"]) == 2 and 0 <= res["mean_accuracy"] <= 100
+    # the reference rows: same splits, stated protocol, one line on which rows beat it
+    refs = res["references"]
+    assert [r["row"] for r in refs["rows"]] == ["encoder", "untrained", "raw", "abs", "harmonic"]
+    assert all(len(r["splits"]) == 2 for r in refs["rows"])
+    assert refs["protocol"]["split_seeds"] == [0, 1]
+    assert "Same splits, same probe: 2 split(s) (seeds 0-1) of " in printed
+    assert "LinearSVC on standardised features" in printed and "stratified" in printed
+    for r in refs["rows"]:
+        assert f"{r['label']}" in printed and f"{r['mean_accuracy']:5.1f} ±" in printed
+    line = refs["line"][0].upper() + refs["line"][1:] + "."
+    assert printed.rstrip().endswith(line)
+    assert ("is below:" in line) == bool(refs["below"])
+    md = (tmp_path / "eval.md").read_text()
+    assert "| raw flows |" in md and line in md
+    # the Markdown beside --out is not replaced without --overwrite
+    again = tmp_path / "again.json"
+    (tmp_path / "again.md").write_text("notes")
+    argv = ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", "--seeds",
+            "1", "--out", str(again), *_flags(data_root)]  # fmt: skip
+    assert main(argv) == 2
+    assert "again.md' beside --out already exists" in capsys.readouterr().err
+    assert not again.exists() and (tmp_path / "again.md").read_text() == "notes"
+    # --no-references: the encoder alone, as before
+    assert main([*argv, "--no-references"]) == 0
+    assert "Same splits" not in capsys.readouterr().out
+    assert "references" not in json.loads(again.read_text())
+    assert (tmp_path / "again.md").read_text() == "notes"
 
 
 def test_evaluate_rejects_other_width(checkpoint, data_root, tmp_path, capsys):
@@ -386,6 +414,8 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     lines = [e for e in err if e.startswith("evaluate SSCL_Spec trajectory:")]
     assert len(lines) == 2 and "1/2" in lines[0] and "2/2" in lines[1]
     assert "test_acc=" in lines[1] and "\r" not in "".join(err)
+    refs = [e for e in err if e.startswith("references trajectory:")]  # per split and row
+    assert len(refs) == 8 and "8/8" in refs[-1] and "row=harmonic" in refs[-1]
     rc = main(["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", "2",
                "--hidden-channels", "8", "--out", str(tmp_path / "p"), *flags])  # fmt: skip
     assert rc == 0

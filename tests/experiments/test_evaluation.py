@@ -64,3 +64,15 @@ def test_bad_input():
         linear_probe(X[:10], y, np.arange(5), np.arange(5, 10))
     with pytest.raises(ValueError, match="must not be empty"):
         linear_probe(X, y, np.arange(50), np.array([], dtype=int))
+
+
+def test_iteration_limit_keeps_the_protocol_and_caps_larger_problems():
+    from topo_contrastive.experiments.evaluation import MAX_ITER, MIN_ITER, max_iter_for
+
+    # every training split of Table 1 / Figure 2 (at most 200 x 1,082) keeps 20,000
+    for shape in ((200, 1082), (180, 1082), (160, 320), (200, 192), (144, 64), (200, 2)):
+        assert max_iter_for(*shape) == MAX_ITER == 20000
+    assert max_iter_for(201, 1082) < MAX_ITER
+    assert max_iter_for(1000, 2000) == 2164  # about the work of one 200 x 1,082 fit
+    assert max_iter_for(10**6, 10**4) == MIN_ITER == 1000
+    assert max_iter_for(0, 0) == MAX_ITER

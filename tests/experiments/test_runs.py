@@ -59,3 +59,52 @@ def test_adjust_preset_marks_only_a_reduced_protocol():
     assert short.reduced and short.figure2_dataset is None and short.figure1_draws == 0
     moved = adjust_preset(full, ["SCL"], ["trajectory"], figure2_dataset="trajectory")
     assert moved.figure2_dataset == "trajectory" and not moved.reduced
+
+
+def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tmp_path):
+    from topo_contrastive.experiments.evaluation import probe_splits, reference_features
+    from topo_contrastive.experiments.runs import markdown_path
+
+    config = get_config("SCL", "trajectory", hidden_channels=8)
+    pretrain_to_folder(tiny_data, config, tmp_path, seed=2, epochs=1)
+    encoder, meta = load_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    out = tmp_path / "eval.json"
+    seen = []
+    summary = evaluate_saved(
+        encoder, tiny_data, [0, 1], metadata=meta, out=out,
+        reference_progress=lambda row, r: seen.append((row, r["split_seed"])),
+    )  # fmt: skip
+    refs = summary["references"]
+    rows = {r["row"]: r for r in refs["rows"]}
+    assert list(rows) == ["encoder", "untrained", "raw", "abs", "harmonic"]
+    assert rows["encoder"]["mean_accuracy"] == summary["mean_accuracy"]
+    assert rows["encoder"]["splits"] == summary["splits"]
+    assert "seed 2" in rows["untrained"]["label"]  # the checkpoint's pre-training seed
+    raw = probe_splits(reference_features(tiny_data, "raw"), tiny_data, [0, 1])
+    assert rows["raw"]["splits"] == raw  # same splits, same probe
+    assert seen == [(row, s) for row in ("untrained", "raw", "abs", "harmonic") for s in (0, 1)]
+    written = json.loads(out.read_text())
+    assert written["references"]["below"] == refs["below"]
+    assert written["references"]["rows"][2]["mean_accuracy"] == pytest.approx(
+        rows["raw"]["mean_accuracy"]
+    )
+    md = markdown_path(out)
+    assert md == tmp_path / "eval.md" and md.is_file()
+    text = md.read_text()
+    assert "| raw flows |" in text and "stratified" in text and refs["line"][1:] in text
+    assert markdown_path(tmp_path / "x.md") == tmp_path / "x.md.md"
+    # references=False: the summary of before, and no Markdown
+    plain = evaluate_saved(encoder, tiny_data, [0], out=tmp_path / "plain.json", references=False)
+    assert "references" not in plain and not (tmp_path / "plain.md").exists()
+
+
+def test_evaluate_saved_needs_labels(tiny_data, tmp_path):
+    import dataclasses
+
+    from topo_contrastive.experiments.training import build_encoder
+
+    encoder = build_encoder(get_config("SCL", "trajectory", hidden_channels=8), tiny_data.hodge)
+    unlabelled = dataclasses.replace(tiny_data, labels=None)
+    with pytest.raises(ValueError, match="needs labels"):
+        evaluate_saved(encoder, unlabelled, [0], out=tmp_path / "e.json")
+    assert not any(tmp_path.iterdir())

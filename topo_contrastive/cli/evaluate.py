@@ -1,10 +1,13 @@
 """``topo-contrastive evaluate``: linear-SVM evaluation of a saved encoder over several random
-splits (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
+splits, with reference rows on the same splits (an untrained encoder of the same architecture
+and seed, raw flows, |flows|, harmonic coordinates) and a line saying which of them beat the
+encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _common as common
@@ -42,7 +45,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="if given, the checkpoint's width must be this",
     )
-    p.add_argument("--out", default=None, help="write the per-split results to this JSON file")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="write the per-split results to this JSON file (with a 'references' block) and "
+        "the table of the rows to the Markdown file beside it (eval.json -> eval.md)",
+    )
+    p.add_argument(
+        "--no-references",
+        action="store_true",
+        help="probe the encoder alone, without the reference rows (untrained encoder, raw "
+        "flows, |flows|, harmonic coordinates)",
+    )
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -50,16 +64,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate as ``args`` say and print the mean test accuracy; returns the exit status.
+    """Evaluate as ``args`` say and print the mean test accuracy, then (unless
+    ``--no-references``) the splits and the selection rule, one line per reference row and one
+    line saying which rows beat the encoder; returns the exit status.
 
     Raises:
         ValueError: an unknown configuration or dataset, an existing ``--out`` without
-            ``--overwrite``, data without labels, or a checkpoint that does not match the
-            data or the expected architecture.
+            ``--overwrite`` (or an existing Markdown report beside it), data without labels,
+            or a checkpoint that does not match the data or the expected architecture.
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.experiments.references import REFERENCE_ROWS
     from topo_contrastive.experiments.runs import evaluate_saved
 
     task = common.config_task(args)
@@ -70,6 +87,15 @@ def run(args: argparse.Namespace) -> int:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
         common.check_file_out(args)
+        if not args.no_references:
+            from topo_contrastive.experiments.runs import markdown_path
+
+            md = markdown_path(Path(args.out).expanduser())
+            if md.exists() and not args.overwrite:
+                raise ValueError(
+                    f"the Markdown report '{md}' beside --out already exists; pass --overwrite "
+                    "to replace it, or choose another --out"
+                )
     if not os.path.isfile(args.checkpoint):
         raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
     data = common.load_data(args)
@@ -83,13 +109,46 @@ def run(args: argparse.Namespace) -> int:
         bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
         bar.update(1)
 
+    refs = not args.no_references
+    ref_bar = None
+    if refs:  # a display of its own, so that the encoder's keeps its steps
+        rows = len(REFERENCE_ROWS)
+        ref_bar = common.progress(args, rows * len(seeds), f"references {data.name}", "probe")
+
+    def ref_tick(row: str, result: dict[str, Any]) -> None:
+        ref_bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
+        ref_bar.update(1)
+
     summary = evaluate_saved(
         encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta, device=args.device,
-        out=args.out, progress=tick,
+        out=args.out, progress=tick, references=refs, reference_progress=ref_tick,
     )  # fmt: skip
     bar.close()
+    if ref_bar is not None:
+        ref_bar.close()
     print(
         f"{name} on {data.name}: test accuracy {summary['mean_accuracy']:.1f} ± "
         f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits (linear SVM, C by 10-fold CV)"
     )
+    if refs:
+        print(reference_report(summary["references"]))
     return 0
+
+
+def reference_report(references: dict[str, Any]) -> str:
+    """The printed part of the reference rows: the protocol line, one line per row (mean ±
+    std over the splits, features), omitted rows with the reason, and the below line."""
+    from topo_contrastive.experiments.references import protocol_line
+
+    lines = [f"Same splits, same probe: {protocol_line(references['protocol'])}."]
+    width = max(len(r["label"]) for r in references["rows"])
+    for r in references["rows"]:
+        lines.append(
+            f"  {r['label']:<{width}}  {r['mean_accuracy']:5.1f} ± {r['std_accuracy']:4.1f} %"
+            f"  ({r['features']} features)"
+        )
+    for row, why in references["omitted"].items():
+        lines.append(f"  {row}: omitted ({why})")
+    line = references["line"]
+    lines.append(line[0].upper() + line[1:] + ".")
+    return "\n".join(lines)

@@ -6,7 +6,8 @@
   ``pretrain.json`` and, last, the marker ``COMPLETE`` into a folder (rank 0 alone writes);
   :func:`require_contrastive` checks its configuration before any work.
 - :func:`evaluate_saved`: the linear-SVM evaluation of a loaded encoder over several splits,
-  summarised and optionally written as JSON.
+  with reference rows on the same splits, summarised and optionally written as JSON and
+  Markdown (:func:`markdown_path`).
 - :func:`embed_to_folder`: the embeddings of every sample by a saved encoder (``.npz``,
   ``.csv`` and ``.json``).
 - :func:`adjust_preset`: a :class:`~topo_contrastive.experiments.reproduce.Preset` with fewer
@@ -32,6 +33,7 @@ from topo_contrastive._files import (
     begin_outputs,
     mark_complete,
     write_json,
+    write_text,
 )
 from topo_contrastive.experiments import training
 from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
@@ -40,6 +42,7 @@ from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.embeddings import write_embeddings
 from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.protocol import evaluate_encoder
+from topo_contrastive.experiments.references import reference_rows, references_markdown
 
 __all__ = [
     "EmbedOutputs",
@@ -47,6 +50,7 @@ __all__ = [
     "adjust_preset",
     "embed_to_folder",
     "evaluate_saved",
+    "markdown_path",
     "pretrain_to_folder",
     "process_group",
     "require_contrastive",
@@ -203,8 +207,14 @@ def evaluate_saved(
     device: str | torch.device = "cpu",
     out: str | os.PathLike | None = None,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    references: bool = True,
+    reference_progress: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Linear-SVM evaluation of a saved encoder on several random splits, summarised.
+    """Linear-SVM evaluation of a saved encoder on several random splits, summarised, with
+    reference rows probed on the same splits by the same rule
+    (:func:`~topo_contrastive.experiments.references.reference_rows`: an untrained encoder of
+    the same architecture and seed, the raw flows, their magnitudes and the harmonic
+    coordinates).
 
     Args:
         encoder: the encoder (e.g. from
@@ -214,12 +224,20 @@ def evaluate_saved(
         checkpoint: the file the encoder was read from, named in the summary.
         metadata: the checkpoint's metadata, kept in the summary.
         device: the device of the forward passes.
-        out: if given, the summary is written to this JSON file (atomically).
-        progress: called with each split's result as soon as it is done.
+        out: if given, the summary is written to this JSON file (atomically) and, with
+            ``references``, the Markdown table beside it (:func:`markdown_path`, atomically).
+        progress: called with each of the encoder's split results as soon as it is done.
+        references: probe the reference rows too (default: ``True``); the untrained row
+            starts from ``metadata["seed"]`` (the pre-training seed; 0 when absent).
+        reference_progress: called as ``reference_progress(row, split_result)`` after every
+            split of every reference row (default: nothing).
 
     Returns:
         ``{"checkpoint", "dataset", "metadata", "mean_accuracy", "std_accuracy", "splits"}``:
-        the test accuracies' mean and standard deviation in percent, and one dict per split.
+        the test accuracies' mean and standard deviation in percent, and one dict per split;
+        with ``references`` also ``"references"``: the dict of
+        :func:`~topo_contrastive.experiments.references.reference_rows` (``protocol``,
+        ``rows`` with per-split accuracies and mean/std, ``omitted``, ``below``, ``line``).
 
     Raises:
         ValueError: ``data`` has no labels.
@@ -235,9 +253,24 @@ def evaluate_saved(
         "std_accuracy": float(acc.std()),
         "splits": results,
     }
+    if references:
+        seed = int((metadata or {}).get("seed") or 0)
+        summary["references"] = reference_rows(
+            encoder, data, list(split_seeds), results, seed=seed, device=device,
+            progress=reference_progress,
+        )  # fmt: skip
     if out is not None:
         write_json(out, summary)
+        if references:
+            write_text(markdown_path(out), references_markdown(summary))
     return summary
+
+
+def markdown_path(out: str | os.PathLike) -> Path:
+    """The Markdown report beside the JSON file ``out`` (``eval.json`` -> ``eval.md``; a
+    name ending in ``.md`` gets ``.md`` appended)."""
+    out = Path(out)
+    return out.with_suffix(".md") if out.suffix != ".md" else out.with_name(out.name + ".md")
 
 
 @dataclasses.dataclass(frozen=True)

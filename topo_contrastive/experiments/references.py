@@ -1,0 +1,286 @@
+r"""Reference rows beside an encoder's linear-probe accuracy (``topo-contrastive evaluate``).
+
+An accuracy alone does not say whether pre-training helped: on a road network an encoder
+probed at 65 % was below an untrained encoder (70 %), the raw flows (93.5 %) and the harmonic
+coordinates (93 %). :func:`reference_rows` probes, **on the same splits, with the same
+classifier and the same selection rule** as the encoder
+(:func:`~topo_contrastive.experiments.evaluation.probe_splits`: ``StandardScaler +
+LinearSVC``, ``C`` by stratified k-fold cross-validation on the training split):
+
+- ``untrained``: an untrained encoder of the same architecture, initialised from the same seed
+  as the pre-training run (:func:`untrained_like`);
+- ``raw``: the flows :math:`\mathbf{x}` (:math:`N_1` features);
+- ``abs``: their magnitudes :math:`|\mathbf{x}|` (:math:`N_1` features; direction removed);
+- ``harmonic``: the harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` when
+  :math:`\beta_1 > 0` (:math:`\beta_1` features, in the canonical basis of
+  :func:`~topo_contrastive.nn.canonical_harmonic_basis`, as Table 1's harmonic row).
+
+**Large** :math:`\beta_1`. The harmonic row keeps all :math:`\beta_1` coordinates (no
+reduction): the probe's cost grows with the number of features, but :math:`\beta_1 \le N_1`,
+so the harmonic row never costs more than the raw row. It is omitted, with the reason in
+``omitted``, when :math:`\beta_1 = 0` or when the harmonic basis is too large to store
+(the iterative backend with :math:`N_1 \beta_1 > 2^{25}`).
+
+:func:`below_line` states in one line which rows beat the encoder; :func:`references_markdown`
+is the Markdown table written beside ``evaluate``'s JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from topo_contrastive import io
+from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.experiments.evaluation import (
+    DEFAULT_CS,
+    DEFAULT_FOLDS,
+    probe_splits,
+    reference_features,
+)
+from topo_contrastive.experiments.training import embed
+from topo_contrastive.nn import SCNN
+
+__all__ = [
+    "REFERENCE_ROWS",
+    "below_line",
+    "protocol_line",
+    "protocol_summary",
+    "reference_rows",
+    "references_markdown",
+    "untrained_like",
+]
+
+#: The reference rows, in the order they are probed and printed.
+REFERENCE_ROWS: tuple[str, ...] = ("untrained", "raw", "abs", "harmonic")
+
+_LABELS = {
+    "encoder": "encoder",
+    "untrained": "untrained encoder",
+    "raw": "raw flows",
+    "abs": "|flows|",
+    "harmonic": "harmonic coordinates",
+}
+
+
+def untrained_like(encoder: SCNN, data: ExperimentData, seed: int = 0) -> SCNN:
+    """An untrained encoder of ``encoder``'s architecture, initialised as a pre-training run
+    with ``seed`` starts (``torch.manual_seed(seed)``, then the encoder is built: what
+    :func:`~topo_contrastive.experiments.pretrain` does before its first step).
+
+    The architecture is read from ``encoder`` as :func:`topo_contrastive.io.save_encoder`
+    stores it, so this works for a loaded checkpoint and for an encoder built in Python; the
+    global random state is left as it was.
+
+    Args:
+        encoder: the (trained) encoder.
+        data: the dataset (its Hodge decomposition rebuilds a ``HodgeReadout``).
+        seed: the pre-training seed (default: 0).
+
+    Returns:
+        The untrained :class:`~topo_contrastive.nn.SCNN`, in eval mode on the CPU.
+
+    Raises:
+        TypeError, ValueError: a readout that cannot be rebuilt (see
+            :func:`topo_contrastive.io.save_encoder`).
+    """
+    arch = io._architecture(encoder, data.complex)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        fresh = io._build("the encoder", arch, data.hodge)
+    return fresh.eval()
+
+
+def _split_sizes(data: ExperimentData, split_seeds: Sequence[int]) -> dict[str, Any]:
+    sizes = {k: set() for k in ("train", "val", "test")}
+    folds = set()
+    labels = data.require_labels("the linear evaluation").numpy()
+    for s in split_seeds:
+        idx = data.split(int(s))
+        for k in sizes:
+            sizes[k].add(int(len(idx[k])))
+        _, counts = np.unique(labels[idx["train"]], return_counts=True)
+        folds.add(int(max(2, min(DEFAULT_FOLDS, counts.min()))))
+    out: dict[str, Any] = {}
+    for k, v in sizes.items():
+        out[k] = min(v) if len(v) == 1 else [min(v), max(v)]
+    out["folds"] = min(folds) if len(folds) == 1 else sorted(folds)
+    return out
+
+
+def protocol_summary(data: ExperimentData, split_seeds: Sequence[int]) -> dict[str, Any]:
+    """The splits and the selection rule every row is probed with (JSON-ready).
+
+    Returns:
+        ``{"split_seeds", "train", "val", "test", "folds", "C_grid", "classifier",
+        "selection", "score"}``: a size is an int, or ``[min, max]`` when it differs between
+        splits; ``folds`` likewise (lowered below 10 when a class of the training split has
+        fewer samples).
+
+    Raises:
+        ValueError: ``data`` has no labels.
+    """
+    sizes = _split_sizes(data, split_seeds)
+    return {
+        "split_seeds": [int(s) for s in split_seeds],
+        **sizes,
+        "C_grid": list(DEFAULT_CS),
+        "classifier": "LinearSVC (squared hinge, L2) on standardised features",
+        "selection": "C by stratified k-fold cross-validation on the training split",
+        "score": "accuracy on the test split",
+    }
+
+
+def _row(name: str, label: str, features: int, splits: list[dict[str, Any]]) -> dict[str, Any]:
+    acc = 100 * np.array([r["test_accuracy"] for r in splits])
+    return {
+        "row": name,
+        "label": label,
+        "features": int(features),
+        "mean_accuracy": float(acc.mean()),
+        "std_accuracy": float(acc.std()),
+        "splits": splits,
+    }
+
+
+def reference_rows(
+    encoder: SCNN,
+    data: ExperimentData,
+    split_seeds: Sequence[int],
+    encoder_splits: list[dict[str, Any]],
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    r"""The encoder's accuracy and the reference rows, probed on the same splits.
+
+    Args:
+        encoder: the evaluated encoder (for its architecture and width).
+        data: the prepared dataset, with labels.
+        split_seeds: the splits the encoder was probed on.
+        encoder_splits: the encoder's per-split results
+            (:func:`~topo_contrastive.experiments.evaluation.probe_splits`).
+        seed: the pre-training seed of the encoder; the untrained row starts from it
+            (default: 0).
+        device: the device of the untrained encoder's forward passes (default: ``"cpu"``).
+        progress: called as ``progress(row, split_result)`` after every split of every
+            reference row (default: nothing).
+
+    Returns:
+        ``{"protocol", "rows", "omitted", "below", "line"}``: :func:`protocol_summary`; one
+        dict per row (the encoder first): ``row``, ``label``, ``features``,
+        ``mean_accuracy`` / ``std_accuracy`` (percent over the splits) and ``splits`` (one
+        dict per split as :func:`probe_splits`'); ``omitted``: ``{row: reason}``;
+        ``below``: the rows whose mean beats the encoder's, best first; ``line``:
+        :func:`below_line`.
+
+    Raises:
+        ValueError: ``data`` has no labels.
+    """
+    protocol = protocol_summary(data, split_seeds)
+    width = int(getattr(encoder, "out_channels", 0)) or None
+    rows = [_row("encoder", _LABELS["encoder"], width or 0, encoder_splits)]
+    omitted: dict[str, str] = {}
+    for name in REFERENCE_ROWS:
+        tick = None if progress is None else (lambda r, n=name: progress(n, r))
+        label = _LABELS[name]
+        if name == "untrained":
+            fresh = untrained_like(encoder, data, seed)
+            features = embed(fresh, data, device=device)
+            label = f"untrained encoder (same architecture, seed {int(seed)})"
+        elif name == "harmonic":
+            beta = int(data.hodge.dims["harmonic"])
+            if beta == 0:
+                omitted[name] = "beta_1 = 0 (no harmonic space)"
+                continue
+            try:
+                features = reference_features(data, "harmonic")
+            except ValueError as err:  # a basis too large to store (iterative backend)
+                omitted[name] = str(err)
+                continue
+            label = f"harmonic coordinates U_H^T x (beta_1 = {beta})"
+        else:
+            features = reference_features(data, name)
+        splits = probe_splits(features, data, split_seeds, tick)
+        rows.append(_row(name, label, features.shape[1], splits))
+    enc = rows[0]["mean_accuracy"]
+    better = sorted(
+        (r for r in rows[1:] if r["mean_accuracy"] > enc), key=lambda r: -r["mean_accuracy"]
+    )
+    out = {
+        "protocol": protocol,
+        "rows": rows,
+        "omitted": omitted,
+        "below": [r["row"] for r in better],
+    }
+    out["line"] = below_line(out)
+    return out
+
+
+def below_line(references: Mapping[str, Any]) -> str:
+    """One line: the reference rows whose mean accuracy beats the encoder's, best first
+    (``"the encoder (65.0 %) is below: raw flows 93.5 %, ..."``), or that none does.
+
+    Args:
+        references: the dict of :func:`reference_rows`.
+    """
+    rows = {r["row"]: r for r in references["rows"]}
+    enc = rows["encoder"]["mean_accuracy"]
+    if not references["below"]:
+        return f"the encoder ({enc:.1f} %) is at or above every reference row"
+    parts = [f"{_LABELS[n]} {rows[n]['mean_accuracy']:.1f} %" for n in references["below"]]
+    return f"the encoder ({enc:.1f} %) is below: {', '.join(parts)}"
+
+
+def _size(value: Any) -> str:
+    return str(value) if isinstance(value, int) else f"{value[0]}-{value[1]}"
+
+
+def protocol_line(protocol: Mapping[str, Any]) -> str:
+    """The splits and the selection rule in one line (printed and in the Markdown)."""
+    seeds = protocol["split_seeds"]
+    span = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
+    grid = ", ".join(f"{c:g}" for c in protocol["C_grid"])
+    return (
+        f"{len(seeds)} split(s) ({span}) of {_size(protocol['train'])} train / "
+        f"{_size(protocol['val'])} val / {_size(protocol['test'])} test samples; every row: "
+        f"LinearSVC on standardised features, C in {{{grid}}} by stratified "
+        f"{_size(protocol['folds'])}-fold CV on the training split, test accuracy"
+    )
+
+
+def references_markdown(summary: Mapping[str, Any]) -> str:
+    """The Markdown report of an evaluation with reference rows: a title, the protocol line,
+    a table (row, features, test accuracy mean ± std over the splits) and the below line.
+
+    Args:
+        summary: the dict of :func:`~topo_contrastive.experiments.runs.evaluate_saved` (with
+            its ``references`` block).
+
+    Raises:
+        KeyError: ``summary`` has no ``references`` block.
+    """
+    refs = summary["references"]
+    name = summary.get("metadata", {}).get("config", "encoder")
+    lines = [
+        f"# {name} on {summary.get('dataset', '?')}: linear probe with reference rows",
+        "",
+        protocol_line(refs["protocol"]) + ".",
+        "",
+        "| row | features | test accuracy (%) |",
+        "|---|---:|---:|",
+    ]
+    for r in refs["rows"]:
+        label = r["label"].replace("|", "\\|")
+        if r["row"] == "encoder":
+            label = f"{label} ({name})"
+        lines.append(
+            f"| {label} | {r['features']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |"
+        )
+    for row, why in refs["omitted"].items():
+        lines += ["", f"{_LABELS[row]}: omitted ({why})."]
+    lines += ["", refs["line"][0].upper() + refs["line"][1:] + ".", ""]
+    return "\n".join(lines)
