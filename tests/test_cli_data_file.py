@@ -95,7 +95,7 @@ def test_set_fields_and_hodge_readout(files, tmp_path):
     assert emb.shape[0] == 40 and emb.shape[1] > 8  # the Hodge readout adds coordinates
 
 
-def test_embed_writes_npz_and_csv_with_ids(files, tmp_path):
+def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
     from topo_contrastive.experiments import ExperimentData, load_data_file, load_encoder
     from topo_contrastive.experiments.training import embed
 
@@ -123,6 +123,17 @@ def test_embed_writes_npz_and_csv_with_ids(files, tmp_path):
     data = ExperimentData.from_dataset(load_data_file(files["unlabelled"], files["root"] / "data"))
     encoder, _ = load_encoder(tmp_path / "run" / "encoder.pt", data=data)
     np.testing.assert_array_equal(emb, embed(encoder, data).astype(np.float32))
+    # issue 26 case 9: a second embed into the same folder is refused (as pretrain and
+    # reproduce refuse), and the earlier output is kept; --overwrite replaces it
+    before = (out / "embeddings.npz").read_bytes()
+    argv = ["embed", "--checkpoint", str(tmp_path / "run" / "encoder.pt"), "--data-file",
+            str(files["unlabelled"]), "--out", str(out), *_flags(files["root"])]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--out '{out}' is not empty" in err and "pass --overwrite" in err
+    assert (out / "embeddings.npz").read_bytes() == before
+    assert main([*argv, "--overwrite"]) == 0
     lines = (out / "embeddings.csv").read_text().splitlines()
     assert lines[0] == "sample_id," + ",".join(f"h_{j}" for j in range(8))
     assert len(lines) == 41 and lines[1].startswith("walk-000,")

@@ -168,3 +168,33 @@ def test_read_npz_of_a_damaged_archive(tmp_path, cut):
     with pytest.raises(ValueError, match=r"not a readable \.npz file .*expected an npz") as info:
         read_npz(path, what="an npz")
     assert str(path) in str(info.value)
+
+
+def test_require_file_names_a_folder_and_a_missing_file(tmp_path):
+    """Issue 26 case 15: a folder where a file is expected used to say "does not exist"."""
+    from topo_contrastive._files import require_file
+
+    with pytest.raises(ValueError, match=r"checkpoint '.*' is a folder, expected a file"):
+        require_file(tmp_path, "checkpoint")
+    with pytest.raises(FileNotFoundError, match=r"data file '.*missing.npz' does not exist"):
+        require_file(tmp_path / "missing.npz", "data file")
+    (tmp_path / "f.pt").write_bytes(b"x")
+    assert require_file(tmp_path / "f.pt", "checkpoint") == tmp_path / "f.pt"
+
+
+@pytest.mark.parametrize("flag", ["--checkpoint", "--data-file"])
+def test_a_folder_for_a_file_flag_is_a_clear_cli_error(tmp_path, capsys, flag):
+    from topo_contrastive.cli import main
+
+    ckpt = tmp_path / "encoder.pt"
+    ckpt.write_bytes(b"x")
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    data = tmp_path / "flows.npz"
+    data.write_bytes(b"x")  # exists; checked before it is read
+    given = {"--checkpoint": str(ckpt), "--data-file": str(data)}
+    given[flag] = str(folder)
+    rc = main(["embed", "--checkpoint", given["--checkpoint"], "--data-file",
+               given["--data-file"], "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and f"'{folder}' is a folder, expected a file" in err

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "require_file",
     "COMPLETE_MARKER",
     "atomic_torch_save",
     "atomic_write",
@@ -211,6 +212,25 @@ def write_csv(path: str | os.PathLike, rows: Sequence[dict[str, Any]]) -> None:
 
 
 # ---------------------------------------------------------------------------- reading
+def require_file(path: str | os.PathLike, what: str) -> Path:
+    """``path`` as a ``Path`` if it is an existing file.
+
+    Args:
+        path: the file.
+        what: how messages name it (e.g. ``"checkpoint"``, ``"data file"``).
+
+    Raises:
+        ValueError: ``path`` is a folder (``"<what> '<path>' is a folder, expected a file"``).
+        FileNotFoundError: nothing exists at ``path``.
+    """
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise ValueError(f"{what} '{path}' is a folder, expected a file")
+    if not file.is_file():
+        raise FileNotFoundError(f"{what} '{path}' does not exist")
+    return file
+
+
 def sha256_of(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     """Hex sha256 digest of a file, read in chunks of ``chunk_size`` bytes."""
     digest = hashlib.sha256()

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from topo_contrastive._files import atomic_torch_save
+from topo_contrastive._files import atomic_torch_save, require_file
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout
@@ -214,7 +214,7 @@ def load_encoder(
         the CPU, and the file's metadata (``architecture``, ``complex`` and your entries).
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
+        FileNotFoundError: ``path`` does not exist (a folder there: ``ValueError``).
         TypeError: ``complex`` of another type.
         ValueError: an unreadable, foreign or truncated file; an unsupported version;
             an encoder saved with another complex than ``complex``; a ``HodgeReadout``
@@ -222,8 +222,7 @@ def load_encoder(
             not match the stored architecture or that hold NaN/inf.
     """
     ops = _operators(complex)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"checkpoint '{path}' does not exist")
+    require_file(path, "checkpoint")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # truncated, foreign or pickled-class file

@@ -212,14 +212,15 @@ def config_task(args: argparse.Namespace) -> str:
 
     Raises:
         ValueError: an unknown ``--dataset``.
-        FileNotFoundError: the ``--data-file`` does not exist.
+        FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
     from topo_contrastive.experiments.configs import resolve_dataset_name
 
     if args.data_file is None:
         return resolve_dataset_name(args.dataset)
-    if not os.path.isfile(args.data_file):
-        raise FileNotFoundError(f"data file '{args.data_file}' does not exist")
+    from topo_contrastive._files import require_file
+
+    require_file(args.data_file, "data file")
     return args.tuned_for
 
 

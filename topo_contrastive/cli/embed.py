@@ -4,7 +4,6 @@ and ``.csv`` (:func:`~topo_contrastive.experiments.runs.embed_to_folder`)."""
 from __future__ import annotations
 
 import argparse
-import os
 
 from topo_contrastive.cli import _common as common
 
@@ -27,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=256,
         help="samples per forward (default: 256)",
     )
+    common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
     return p
@@ -36,17 +36,19 @@ def run(args: argparse.Namespace) -> int:
     """Embed as ``args`` say; returns the exit status.
 
     Raises:
-        ValueError: an unknown dataset, an unwritable ``--out``, or a checkpoint that does not
-            match the data.
-        FileNotFoundError: the ``--data-file`` or the checkpoint does not exist.
+        ValueError: an unknown dataset, an unwritable ``--out``, a non-empty ``--out`` without
+            ``--overwrite`` (an earlier run is kept, as for ``pretrain`` and ``reproduce``),
+            or a checkpoint that does not match the data.
+        FileNotFoundError: the ``--data-file`` or the checkpoint does not exist (a folder:
+            ``ValueError``).
     """
-    from topo_contrastive._files import check_output_dir
+    from topo_contrastive._files import check_output_dir, require_file
     from topo_contrastive.experiments.runs import embed_to_folder
 
-    if args.data_file is not None and not os.path.isfile(args.data_file):
-        raise FileNotFoundError(f"data file '{args.data_file}' does not exist")
-    if not os.path.isfile(args.checkpoint):
-        raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
+    if args.data_file is not None:
+        require_file(args.data_file, "data file")
+    require_file(args.checkpoint, "checkpoint")
+    common.check_out(args.out, args.overwrite)
     out = check_output_dir(args.out)
     data = common.load_data(args)
     done = embed_to_folder(

@@ -6,7 +6,6 @@ encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown configuration or dataset, an existing ``--out`` without
             ``--overwrite`` (or an existing Markdown report beside it), data without labels,
             or a checkpoint that does not match the data or the expected architecture.
-        FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
+        FileNotFoundError: the checkpoint or the ``--data-file`` does not exist (a folder:
+            ``ValueError``).
     """
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
                     f"the Markdown report '{md}' beside --out already exists; pass --overwrite "
                     "to replace it, or choose another --out"
                 )
-    if not os.path.isfile(args.checkpoint):
-        raise FileNotFoundError(f"checkpoint '{args.checkpoint}' does not exist")
+    from topo_contrastive._files import require_file
+
+    require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
     data.require_labels("evaluate (the linear SVM)")
     encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
             a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
             work).
-        FileNotFoundError: the ``--data-file`` does not exist.
+        FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
     from topo_contrastive._files import check_output_dir
     from topo_contrastive.experiments.configs import get_config

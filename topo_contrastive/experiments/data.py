@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from topo_contrastive._files import atomic_write, sha256_of
+from topo_contrastive._files import atomic_write, require_file, sha256_of
 from topo_contrastive._layout import samples_to_rows
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
@@ -158,14 +158,12 @@ def load_data_file(
         The :class:`~topo_contrastive.datasets.EdgeFlows` dataset.
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
+        FileNotFoundError: ``path`` does not exist (a folder there: ``ValueError``).
         ValueError / TypeError: not a valid edge-flow file (the message names the key).
     """
     from topo_contrastive.datasets import EdgeFlows
 
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise FileNotFoundError(f"data file '{file}' does not exist")
+    file = require_file(Path(path).expanduser(), "data file")
     root = Path(data_root).expanduser() / "edge_flows" / file.stem
     return EdgeFlows(str(root), file=str(file), log=log)
 
