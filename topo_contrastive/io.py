@@ -47,6 +47,8 @@ def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[st
     if isinstance(encoder.readout, HodgeReadout):
         readout = "hodge"
         options = {"pool": encoder.readout.pool, "energies": bool(encoder.readout.energies)}
+        if encoder.readout.harmonic_channels is not None:
+            options["harmonic_channels"] = int(encoder.readout.harmonic_channels)
         if complex is None:
             raise ValueError(
                 "the encoder has a HodgeReadout, which is tied to its complex: pass `complex=` "
@@ -296,8 +298,12 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
             )
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
         options = dict(arch.get("readout_options") or {})
+        kept = options.get("harmonic_channels")
         readout = HodgeReadout(
-            hodge, pool=str(options.get("pool", "mean")), energies=bool(options.get("energies"))
+            hodge,
+            pool=str(options.get("pool", "mean")),
+            energies=bool(options.get("energies")),
+            harmonic_channels=None if kept is None else int(kept),
         )
     try:
         return SCNN(

@@ -238,3 +238,45 @@ def test_scnn_with_readout_at_rank_two():
     enc = SCNN(1, 8, num_layers=2, readout=HodgeReadout(hodge))
     out = enc(torch.randn(5, ops.num_triangles, 1), L_down, L_up)
     assert out.shape == (5, enc.out_channels) == (5, 16)
+
+
+@pytest.mark.parametrize(("kept", "used"), [(1, 1), (2, 2), (5, 3)])
+def test_harmonic_channels_keeps_the_coordinates_of_the_first_channels(kept, used):
+    ops = _holey_complex(1)
+    hodge = HodgeDecomposition(ops)
+    full = HodgeReadout(hodge, energies=True)
+    part = HodgeReadout(hodge, energies=True, harmonic_channels=kept)
+    beta, C = full.beta1, 3
+    assert part.out_features(C) == (1 + 2) * C + beta * used
+    H = torch.randn(4, ops.num_edges, C, generator=torch.Generator().manual_seed(1))
+    a, b = full(H), part(H)
+    coords = a[:, C : C + beta * C].reshape(4, beta, C)  # harmonic-dimension-major
+    torch.testing.assert_close(b[:, :C], a[:, :C])  # the pooled block
+    torch.testing.assert_close(b[:, C : C + beta * used], coords[:, :, :used].reshape(4, -1))
+    torch.testing.assert_close(b[:, C + beta * used :], a[:, C + beta * C :])  # energies
+    assert f"harmonic_channels={kept}" in repr(part)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [(0, ValueError, ">= 1"), (-2, ValueError, ">= 1"), (1.5, TypeError, "int or None"),
+     (True, TypeError, "int or None")],
+)  # fmt: skip
+def test_harmonic_channels_bad_values(value, error, match):
+    with pytest.raises(error, match=match):
+        HodgeReadout(HodgeDecomposition(_holey_complex(1)), harmonic_channels=value)
+
+
+def test_harmonic_channels_survive_a_checkpoint(tmp_path):
+    from topo_contrastive.io import load_encoder, save_encoder
+
+    ops = _holey_complex(1)
+    readout = HodgeReadout(HodgeDecomposition(ops), harmonic_channels=2)
+    enc = SCNN(hidden_channels=6, readout=readout)
+    save_encoder(enc, tmp_path / "e.pt", complex=ops)
+    loaded, meta = load_encoder(tmp_path / "e.pt", complex=ops)
+    assert loaded.readout.harmonic_channels == 2 and loaded.out_channels == enc.out_channels
+    assert meta["architecture"]["readout_options"]["harmonic_channels"] == 2
+    x = torch.randn(2, ops.num_edges, 1)
+    L = ops.laplacians()
+    torch.testing.assert_close(loaded(x, *L), enc.eval()(x, *L))

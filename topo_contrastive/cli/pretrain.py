@@ -93,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
         out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
         data = common.load_data(args)
         epochs = args.epochs or config.epochs
-        record = {}
+        record = {"edition": args.edition}
         if args.data_file is not None:
-            record = {"data_file": str(Path(args.data_file)), "tuned_for": task}
+            record.update(data_file=str(Path(args.data_file)), tuned_for=task)
         if group.rank == 0:
             bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
         else:
@@ -116,4 +116,6 @@ def run(args: argparse.Namespace) -> int:
                 f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
                 f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
             )
+            for warning in result.diagnostics.get("warnings", []):
+                common.say(f"warning: {warning}")
     return 0

@@ -114,6 +114,12 @@ class ExperimentConfig:
             ``"hodge"`` (:class:`~topo_contrastive.nn.HodgeReadout`: the mean over edges and
             the harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{H}` of the last layer's
             per-edge features).
+        max_harmonic_features (int): with ``readout="hodge"``: keep the harmonic coordinates
+            of the first :math:`c = \max(1, \min(C, \lfloor m / \beta_1 \rfloor))` channels
+            only, at most about ``m`` harmonic features (``HodgeReadout(...,
+            harmonic_channels=c)``); default ``0``: every channel, :math:`\beta_1 C`
+            features (Table 1's editions). On a road network :math:`\beta_1` is in the
+            hundreds and :math:`\beta_1 C` tens of thousands.
         normalize (bool): scale the Laplacians by their largest eigenvalue (default ``True``).
         bias (bool): learnable bias in the SCNN layers (default ``False``: the paper's filter,
             eq. 3, has none; a bias would also add a constant ``tanh(b)`` on every edge without
@@ -161,6 +167,7 @@ class ExperimentConfig:
     hidden_channels: int = 64
     act: str = "tanh"
     readout: str = "mean"
+    max_harmonic_features: int = 0
     normalize: bool = True
     bias: bool = False
     projection_channels: int = 64
@@ -202,6 +209,7 @@ class ExperimentConfig:
             ("batch_size", 2),
             ("mask_steps", 1),
             ("patience", 0),
+            ("max_harmonic_features", 0),
         ):
             val = getattr(self, name)
             if isinstance(val, bool) or not isinstance(val, int):
@@ -256,6 +264,7 @@ class ExperimentConfig:
             "hidden_channels": self.hidden_channels,
             "act": self.act,
             "readout": self.readout,
+            "max_harmonic_features": self.max_harmonic_features,
             "normalize": self.normalize,
             "bias": self.bias,
         }

@@ -39,6 +39,7 @@ from topo_contrastive.experiments import training
 from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
 from topo_contrastive.experiments.configs import ExperimentConfig, get_config
 from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.experiments.diagnostics import pretrain_diagnostics
 from topo_contrastive.experiments.embeddings import write_embeddings
 from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.protocol import evaluate_encoder
@@ -144,6 +145,10 @@ def pretrain_to_folder(
     and ``pretrain.json`` is written with ``"complete": false``; after it, ``encoder.pt``
     (weights only, atomically), ``pretrain.json`` with ``"complete": true``, the losses and
     the wall time, and, last, the marker ``COMPLETE``. Under ``torchrun`` rank 0 alone writes.
+    ``pretrain.json`` records every setting (the configuration's fields, seed, epochs, torch
+    threads, library version, the complex's fingerprint) and the run's
+    :func:`~topo_contrastive.experiments.diagnostics.pretrain_diagnostics` (loss against
+    chance, embedding spread, warnings), which are also in the result's ``diagnostics``.
 
     Args:
         data: the prepared dataset.
@@ -166,7 +171,16 @@ def pretrain_to_folder(
     require_contrastive(config)
     group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
     out, epochs = Path(out), epochs or config.epochs
-    log = {"dataset": data.name, "config": config.to_dict(), "complex_sizes": list(data.sizes)}
+    from topo_contrastive import __version__
+
+    log = {
+        "dataset": data.name,
+        "config": config.to_dict(),
+        "complex_sizes": list(data.sizes),
+        "data_fingerprint": data.fingerprint,
+        "threads": torch.get_num_threads(),
+        "version": __version__,
+    }
     log.update(record or {})
     if group.rank == 0:  # from here on the folder says the run is not complete
         begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
@@ -182,6 +196,9 @@ def pretrain_to_folder(
             "world_size": result.world_size,
             "final_loss": result.losses[-1],
         }
+        h = training.embed(result.encoder, data, device=group.device)
+        result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
+        meta["diagnostics"] = result.diagnostics
         save_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
         write_json(
             out / "pretrain.json",

@@ -82,7 +82,11 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
                 f"configuration {config.name!r} has readout='hodge', which needs the complex's "
                 "HodgeDecomposition (pass `hodge=data.hodge`)"
             )
-        readout = HodgeReadout(hodge)
+        kept = None
+        if config.max_harmonic_features:
+            beta = max(1, int(hodge.dims["harmonic"]))
+            kept = max(1, min(config.hidden_channels, config.max_harmonic_features // beta))
+        readout = HodgeReadout(hodge, harmonic_channels=kept)
     return SCNN(
         in_channels=1,
         hidden_channels=config.hidden_channels,
@@ -143,6 +147,13 @@ class PretrainResult:
         world_size: number of processes.
         snapshots: ``{epoch: encoder state_dict}`` copies taken after the epochs asked for
             with ``snapshot_epochs`` (CPU tensors).
+        chance_losses: for every epoch, the mean loss the same batches would have had with
+            identical embeddings (all views mapped to one vector: a collapsed encoder), e.g.
+            :math:`\\ln(2B - 1)` for InfoNCE with batches of ``B``; the reference that
+            :func:`~topo_contrastive.experiments.diagnostics.pretrain_diagnostics` compares
+            :attr:`losses` with.
+        diagnostics: filled by
+            :func:`~topo_contrastive.experiments.runs.pretrain_to_folder` (empty otherwise).
     """
 
     encoder: SCNN
@@ -151,6 +162,8 @@ class PretrainResult:
     epochs: int = 0
     world_size: int = 1
     snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict)
+    chance_losses: list[float] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
 
 def _dist_context() -> tuple[int, int]:
@@ -239,7 +252,7 @@ def pretrain(
     model.train()
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
-        total, count = 0.0, 0
+        total, count, chance = 0.0, 0, 0.0
         for chunk in _batches(list(sampler), local_batch):
             idx = torch.as_tensor(chunk, dtype=torch.long)
             x = flows[idx]  # [B, N1]
@@ -247,10 +260,11 @@ def pretrain(
             B = x.shape[0]
             _, z = net(v.reshape(2 * B, -1, 1))  # one forward for both views: [2B, D]
             z1, z2 = z[:B], z[B:]
-            if debiased:
-                loss = loss_fn(z1, z2, hodge_parts=parts[:, idx].to(dev))
-            else:
-                loss = loss_fn(z1, z2)
+            kwargs = {"hodge_parts": parts[:, idx].to(dev)} if debiased else {}
+            loss = loss_fn(z1, z2, **kwargs)
+            with torch.no_grad():  # the loss of a collapsed encoder on this batch
+                flat = torch.ones_like(z1)
+                chance += float(loss_fn(flat, flat, **kwargs))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -264,6 +278,7 @@ def pretrain(
             count += 1
         mean = total / max(count, 1)
         result.losses.append(mean)
+        result.chance_losses.append(chance / max(count, 1))
         if epoch + 1 in snapshot_epochs:
             result.snapshots[epoch + 1] = {
                 k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()

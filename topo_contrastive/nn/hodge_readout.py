@@ -159,6 +159,13 @@ class HodgeReadout(torch.nn.Module):
             edges, or ``"none"``.
         energies (bool): append the per-channel gradient and curl energies
             (default ``False``).
+        harmonic_channels (int, optional): take the harmonic coordinates of the first
+            ``harmonic_channels`` channels only (default ``None``: of every channel). The
+            harmonic block then has :math:`\beta_1 \cdot` ``harmonic_channels`` features
+            instead of :math:`\beta_1 C`: on a road network with :math:`\beta_1` in the
+            hundreds, :math:`\beta_1 C` is tens of thousands of features. The channels of an
+            SCNN are interchangeable before training, so training shapes the kept ones to
+            carry what the harmonic block needs.
 
     Shapes:
         - **input:** :math:`[B, N_1, C]`, :math:`[N_1, C]` (one sample) or a PyG
@@ -167,9 +174,11 @@ class HodgeReadout(torch.nn.Module):
           device and dtype (a single sample gives :math:`[1, D]`).
 
     Raises:
-        TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition`` or
-            ``energies`` is not a bool; (``forward``) ``H`` is not a floating tensor.
-        ValueError: (``__init__``) an unknown ``pool``; no harmonic basis available; an
+        TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition``,
+            ``energies`` is not a bool or ``harmonic_channels`` not an int;
+            (``forward``) ``H`` is not a floating tensor.
+        ValueError: (``__init__``) an unknown ``pool``; ``harmonic_channels`` below 1; no
+            harmonic basis available; an
             empty readout (``pool="none"`` without energies on a complex with
             :math:`\beta_1 = 0`);
             (``forward``) features whose edge count is not the complex's ``N1`` (a
@@ -188,7 +197,11 @@ class HodgeReadout(torch.nn.Module):
     harmonic_basis: Tensor
 
     def __init__(
-        self, hodge: HodgeDecomposition, pool: str = "mean", energies: bool = False
+        self,
+        hodge: HodgeDecomposition,
+        pool: str = "mean",
+        energies: bool = False,
+        harmonic_channels: int | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(hodge, HodgeDecomposition):
@@ -197,6 +210,15 @@ class HodgeReadout(torch.nn.Module):
             raise ValueError(f"`pool` must be one of {_POOLS}, got {pool!r}")
         if not isinstance(energies, bool):
             raise TypeError(f"`energies` must be a bool, got {type(energies).__name__}")
+        if harmonic_channels is not None:
+            if isinstance(harmonic_channels, bool) or not isinstance(harmonic_channels, int):
+                raise TypeError(
+                    f"`harmonic_channels` must be an int or None, got "
+                    f"{type(harmonic_channels).__name__}"
+                )
+            if harmonic_channels < 1:
+                raise ValueError(f"`harmonic_channels` must be >= 1, got {harmonic_channels}")
+        self.harmonic_channels = harmonic_channels
         self.pool = pool
         self.energies = energies
         ops = hodge.complex
@@ -207,8 +229,10 @@ class HodgeReadout(torch.nn.Module):
         self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
         self.register_buffer("pivots", torch.from_numpy(pivots))
         if energies and self.rank != 1:
-            for side, mat in (("lower", ops.incidence(self.rank) if self.rank else None),
-                              ("upper", ops.incidence(self.rank + 1).T)):
+            for side, mat in (
+                ("lower", ops.incidence(self.rank) if self.rank else None),
+                ("upper", ops.incidence(self.rank + 1).T),
+            ):
                 coo = sp.coo_matrix(mat if mat is not None else (0, self.num_edges))
                 index = np.stack([coo.row, coo.col]).astype(np.int64)
                 self.register_buffer(f"{side}_index", torch.from_numpy(index))  # [2, nnz]
@@ -242,7 +266,12 @@ class HodgeReadout(torch.nn.Module):
     def out_features(self, channels: int) -> int:
         """Size ``D`` of :math:`\\mathbf{h}` for ``channels`` features per edge."""
         pooled = 0 if self.pool == "none" else 1
-        return (pooled + self.beta1 + (2 if self.energies else 0)) * int(channels)
+        channels = int(channels)
+        return (pooled + (2 if self.energies else 0)) * channels + self.beta1 * self._kept(channels)
+
+    def _kept(self, channels: int) -> int:
+        """Channels whose harmonic coordinates are kept."""
+        return channels if self.harmonic_channels is None else min(self.harmonic_channels, channels)
 
     def forward(self, H: Tensor) -> Tensor:
         """Pool per-edge features ``H`` into ``[B, out_features(C)]`` (see the class)."""
@@ -273,7 +302,10 @@ class HodgeReadout(torch.nn.Module):
             blocks.append(H.amax(dim=1) if B else H.new_zeros(0, C))
         if self.beta1:
             u = self.harmonic_basis.to(H.dtype)
-            blocks.append(torch.matmul(u.t(), H).reshape(B, self.beta1 * C))  # [B, beta1*C]
+            c = self._kept(C)
+            blocks.append(
+                torch.matmul(u.t(), H[..., :c]).reshape(B, self.beta1 * c)
+            )  # [B, beta1*c]
         if self.energies and self.rank != 1:
             for side in ("lower", "upper"):  # B_k H and B_{k+1}^T H, [B, rows, C]
                 row, col = getattr(self, f"{side}_index")
@@ -293,9 +325,15 @@ class HodgeReadout(torch.nn.Module):
         if self.rank != 1:
             return (
                 f"{type(self).__name__}(rank={self.rank}, num_simplices={self.num_edges}, "
-                f"beta={self.beta1}, pool={self.pool!r}, energies={self.energies})"
+                f"beta={self.beta1}, pool={self.pool!r}, energies={self.energies}"
+                + (
+                    f", harmonic_channels={self.harmonic_channels})"
+                    if self.harmonic_channels
+                    else ")"
+                )
             )
         return (
             f"{type(self).__name__}(num_edges={self.num_edges}, beta1={self.beta1}, "
-            f"pool={self.pool!r}, energies={self.energies})"
+            f"pool={self.pool!r}, energies={self.energies}"
+            + (f", harmonic_channels={self.harmonic_channels})" if self.harmonic_channels else ")")
         )
