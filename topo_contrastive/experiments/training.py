@@ -85,7 +85,8 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
         kept = None
         if config.max_harmonic_features:
             beta = max(1, int(hodge.dims["harmonic"]))
-            kept = max(1, min(config.hidden_channels, config.max_harmonic_features // beta))
+            kept = max(1, config.max_harmonic_features // beta)
+            kept = None if kept >= config.hidden_channels else kept  # every channel
         readout = HodgeReadout(hodge, harmonic_channels=kept)
     return SCNN(
         in_channels=1,
