@@ -8,7 +8,8 @@ feature that differs between them into :math:`\pm 1` (a feature with a tiny spre
 weight of any other). :func:`low_label_probe` is the probe of the ``label-efficiency``
 command, the same rule for every row (encoder embeddings and reference features):
 
-- **classifier**: ``"logistic"`` (default: L2-regularised logistic regression, lbfgs) or
+- **classifier**: ``"logistic"`` (default: L2-regularised logistic regression, liblinear;
+  one-vs-rest for more than two classes) or
   ``"svm"`` (``LinearSVC``, squared hinge), after a scaling step;
 - **where every class has at least** :data:`MIN_LABELS_FOR_CV` **(5) labels**: the scaling
   (``"standard"``: ``StandardScaler``; ``"l2"``: every sample scaled to unit norm,
@@ -89,7 +90,7 @@ class LowLabelProbeResult:
 def _pipeline(classifier: str, scaling: str, C: float, seed: int) -> Pipeline:
     scale = StandardScaler() if scaling == "standard" else Normalizer(norm="l2")
     if classifier == "logistic":
-        model = LogisticRegression(C=C, max_iter=MAX_ITER, random_state=seed)
+        model = LogisticRegression(C=C, solver="liblinear", max_iter=MAX_ITER, random_state=seed)
     else:
         model = LinearSVC(C=C, dual="auto", max_iter=MAX_ITER, random_state=seed)
     return Pipeline([("scale", scale), ("clf", model)])
