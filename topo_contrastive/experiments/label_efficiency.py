@@ -565,7 +565,8 @@ def label_efficiency(
         records.append({
             "cell": f"{row.key}|{f:g}|{d}", "row": row.key, "kind": row.kind,
             "method": row.method, "edition": row.edition, "label": label, "fraction": f,
-            "draw": d, "labelled": int(subset.size), "split": int(split), **rec,
+            "draw": d, "labelled": int(subset.size), "split": int(split),
+            "subset": hashlib.sha256(subset.tobytes()).hexdigest()[:12], **rec,
             "seconds": round(time.perf_counter() - t0, 3), "finished_at": time.time(),
         })  # fmt: skip
         save()
