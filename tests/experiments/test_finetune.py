@@ -133,3 +133,25 @@ def test_bad_input(tiny_data, setup):
         low_label_probe(tiny_data.flows.numpy(), tiny_data.labels.numpy(), tr, te, classifier="knn")
     res = fine_tune(tiny_data, encoder, cfg, tr, te, head="mlp", epochs=1, frozen=True)
     assert res.head == "mlp"
+
+
+def test_evaluate_adds_fine_tuned_rows_on_the_same_splits(tiny_data, setup, tmp_path, monkeypatch):
+    import functools
+
+    from topo_contrastive.experiments import references
+    from topo_contrastive.experiments.runs import evaluate_saved
+
+    fast = functools.partial(references.fine_tune_rows, max_epochs=2)
+    monkeypatch.setattr(references, "fine_tune_rows", fast)
+    _, encoder, _ = setup
+    out = tmp_path / "eval.json"
+    summary = evaluate_saved(encoder, tiny_data, [2], metadata={"seed": 0}, out=out,
+                             references=False, fine_tune=True)  # fmt: skip
+    rows = {r["row"]: r for r in summary["references"]["rows"]}
+    assert list(rows) == ["encoder", "finetune", "finetune_control"]
+    for name in ("finetune", "finetune_control"):
+        (split,) = rows[name]["splits"]
+        assert split["split_seed"] == 2 and split["selection"] == "validation"
+        assert split["epochs"] <= 2
+    assert "Fine-tuned rows: linear head" in references.references_markdown(summary)
+    assert out.with_suffix(".md").is_file()
