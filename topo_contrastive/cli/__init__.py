@@ -18,6 +18,10 @@ Subcommands:
     the small hyper-parameter search (validation split / training-split cross-validation);
     writes the CSV after every grid point, its status ``<out>.json`` and, last, the marker
     ``<out>.COMPLETE``.
+``label-efficiency``
+    test accuracy against the labelled fraction of the training split (pre-trained encoders
+    probed and fine-tuned, the fine-tune control, the supervised SCNN, reference rows);
+    resumable, every finished cell written at once.
 
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
@@ -40,7 +44,7 @@ import sys
 from collections.abc import Sequence
 
 from topo_contrastive.cli import _common as common
-from topo_contrastive.cli import embed, evaluate, pretrain, reproduce, search
+from topo_contrastive.cli import embed, evaluate, label_efficiency, pretrain, reproduce, search
 
 __all__ = ["build_parser", "main"]
 
@@ -51,12 +55,13 @@ _COMMANDS = {
     "embed": embed,
     "reproduce": reproduce,
     "search": search,
+    "label-efficiency": label_efficiency,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
-    ``evaluate``, ``embed``, ``reproduce`` and ``search``."""
+    ``evaluate``, ``embed``, ``reproduce``, ``search`` and ``label-efficiency``."""
     from topo_contrastive import __version__
 
     parser = argparse.ArgumentParser(

@@ -56,6 +56,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="probe the encoder alone, without the reference rows (untrained encoder, raw "
         "flows, |flows|, harmonic coordinates)",
     )
+    p.add_argument(
+        "--fine-tune",
+        action="store_true",
+        help="add two rows on the same splits: the encoder fine-tuned end to end with a linear "
+        "head (epochs chosen on the validation split, else by 3-fold CV inside the training "
+        "split), and the same recipe from the untrained encoder (the control)",
+    )
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -76,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.references import REFERENCE_ROWS
+    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
     from topo_contrastive.experiments.runs import evaluate_saved
 
     task = common.config_task(args)
@@ -87,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
         common.check_file_out(args)
-        if not args.no_references:
+        if not args.no_references or args.fine_tune:
             from topo_contrastive.experiments.runs import markdown_path
 
             md = markdown_path(Path(args.out).expanduser())
@@ -110,10 +117,12 @@ def run(args: argparse.Namespace) -> int:
         bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
         bar.update(1)
 
-    refs = not args.no_references
+    refs = not args.no_references or args.fine_tune
     ref_bar = None
     if refs:  # a display of its own, so that the encoder's keeps its steps
-        rows = len(REFERENCE_ROWS)
+        rows = (0 if args.no_references else len(REFERENCE_ROWS)) + (
+            len(FINE_TUNE_ROWS) if args.fine_tune else 0
+        )
         ref_bar = common.progress(args, rows * len(seeds), f"references {data.name}", "probe")
 
     def ref_tick(row: str, result: dict[str, Any]) -> None:
@@ -122,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
     summary = evaluate_saved(
         encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta, device=args.device,
-        out=args.out, progress=tick, references=refs, reference_progress=ref_tick,
+        out=args.out, progress=tick, references=not args.no_references,
+        reference_progress=ref_tick, fine_tune=args.fine_tune,
     )  # fmt: skip
     bar.close()
     if ref_bar is not None:
@@ -150,6 +160,8 @@ def reference_report(references: dict[str, Any]) -> str:
         )
     for row, why in references["omitted"].items():
         lines.append(f"  {row}: omitted ({why})")
+    if references.get("fine_tune"):
+        lines.append(references["fine_tune"][0].upper() + references["fine_tune"][1:] + ".")
     line = references["line"]
     lines.append(line[0].upper() + line[1:] + ".")
     return "\n".join(lines)

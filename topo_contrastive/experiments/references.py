@@ -45,7 +45,10 @@ from topo_contrastive.experiments.training import embed
 from topo_contrastive.nn import SCNN
 
 __all__ = [
+    "FINE_TUNE_ROWS",
     "REFERENCE_ROWS",
+    "fine_tune_line",
+    "fine_tune_rows",
     "below_line",
     "protocol_line",
     "protocol_summary",
@@ -63,7 +66,12 @@ _LABELS = {
     "raw": "raw flows",
     "abs": "|flows|",
     "harmonic": "harmonic coordinates",
+    "finetune": "fine-tuned encoder",
+    "finetune_control": "fine-tune control (untrained)",
 }
+
+#: The rows ``evaluate --fine-tune`` adds (:func:`fine_tune_rows`).
+FINE_TUNE_ROWS: tuple[str, ...] = ("finetune", "finetune_control")
 
 
 def untrained_like(encoder: SCNN, data: ExperimentData, seed: int = 0) -> SCNN:
@@ -154,6 +162,8 @@ def reference_rows(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Callable[[str, dict[str, Any]], None] | None = None,
+    rows: Sequence[str] = REFERENCE_ROWS,
+    fine_tune: bool = False,
 ) -> dict[str, Any]:
     r"""The encoder's accuracy and the reference rows, probed on the same splits.
 
@@ -168,6 +178,9 @@ def reference_rows(
         device: the device of the untrained encoder's forward passes (default: ``"cpu"``).
         progress: called as ``progress(row, split_result)`` after every split of every
             reference row (default: nothing).
+        rows: the reference rows to probe (default: all of :data:`REFERENCE_ROWS`).
+        fine_tune: add the rows of :func:`fine_tune_rows` (the encoder fine-tuned, and the
+            same recipe from the untrained encoder) on the same splits (default: ``False``).
 
     Returns:
         ``{"protocol", "rows", "omitted", "below", "line"}``: :func:`protocol_summary`; one
@@ -182,9 +195,11 @@ def reference_rows(
     """
     protocol = protocol_summary(data, split_seeds)
     width = int(getattr(encoder, "out_channels", 0)) or None
-    rows = [_row("encoder", _LABELS["encoder"], width or 0, encoder_splits)]
+    rows_out = [_row("encoder", _LABELS["encoder"], width or 0, encoder_splits)]
     omitted: dict[str, str] = {}
     for name in REFERENCE_ROWS:
+        if name not in rows:
+            continue
         tick = None if progress is None else (lambda r, n=name: progress(n, r))
         label = _LABELS[name]
         if name == "untrained":
@@ -205,18 +220,85 @@ def reference_rows(
         else:
             features = reference_features(data, name)
         splits = probe_splits(features, data, split_seeds, tick)
-        rows.append(_row(name, label, features.shape[1], splits))
-    enc = rows[0]["mean_accuracy"]
+        rows_out.append(_row(name, label, features.shape[1], splits))
+    if fine_tune:
+        rows_out += fine_tune_rows(encoder, data, split_seeds, seed, device, progress)
+    enc = rows_out[0]["mean_accuracy"]
     better = sorted(
-        (r for r in rows[1:] if r["mean_accuracy"] > enc), key=lambda r: -r["mean_accuracy"]
+        (r for r in rows_out[1:] if r["mean_accuracy"] > enc), key=lambda r: -r["mean_accuracy"]
     )
     out = {
         "protocol": protocol,
-        "rows": rows,
+        "rows": rows_out,
         "omitted": omitted,
         "below": [r["row"] for r in better],
     }
+    if fine_tune:
+        out["fine_tune"] = fine_tune_line()
     out["line"] = below_line(out)
+    return out
+
+
+def fine_tune_line() -> str:
+    """How the rows of :func:`fine_tune_rows` are trained, in one line."""
+    from topo_contrastive.experiments import finetune as ft
+
+    return (
+        f"fine-tuned rows: linear head (Adam, lr {ft.DEFAULT_HEAD_LR:g}) on the encoder trained "
+        f"end to end (lr {ft.DEFAULT_ENCODER_LR:g}), cross-entropy on the training split, the "
+        f"epoch (<= {ft.DEFAULT_EPOCHS}) with the best validation accuracy (no validation "
+        "split: 3-fold CV inside the training split), test accuracy"
+    )
+
+
+def fine_tune_rows(
+    encoder: SCNN,
+    data: ExperimentData,
+    split_seeds: Sequence[int],
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+    max_epochs: int | None = None,
+) -> list[dict[str, Any]]:
+    """The encoder fine-tuned end to end (``finetune``) and the same recipe from the
+    untrained encoder of the same architecture and seed (``finetune_control``), on the
+    splits ``split_seeds`` (:func:`~topo_contrastive.experiments.finetune.fine_tune` with its
+    defaults; the epochs selected on each split's validation part, else by cross-validation
+    inside its training part; the run's seed is the split seed).
+
+    Args:
+        encoder: the evaluated encoder (copied, not changed).
+        data: the prepared dataset, with labels.
+        split_seeds: the splits.
+        seed: the pre-training seed of the encoder (the control starts from it).
+        device: training device.
+        progress: called as ``progress(row, split_result)`` after every split.
+        max_epochs: the largest epoch count (default ``None``: 40,
+            :data:`~topo_contrastive.experiments.finetune.DEFAULT_EPOCHS`).
+
+    Returns:
+        Two rows as :func:`reference_rows` gives them (``splits``: ``split_seed``,
+        ``test_accuracy``, ``train_accuracy``, ``epochs``, ``selection``).
+    """
+    from topo_contrastive.experiments.finetune import DEFAULT_EPOCHS, fine_tune
+
+    starts = {"finetune": encoder, "finetune_control": untrained_like(encoder, data, seed)}
+    out = []
+    for name, start in starts.items():
+        splits = []
+        for s in split_seeds:
+            idx = data.split(int(s))
+            res = fine_tune(
+                data, start, None, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s),
+                device=device, max_epochs=max_epochs or DEFAULT_EPOCHS,
+            )  # fmt: skip
+            splits.append({"split_seed": int(s), "test_accuracy": res.test_accuracy,
+                           "train_accuracy": res.train_accuracy, "epochs": res.selection.epochs,
+                           "selection": res.selection.rule})  # fmt: skip
+            if progress is not None:
+                progress(name, splits[-1])
+        label = _LABELS[name] + ("" if name == "finetune" else f" (seed {int(seed)})")
+        out.append(_row(name, label, int(getattr(encoder, "out_channels", 0)), splits))
     return out
 
 
@@ -282,5 +364,7 @@ def references_markdown(summary: Mapping[str, Any]) -> str:
         )
     for row, why in refs["omitted"].items():
         lines += ["", f"{_LABELS[row]}: omitted ({why})."]
+    if refs.get("fine_tune"):
+        lines += ["", refs["fine_tune"][0].upper() + refs["fine_tune"][1:] + "."]
     lines += ["", refs["line"][0].upper() + refs["line"][1:] + ".", ""]
     return "\n".join(lines)

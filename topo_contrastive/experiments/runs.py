@@ -43,7 +43,11 @@ from topo_contrastive.experiments.diagnostics import pretrain_diagnostics
 from topo_contrastive.experiments.embeddings import write_embeddings
 from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.protocol import evaluate_encoder
-from topo_contrastive.experiments.references import reference_rows, references_markdown
+from topo_contrastive.experiments.references import (
+    REFERENCE_ROWS,
+    reference_rows,
+    references_markdown,
+)
 
 __all__ = [
     "EmbedOutputs",
@@ -226,6 +230,7 @@ def evaluate_saved(
     progress: Callable[[dict[str, Any]], None] | None = None,
     references: bool = True,
     reference_progress: Callable[[str, dict[str, Any]], None] | None = None,
+    fine_tune: bool = False,
 ) -> dict[str, Any]:
     """Linear-SVM evaluation of a saved encoder on several random splits, summarised, with
     reference rows probed on the same splits by the same rule
@@ -248,6 +253,9 @@ def evaluate_saved(
             starts from ``metadata["seed"]`` (the pre-training seed; 0 when absent).
         reference_progress: called as ``reference_progress(row, split_result)`` after every
             split of every reference row (default: nothing).
+        fine_tune: add the fine-tuned and fine-tune control rows on the same splits
+            (:func:`~topo_contrastive.experiments.references.fine_tune_rows`; default
+            ``False``); with ``references=False`` the block holds the encoder and these rows.
 
     Returns:
         ``{"checkpoint", "dataset", "metadata", "mean_accuracy", "std_accuracy", "splits"}``:
@@ -270,15 +278,16 @@ def evaluate_saved(
         "std_accuracy": float(acc.std()),
         "splits": results,
     }
-    if references:
+    if references or fine_tune:
         seed = int((metadata or {}).get("seed") or 0)
         summary["references"] = reference_rows(
             encoder, data, list(split_seeds), results, seed=seed, device=device,
-            progress=reference_progress,
+            progress=reference_progress, rows=REFERENCE_ROWS if references else (),
+            fine_tune=fine_tune,
         )  # fmt: skip
     if out is not None:
         write_json(out, summary)
-        if references:
+        if references or fine_tune:
             write_text(markdown_path(out), references_markdown(summary))
     return summary
 

@@ -1,0 +1,153 @@
+"""``topo-contrastive label-efficiency``: test accuracy against the labelled fraction of the
+training split for pre-trained encoders (probed and fine-tuned), the fine-tune control, the
+supervised SCNN and the reference rows; resumable
+(:func:`~topo_contrastive.experiments.label_efficiency.label_efficiency`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from topo_contrastive.cli import _common as common
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}") from err
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {value:g}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``label-efficiency`` subcommand and its options to ``sub``."""
+    from topo_contrastive.experiments.configs import EDITIONS
+    from topo_contrastive.experiments.label_efficiency import (
+        DEFAULT_DRAWS,
+        DEFAULT_FRACTIONS,
+        ROW_KINDS,
+    )
+
+    p = sub.add_parser(
+        "label-efficiency",
+        help="accuracy against the labelled fraction: pre-trained, fine-tuned, control, "
+        "supervised and reference rows (resumable)",
+    )
+    common.add_data_choice(p)
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument(
+        "--fractions",
+        type=_fraction,
+        nargs="+",
+        default=list(DEFAULT_FRACTIONS),
+        help="labelled fractions of the training split, in (0, 1] (default: "
+        f"{' '.join(f'{f:g}' for f in DEFAULT_FRACTIONS)})",
+    )
+    p.add_argument(
+        "--draws",
+        type=common.positive_int,
+        default=DEFAULT_DRAWS,
+        help=f"stratified draws per fraction (default: {DEFAULT_DRAWS})",
+    )
+    p.add_argument(
+        "--split", type=common.nonneg_int, default=0, help="the standard split (default: 0)"
+    )
+    p.add_argument("--seed", type=common.nonneg_int, default=0, help="base seed (default: 0)")
+    p.add_argument(
+        "--pretrain-seeds",
+        type=common.positive_int,
+        default=1,
+        help="encoders pre-trained per method and edition (default: 1)",
+    )
+    p.add_argument(
+        "--rows",
+        nargs="+",
+        default=None,
+        help=f"rows: kinds ({', '.join(ROW_KINDS)}) or keys such as finetune:SCL:paper "
+        "(default: all)",
+    )
+    p.add_argument(
+        "--editions",
+        nargs="+",
+        default=list(EDITIONS),
+        help=f"editions of the encoder rows: {', '.join(EDITIONS)} (default: both)",
+    )
+    p.add_argument(
+        "--epochs",
+        type=common.positive_int,
+        default=None,
+        help="pre-training epochs (default: the configurations')",
+    )
+    p.add_argument(
+        "--max-epochs",
+        type=common.positive_int,
+        default=None,
+        help="largest epoch count of fine-tuning and the supervised SCNN (default: 40 and the "
+        "configuration's 200)",
+    )
+    p.add_argument(
+        "--hidden-channels",
+        type=common.positive_int,
+        default=None,
+        help="encoder width of every row (default: the configurations')",
+    )
+    p.add_argument(
+        "--classifier",
+        choices=("logistic", "svm"),
+        default="logistic",
+        help="the low-label probe's classifier (default: logistic)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished cells of an earlier call with the same settings in --out and "
+        "run only the rest (refused, with nothing overwritten, if the settings differ)",
+    )
+    common.add_overwrite(p, "is a non-empty folder")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the curves as ``args`` say and print the Markdown table; returns the exit status.
+
+    Raises:
+        ValueError: an unknown dataset, row or edition; a non-empty ``--out`` without
+            ``--overwrite`` or ``--resume``; ``--resume`` into another command's folder or a
+            run of other settings; data without labels; a fraction too small for a label
+            per class.
+        FileNotFoundError: the ``--data-file`` does not exist.
+    """
+    from topo_contrastive._files import check_output_dir
+    from topo_contrastive.experiments.label_efficiency import label_efficiency, resolve_rows
+
+    task = common.config_task(args)
+    resolve_rows(args.rows, args.editions)  # before any work
+    if not args.resume:
+        common.check_out(args.out, args.overwrite, resume_hint=True)
+    check_output_dir(args.out)
+    data = common.load_data(args)
+    data.require_labels("label-efficiency")
+    words = sys.argv[1:] if args._argv is None else args._argv
+    overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
+    start = time.perf_counter()
+    result = label_efficiency(
+        data, args.out, task, fractions=args.fractions, draws=args.draws, split=args.split,
+        seed=args.seed, pretrain_seeds=args.pretrain_seeds, rows=args.rows,
+        editions=args.editions, pretrain_epochs=args.epochs, max_epochs=args.max_epochs,
+        classifier=args.classifier, overrides=overrides, device=args.device,
+        resume=args.resume, log=None if args.no_progress else common.say,
+        progress=lambda n: common.progress(args, n, f"label-efficiency {data.name}", "cell"),
+        command=" ".join([common.PROG, *map(shlex.quote, words)]),
+    )  # fmt: skip
+    print((result.out / "label_efficiency.md").read_text(encoding="utf-8"))
+    common.say(
+        f"done in {time.perf_counter() - start:.0f} s ({result.computed_cells} cells computed, "
+        f"{result.resumed_cells} resumed); outputs in {result.out}"
+    )
+    return 0
