@@ -1,0 +1,67 @@
+"""examples/road_networks.py: TNTP networks from pytspl as data files with route labels."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_examples import PYTSPL_MISSING
+from topo_contrastive.datasets import EdgeFlows
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("pytspl") is None, reason=PYTSPL_MISSING)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+
+@pytest.fixture(scope="module")
+def rn():
+    import road_networks
+
+    return road_networks
+
+
+def test_route_side_on_a_hand_built_square(rn):
+    # junctions at the corners of the unit square; the landmark below its diagonal 0 -> 2
+    pos = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    c = np.array([0.6, 0.4])
+    # 0 -> 1 -> 2 runs counter-clockwise around c: c is on its left
+    assert rn.route_side(pos, [0, 1, 2], c) == 1
+    # 0 -> 3 -> 2 runs clockwise: c is on its right
+    assert rn.route_side(pos, [0, 3, 2], c) == 0
+    # the reverse trips swap the sides
+    assert rn.route_side(pos, [2, 1, 0], c) == 0 and rn.route_side(pos, [2, 3, 0], c) == 1
+    # a landmark east of the square: both routes pass it on their right
+    far = np.array([3.0, 0.5])
+    assert rn.route_side(pos, [0, 1, 2], far) == rn.route_side(pos, [0, 3, 2], far) == 0
+    assert rn.route_side(pos, [2, 1, 0], far) == rn.route_side(pos, [2, 3, 0], far) == 1
+
+
+@pytest.mark.parametrize(("name", "sizes"), [("anaheim", (378, 568, 54)),
+                                             ("chicago-sketch", (546, 1088, 112))])  # fmt: skip
+def test_complex_of_the_tntp_network(rn, name, sizes):
+    cx = rn.build_complex(rn.load_tntp(rn.find_network(name), name))
+    edges, tri = cx["edges"], cx["triangles"]
+    assert (cx["pos"].shape[0], edges.shape[0], tri.shape[0]) == sizes
+    assert (edges[:, 0] < edges[:, 1]).all() and np.unique(edges, axis=0).shape == edges.shape
+    # every triangle is a 3-clique: its three sides are edges
+    known = {tuple(e) for e in edges.tolist()}
+    for a, b, c in tri.tolist():
+        assert {(a, b), (a, c), (b, c)} <= known
+
+
+def test_data_file_loads_and_labels_depend_on_the_route(rn, tmp_path):
+    report = rn.main(str(tmp_path), networks=("anaheim",), num_trips=120, seed=3, probe=False)
+    stats = report["networks"]["anaheim"]
+    ds = EdgeFlows(str(tmp_path / "data"), file=str(tmp_path / "anaheim.npz"))
+    assert len(ds) == 120 and ds.has_labels
+    assert 0.2 < stats["class_1_share"] < 0.8
+    # the same origin-destination pair takes routes on both sides of the landmark
+    assert stats["pairs_with_both_labels"] >= 1
+    assert (tmp_path / "road_networks.md").read_text().startswith("| network |")
+    # same seed, same file
+    rn.main(str(tmp_path / "again"), networks=("anaheim",), num_trips=120, seed=3, probe=False)
+    a, b = np.load(tmp_path / "anaheim.npz"), np.load(tmp_path / "again" / "anaheim.npz")
+    assert all(np.array_equal(a[k], b[k]) for k in a.files)
