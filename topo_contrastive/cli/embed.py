@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
     common.check_out(args.out, args.overwrite)
+    data = common.load_data(args)  # bad data is refused before --out is made
     out = check_output_dir(args.out)
-    data = common.load_data(args)
     done = embed_to_folder(
         args.checkpoint, data, out, device=args.device, batch_size=args.batch_size,
         data_file=args.data_file,

@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     with process_group(args.device, timeout=args.dist_timeout) as group:
         if group.rank == 0:
             common.check_out(args.out, args.overwrite)
+        data = common.load_data(args)  # bad data is refused before --out is made
         out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
-        data = common.load_data(args)
         epochs = args.epochs or config.epochs
         record = {}
         if args.data_file is not None:
