@@ -112,8 +112,9 @@ def read_embeddings(folder: str | os.PathLike) -> dict[str, Any]:
     """Read a folder written by :func:`write_embeddings` (``topo-contrastive embed``).
 
     Returns:
-        ``{"embeddings": float32 [S, D], "sample_ids": [S], "labels": int64 [S] or None,
-        "metadata": the embeddings.json dict}``.
+        A dict with ``embeddings`` (``float32 [S, D]``), ``sample_ids`` (``[S]``),
+        ``labels`` (``int64 [S]`` or ``None``) and ``metadata`` (the ``embeddings.json``
+        dict).
 
     Raises:
         ValueError: the folder is incomplete (no ``COMPLETE`` marker: its writer was
