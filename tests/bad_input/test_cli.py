@@ -70,6 +70,8 @@ CASES = [
     ("pretrain-device-meta", PRETRAIN + ["--data-file", "{data}", "--device", "meta"], "device 'meta'.*cpu|cpu.*cuda"),
     ("pretrain-out-is-file", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{text}", "--data-root", "{root}"], "--out .* already exists"),
     ("pretrain-out-not-empty", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{root}", "--data-root", "{root}"], "--out .* is not empty"),
+    ("pretrain-out-inside-file", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{text}/o", "--data-root", "{root}"], "--out .* cannot be written .* is not a folder"),
+    ("embed-out-inside-file", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}/o/p", "--data-root", "{root}"], "--out .* cannot be written .* is not a folder"),
     ("pretrain-unknown-option", PRETRAIN + ["--dataset", "ocean", "--lr", "0.1"], "unrecognized arguments: --lr"),
     # ---- evaluate
     ("evaluate-no-checkpoint", ["evaluate", "--dataset", "ocean"], "the following arguments are required: --checkpoint"),
