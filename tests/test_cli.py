@@ -277,7 +277,6 @@ def test_search_grid_bool_field_runs(tmp_path, data_root, capsys):
         (["K_down=0", "epochs=5"], {"K_down": [0], "epochs": [5]}),
         (["lr=0.1,1e-2,1"], {"lr": [0.1, 0.01, 1.0]}),
         (["optimizer=adam,'sgd'", "act=relu"], {"optimizer": ["adam", "sgd"], "act": ["relu"]}),
-        (["loss=none,infonce"], {"loss": [None, "infonce"]}),
         (["gamma=(0,1,1)"], {"gamma": [(0.0, 1.0, 1.0)]}),
         (["gamma=(1,1,1),[0, 0.5, 1]"], {"gamma": [(1.0, 1.0, 1.0), (0.0, 0.5, 1.0)]}),
         (["gamma=[1,1,1];[0,0,1]"], {"gamma": [(1.0, 1.0, 1.0), (0.0, 0.0, 1.0)]}),

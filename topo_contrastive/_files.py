@@ -44,6 +44,7 @@ __all__ = [
     "atomic_write",
     "begin_outputs",
     "check_output_dir",
+    "check_output_possible",
     "mark_complete",
     "marker_beside",
     "read_npz",
@@ -318,6 +319,30 @@ def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
         ) from err
     remove_stale_temporaries(folder)
     return folder
+
+
+def check_output_possible(path: str | os.PathLike, what: str = "--out") -> None:
+    """Check, without creating anything, that the folder ``path`` could be made and written:
+    an existing folder is checked by :func:`check_output_dir`; else its nearest existing
+    ancestor must be a writable folder. Lets a command refuse an unwritable ``--out`` before
+    any work and still leave nothing behind when its input is refused next.
+
+    Raises:
+        ValueError: as :func:`check_output_dir` (``"... cannot be written ..."``).
+    """
+    folder = Path(path).expanduser().absolute()
+    if folder.exists():
+        check_output_dir(folder, what)
+        return
+    parent = folder.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        why = "is not a folder" if not parent.is_dir() else "is not writable"
+        raise ValueError(
+            f"the output folder {what} '{folder}' cannot be written ('{parent}' {why}); "
+            "choose a writable folder"
+        )
 
 
 def marker_beside(path: str | os.PathLike) -> Path:

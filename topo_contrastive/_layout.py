@@ -172,14 +172,19 @@ def as_samples(
 
     Raises:
         TypeError: ``x`` is not a floating tensor; bad ``batch`` / ``num_graphs`` types.
-        ValueError: another layout, NaN/inf values, a PyG batch that is not ``B * N_k``
-            rows or whose ``batch`` / ``num_graphs`` do not match.
+        ValueError: another layout, a meta tensor, NaN/inf values, a PyG batch that is not
+            ``B * N_k`` rows or whose ``batch`` / ``num_graphs`` do not match.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
     what = "edge flows" if rank == 1 else f"rank-{rank} signals"
     if not x.is_floating_point():
         raise TypeError(f"`{name}` must be a floating tensor ({what}), got dtype {x.dtype}")
+    if x.device.type == "meta":
+        raise ValueError(
+            f"`{name}` is on the meta device, which holds no values; give {what} on the cpu "
+            "or a cuda device"
+        )
     nk = f"N{rank}"
     shape = tuple(x.shape)
     layouts = (

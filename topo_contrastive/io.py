@@ -6,6 +6,7 @@ classes, so loading a file cannot run code)::
 
     {"format": "topo_contrastive.encoder", "version": 1,
      "state_dict": {...the SCNN's parameters and buffers...},
+     "weights_sha256": "...64 hex digits...",
      "metadata": {"architecture": {"in_channels": 1, "hidden_channels": 64, "num_layers": 2,
                                    "K_down": 2, "K_up": 2, "act": "tanh",
                                    "readout": "mean", "readout_options": {}, ...},
@@ -13,13 +14,18 @@ classes, so loading a file cannot run code)::
                   ...your own metadata (epochs, seed, losses, ...)}}
 
 The file is written atomically (temporary file + ``os.replace``): an interrupted save never
-leaves a truncated file. This is the format of ``topo-contrastive pretrain``'s
-``encoder.pt``.
+leaves a truncated file. ``weights_sha256`` is the sha256 of the weights
+(:func:`weights_digest`: every tensor's name, dtype, shape and bytes, in name order), checked
+at load: weights edited after saving (other values, same shapes) are refused. A file written
+before the digest was recorded loads with a warning (:class:`UncheckedWeightsWarning`). This
+is the format of ``topo-contrastive pretrain``'s ``encoder.pt``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +36,13 @@ from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout
 
-__all__ = ["ENCODER_FORMAT", "load_encoder", "save_encoder"]
+__all__ = [
+    "ENCODER_FORMAT",
+    "UncheckedWeightsWarning",
+    "load_encoder",
+    "save_encoder",
+    "weights_digest",
+]
 
 #: The ``"format"`` entry of a saved encoder.
 ENCODER_FORMAT = "topo_contrastive.encoder"
@@ -39,6 +51,22 @@ _VERSION = 1
 # readout_options were added later and default to 1, True and {} when missing
 _ARCH_KEYS = ("num_layers", "K_down", "K_up", "hidden_channels", "act", "readout", "normalize")
 _PLAIN = (str, int, float, bool, type(None))
+
+
+class UncheckedWeightsWarning(UserWarning):
+    """A checkpoint without a recorded ``weights_sha256`` (written before it was recorded):
+    its weights load, but nothing can tell whether they were changed after saving."""
+
+
+def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
+    """Hex sha256 of a ``state_dict``: every tensor's name, dtype, shape and bytes, in name
+    order (the same weights give the same digest on any machine and device)."""
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        t = state[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[str, Any]:
@@ -169,6 +197,7 @@ def save_encoder(
         "format": ENCODER_FORMAT,
         "version": _VERSION,
         "state_dict": state,
+        "weights_sha256": weights_digest(state),
         "metadata": {
             "architecture": _architecture(encoder, ops),
             "complex": None
@@ -221,7 +250,12 @@ def load_encoder(
         ValueError: an unreadable, foreign or truncated file; an unsupported version;
             an encoder saved with another complex than ``complex``; a ``HodgeReadout``
             without ``complex``; an architecture other than ``expected``; weights that do
-            not match the stored architecture or that hold NaN/inf.
+            not match the stored architecture or that hold NaN/inf; weights whose sha256 is
+            not the one recorded at save time (edited after saving).
+
+    Warns:
+        UncheckedWeightsWarning: the file has no recorded ``weights_sha256`` (written by an
+            older version): the weights load unchecked.
     """
     ops = _operators(complex)
     require_file(path, "checkpoint")
@@ -282,9 +316,32 @@ def load_encoder(
             f"weight {nonfinite[0]!r} holds NaN or inf values ({len(nonfinite)} of "
             f"{len(state)} tensors do; a diverged run or a corrupted file)",
         )
+    _check_digest(path, obj.get("weights_sha256"), state)
     encoder.load_state_dict(state)
     encoder.eval()
     return encoder, meta
+
+
+def _check_digest(path: Any, recorded: Any, state: Mapping[str, torch.Tensor]) -> None:
+    """Compare the weights with the sha256 recorded at save time (warn when none is)."""
+    if recorded is None:
+        warnings.warn(
+            f"checkpoint '{path}' has no recorded weights_sha256 (written before the digest "
+            "was recorded): its weights cannot be checked against changes after saving; "
+            "save it again with save_encoder to record one",
+            UncheckedWeightsWarning,
+            stacklevel=3,
+        )
+        return
+    if not isinstance(recorded, str) or len(recorded) != 64:
+        raise _fail(path, f"its weights_sha256 entry {recorded!r} is not a sha256 hex digest")
+    actual = weights_digest(state)
+    if actual != recorded:
+        raise _fail(
+            path,
+            f"its weights were changed after saving: their sha256 is {actual[:16]}..., but "
+            f"{recorded[:16]}... was recorded at save time (an edited or corrupted file)",
+        )
 
 
 def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:

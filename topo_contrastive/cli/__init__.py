@@ -45,6 +45,7 @@ from collections.abc import Sequence
 
 from topo_contrastive.cli import _common as common
 from topo_contrastive.cli import embed, evaluate, label_efficiency, pretrain, reproduce, search
+from topo_contrastive.cli._conflicts import check_conflicts, given_options
 
 __all__ = ["build_parser", "main"]
 
@@ -80,9 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``topo-contrastive``; returns the exit status.
 
-    Bad input (an unknown configuration or dataset, a mismatching checkpoint, an unwritable
-    output folder, a missing ocean file) prints ``topo-contrastive: error: ...`` to stderr and
-    returns 2, without writing a result file.
+    Bad input (an unknown configuration or dataset, options that contradict each other, a
+    mismatching checkpoint, an unwritable output folder, a missing ocean file) prints
+    ``topo-contrastive: error: ...`` to stderr and returns 2, without writing a result file.
+    Words argparse refuses (an unknown option, ``--epochs 0``) print its usage and message
+    and raise ``SystemExit(2)``.
 
     Args:
         argv: the words after the program's name (default ``None``: ``sys.argv[1:]``).
@@ -97,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(None if argv is None else list(argv))
     args._argv = None if argv is None else list(argv)
     try:
+        check_conflicts(args, given_options(words))  # before any work
         common.setup(args, pinned)
         return _COMMANDS[args.command].run(args)
     except (ValueError, TypeError, FileNotFoundError) as err:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["parse_grid", "set_fields"]
+__all__ = ["IDENTITY_FIELDS", "parse_grid", "set_fields", "settable_fields"]
 
 #: ``--grid`` words for booleans (case-insensitive) and for ``None`` (optional fields).
 _TRUE_WORDS = ("true", "1")
@@ -17,6 +17,9 @@ _FALSE_WORDS = ("false", "0")
 _NONE_WORDS = ("none", "null")
 #: The pseudo-field ``K`` of ``--grid``: sets ``K_down`` and ``K_up`` together.
 _GRID_K = "K"
+#: Fields of :class:`ExperimentConfig` that say which row of Table 1 a configuration is, not
+#: how it is tuned: ``--grid`` and ``--set`` refuse them (a run named ``SCL`` must be SCL).
+IDENTITY_FIELDS = ("name", "method", "loss", "mask", "notes")
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -101,7 +104,18 @@ def _coerce(text: str, tp: Any) -> Any:
     raise TypeError(f"cannot parse values of type {tp!r}")  # a new field type: extend _coerce
 
 
-def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
+def settable_fields() -> list[str]:
+    """The fields ``--grid`` and ``--set`` accept: the hyper-parameters of
+    :class:`ExperimentConfig` (not :data:`IDENTITY_FIELDS`) and ``K``, sorted."""
+    import dataclasses
+
+    from topo_contrastive.experiments.configs import ExperimentConfig
+
+    names = [f.name for f in dataclasses.fields(ExperimentConfig)]
+    return sorted([n for n in names if n not in IDENTITY_FIELDS] + [_GRID_K])
+
+
+def parse_grid(items: Sequence[str], option: str = "--grid") -> dict[str, list[Any]]:
     """The ``--grid FIELD=V1,V2 ...`` entries as ``{field: [values]}``, typed per field.
 
     Every value is parsed as the type of the :class:`ExperimentConfig` field it sets
@@ -112,10 +126,16 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
     are separated by commas outside brackets (``gamma=(1,1,1),(0,1,1)``), or all by ``;``
     when one is present (``gamma=[1,1,1];[0,0,1]``).
 
+    Args:
+        items: the ``FIELD=VALUES`` words.
+        option: how the messages name the option (``"--grid"`` or ``"--set"``).
+
     Raises:
-        ValueError: an entry without ``=``, an unknown or repeated field, ``K`` together with
-            ``K_down`` / ``K_up``, or a value that does not parse as its field's type (the
-            message names the field and the value).
+        ValueError: an entry without ``=``, an unknown or repeated field, a field that says
+            which row the run is (:data:`IDENTITY_FIELDS`: ``name``, ``method``, ``loss``,
+            ``mask``, ``notes``), ``K`` together with ``K_down`` / ``K_up``, or a value that
+            does not parse as its field's type (the message names the field and the value;
+            an unknown or refused field lists the allowed ones).
     """
     import dataclasses
     import typing
@@ -126,24 +146,33 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
     types_ = {f.name: hints[f.name] for f in dataclasses.fields(ExperimentConfig)}
     types_[_GRID_K] = int
     grid: dict[str, list[Any]] = {}
+    allowed = ", ".join(settable_fields())
+    form = "FIELD=V1,V2" if option == "--grid" else "FIELD=VALUE"
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--grid entries look like FIELD=V1,V2; got {item!r}")
+            raise ValueError(f"{option} entries look like {form}; got {item!r}")
         key, values = (s.strip() for s in item.split("=", 1))
+        if key in IDENTITY_FIELDS:
+            raise ValueError(
+                f"{option} {item}: {key!r} is not a hyper-parameter but says which row of "
+                f"Table 1 the run is (choose the row with --config); {option} can change: "
+                f"{allowed}"
+            )
         if key not in types_:
             raise ValueError(
-                f"unknown configuration field {key!r} in --grid; choose among "
-                f"{', '.join(sorted(types_))}"
+                f"unknown configuration field {key!r} in {option}; choose among {allowed}"
             )
         if key in grid:
-            raise ValueError(f"--grid field {key!r} is given twice")
+            raise ValueError(f"{option} field {key!r} is given twice")
         try:
             texts = values.split(";") if ";" in values else _split_top_level(values)
             grid[key] = [_coerce(text, types_[key]) for text in texts]
         except ValueError as err:
-            raise ValueError(f"--grid {key}={values}: field {key!r}: {err}") from None
+            raise ValueError(f"{option} {key}={values}: field {key!r}: {err}") from None
     if _GRID_K in grid and {"K_down", "K_up"} & set(grid):
-        raise ValueError("--grid K sets both K_down and K_up; do not also give K_down or K_up")
+        raise ValueError(
+            f"{option} K sets both K_down and K_up; do not also give K_down or K_up"
+        )
     return grid
 
 
@@ -158,7 +187,7 @@ def set_fields(config: Any, items: Sequence[str]) -> Any:
     from topo_contrastive.experiments.search import grid_point_config
 
     point = {}
-    for key, values in parse_grid(items).items():
+    for key, values in parse_grid(items, option="--set").items():
         if len(values) != 1:
             raise ValueError(
                 f"--set {key} takes one value, got {len(values)} (write tuples in brackets: "

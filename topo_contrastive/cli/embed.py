@@ -42,15 +42,16 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the ``--data-file`` or the checkpoint does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive._files import check_output_dir, require_file
+    from topo_contrastive._files import check_output_dir, check_output_possible, require_file
     from topo_contrastive.experiments.runs import embed_to_folder
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
     common.check_out(args.out, args.overwrite)
+    check_output_possible(args.out)
+    data = common.load_data(args)  # bad data is refused before --out is made
     out = check_output_dir(args.out)
-    data = common.load_data(args)
     done = embed_to_folder(
         args.checkpoint, data, out, device=args.device, batch_size=args.batch_size,
         data_file=args.data_file,

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             work).
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive._files import check_output_dir
+    from topo_contrastive._files import check_output_dir, check_output_possible
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.runs import (
         pretrain_to_folder,
@@ -90,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
     with process_group(args.device, timeout=args.dist_timeout) as group:
         if group.rank == 0:
             common.check_out(args.out, args.overwrite)
+            check_output_possible(args.out)
+        data = common.load_data(args)  # bad data is refused before --out is made
         out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
-        data = common.load_data(args)
         epochs = args.epochs or config.epochs
         record = {"edition": args.edition}
         if args.data_file is not None:

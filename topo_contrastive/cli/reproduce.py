@@ -87,17 +87,22 @@ def run(args: argparse.Namespace) -> int:
             or ``--resume`` into a run of other settings.
     """
     from topo_contrastive._files import check_output_dir
-    from topo_contrastive.experiments.configs import resolve_config_name, resolve_dataset_name
+    from topo_contrastive.experiments.configs import (
+        resolve_config_name,
+        resolve_dataset_name,
+        resolve_edition,
+    )
     from topo_contrastive.experiments.reproduce import PRESETS, reproduce
     from topo_contrastive.experiments.runs import adjust_preset
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
     configs = [resolve_config_name(c) for c in args.configs]
+    for edition in args.editions or ():
+        resolve_edition(edition)
     if args.out is None:
         args.out = "results/quick" if args.quick else "results/full"
     if not args.resume:  # --resume continues the earlier run in --out (checked by reproduce)
         common.check_out(args.out, args.overwrite, resume_hint=True)
-    check_output_dir(args.out)  # before any work
     figure2 = args.figure2_dataset
     skip_figure2 = figure2 is not None and figure2.lower() == "none"
     preset = adjust_preset(
@@ -111,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         figure2=not skip_figure2,
         figure1=not args.no_figure1,
     )
+    check_output_dir(args.out)  # before any work, after every name was checked
     if preset.reduced:
         common.say(
             f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "

@@ -92,6 +92,11 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = resolve_dataset_name(args.dataset)
     base = get_config(args.config, dataset, args.edition, **common.edition_overrides(args))
+    if args.eval_epochs and not base.is_contrastive:
+        raise ValueError(
+            f"--eval-epochs scores contrastive encoders after some epochs, but {base.name} is "
+            "the supervised baseline: drop --eval-epochs"
+        )
     grid = parse_grid(args.grid)
     check_grid(base, grid)
     common.check_file_out(args)

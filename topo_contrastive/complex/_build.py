@@ -52,10 +52,20 @@ def _to_scipy(mat: Any, name: str) -> sp.csr_matrix:
             mat = sp.csr_matrix((val, (idx[0], idx[1])), shape=tuple(coo.shape))
         else:
             mat = mat.double().numpy()
-    if sp.issparse(mat):
-        out = sp.csr_matrix(mat, dtype=np.float64)
-    else:
-        arr = np.asarray(mat, dtype=np.float64)
+    if getattr(getattr(mat, "dtype", None), "kind", "") == "c":
+        raise TypeError(f"`{name}` must be a real matrix, got complex dtype {mat.dtype}")
+    try:
+        if sp.issparse(mat):
+            out = sp.csr_matrix(mat, dtype=np.float64)
+        else:
+            arr = np.asarray(mat, dtype=np.float64)
+    except (TypeError, ValueError) as err:  # strings, objects, complex numbers
+        raise TypeError(
+            f"`{name}` must be a real matrix (scipy sparse, torch or numpy), got "
+            f"{type(mat).__name__}" + (f" of dtype {mat.dtype}" if hasattr(mat, "dtype") else "")
+            + f" ({err})"
+        ) from None
+    if not sp.issparse(mat):
         if arr.ndim != 2:
             raise ValueError(f"`{name}` must be a 2-D matrix, got {arr.ndim} dimensions")
         out = sp.csr_matrix(arr)

@@ -104,11 +104,22 @@ class EdgeLookupMixin:
             device: output device (default CPU).
 
         Raises:
-            ValueError: a step of the path is not an edge (says which step).
+            ValueError: an empty path, node ids that are not integers, or a step of the path
+                that is not an edge (says which step).
         """
-        p = np.asarray(
-            path.detach().cpu().numpy() if isinstance(path, torch.Tensor) else path, dtype=np.int64
-        ).ravel()
+        raw = np.asarray(
+            path.detach().cpu().numpy() if isinstance(path, torch.Tensor) else path
+        )
+        integral = raw.dtype.kind in "iu" or (
+            raw.dtype.kind == "f" and bool(np.all(np.isfinite(raw) & (raw % 1 == 0)))
+        )
+        if raw.ndim > 1 or raw.size == 0 or not integral:
+            raise ValueError(
+                f"`path` must be a 1-D sequence of at least one integer node id, got dtype "
+                f"{raw.dtype} and shape {tuple(raw.shape)}"
+                + (f" ({raw.ravel()[:4].tolist()}...)" if raw.size and not integral else "")
+            )
+        p = raw.astype(np.int64).ravel()
         flow = np.zeros(self.num_edges, dtype=np.float64)
         if p.size >= 2:
             try:

@@ -10,13 +10,36 @@ tensors (:meth:`~OperatorsMixin.operator`, :meth:`~OperatorsMixin.laplacians`).
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
-__all__ = ["MAX_RANK", "OPERATORS", "OperatorsMixin"]
+__all__ = ["MAX_RANK", "OPERATORS", "OperatorsMixin", "operator_fingerprint"]
+
+# id(tensor) -> (weak reference, fingerprint of the complex it was built from): the origin
+# of the torch operators made by OperatorsMixin.operator, so that a module tied to one
+# complex (HodgeReadout) can refuse the operators of another. The entry dies with the tensor;
+# a copy (``.to()``, arithmetic) has no entry, and then nothing is checked.
+_ORIGIN: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _tag(t: torch.Tensor, fingerprint: str) -> torch.Tensor:
+    key = id(t)
+    _ORIGIN[key] = (weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None)), fingerprint)
+    return t
+
+
+def operator_fingerprint(t: Any) -> str | None:
+    """The :meth:`~topo_contrastive.SimplicialOperators.fingerprint` of the complex that
+    made the torch operator ``t`` (:meth:`OperatorsMixin.operator`,
+    :meth:`OperatorsMixin.laplacians`), or ``None`` when unknown (another tensor, or a copy)."""
+    entry = _ORIGIN.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return None
+    return entry[1]
 
 #: Highest rank of a simplex the class stores.
 MAX_RANK = 3
@@ -38,6 +61,8 @@ class OperatorsMixin:
         B2: sp.csr_matrix
         B3: sp.csr_matrix
         num_nodes: int
+
+        def fingerprint(self) -> str: ...
         num_tetrahedra: int
         _cache: dict[str, sp.csr_matrix]
 
@@ -197,23 +222,25 @@ class OperatorsMixin:
             raise TypeError(f"`dtype` must be a floating dtype, got {dtype}")
         m = self._get(name)
         if layout == torch.sparse_csr:
-            return torch.sparse_csr_tensor(
+            t = torch.sparse_csr_tensor(
                 torch.from_numpy(m.indptr.astype(np.int64)),
                 torch.from_numpy(m.indices.astype(np.int64)),
                 torch.from_numpy(m.data),
                 size=m.shape,
                 check_invariants=False,
             ).to(device=device, dtype=dtype)
+            return _tag(t, self.fingerprint())
         if layout == torch.sparse_coo:
             c = m.tocoo()
             idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
-            return torch.sparse_coo_tensor(
+            t = torch.sparse_coo_tensor(
                 idx,
                 torch.from_numpy(c.data),
                 size=m.shape,
                 is_coalesced=True,
                 check_invariants=False,
             ).to(device=device, dtype=dtype)
+            return _tag(t, self.fingerprint())
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 
     def laplacians(

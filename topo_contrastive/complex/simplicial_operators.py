@@ -317,12 +317,16 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             >>> len(a.fingerprint()), a.fingerprint() == b.fingerprint()
             (16, False)
         """
+        cached = self.__dict__.get("_fingerprint")
+        if cached is not None:
+            return cached
         digest = hashlib.sha256()
         digest.update(np.ascontiguousarray(self.edges, dtype=np.int64).tobytes())
         digest.update(b"|")
         digest.update(np.ascontiguousarray(self.triangles, dtype=np.int64).tobytes())
         digest.update(f"|{self.num_nodes}".encode())
-        return digest.hexdigest()[:16]
+        self._fingerprint: str = digest.hexdigest()[:16]  # the complex is immutable
+        return self._fingerprint
 
     def __repr__(self) -> str:
         extra = f", num_tetrahedra={self.num_tetrahedra}" if self.num_tetrahedra else ""

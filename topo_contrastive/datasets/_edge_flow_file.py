@@ -19,13 +19,15 @@ import torch
 
 from topo_contrastive._files import atomic_write, read_npz
 from topo_contrastive.complex import SimplicialOperators
-from topo_contrastive.datasets._base import check_int
 
 _FORMAT = "topo_contrastive.edge_flows"
 _VERSION = 1
 _B1_KEYS = ("B1_index", "B1_value", "B1_shape")
 _B2_KEYS = ("B2_index", "B2_value", "B2_shape")
 _MASK_KEYS = ("train_mask", "val_mask", "test_mask")
+# the most nodes a file may declare (its incidence matrix must fit in memory: 10^8 nodes
+# already take 0.8 GB of row pointers)
+_MAX_NODES = 10**8
 _KNOWN_KEYS = frozenset(
     {
         *_B1_KEYS,
@@ -66,6 +68,10 @@ class Names:
 
 
 # ---------------------------------------------------------------------------- validation
+# the largest magnitude a flow may have: datasets store flows as float32
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _check_flows(flows: Any, n1: int, name: str) -> np.ndarray:
     arr = _numpy(flows)
     if arr.ndim == 3 and arr.shape[2] == 1:
@@ -79,14 +85,22 @@ def _check_flows(flows: Any, n1: int, name: str) -> np.ndarray:
         np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
     ):
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64 if arr.dtype == np.float64 else np.float32)
-    bad = ~np.isfinite(arr)
+    wide = arr.astype(np.float64)
+    bad = ~np.isfinite(wide)
     if bad.any():
         s, e = np.argwhere(bad)[0]
         raise ValueError(
             f"{name} has a NaN or inf entry (sample {s}, edge {e}); flows must be finite"
         )
-    return arr
+    huge = np.abs(wide) > _FLOAT32_MAX
+    if huge.any():
+        s, e = np.argwhere(huge)[0]
+        raise ValueError(
+            f"{name} has the value {wide[s, e]:.3g} (sample {s}, edge {e}), which overflows "
+            f"float32 (largest {_FLOAT32_MAX:.3g}; datasets store flows as float32): rescale "
+            "the flows"
+        )
+    return arr.astype(np.float64 if arr.dtype == np.float64 else np.float32)
 
 
 def _check_labels(labels: Any, num_samples: int, name: str) -> np.ndarray:
@@ -231,10 +245,17 @@ def validate_samples(
         (:meth:`SimplicialOperators.path_to_flow`) when ``flows`` is ``None``.
 
     Raises:
-        ValueError: no samples, a shape that does not match the complex, NaN/inf, a path
+        ValueError: a complex without edges (N1 = 0), no samples, a shape that does not
+            match the complex, NaN/inf or a flow beyond float32's range, a path
             that is not a walk on the complex, overlapping masks, repeated sample ids.
         TypeError: non-real flows, non-integer labels or paths, masks that are not a mapping.
     """
+    if ops.num_edges == 0:
+        raise ValueError(
+            f"the complex has no edges (N1 = 0, {ops.num_nodes} nodes): edge flows "
+            f"({name('flows')}) need at least one edge; a complex of nodes only carries node "
+            "signals (rank 0), not an edge-flow dataset"
+        )
     path_list = None if paths is None else _as_paths(paths, name("paths"))
     if flows is None and path_list is None:
         raise ValueError(
@@ -304,7 +325,11 @@ def _coo_from_file(arrays: dict[str, np.ndarray], prefix: str, name: Names) -> s
 
 
 def _incidence_from_edges(
-    edge_index: np.ndarray, triangles: np.ndarray | None, num_nodes: int, name: Names
+    edge_index: np.ndarray,
+    triangles: np.ndarray | None,
+    num_nodes: int,
+    name: Names,
+    source: str = "",
 ) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
     """``B1`` from oriented edges ``[2, N1]`` and ``B2`` from node triples ``[N2, 3]``."""
     if edge_index.ndim != 2 or edge_index.shape[0] != 2 or edge_index.dtype.kind not in "iu":
@@ -317,6 +342,7 @@ def _incidence_from_edges(
         raise ValueError(
             f"{name('edge_index')} has node ids in [{edge_index.min()}, {edge_index.max()}], "
             f"outside [0, num_nodes = {num_nodes})"
+            + (f" (num_nodes from {source})" if source else "")
         )
     loops = np.flatnonzero(edge_index[0] == edge_index[1])
     if loops.size:
@@ -389,10 +415,42 @@ def _check_header(arrays: dict[str, np.ndarray], path: str, name: Names) -> None
             f"'{path}' has the unknown key(s) {unknown}; the keys of the format are "
             f"{sorted(_KNOWN_KEYS)}"
         )
-    if "format" in arrays and str(arrays["format"]) != _FORMAT:
-        raise ValueError(f"{name('format')} is {str(arrays['format'])!r}, expected {_FORMAT!r}")
-    if "version" in arrays and int(arrays["version"]) != _VERSION:
-        raise ValueError(f"{name('version')} is {int(arrays['version'])}, expected {_VERSION}")
+    if "format" in arrays:
+        fmt = arrays["format"]
+        if fmt.shape != () or str(fmt) != _FORMAT:
+            raise ValueError(
+                f"{name('format')} is {_shown(fmt)}, expected the string {_FORMAT!r}"
+            )
+    if "version" in arrays:
+        ver = arrays["version"]
+        if ver.shape != () or ver.dtype.kind not in "iu" or int(ver) != _VERSION:
+            raise ValueError(
+                f"{name('version')} is {_shown(ver)}, expected the integer {_VERSION} (this "
+                "library reads version 1 files)"
+            )
+
+
+def _shown(arr: np.ndarray) -> str:
+    """A short description of a file's entry: its value if scalar, else dtype and shape."""
+    if arr.shape == ():
+        return f"{arr.item()!r} (dtype {arr.dtype})"
+    return f"an array of dtype {arr.dtype} and shape {tuple(arr.shape)}"
+
+
+def _num_nodes_entry(arr: np.ndarray, name: Names) -> int:
+    """The scalar integer ``num_nodes`` of a file, >= 1 and small enough to allocate."""
+    if arr.shape != () or arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name('num_nodes')} must be one integer (the number of nodes N0), got "
+            f"{_shown(arr)}"
+        )
+    value = int(arr)
+    if not 1 <= value <= _MAX_NODES:
+        raise ValueError(
+            f"{name('num_nodes')} must be in [1, {_MAX_NODES}] (the number of nodes N0), got "
+            f"{value}"
+        )
+    return value
 
 
 def _complex_from_file(
@@ -416,12 +474,23 @@ def _complex_from_file(
             raise ValueError(f"'{path}': with edge_index, give the triangles as `triangles`")
         ei = arrays["edge_index"]
         if "num_nodes" in arrays:
-            num_nodes = check_int(arrays["num_nodes"].item(), f"'{path}' key 'num_nodes'", 1)
-        elif "pos" in arrays:
+            num_nodes = _num_nodes_entry(arrays["num_nodes"], name)
+            source = name("num_nodes")
+        elif "pos" in arrays and arrays["pos"].ndim >= 1:
             num_nodes = int(arrays["pos"].shape[0])
+            source = f"the rows of {name('pos')}"
         else:
-            num_nodes = int(ei.max()) + 1 if ei.size else 0
-        B1, B2 = _incidence_from_edges(ei, arrays.get("triangles"), num_nodes, name)
+            num_nodes = int(ei.max()) + 1 if ei.size and ei.dtype.kind in "iu" else 0
+            source = ""
+        try:
+            B1, B2 = _incidence_from_edges(
+                ei, arrays.get("triangles"), num_nodes, name, source
+            )
+        except MemoryError:
+            raise ValueError(
+                f"{name('num_nodes')} = {num_nodes} is too large: the incidence matrix of "
+                f"{num_nodes} nodes does not fit in memory"
+            ) from None
     else:
         if not all(has_b1):
             missing = [k for k, h in zip(_B1_KEYS, has_b1, strict=True) if not h]
@@ -457,7 +526,11 @@ def _paths_from_file(
         or ptr.ndim != 1
         or (ptr.dtype.kind not in "iu")
     ):
-        raise ValueError(f"{name('path_nodes')} and {name('path_ptr')} must be 1-D integers")
+        raise ValueError(
+            f"{name('path_nodes')} and {name('path_ptr')} must be 1-D integer arrays (the "
+            f"paths' nodes one after the other, and where each path starts), got "
+            f"{_shown(nodes)} and {_shown(ptr)}"
+        )
     if ptr.size < 1 or ptr[0] != 0 or ptr[-1] != nodes.size or (np.diff(ptr) < 0).any():
         raise ValueError(
             f"{name('path_ptr')} must rise from 0 to len(path_nodes) = {nodes.size}, got "

@@ -10,7 +10,8 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
 - :func:`pretrain` (single process or DistributedDataParallel), :func:`embed`,
   :func:`linear_probe`, :func:`train_supervised`.
 - :func:`save_encoder` / :func:`load_encoder`: weights-only checkpoints;
-  :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``.
+  :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``;
+  :func:`read_embeddings` reads a finished folder back.
 - :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
 - :func:`grid_search`: the hyper-parameter search.
 - Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
@@ -30,7 +31,7 @@ from topo_contrastive.experiments.data import (
     load_data_file,
     load_dataset,
 )
-from topo_contrastive.experiments.embeddings import write_embeddings
+from topo_contrastive.experiments.embeddings import read_embeddings, write_embeddings
 from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1
 from topo_contrastive.experiments.presets import PRESETS, Preset
@@ -62,6 +63,7 @@ __all__ = [
     "load_encoder",
     "plot_figure1",
     "pretrain",
+    "read_embeddings",
     "reproduce",
     "save_encoder",
     "train_supervised",

@@ -1,4 +1,5 @@
-"""Writing the embeddings of every sample to ``.npz`` and ``.csv`` (``topo-contrastive embed``)."""
+"""Writing the embeddings of every sample to ``.npz`` and ``.csv`` (``topo-contrastive embed``),
+and reading them back (:func:`read_embeddings`, which refuses an unfinished folder)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._files import atomic_write, write_json, write_text
+from topo_contrastive._files import (
+    COMPLETE_MARKER,
+    atomic_write,
+    begin_outputs,
+    mark_complete,
+    read_npz,
+    write_json,
+    write_text,
+)
 
-__all__ = ["write_embeddings"]
+__all__ = ["read_embeddings", "write_embeddings"]
+
+_FILES = {"npz": "embeddings.npz", "csv": "embeddings.csv", "json": "embeddings.json"}
 
 
 def write_embeddings(
@@ -25,7 +36,9 @@ def write_embeddings(
 ) -> dict[str, Path]:
     """Write embeddings ``[S, D]`` with their sample ids (and labels) to ``folder``.
 
-    Three files, each written atomically:
+    Three files, each written atomically, then the marker ``COMPLETE`` (a stale marker and
+    the three files of an earlier run are removed first, so that a folder whose writer was
+    interrupted or killed never looks finished; :func:`read_embeddings` checks the marker):
 
     - ``embeddings.npz``: ``embeddings`` ``float32 [S, D]``, ``sample_ids`` ``[S]`` (ints or
       strings), ``labels`` ``int64 [S]`` when given; loads with ``allow_pickle=False``;
@@ -68,7 +81,8 @@ def write_embeddings(
         arrays["labels"] = lab
     out = Path(folder).expanduser()
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"npz": out / "embeddings.npz", "csv": out / "embeddings.csv"}
+    paths = {"npz": out / _FILES["npz"], "csv": out / _FILES["csv"]}
+    begin_outputs(out / COMPLETE_MARKER, stale=[out / name for name in _FILES.values()])
 
     def write_npz(tmp: str) -> None:
         with open(tmp, "wb") as f:
@@ -84,10 +98,54 @@ def write_embeddings(
     first = [ids.astype(str)] + ([lab.astype(str)] if lab is not None else [])
     writer.writerows(np.column_stack([*first, text]).tolist())
     write_text(paths["csv"], buf.getvalue())
-    paths["json"] = out / "embeddings.json"
+    paths["json"] = out / _FILES["json"]
     write_json(
         paths["json"],
         {"num_samples": num, "dim": int(emb.shape[1]), "labelled": lab is not None,
          **dict(metadata or {})},
     )  # fmt: skip
+    mark_complete(out / COMPLETE_MARKER, f"embeddings [{num}, {emb.shape[1]}] written")
     return paths
+
+
+def read_embeddings(folder: str | os.PathLike) -> dict[str, Any]:
+    """Read a folder written by :func:`write_embeddings` (``topo-contrastive embed``).
+
+    Returns:
+        A dict with ``embeddings`` (``float32 [S, D]``), ``sample_ids`` (``[S]``),
+        ``labels`` (``int64 [S]`` or ``None``) and ``metadata`` (the ``embeddings.json``
+        dict).
+
+    Raises:
+        ValueError: the folder is incomplete (no ``COMPLETE`` marker: its writer was
+            interrupted or killed; run ``embed`` again with ``--overwrite``), or a file is
+            missing, unreadable or of another shape than ``embeddings.json`` says.
+    """
+    import json
+
+    out = Path(folder).expanduser()
+    if not (out / COMPLETE_MARKER).is_file():
+        raise ValueError(
+            f"'{out}' holds no finished embeddings (no {COMPLETE_MARKER} marker: the `embed` "
+            "run that wrote it was interrupted, or none did); run `embed` again with "
+            "--overwrite"
+        )
+    arrays = read_npz(out / _FILES["npz"], what="an embeddings file (topo-contrastive embed)")
+    try:
+        meta = json.loads((out / _FILES["json"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"'{out / _FILES['json']}' is not readable JSON ({err})") from err
+    emb = arrays.get("embeddings")
+    if emb is None or "sample_ids" not in arrays or emb.shape != (
+        meta.get("num_samples"), meta.get("dim")
+    ):
+        raise ValueError(
+            f"'{out / _FILES['npz']}' does not match '{out / _FILES['json']}' (expected "
+            f"embeddings [{meta.get('num_samples')}, {meta.get('dim')}] and sample_ids)"
+        )
+    return {
+        "embeddings": emb,
+        "sample_ids": arrays["sample_ids"],
+        "labels": arrays.get("labels"),
+        "metadata": meta,
+    }

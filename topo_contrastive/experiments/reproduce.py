@@ -136,6 +136,50 @@ def _data_fingerprints(loaded: dict[str, ExperimentData]) -> dict[str, dict[str,
     }
 
 
+def _check_resumable(folder: Path, fingerprint: str, preset: Preset) -> None:
+    """Refuse to resume in ``folder`` unless it is empty or holds a ``reproduce`` run of the
+    same settings (checked before any data is loaded; nothing is written).
+
+    Raises:
+        ValueError: files without a ``runs.json`` (another command's folder, e.g. a
+            ``pretrain`` one), a ``runs.json`` that is not ``reproduce``'s, or one of other
+            settings (another preset, seed or version of the configurations).
+    """
+    path = folder / "runs.json"
+    if not path.is_file():
+        entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        if entries:
+            shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+            raise ValueError(
+                f"cannot resume in '{folder}': it holds {shown} but no runs.json, so it was "
+                "not written by `reproduce` (e.g. a `pretrain` or `embed` folder). Nothing was "
+                "overwritten; choose another --out, or an empty one"
+            )
+        return
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot resume from '{path}': it is not readable JSON ({err})") from err
+    settings = payload.get("settings") if isinstance(payload, dict) else None
+    if not isinstance(settings, dict) or "fingerprint" not in settings:
+        raise ValueError(
+            f"cannot resume from '{path}': it is not the runs.json of `reproduce` (no "
+            "settings fingerprint). Nothing was overwritten; choose another --out"
+        )
+    old = settings.get("fingerprint")
+    if old != fingerprint:
+        before = (settings.get("fingerprint_parts") or {}).get("preset") or {}
+        now = {k: v for k, v in asdict(preset).items() if k != "name"}
+        differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        detail = f"; the presets differ in {', '.join(differ[:6])}" if differ else ""
+        raise ValueError(
+            f"cannot resume from '{folder}': its runs used other settings (fingerprint {old!r}, "
+            f"this run {fingerprint!r}: another preset, seed or version of the "
+            f"configurations{detail}). Nothing was overwritten; use another --out, or run "
+            "without --resume to start over."
+        )
+
+
 def _load_previous(
     folder: Path, fingerprint: str, data: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -203,8 +247,9 @@ def reproduce(
 
     Raises:
         ValueError: unknown preset, dataset, edition or row name; an unwritable ``out`` (before
-            any work); ``resume`` on a folder whose run used other settings (nothing is
-            written then).
+            any work); ``resume`` on a folder whose run used other settings, or on a
+            non-empty folder that another command wrote (no ``reproduce`` ``runs.json``;
+            refused before any data is loaded, nothing is written then).
     """
     preset, ds_names, rows, eds = _selection(preset, dataset_names, config_names, editions)
     folder = check_output_dir(out)
@@ -213,8 +258,10 @@ def reproduce(
         marker.unlink()
     start = time.perf_counter()
     say = log or (lambda _msg: None)
-    loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
     fingerprint, fp_parts = _fingerprint(preset, seed)
+    if resume:  # before loading the data: a folder of another command or settings
+        _check_resumable(folder, fingerprint, preset)
+    loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
     data_fp = _data_fingerprints(loaded)
     records = _load_previous(folder, fingerprint, data_fp) if resume else []
     # keep the other datasets' records of the earlier run

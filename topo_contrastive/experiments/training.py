@@ -51,7 +51,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     """``"auto"``/``None`` -> CUDA if available else CPU; otherwise ``torch.device(device)``.
 
     Raises:
-        ValueError: an unknown device string, or CUDA asked for but not available.
+        ValueError: an unknown device string, a device type other than cpu and cuda (e.g.
+            ``meta``), or CUDA asked for but not available.
     """
     if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -59,6 +60,10 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as err:
         raise ValueError(f"unknown device {device!r} (use cpu, cuda, cuda:N or auto)") from err
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(
+            f"device {device!r} is not supported: training runs on cpu, cuda, cuda:N or auto"
+        )
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} asked for, but CUDA is not available here")
     return dev

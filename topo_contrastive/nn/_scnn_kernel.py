@@ -144,11 +144,16 @@ def largest_eigenvalue(m: sp.csr_matrix) -> float:
     return float(np.abs(val[0]))
 
 
-def prepare_operator(L: Tensor, normalize: bool) -> Prepared:
+def prepare_operator(L: Tensor, normalize: bool, name: str = "L") -> Prepared:
     """CSR form (and transpose) of ``L``, scaled by ``1 / lambda_max`` if ``normalize``.
 
     Computed once per operator object (and in-place version) and cached; the cache
-    entry dies with the operator.
+    entry dies with the operator. The operator's values are checked to be finite when the
+    entry is made (one ``isfinite`` over the sparse values, once per object and version:
+    nothing on the hot path).
+
+    Raises:
+        ValueError: ``L`` holds NaN or inf values (the message names it as ``name``).
     """
     key = id(L)
     entry = _CACHE.get(key)
@@ -161,8 +166,8 @@ def prepare_operator(L: Tensor, normalize: bool) -> Prepared:
         if normalize:
             from topo_contrastive.nn import _scnn_kernel as module  # patchable in tests
 
+            base = prepare_operator(L, False, name)  # checks the values first
             lam = module.largest_eigenvalue(to_scipy(L))
-            base = prepare_operator(L, False)
             if lam > 0:
                 csr = base.csr * (1.0 / lam)
                 csr_t = csr if base.symmetric else base.csr_t * (1.0 / lam)
@@ -171,6 +176,15 @@ def prepare_operator(L: Tensor, normalize: bool) -> Prepared:
             per_flag[True] = Prepared(_csr(csr), _csr(csr_t), lam)
         else:
             coo = L.detach().to_sparse_coo().coalesce()
+            finite = torch.isfinite(coo.values())
+            if not bool(finite.all()):
+                bad = int((~finite).sum())
+                at = coo.indices()[:, int((~finite).nonzero()[0, 0])].tolist()
+                raise ValueError(
+                    f"`{name}` holds {bad} NaN or inf value(s) (first at row {at[0]}, column "
+                    f"{at[1]}); an operator must be finite (build it with "
+                    "SimplicialOperators.laplacians())"
+                )
             coo_t = coo.t().coalesce()
             csr = _csr(L.detach())
             symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(

@@ -177,8 +177,9 @@ class HodgeReadout(torch.nn.Module):
         TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition``,
             ``energies`` is not a bool or ``harmonic_channels`` not an int;
             (``forward``) ``H`` is not a floating tensor.
-        ValueError: (``__init__``) an unknown ``pool``; ``harmonic_channels`` below 1; no
-            harmonic basis available; an
+        ValueError: (``__init__``) an unknown ``pool``; ``harmonic_channels`` below 1; a
+            complex without simplices of the pooled rank (:math:`N_1 = 0`); no harmonic
+            basis available; an
             empty readout (``pool="none"`` without energies on a complex with
             :math:`\beta_1 = 0`);
             (``forward``) features whose edge count is not the complex's ``N1`` (a
@@ -225,6 +226,16 @@ class HodgeReadout(torch.nn.Module):
         self.rank = int(hodge.rank)
         #: :math:`N_k`, the simplices of the pooled rank (:math:`N_1`: edges).
         self.num_edges = int(hodge.num_simplices)
+        if self.num_edges == 0:
+            _, what, _ = simplex_words(self.rank)
+            raise ValueError(
+                f"the complex has no {what} (N{self.rank} = 0): a HodgeReadout of rank "
+                f"{self.rank} has nothing to pool"
+            )
+        #: The :meth:`~topo_contrastive.SimplicialOperators.fingerprint` of the complex it was
+        #: built on: :class:`~topo_contrastive.nn.SCNN` refuses operators of another complex
+        #: (same :math:`N_1`, other edges or triangles) when they carry their complex's.
+        self.complex_fingerprint = ops.fingerprint()
         basis, pivots = canonical_harmonic_basis(hodge)
         self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
         self.register_buffer("pivots", torch.from_numpy(pivots))

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
@@ -215,12 +216,30 @@ class SCNN(torch.nn.Module):
         """
         h = self.edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
         if not isinstance(self.readout, str):
+            self._check_readout_complex(L_down, L_up)
             return self.readout(h)  # [B, D]
         if self.readout == "mean":
             return h.mean(dim=1)
         if self.readout == "sum":
             return h.sum(dim=1)
         return h.amax(dim=1)
+
+    def _check_readout_complex(self, L_down: Tensor | None, L_up: Tensor | None) -> None:
+        """Refuse operators made by another complex than the readout's (when both are known:
+        a readout with ``complex_fingerprint`` such as HodgeReadout, and operators from
+        :meth:`SimplicialOperators.laplacians`)."""
+        own = getattr(self.readout, "complex_fingerprint", None)
+        if own is None:
+            return
+        for name, L in (("L_down", L_down), ("L_up", L_up)):
+            origin = operator_fingerprint(L)
+            if origin is not None and origin != own:
+                raise ValueError(
+                    f"`{name}` comes from the complex with fingerprint {origin}, but the "
+                    f"encoder's {type(self.readout).__name__} was built on the complex with "
+                    f"fingerprint {own} (same N1 = {L.shape[0]} edges, other edges or "
+                    "triangles): build the readout on the complex of the data"
+                )
 
     def _add_channel_dim(self, x: Tensor) -> Tensor:
         if isinstance(x, Tensor) and x.dim() == 1:

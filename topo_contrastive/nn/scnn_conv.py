@@ -167,12 +167,12 @@ class SCNNConv(torch.nn.Module):
 
         Raises:
             TypeError: ``L`` is not a torch sparse COO/CSR tensor.
-            ValueError: ``L`` is not square.
+            ValueError: ``L`` is not square, or holds NaN/inf values.
         """
         _check_operator_type(L, "L")
         if L.dim() != 2 or L.size(0) != L.size(1):
             raise ValueError(f"`L` must be a square [N, N] operator, got shape {tuple(L.shape)}")
-        lam = prepare_operator(L, True).lambda_max
+        lam = prepare_operator(L, True, "L").lambda_max
         if not lam:
             return L
         return L * (1.0 / lam)
@@ -203,8 +203,9 @@ class SCNNConv(torch.nn.Module):
             TypeError: ``x`` is not a floating tensor; an operator is dense, not a
                 tensor, or ``batch`` is not an integer tensor.
             ValueError: wrong number of dimensions or channels in ``x``; an operator
-                that is not ``[N1, N1]``, sits on another device, has another dtype
-                or requires grad; a missing operator for an active side; a
+                that is not ``[N1, N1]``, sits on another device, has another dtype,
+                requires grad or holds NaN/inf values (checked once per operator
+                object); a missing operator for an active side; a
                 ``batch`` that does not describe contiguous blocks of ``N1`` rows.
         """
         x3, layout = self._as_batched(x, L_down, L_up, batch)
@@ -254,9 +255,9 @@ class SCNNConv(torch.nn.Module):
         the kernel's fused activations (see :mod:`topo_contrastive.nn._scnn_kernel`)."""
         ops = []
         if self.K_down:
-            ops.append((prepare_operator(L_down, self.normalize), self.K_down))
+            ops.append((prepare_operator(L_down, self.normalize, "L_down"), self.K_down))
         if self.K_up:
-            ops.append((prepare_operator(L_up, self.normalize), self.K_up))
+            ops.append((prepare_operator(L_up, self.normalize, "L_up"), self.K_up))
         if act not in FUSED_ACTIVATIONS:  # pragma: no cover - callers check
             raise ValueError(f"`act` must be one of {FUSED_ACTIVATIONS}, got {act!r}")
         return scnn_layer(x, self.weight, self.bias, tuple(ops), act)
