@@ -99,7 +99,8 @@ def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
     from topo_contrastive.experiments import ExperimentData, load_data_file, load_encoder
     from topo_contrastive.experiments.training import embed
 
-    assert _pretrain(files, tmp_path / "run", config="SSCL") == 0
+    # the paper edition: 8 features (a data file's default edition adds 8 per hole)
+    assert _pretrain(files, tmp_path / "run", "--edition", "paper", config="SSCL") == 0
     out = tmp_path / "emb"
     rc = main(
         [
@@ -171,6 +172,8 @@ def test_data_file_gives_the_same_encoder_as_the_builtin_dataset(files, tmp_path
                 str(files["labelled"]),
                 "--tuned-for",
                 "trajectory",
+                "--edition",
+                "paper",  # --dataset's default edition (a data file's is hodge)
                 *common,
                 "--out",
                 str(tmp_path / "b"),
@@ -310,3 +313,30 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(files, tmp_path, capsys):
             ]
         )
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "edition", "readout", "layers"),
+    [
+        ((), "hodge", "hodge", 2),  # a user's data file: the HodgeReadout edition
+        (("--edition", "paper"), "paper", "mean", 4),
+        (("--readout", "mean"), "paper", "mean", 4),  # --readout alone: the paper edition
+        (("--edition", "hodge"), "hodge", "hodge", 2),
+    ],
+)
+def test_default_edition_of_a_data_file_and_what_pretrain_json_records(
+    files, tmp_path, extra, edition, readout, layers
+):
+    from topo_contrastive import __version__
+
+    assert _pretrain(files, tmp_path, *extra, config="SSCL_Spec") == 0
+    log = json.loads((tmp_path / "pretrain.json").read_text())
+    cfg = log["config"]
+    assert (log["edition"], cfg["readout"], cfg["num_layers"]) == (edition, readout, layers)
+    assert cfg["max_harmonic_features"] == (4096 if edition == "hodge" else 0)
+    assert log["version"] == __version__ and log["threads"] >= 1
+    assert len(log["data_fingerprint"]) >= 8
+    diag = log["diagnostics"]
+    assert {"chance_loss", "loss_drop", "relative_spread", "warnings"} <= set(diag)
+    # one epoch of batches of 40 with InfoNCE-like weights: chance is log(2 * 40 - 1)
+    assert diag["chance_loss"] == pytest.approx(np.log(79), rel=1e-5)

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     task = common.config_task(args)
     expected: dict[str, Any] = {}
     if args.config:
-        expected.update(get_config(args.config, task, args.edition).architecture())
+        expected.update(get_config(args.config, task, common.edition(args)).architecture())
     if args.hidden_channels:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:

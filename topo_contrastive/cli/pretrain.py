@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     task = common.config_task(args)
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
     config = get_config(
-        args.config, task, args.edition, **overrides, **common.edition_overrides(args)
+        args.config, task, common.edition(args), **overrides, **common.edition_overrides(args)
     )
     config = require_contrastive(set_fields(config, args.set))
     with process_group(args.device, timeout=args.dist_timeout) as group:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         data = common.load_data(args)  # bad data is refused before --out is made
         out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
         epochs = args.epochs or config.epochs
-        record = {"edition": args.edition}
+        record = {"edition": common.edition(args)}
         if args.data_file is not None:
             record.update(data_file=str(Path(args.data_file)), tuned_for=task)
         if group.rank == 0:

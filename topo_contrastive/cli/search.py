@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.search import grid_search
 
     dataset = resolve_dataset_name(args.dataset)
-    base = get_config(args.config, dataset, args.edition, **common.edition_overrides(args))
+    base = get_config(args.config, dataset, common.edition(args), **common.edition_overrides(args))
     if args.eval_epochs and not base.is_contrastive:
         raise ValueError(
             f"--eval-epochs scores contrastive encoders after some epochs, but {base.name} is "

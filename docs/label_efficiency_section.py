@@ -1,0 +1,87 @@
+"""Collect finished or partial ``label-efficiency`` runs for docs/results.md.
+
+For every ``NAME=FOLDER`` given, reads ``FOLDER/label_efficiency.json`` (finished cells only,
+also of a run still going or interrupted), and writes
+
+- ``docs/_data/label_efficiency/NAME.json``: the settings and every cell record;
+- ``docs/_data/label_efficiency/NAME.md``: the table (rows x fractions, mean ± std over the
+  draws done) and the best-row lines, with the number of cells done;
+- ``docs/_static/label_efficiency_NAME.png``: the curves;
+
+and replaces the text between ``<!-- label-efficiency:NAME -->`` and
+``<!-- /label-efficiency:NAME -->`` in docs/results.md by the table (without its title).
+
+    python docs/label_efficiency_section.py trajectory=runs/le_trajectory ocean=runs/le_ocean
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.label_efficiency_report import (
+    label_efficiency_markdown,
+    plot_curves,
+    summarize,
+)
+
+DOCS = Path(__file__).resolve().parent
+
+
+def collect(name: str, folder: Path) -> str:
+    """Write the three outputs of one run (see the module docstring); returns the table."""
+    obj = json.loads((folder / "label_efficiency.json").read_text(encoding="utf-8"))
+    records = obj["records"]
+    settings = obj["settings"]
+    fractions = sorted({float(r["fraction"]) for r in records})
+    summary = summarize(records)
+    done = len(records)
+    notes = [
+        f"{done} cells done ({'complete' if obj.get('complete') else 'partial run'}); "
+        f"draws per fraction: up to {settings.get('draws')}; split {settings.get('split')}."
+    ]
+    text = label_efficiency_markdown(summary, fractions, f"Label efficiency: {name}", notes)
+    out = DOCS / "_data" / "label_efficiency"
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / f"{name}.json", {"settings": settings, "complete": obj.get("complete"),
+                                      "records": records})  # fmt: skip
+    write_text(out / f"{name}.md", text)
+    plot_curves(summary, DOCS / "_static" / f"label_efficiency_{name}.png",
+                f"{name}: test accuracy vs labelled fraction")  # fmt: skip
+    return text
+
+
+def update_results(name: str, table: str, page: Path = DOCS / "results.md") -> None:
+    """Put ``table`` (without its ``# title`` line) between the markers of ``name`` in
+    ``page``.
+
+    Raises:
+        ValueError: the page lacks the markers.
+    """
+    text = page.read_text(encoding="utf-8")
+    start, end = f"<!-- label-efficiency:{name} -->", f"<!-- /label-efficiency:{name} -->"
+    if start not in text or end not in text:
+        raise ValueError(f"{page} has no markers {start} ... {end}")
+    body = "\n".join(table.splitlines()[1:]).strip()
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    write_text(page, f"{head}{start}\n{body}\n{end}{tail}")
+
+
+def main(runs: list[str]) -> None:
+    """Collect every ``NAME=FOLDER`` of ``runs``, update docs/results.md, print the tables."""
+    for item in runs:
+        name, _, folder = item.partition("=")
+        if not folder:
+            raise ValueError(f"expected NAME=FOLDER, got {item!r}")
+        table = collect(name, Path(folder))
+        update_results(name, table)
+        print(table)
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("runs", nargs="+", help="NAME=FOLDER of a label-efficiency run")
+    main(p.parse_args().runs)
