@@ -107,6 +107,30 @@ def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
     assert (tmp_path / "again.md").read_text() == "notes"
 
 
+def test_interrupted_evaluate_never_leaves_the_json_of_another_report(
+    checkpoint, data_root, tmp_path, monkeypatch, capsys
+):
+    import topo_contrastive.experiments.runs as runs
+
+    out = tmp_path / "eval.json"
+    argv = ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", "--out",
+            str(out), *_flags(data_root)]  # fmt: skip
+    assert main([*argv, "--seeds", "2"]) == 0
+    seen = {}
+
+    def interrupted(path, text):  # killed while the report of a second run is written
+        seen["files"] = sorted(p.name for p in tmp_path.iterdir())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs, "write_text", interrupted)
+    assert main([*argv, "--seeds", "3", "--overwrite"]) == 130
+    # the earlier JSON and report went before the work; the JSON is written last
+    assert seen["files"] == [] and sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    assert main([*argv, "--seeds", "3"]) == 0  # nothing left to refuse
+    assert len(json.loads(out.read_text())["splits"]) == 3
+
+
 def test_evaluate_rejects_other_width(checkpoint, data_root, tmp_path, capsys):
     out = tmp_path / "eval.json"
     rc = main(

@@ -248,6 +248,9 @@ def evaluate_saved(
         device: the device of the forward passes.
         out: if given, the summary is written to this JSON file (atomically) and, with
             ``references``, the Markdown table beside it (:func:`markdown_path`, atomically).
+            An earlier JSON and report there are removed before the work, the report is
+            written first and the JSON last: the JSON is the completeness marker (a killed
+            run leaves no JSON, never a JSON beside another run's report).
         progress: called with each of the encoder's split results as soon as it is done.
         references: probe the reference rows too (default: ``True``); the untrained row
             starts from ``metadata["seed"]`` (the pre-training seed; 0 when absent).
@@ -268,6 +271,9 @@ def evaluate_saved(
         ValueError: ``data`` has no labels.
     """
     data.require_labels("evaluate (the linear SVM)")
+    report = (references or fine_tune) and out is not None
+    if out is not None:  # the JSON is the marker: written last, an earlier one goes first
+        begin_outputs(out, stale=[markdown_path(out)] if report else [])
     results = evaluate_encoder(encoder, data, list(split_seeds), device=device, progress=progress)
     acc = 100 * np.array([r["test_accuracy"] for r in results])
     summary = {
@@ -285,10 +291,10 @@ def evaluate_saved(
             progress=reference_progress, rows=REFERENCE_ROWS if references else (),
             fine_tune=fine_tune,
         )  # fmt: skip
-    if out is not None:
-        write_json(out, summary)
-        if references or fine_tune:
+    if out is not None:  # a killed run leaves no JSON, never the JSON of another report
+        if report:
             write_text(markdown_path(out), references_markdown(summary))
+        write_json(out, summary)
     return summary
 
 
