@@ -1,7 +1,9 @@
 """Collect finished or partial ``label-efficiency`` runs for docs/results.md.
 
-For every ``NAME=FOLDER`` given, reads ``FOLDER/label_efficiency.json`` (finished cells only,
-also of a run still going or interrupted), and writes
+For every ``NAME=FOLDER[,FOLDER...]`` given, reads ``FOLDER/label_efficiency.json``
+(finished cells only, also of a run still going or interrupted; several folders of one
+dataset, e.g. the reference rows run apart with ``--rows``, are joined after checking that
+they drew the same labelled subsets), and writes
 
 - ``docs/_data/label_efficiency/NAME.json``: the settings and every cell record;
 - ``docs/_data/label_efficiency/NAME.md``: the table (rows x fractions, mean ± std over the
@@ -30,9 +32,30 @@ from topo_contrastive.experiments.label_efficiency_report import (
 DOCS = Path(__file__).resolve().parent
 
 
-def collect(name: str, folder: Path) -> str:
-    """Write the three outputs of one run (see the module docstring); returns the table."""
-    obj = json.loads((folder / "label_efficiency.json").read_text(encoding="utf-8"))
+def _read(folders: list[Path]) -> dict:
+    """The records of the runs in ``folders`` joined (settings and completeness of the
+    first; complete only if every run is).
+
+    Raises:
+        ValueError: two runs drew different labelled subsets for the same fraction and draw.
+    """
+    objs = [json.loads((f / "label_efficiency.json").read_text(encoding="utf-8")) for f in folders]
+    subsets: dict = {}
+    for obj in objs:
+        for r in obj["records"]:
+            key = (float(r["fraction"]), int(r["draw"]))
+            if subsets.setdefault(key, r["subset"]) != r["subset"]:
+                raise ValueError(f"the runs {folders} drew other labelled subsets at {key}")
+    return {
+        "settings": objs[0]["settings"],
+        "complete": all(o.get("complete") for o in objs),
+        "records": [r for o in objs for r in o["records"]],
+    }
+
+
+def collect(name: str, folders: list[Path]) -> str:
+    """Write the three outputs of one dataset (see the module docstring); returns the table."""
+    obj = _read(folders)
     records = obj["records"]
     settings = obj["settings"]
     fractions = sorted({float(r["fraction"]) for r in records})
@@ -76,12 +99,12 @@ def main(runs: list[str]) -> None:
         name, _, folder = item.partition("=")
         if not folder:
             raise ValueError(f"expected NAME=FOLDER, got {item!r}")
-        table = collect(name, Path(folder))
+        table = collect(name, [Path(f) for f in folder.split(",")])
         update_results(name, table)
         print(table)
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs", nargs="+", help="NAME=FOLDER of a label-efficiency run")
+    p.add_argument("runs", nargs="+", help="NAME=FOLDER[,FOLDER...] of label-efficiency runs")
     main(p.parse_args().runs)
