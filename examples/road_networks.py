@@ -430,10 +430,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-probe", action="store_true", help="skip the endpoint / raw-flow SVM report"
     )
+    p.add_argument(
+        "--quick", action="store_true", help="a small version (CI): anaheim, 100 trips, no SVM"
+    )
     return p
 
 
 if __name__ == "__main__":
     a = build_parser().parse_args()
+    if a.quick:
+        a.networks, a.trips, a.no_probe = ["anaheim"], 100, True
     rep = main(a.out, tuple(a.networks), a.trips, a.seed, not a.no_probe)
     print(report_markdown(rep))
