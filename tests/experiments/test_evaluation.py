@@ -76,3 +76,65 @@ def test_iteration_limit_keeps_the_protocol_and_caps_larger_problems():
     assert max_iter_for(1000, 2000) == 2164  # about the work of one 200 x 1,082 fit
     assert max_iter_for(10**6, 10**4) == MIN_ITER == 1000
     assert max_iter_for(0, 0) == MAX_ITER
+
+
+def test_wide_splits_are_solved_exactly_on_the_row_space():
+    """RowSpace is an exact reduction of the L2-regularised SVM: the fit on X V has the
+    objective value and the predictions of the fit on X (same liblinear primal solver);
+    the probe takes it only above the protocol's largest split with more features than
+    samples."""
+    from sklearn.svm import LinearSVC
+
+    from topo_contrastive.experiments.evaluation import RowSpace, uses_row_space
+
+    assert not uses_row_space(200, 1082) and not uses_row_space(180, 1082)  # Table 1 keeps its
+    assert not uses_row_space(5000, 64) and not uses_row_space(600, 600)  # solver
+    assert uses_row_space(201, 1082) and uses_row_space(600, 1088)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 300))
+    X[40:] = X[:20]  # flipped duplicates: not separable
+    y = (X[:, 0] > 0).astype(int)
+    y[40:] = 1 - y[:20]
+    rows = RowSpace().fit(X)
+    assert rows.components_.shape == (300, 40)  # rank 40: the duplicates add nothing
+    Z = rows.transform(X)
+
+    def objective(w, b, C):
+        margin = np.maximum(0.0, 1.0 - (2 * y - 1) * (X @ w + b))
+        return 0.5 * (w @ w + b * b) + C * np.sum(margin**2)
+
+    for C in (0.01, 1.0, 100.0):
+        full = LinearSVC(dual=False, C=C, tol=1e-10, max_iter=10**5).fit(X, y)
+        reduced = LinearSVC(dual=False, C=C, tol=1e-10, max_iter=10**5).fit(Z, y)
+        w = rows.components_ @ reduced.coef_[0]
+        assert objective(w, reduced.intercept_[0], C) == pytest.approx(
+            objective(full.coef_[0], full.intercept_[0], C), rel=1e-6
+        )
+        test = rng.normal(size=(50, 300))
+        np.testing.assert_array_equal(reduced.predict(rows.transform(test)), full.predict(test))
+
+
+def test_probe_of_a_wide_split_that_is_not_separable_matches_the_full_primal_fit():
+    """The probe's pipeline on a wide split that is not separable (scaler, row space, primal)
+    predicts as the SVM fitted on all features does, and leaves no cache folder behind."""
+    import glob
+    import tempfile
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    from topo_contrastive.experiments import evaluation as ev
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(360, 1000))
+    y = (X @ rng.normal(size=1000) > 0).astype(int)
+    X[200:260], y[200:260] = X[:60], 1 - y[:60]
+    tr, te = np.arange(260), np.arange(260, 360)
+    assert ev.uses_row_space(tr.size, 1000)
+    res = ev.linear_probe(X, y, tr, te, Cs=(1.0,), folds=2)
+    full = make_pipeline(StandardScaler(), LinearSVC(dual=False, C=1.0, tol=1e-8, max_iter=10**5))
+    full.fit(X[tr], y[tr])
+    assert res.test_accuracy == pytest.approx(np.mean(full.predict(X[te]) == y[te]), abs=0.02)
+    assert res.train_accuracy == pytest.approx(np.mean(full.predict(X[tr]) == y[tr]), abs=0.02)
+    assert not glob.glob(f"{tempfile.gettempdir()}/topo-contrastive-probe-*")
