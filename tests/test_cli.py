@@ -131,6 +131,37 @@ def test_interrupted_evaluate_never_leaves_the_json_of_another_report(
     assert len(json.loads(out.read_text())["splits"]) == 3
 
 
+def test_evaluate_supervised_row(checkpoint, data_root, tmp_path, capsys, monkeypatch):
+    """--supervised adds the supervised SCNN of the checkpoint's architecture, trained with the
+    supervised configuration of its edition (here cut to 2 epochs), to the printed rows, the
+    JSON and the Markdown."""
+    from topo_contrastive.experiments import configs
+
+    real = configs.get_config
+    seen = []
+
+    def short(name, *args, **kwargs):
+        cfg = real(name, *args, **kwargs)
+        seen.append(cfg.name)
+        return cfg.replace(epochs=2) if cfg.name == "SCNN" else cfg
+
+    monkeypatch.setattr(configs, "get_config", short)
+    out = tmp_path / "sup.json"
+    argv = ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", "--seeds",
+            "1", "--no-references", "--supervised", "--out", str(out), *_flags(data_root)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "SCNN" in seen
+    rows = json.loads(out.read_text())["references"]["rows"]
+    assert [r["row"] for r in rows] == ["encoder", "supervised"]
+    assert rows[1]["splits"][0]["epochs"] <= 2 and rows[1]["features"] == rows[0]["features"]
+    assert "supervised SCNN (same architecture, from scratch)" in printed
+    assert "Supervised row: an SCNN of the encoder's architecture" in printed
+    assert "| supervised SCNN (same architecture, from scratch) |" in out.with_suffix(
+        ".md"
+    ).read_text()
+
+
 def test_evaluate_rejects_other_width(checkpoint, data_root, tmp_path, capsys):
     out = tmp_path / "eval.json"
     rc = main(

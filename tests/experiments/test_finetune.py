@@ -155,3 +155,39 @@ def test_evaluate_adds_fine_tuned_rows_on_the_same_splits(tiny_data, setup, tmp_
         assert split["epochs"] <= 2
     assert "Fine-tuned rows: linear head" in references.references_markdown(summary)
     assert out.with_suffix(".md").is_file()
+
+
+def test_evaluate_adds_the_supervised_row_trained_as_supervised_from_scratch(
+    tiny_data, setup, tmp_path
+):
+    """``evaluate --supervised``: on every split, the row equals supervised_from_scratch with
+    the encoder's architecture (same seed, same labels, epoch on the validation part), and the
+    test labels do not change what is trained (only the score)."""
+    from topo_contrastive.experiments import references
+    from topo_contrastive.experiments.runs import evaluate_saved
+
+    _, encoder, _ = setup
+    sup = get_config("SCNN", "trajectory", hidden_channels=8).replace(epochs=3)
+    out = tmp_path / "eval.json"
+    summary = evaluate_saved(encoder, tiny_data, [1, 2], metadata={"seed": 0}, out=out,
+                             references=False, supervised=sup)  # fmt: skip
+    rows = {r["row"]: r for r in summary["references"]["rows"]}
+    assert list(rows) == ["encoder", "supervised"]
+    for got in rows["supervised"]["splits"]:
+        idx = tiny_data.split(got["split_seed"])
+        want = supervised_from_scratch(tiny_data, sup, idx["train"], idx["test"],
+                                       val_idx=idx["val"], seed=got["split_seed"])  # fmt: skip
+        assert got["test_accuracy"] == want.test_accuracy
+        assert got["train_accuracy"] == want.train_accuracy
+        assert got["epochs"] == want.selection.epochs <= 3
+        assert got["selection"] == "validation"
+    assert "Supervised row: an SCNN of the encoder's architecture" in out.with_suffix(
+        ".md"
+    ).read_text()
+    # poisoned test labels: the same training, so the same training accuracy
+    (s,) = references.supervised_row(encoder, _poisoned(tiny_data, idx["test"]), [2], sup)[
+        "splits"
+    ]
+    assert s["train_accuracy"] == rows["supervised"]["splits"][1]["train_accuracy"]
+    with pytest.raises(TypeError, match="config"):
+        references.supervised_row(encoder, tiny_data, [2], "SCNN")

@@ -63,6 +63,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "head (epochs chosen on the validation split, else by 3-fold CV inside the training "
         "split), and the same recipe from the untrained encoder (the control)",
     )
+    p.add_argument(
+        "--supervised",
+        action="store_true",
+        help="add a row on the same splits: an SCNN of the checkpoint's architecture trained "
+        "from scratch with a linear head on the training labels (the supervised SCNN's "
+        "learning rate and at most its epochs, the epoch chosen on the validation split)",
+    )
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -94,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
         common.check_file_out(args)
-        if not args.no_references or args.fine_tune:
+        if not args.no_references or args.fine_tune or args.supervised:
             from topo_contrastive.experiments.runs import markdown_path
 
             md = markdown_path(Path(args.out).expanduser())
@@ -117,12 +124,18 @@ def run(args: argparse.Namespace) -> int:
         bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
         bar.update(1)
 
-    refs = not args.no_references or args.fine_tune
+    supervised = None
+    if args.supervised:  # the supervised configuration of the encoder's edition
+        from topo_contrastive.nn import HodgeReadout
+
+        edition = "hodge" if isinstance(encoder.readout, HodgeReadout) else "paper"
+        supervised = get_config("SCNN", task, edition)
+    refs = not args.no_references or args.fine_tune or args.supervised
     ref_bar = None
     if refs:  # a display of its own, so that the encoder's keeps its steps
         rows = (0 if args.no_references else len(REFERENCE_ROWS)) + (
             len(FINE_TUNE_ROWS) if args.fine_tune else 0
-        )
+        ) + (1 if args.supervised else 0)
         ref_bar = common.progress(args, rows * len(seeds), f"references {data.name}", "probe")
 
     def ref_tick(row: str, result: dict[str, Any]) -> None:
@@ -132,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     summary = evaluate_saved(
         encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta, device=args.device,
         out=args.out, progress=tick, references=not args.no_references,
-        reference_progress=ref_tick, fine_tune=args.fine_tune,
+        reference_progress=ref_tick, fine_tune=args.fine_tune, supervised=supervised,
     )  # fmt: skip
     bar.close()
     if ref_bar is not None:
@@ -160,8 +173,9 @@ def reference_report(references: dict[str, Any]) -> str:
         )
     for row, why in references["omitted"].items():
         lines.append(f"  {row}: omitted ({why})")
-    if references.get("fine_tune"):
-        lines.append(references["fine_tune"][0].upper() + references["fine_tune"][1:] + ".")
+    for key in ("fine_tune", "supervised"):
+        if references.get(key):
+            lines.append(references[key][0].upper() + references[key][1:] + ".")
     line = references["line"]
     lines.append(line[0].upper() + line[1:] + ".")
     return "\n".join(lines)

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from topo_contrastive import io
+from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import (
     DEFAULT_CS,
@@ -47,6 +48,7 @@ from topo_contrastive.nn import SCNN
 __all__ = [
     "FINE_TUNE_ROWS",
     "REFERENCE_ROWS",
+    "SUPERVISED_ROW",
     "fine_tune_line",
     "fine_tune_rows",
     "below_line",
@@ -54,6 +56,8 @@ __all__ = [
     "protocol_summary",
     "reference_rows",
     "references_markdown",
+    "supervised_line",
+    "supervised_row",
     "untrained_like",
 ]
 
@@ -68,10 +72,14 @@ _LABELS = {
     "harmonic": "harmonic coordinates",
     "finetune": "fine-tuned encoder",
     "finetune_control": "fine-tune control (untrained)",
+    "supervised": "supervised SCNN (same architecture, from scratch)",
 }
 
 #: The rows ``evaluate --fine-tune`` adds (:func:`fine_tune_rows`).
 FINE_TUNE_ROWS: tuple[str, ...] = ("finetune", "finetune_control")
+
+#: The row ``evaluate --supervised`` adds (:func:`supervised_row`).
+SUPERVISED_ROW = "supervised"
 
 
 def untrained_like(encoder: SCNN, data: ExperimentData, seed: int = 0) -> SCNN:
@@ -164,6 +172,7 @@ def reference_rows(
     progress: Callable[[str, dict[str, Any]], None] | None = None,
     rows: Sequence[str] = REFERENCE_ROWS,
     fine_tune: bool = False,
+    supervised: ExperimentConfig | None = None,
 ) -> dict[str, Any]:
     r"""The encoder's accuracy and the reference rows, probed on the same splits.
 
@@ -181,6 +190,9 @@ def reference_rows(
         rows: the reference rows to probe (default: all of :data:`REFERENCE_ROWS`).
         fine_tune: add the rows of :func:`fine_tune_rows` (the encoder fine-tuned, and the
             same recipe from the untrained encoder) on the same splits (default: ``False``).
+        supervised: the supervised configuration whose learning rate, weight decay, batch
+            size and epochs train the row of :func:`supervised_row` on the same splits
+            (default ``None``: no such row).
 
     Returns:
         ``{"protocol", "rows", "omitted", "below", "line"}``: :func:`protocol_summary`; one
@@ -223,6 +235,8 @@ def reference_rows(
         rows_out.append(_row(name, label, features.shape[1], splits))
     if fine_tune:
         rows_out += fine_tune_rows(encoder, data, split_seeds, seed, device, progress)
+    if supervised is not None:
+        rows_out.append(supervised_row(encoder, data, split_seeds, supervised, device, progress))
     enc = rows_out[0]["mean_accuracy"]
     better = sorted(
         (r for r in rows_out[1:] if r["mean_accuracy"] > enc), key=lambda r: -r["mean_accuracy"]
@@ -235,6 +249,8 @@ def reference_rows(
     }
     if fine_tune:
         out["fine_tune"] = fine_tune_line()
+    if supervised is not None:
+        out["supervised"] = supervised_line(supervised)
     out["line"] = below_line(out)
     return out
 
@@ -302,6 +318,71 @@ def fine_tune_rows(
     return out
 
 
+def supervised_line(config: ExperimentConfig) -> str:
+    """How the row of :func:`supervised_row` is trained, in one line."""
+    return (
+        f"supervised row: an SCNN of the encoder's architecture from scratch (split seed) and "
+        f"a linear head, trained end to end with Adam (lr {config.lr:g}, weight decay "
+        f"{config.weight_decay:g}, configuration {config.name!r}), cross-entropy on the "
+        f"training split, the epoch (<= {config.epochs}) with the best validation accuracy "
+        "(no validation split: 3-fold CV inside the training split), test accuracy"
+    )
+
+
+def supervised_row(
+    encoder: SCNN,
+    data: ExperimentData,
+    split_seeds: Sequence[int],
+    config: ExperimentConfig,
+    device: str | torch.device = "cpu",
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """The supervised SCNN on the same labels: on every split, an encoder of ``encoder``'s
+    architecture initialised from the split seed and a linear head, trained end to end on
+    the split's training part with ``config``'s learning rate, weight decay and batch size,
+    the epoch (at most ``config.epochs``) selected on its validation part
+    (:func:`~topo_contrastive.experiments.finetune.fine_tune`; the recipe of
+    :func:`~topo_contrastive.experiments.finetune.supervised_from_scratch` with the
+    evaluated encoder's architecture).
+
+    Args:
+        encoder: the evaluated encoder (only its architecture is used).
+        data: the prepared dataset, with labels.
+        split_seeds: the splits.
+        config: a configuration for the training (e.g. ``get_config("SCNN", task,
+            edition)``).
+        device: training device.
+        progress: called as ``progress("supervised", split_result)`` after every split.
+
+    Returns:
+        One row as :func:`reference_rows` gives them (``splits``: ``split_seed``,
+        ``test_accuracy``, ``train_accuracy``, ``epochs``, ``selection``).
+
+    Raises:
+        TypeError: ``config`` is not an :class:`ExperimentConfig`.
+    """
+    from topo_contrastive.experiments.finetune import fine_tune
+
+    if not isinstance(config, ExperimentConfig):
+        raise TypeError(f"`config` must be an ExperimentConfig, got {type(config).__name__}")
+    splits = []
+    for s in split_seeds:
+        idx = data.split(int(s))
+        res = fine_tune(
+            data, untrained_like(encoder, data, int(s)), config, idx["train"], idx["test"],
+            head="linear", frozen=False, max_epochs=config.epochs, encoder_lr=config.lr,
+            head_lr=config.lr, weight_decay=config.weight_decay, val_idx=idx["val"],
+            seed=int(s), device=device,
+        )  # fmt: skip
+        splits.append({"split_seed": int(s), "test_accuracy": res.test_accuracy,
+                       "train_accuracy": res.train_accuracy, "epochs": res.selection.epochs,
+                       "selection": res.selection.rule})  # fmt: skip
+        if progress is not None:
+            progress(SUPERVISED_ROW, splits[-1])
+    width = int(getattr(encoder, "out_channels", 0))
+    return _row(SUPERVISED_ROW, _LABELS[SUPERVISED_ROW], width, splits)
+
+
 def below_line(references: Mapping[str, Any]) -> str:
     """One line: the reference rows whose mean accuracy beats the encoder's, best first
     (``"the encoder (65.0 %) is below: raw flows 93.5 %, ..."``), or that none does.
@@ -364,7 +445,8 @@ def references_markdown(summary: Mapping[str, Any]) -> str:
         )
     for row, why in refs["omitted"].items():
         lines += ["", f"{_LABELS[row]}: omitted ({why})."]
-    if refs.get("fine_tune"):
-        lines += ["", refs["fine_tune"][0].upper() + refs["fine_tune"][1:] + "."]
+    for key in ("fine_tune", "supervised"):
+        if refs.get(key):
+            lines += ["", refs[key][0].upper() + refs[key][1:] + "."]
     lines += ["", refs["line"][0].upper() + refs["line"][1:] + ".", ""]
     return "\n".join(lines)

@@ -231,6 +231,7 @@ def evaluate_saved(
     references: bool = True,
     reference_progress: Callable[[str, dict[str, Any]], None] | None = None,
     fine_tune: bool = False,
+    supervised: ExperimentConfig | None = None,
 ) -> dict[str, Any]:
     """Linear-SVM evaluation of a saved encoder on several random splits, summarised, with
     reference rows probed on the same splits by the same rule
@@ -259,6 +260,10 @@ def evaluate_saved(
         fine_tune: add the fine-tuned and fine-tune control rows on the same splits
             (:func:`~topo_contrastive.experiments.references.fine_tune_rows`; default
             ``False``); with ``references=False`` the block holds the encoder and these rows.
+        supervised: add the supervised SCNN of the encoder's architecture trained with this
+            configuration on the same splits
+            (:func:`~topo_contrastive.experiments.references.supervised_row`; default
+            ``None``: no such row).
 
     Returns:
         ``{"checkpoint", "dataset", "metadata", "mean_accuracy", "std_accuracy", "splits"}``:
@@ -271,7 +276,7 @@ def evaluate_saved(
         ValueError: ``data`` has no labels.
     """
     data.require_labels("evaluate (the linear SVM)")
-    report = (references or fine_tune) and out is not None
+    report = (references or fine_tune or supervised is not None) and out is not None
     if out is not None:  # the JSON is the marker: written last, an earlier one goes first
         begin_outputs(out, stale=[markdown_path(out)] if report else [])
     results = evaluate_encoder(encoder, data, list(split_seeds), device=device, progress=progress)
@@ -284,12 +289,12 @@ def evaluate_saved(
         "std_accuracy": float(acc.std()),
         "splits": results,
     }
-    if references or fine_tune:
+    if references or fine_tune or supervised is not None:
         seed = int((metadata or {}).get("seed") or 0)
         summary["references"] = reference_rows(
             encoder, data, list(split_seeds), results, seed=seed, device=device,
             progress=reference_progress, rows=REFERENCE_ROWS if references else (),
-            fine_tune=fine_tune,
+            fine_tune=fine_tune, supervised=supervised,
         )  # fmt: skip
     if out is not None:  # a killed run leaves no JSON, never the JSON of another report
         if report:
