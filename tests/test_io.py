@@ -80,6 +80,23 @@ def test_hodge_readout_is_rebuilt_on_the_given_complex(tmp_path, monkeypatch):
         save_encoder(encoder, tmp_path / "x.pt")
 
 
+def test_input_skip_round_trips_and_is_checked_against_the_expected(tmp_path):
+    ops = _square()
+    torch.manual_seed(2)
+    hodge = HodgeDecomposition(ops)
+    encoder = SCNN(hidden_channels=4, readout=HodgeReadout(hodge, harmonic_channels=2),
+                   input_skip=True)  # fmt: skip
+    path = tmp_path / "skip.pt"
+    save_encoder(encoder, path, complex=hodge)
+    meta = torch.load(path, weights_only=True)["metadata"]["architecture"]
+    assert meta["input_skip"] is True
+    loaded, _ = load_encoder(path, complex=hodge, expected={"input_skip": True})
+    assert loaded.input_skip and loaded.out_channels == encoder.out_channels == 5 + 2
+    assert torch.equal(_outputs(loaded, ops), _outputs(encoder, ops))
+    with pytest.raises(ValueError, match="input_skip: checkpoint True vs expected False"):
+        load_encoder(path, complex=hodge, expected={"input_skip": False})
+
+
 def test_another_complex_or_architecture_is_refused(tmp_path):
     ops = _square()
     path = tmp_path / "encoder.pt"

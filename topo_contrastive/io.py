@@ -104,6 +104,7 @@ def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[st
         "readout_options": options,
         "normalize": bool(encoder.normalize),
         "bias": encoder.convs[0].bias is not None,
+        "input_skip": bool(getattr(encoder, "input_skip", False)),
     }
 
 
@@ -373,6 +374,7 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
             readout=readout,
             normalize=bool(arch["normalize"]),
             bias=bool(arch.get("bias", True)),
+            input_skip=bool(arch.get("input_skip", False)),
         )
     except (TypeError, ValueError) as err:
         raise _fail(path, f"its architecture is invalid ({err})") from err

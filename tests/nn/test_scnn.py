@@ -63,6 +63,42 @@ def test_input_layouts_agree():
     torch.testing.assert_close(e.mean(dim=1), h)
 
 
+@pytest.mark.parametrize("readout", ["mean", "sum", "max", "hodge"])
+def test_input_skip_pools_the_input_before_the_last_layer(readout):
+    """input_skip: the readout of [x || X_T] (input channels first), equal to a naive loop;
+    with a HodgeReadout the embedding holds U_H^T x exactly, also under a harmonic limit."""
+    from topo_contrastive import HodgeDecomposition
+    from topo_contrastive.nn import HodgeReadout
+
+    ops = tiny_complex()
+    L_down, L_up = ops.laplacians(dtype=torch.float64)
+    torch.manual_seed(0)
+    hodge = HodgeDecomposition(ops)
+    mod = HodgeReadout(hodge, harmonic_channels=1) if readout == "hodge" else readout
+    enc = SCNN(2, 5, num_layers=2, readout=mod, input_skip=True).double()
+    x = torch.randn(4, ops.num_edges, 2, dtype=torch.float64)
+    h = enc(x, L_down, L_up)
+    assert h.shape == (4, enc.out_channels)
+    feats = torch.cat([x, enc.edge_embeddings(x, L_down, L_up)], dim=-1)  # [B, N1, 2 + 5]
+    if readout == "hodge":
+        assert enc.out_channels == 7 + hodge.dims["harmonic"] * 1
+        u = enc.readout.harmonic_basis.double()  # [N1, beta1]
+        torch.testing.assert_close(h[:, :7], feats.mean(1))
+        # the first kept channel is the input's first: its harmonic coordinates, exactly
+        torch.testing.assert_close(h[:, 7:], (u.t() @ x[..., 0:1]).squeeze(-1))
+    else:
+        pool = {"mean": lambda t: t.mean(1), "sum": lambda t: t.sum(1),
+                "max": lambda t: t.amax(1)}[readout]  # fmt: skip
+        assert enc.out_channels == 7
+        torch.testing.assert_close(h, pool(feats))
+    assert "input_skip=True" in repr(enc)
+    # without the flag the same weights give the last layer's readout only
+    plain = SCNN(2, 5, num_layers=2, readout="mean").double()
+    plain.load_state_dict(enc.state_dict(), strict=False)
+    if readout == "mean":
+        torch.testing.assert_close(plain(x, L_down, L_up), h[:, 2:])
+
+
 def test_pyg_dataloader_batches_match_batched_tensor():
     ops = tiny_complex()
     L_down, L_up = ops.laplacians()
@@ -185,6 +221,7 @@ def test_projection_head_formula_and_repr():
         (dict(hidden_channels=0), ValueError, "out_channels"),
         (dict(K_up=-1), ValueError, "K_up"),
         (dict(normalize=1), TypeError, "normalize"),
+        (dict(input_skip=1), TypeError, "input_skip"),
     ],
 )
 def test_bad_hyper_parameters(kwargs, error, match):

@@ -120,6 +120,10 @@ class ExperimentConfig:
             harmonic_channels=c)``); default ``0``: every channel, :math:`\beta_1 C`
             features (Table 1's editions). On a road network :math:`\beta_1` is in the
             hundreds and :math:`\beta_1 C` tens of thousands.
+        input_skip (bool): the readout also pools the input flow (``SCNN(...,
+            input_skip=True)``): with ``readout="hodge"`` the embedding holds the harmonic
+            coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` of the flow itself (default
+            ``False``).
         normalize (bool): scale the Laplacians by their largest eigenvalue (default ``True``).
         bias (bool): learnable bias in the SCNN layers (default ``False``: the paper's filter,
             eq. 3, has none; a bias would also add a constant ``tanh(b)`` on every edge without
@@ -168,6 +172,7 @@ class ExperimentConfig:
     act: str = "tanh"
     readout: str = "mean"
     max_harmonic_features: int = 0
+    input_skip: bool = False
     normalize: bool = True
     bias: bool = False
     projection_channels: int = 64
@@ -192,6 +197,8 @@ class ExperimentConfig:
             raise ValueError(f"`optimizer` must be 'sgd' or 'adam', got {self.optimizer!r}")
         if self.readout not in _READOUTS:
             raise ValueError(f"`readout` must be one of {_READOUTS}, got {self.readout!r}")
+        if not isinstance(self.input_skip, bool):
+            raise TypeError(f"`input_skip` must be a bool, got {type(self.input_skip).__name__}")
         if self.method not in _METHODS:
             raise ValueError(f"`method` must be one of {_METHODS}, got {self.method!r}")
         if self.method == "contrastive":
@@ -265,6 +272,7 @@ class ExperimentConfig:
             "act": self.act,
             "readout": self.readout,
             "max_harmonic_features": self.max_harmonic_features,
+            "input_skip": self.input_skip,
             "normalize": self.normalize,
             "bias": self.bias,
         }

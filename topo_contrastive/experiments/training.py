@@ -91,7 +91,8 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
         if config.max_harmonic_features:
             beta = max(1, int(hodge.dims["harmonic"]))
             kept = max(1, config.max_harmonic_features // beta)
-            kept = None if kept >= config.hidden_channels else kept  # every channel
+            pooled = config.hidden_channels + (1 if config.input_skip else 0)
+            kept = None if kept >= pooled else kept  # every channel
         readout = HodgeReadout(hodge, harmonic_channels=kept)
     return SCNN(
         in_channels=1,
@@ -103,6 +104,7 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
         readout=readout,
         normalize=config.normalize,
         bias=config.bias,
+        input_skip=config.input_skip,
     )
 
 

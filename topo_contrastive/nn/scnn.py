@@ -37,6 +37,9 @@ class SCNN(torch.nn.Module):
         \mathbf{L}_\downarrow, \mathbf{L}_\uparrow)\big), \quad t = 1..T,
         \qquad
         \mathbf{h} = \mathrm{readout}_{e \in \mathcal{E}}\, (\mathbf{X}_T)_{e,:}
+        \quad\text{or, with } \texttt{input\_skip}, \quad
+        \mathbf{h} = \mathrm{readout}_{e \in \mathcal{E}}\,
+        [\mathbf{X}_0 \,\|\, \mathbf{X}_T]_{e,:}
 
     Paper eq. (4) (the encoder :math:`f_\mathcal{H}`) and §5: tanh, hidden width 64,
     1-3 layers, orders :math:`K_\downarrow = K_\uparrow \in \{1, 2, 3\}`, mean pooling
@@ -64,6 +67,13 @@ class SCNN(torch.nn.Module):
         normalize (bool): scale the Laplacians by their largest eigenvalue (see
             :class:`SCNNConv`; default ``False``).
         bias (bool): learnable bias in every layer (default ``True``).
+        input_skip (bool): the readout pools the input features :math:`\mathbf{X}_0`
+            concatenated before the last layer's, ``[B, N1, C_in + hidden]`` (default
+            ``False``). Beyond the paper: with a :class:`~topo_contrastive.nn.HodgeReadout`
+            the embedding then holds the harmonic coordinates :math:`\mathbf{U}_H^\top
+            \mathbf{x}` of the input flow exactly (the input channels come first, so a
+            ``harmonic_channels`` limit keeps them), which the non-linear layers only
+            approximate.
 
     Shapes:
         - **input:** ``x`` edge features :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]`
@@ -103,8 +113,12 @@ class SCNN(torch.nn.Module):
         readout: str = "mean",
         normalize: bool = False,
         bias: bool = True,
+        input_skip: bool = False,
     ) -> None:
         super().__init__()
+        if not isinstance(input_skip, bool):
+            raise TypeError(f"`input_skip` must be a bool, got {type(input_skip).__name__}")
+        self.input_skip = input_skip
         if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)):
             raise TypeError(
                 f"`num_layers` must be an int, got {type(num_layers).__name__} {num_layers!r}"
@@ -159,9 +173,10 @@ class SCNN(torch.nn.Module):
     @property
     def out_channels(self) -> int:
         """Size ``D`` of the embedding :math:`\\mathbf{h}`."""
+        pooled = self.hidden_channels + (self.in_channels if self.input_skip else 0)
         if isinstance(self.readout, torch.nn.Module) and hasattr(self.readout, "out_features"):
-            return int(self.readout.out_features(self.hidden_channels))
-        return self.hidden_channels
+            return int(self.readout.out_features(pooled))
+        return pooled
 
     def edge_embeddings(
         self,
@@ -181,6 +196,12 @@ class SCNN(torch.nn.Module):
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
+        return self._input_and_edge_embeddings(x, L_down, L_up, batch)[1]
+
+    def _input_and_edge_embeddings(
+        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """The validated input ``[B, N1, C_in]`` and :math:`\\mathbf{X}_T` ``[B, N1, hidden]``."""
         x = self._add_channel_dim(x)
         first = self.convs[0]
         x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
@@ -192,7 +213,7 @@ class SCNN(torch.nn.Module):
                 h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
             else:
                 h = act(conv._propagate(h, L_down, L_up))
-        return h
+        return x3, h
 
     def forward(
         self,
@@ -214,7 +235,9 @@ class SCNN(torch.nn.Module):
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
-        h = self.edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
+        x3, h = self._input_and_edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
+        if self.input_skip:  # the input first: [B, N1, C_in + hidden]
+            h = torch.cat([x3.to(h.dtype), h], dim=-1)
         if not isinstance(self.readout, str):
             self._check_readout_complex(L_down, L_up)
             return self.readout(h)  # [B, D]
@@ -256,5 +279,6 @@ class SCNN(torch.nn.Module):
             f"{type(self).__name__}({self.in_channels}, {self.hidden_channels}, "
             f"num_layers={self.num_layers}, K_down={self.K_down}, K_up={self.K_up}, "
             f"act={self.act!r}, readout={self.readout!r}, normalize={self.normalize}, "
-            f"bias={self.convs[0].bias is not None})"
+            f"bias={self.convs[0].bias is not None}"
+            + (", input_skip=True)" if self.input_skip else ")")
         )
