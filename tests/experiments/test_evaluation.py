@@ -114,7 +114,9 @@ def test_wide_splits_are_solved_exactly_on_the_row_space():
         np.testing.assert_array_equal(reduced.predict(rows.transform(test)), full.predict(test))
 
 
-def test_probe_of_a_wide_split_that_is_not_separable_matches_the_full_primal_fit():
+def test_probe_of_a_wide_split_that_is_not_separable_matches_the_full_primal_fit(
+    tmp_path, monkeypatch
+):
     """The probe's pipeline on a wide split that is not separable (scaler, row space, primal)
     predicts as the SVM fitted on all features does, and leaves no cache folder behind."""
     import glob
@@ -126,6 +128,7 @@ def test_probe_of_a_wide_split_that_is_not_separable_matches_the_full_primal_fit
 
     from topo_contrastive.experiments import evaluation as ev
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the probe's cache goes here
     rng = np.random.default_rng(1)
     X = rng.normal(size=(360, 1000))
     y = (X @ rng.normal(size=1000) > 0).astype(int)
@@ -137,4 +140,38 @@ def test_probe_of_a_wide_split_that_is_not_separable_matches_the_full_primal_fit
     full.fit(X[tr], y[tr])
     assert res.test_accuracy == pytest.approx(np.mean(full.predict(X[te]) == y[te]), abs=0.02)
     assert res.train_accuracy == pytest.approx(np.mean(full.predict(X[tr]) == y[tr]), abs=0.02)
-    assert not glob.glob(f"{tempfile.gettempdir()}/topo-contrastive-probe-*")
+    assert ev.uses_row_space(tr.size, 1000) and list(tmp_path.iterdir()) == []  # cache removed
+    assert not glob.glob(f"{tmp_path}/topo-contrastive-probe-*")
+
+
+def test_wide_svc_takes_the_dual_where_it_converges_and_the_primal_elsewhere():
+    """WideLinearSVC: separable data converge in the dual (same model as LinearSVC's dual);
+    data that are not separable fall back to the primal, whose objective is below the dual's
+    after the same pass cap; the estimator's parameters are left as they were."""
+    from sklearn.svm import LinearSVC
+
+    from topo_contrastive.experiments.evaluation import DUAL_PASSES, WideLinearSVC
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 400))
+    y = (X[:, :5].sum(1) > 0).astype(int)
+    wide = WideLinearSVC(C=1.0, max_iter=5000, random_state=0).fit(X, y)
+    dual = LinearSVC(dual=True, C=1.0, max_iter=DUAL_PASSES, random_state=0).fit(X, y)
+    assert wide.n_iter_ < DUAL_PASSES
+    np.testing.assert_array_equal(wide.coef_, dual.coef_)
+    assert wide.get_params()["dual"] == "auto" and wide.max_iter == 5000
+    X[60:], y[60:] = X[:20], 1 - y[:20]  # flipped duplicates
+
+    def objective(m, C=100.0):
+        margin = np.maximum(0.0, 1.0 - (2 * y - 1) * (X @ m.coef_[0] + m.intercept_[0]))
+        return 0.5 * (m.coef_[0] @ m.coef_[0] + m.intercept_[0] ** 2) + C * np.sum(margin**2)
+
+    import warnings
+
+    wide = WideLinearSVC(C=100.0, max_iter=5000, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        capped = LinearSVC(dual=True, C=100.0, max_iter=DUAL_PASSES, random_state=0).fit(X, y)
+    assert capped.n_iter_ == DUAL_PASSES  # the dual did not converge
+    assert objective(wide) < objective(capped)
+    assert wide.get_params()["dual"] == "auto" and wide.max_iter == 5000

@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_CS",
     "ProbeResult",
     "RowSpace",
+    "WideLinearSVC",
     "linear_probe",
     "max_iter_for",
     "probe_splits",
@@ -124,6 +125,36 @@ class RowSpace(TransformerMixin, BaseEstimator):
         return np.asarray(X, dtype=np.float64) @ self.components_
 
 
+#: Passes of the dual coordinate descent that a wide fit (:class:`WideLinearSVC`) tries before
+#: it solves the primal instead.
+DUAL_PASSES = 200
+
+
+class WideLinearSVC(LinearSVC):
+    """``LinearSVC`` for wide splits: a fit first runs the dual coordinate descent for at most
+    :data:`DUAL_PASSES` passes (it converges in a few dozen on separable data) and, where that
+    did not converge, solves the same problem in the primal (liblinear's trust-region Newton,
+    which converges in a few steps where the dual needs thousands: data that are not
+    separable and a large ``C``). Same parameters, attributes and optimum as ``LinearSVC``
+    (its ``dual`` is ignored).
+    """
+
+    def fit(self, X: np.ndarray, y: np.ndarray, sample_weight: Any = None) -> WideLinearSVC:
+        """Fit as the class says; returns ``self``."""
+        dual, max_iter = self.dual, self.max_iter
+        try:
+            self.dual, self.max_iter = True, min(DUAL_PASSES, max_iter)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                super().fit(X, y, sample_weight)
+            if int(np.max(self.n_iter_)) < self.max_iter:  # converged
+                return self
+            self.dual, self.max_iter = False, max_iter
+            return super().fit(X, y, sample_weight)
+        finally:
+            self.dual, self.max_iter = dual, max_iter
+
+
 @dataclass(frozen=True)
 class ProbeResult:
     """Result of :func:`linear_probe` (accuracies are fractions in ``[0, 1]``).
@@ -185,14 +216,14 @@ def linear_probe(
     that are not separable) would otherwise run for minutes; fits that converge are the same.
 
     **Wide splits** (more features than samples, larger than the protocol's largest split:
-    :func:`uses_row_space`, e.g. a road network's raw flows): the same SVM is solved in the
-    primal (liblinear's trust-region Newton) on the row space of the fold's training samples
-    (:class:`RowSpace`, an exact reduction: same optimum, same predictions), the scaler and
-    the reduction computed once per fold for every ``C``. The dual coordinate descent needs
-    thousands of passes on data that are not separable and stopped far from the optimum
-    there (on 900 x 2,000 with 200 flipped duplicates and ``C`` = 100, at an objective of
-    37,546 against the optimum's 20,000); the primal reaches it in a few Newton steps.
-    ``benchmarks/bench_probe.py`` times both.
+    :func:`uses_row_space`, e.g. a road network's raw flows): the same SVM is solved on the
+    row space of the fold's training samples (:class:`RowSpace`, an exact reduction: same
+    optimum, same predictions), the scaler and the reduction computed once per fold for every
+    ``C``, by :class:`WideLinearSVC`: the dual for at most :data:`DUAL_PASSES` passes, else the
+    primal. The dual alone needs thousands of passes on data that are not separable and
+    stopped far from the optimum there (on 900 x 2,000 with 200 flipped duplicates and ``C`` =
+    100, at an objective of 37,546 against the optimum's 20,000); the primal reaches it in a
+    few Newton steps. ``benchmarks/bench_probe.py`` times the probe against the dual alone.
 
     Raises:
         ValueError: mismatching shapes, non-finite embeddings, an empty split, a training
@@ -221,7 +252,7 @@ def linear_probe(
     k = int(max(2, min(folds, counts.min())))
     max_iter = max_iter_for(train_idx.size, X.shape[1])
     wide = uses_row_space(train_idx.size, X.shape[1])
-    svm = LinearSVC(dual=False if wide else "auto", max_iter=max_iter, random_state=seed)
+    svm = (WideLinearSVC if wide else LinearSVC)(dual="auto", max_iter=max_iter, random_state=seed)
     steps = [("scale", StandardScaler())] + ([("rows", RowSpace())] if wide else [])
     cache = tempfile.TemporaryDirectory(prefix="topo-contrastive-probe-") if wide else None
     memory = None if cache is None else Memory(cache.name, verbose=0)
