@@ -2,8 +2,16 @@
 readout, the projection head."""
 
 from topo_contrastive.nn.hodge_readout import HodgeReadout, canonical_harmonic_basis
+from topo_contrastive.nn.next_node_head import NextNodeHead
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn import SCNN
 from topo_contrastive.nn.scnn_conv import SCNNConv
 
-__all__ = ["SCNNConv", "SCNN", "HodgeReadout", "ProjectionHead", "canonical_harmonic_basis"]
+__all__ = [
+    "SCNNConv",
+    "SCNN",
+    "HodgeReadout",
+    "NextNodeHead",
+    "ProjectionHead",
+    "canonical_harmonic_basis",
+]

@@ -1,0 +1,95 @@
+"""Next-node prediction from an encoder (frozen, fine-tuned, scratch) and its baselines."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from topo_contrastive import SimplicialOperators
+from topo_contrastive.datasets import next_node_samples
+from topo_contrastive.experiments import get_config
+from topo_contrastive.experiments import next_node as nn_
+from topo_contrastive.experiments.training import build_encoder
+
+
+@pytest.fixture(scope="module")
+def setup(tiny_data):
+    samples = next_node_samples(tiny_data.complex, tiny_data.dataset.paths(), seed=0)
+    cfg = get_config("SCL", "trajectory", hidden_channels=8, num_layers=2)
+    torch.manual_seed(0)
+    encoder = build_encoder(cfg, tiny_data.hodge).eval()
+    return samples, encoder, tiny_data.split(0)
+
+
+def _state(m):
+    return {k: v.detach().clone() for k, v in m.state_dict().items()}
+
+
+def test_markov_and_uniform_on_hand_built_paths():
+    """Transitions counted from the training prefixes and next nodes; ties to the lowest id."""
+    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [1, 3], [2, 3], [3, 4]], [])
+    paths = [[0, 1, 2, 3], [0, 1, 3, 4], [0, 1, 2, 3], [4, 3, 1, 2], [2, 1, 0, 1]]
+    s = next_node_samples(ops, paths, truncate=False)
+    # samples: (prefix -> next) 0,1 -> 2 | 0,1 -> 3 | 0,1 -> 2 | 4,3 -> 1 | 2,1 -> 0
+    assert s.targets.tolist() == [2, 3, 2, 1, 0]
+    # trained on samples 0-2: 1 -> 2 twice, 1 -> 3 once: from node 1 predict 2
+    assert nn_.markov_accuracy(s, [0, 1, 2], [0, 1, 2]) == pytest.approx(2 / 3)
+    # sample 3 (last node 3, never left in training): the lowest candidate, 1 = its target
+    assert nn_.markov_accuracy(s, [0, 1, 2], [3]) == 1.0
+    # sample 4 (last node 1; candidates 0, 2, 3): predicts 2, target 0
+    assert nn_.markov_accuracy(s, [0, 1, 2], [4]) == 0.0
+    # uniform: 1 / |candidates| (node 1 has 3 neighbours, node 3 has 3)
+    assert nn_.uniform_accuracy(s, [0, 3]) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="training and test"):
+        nn_.markov_accuracy(s, [], [0])
+
+
+def test_frozen_reuse_trains_only_the_head(tiny_data, setup):
+    samples, encoder, split = setup
+    before = _state(encoder)
+    res = nn_.train_next_node(tiny_data, samples, encoder, "frozen", split["train"],
+                              split["val"], split["test"], epochs=3)  # fmt: skip
+    assert all(torch.equal(v, before[k]) for k, v in encoder.state_dict().items())
+    assert 1 <= res.epoch <= res.epochs == 3 and 0.0 <= res.test_accuracy <= 1.0
+    again = nn_.train_next_node(tiny_data, samples, encoder, "frozen", split["train"],
+                                split["val"], split["test"], epochs=3)  # fmt: skip
+    assert again == res  # same seed, same numbers
+
+
+def test_selection_never_reads_the_test_targets(tiny_data, setup):
+    """Poisoned test targets change the test score only, never the kept epoch."""
+    samples, encoder, split = setup
+    te = torch.as_tensor(split["test"])
+    poisoned_targets = samples.targets.clone()
+    # another candidate of each test sample instead of its target
+    cand = samples.candidates.clone()
+    cand[te, samples.targets[te]] = False
+    has_other = cand[te].any(1)
+    poisoned_targets[te[has_other]] = cand[te[has_other]].float().argmax(1)
+    poisoned = dataclasses.replace(samples, targets=poisoned_targets)
+    for mode in ("finetune", "scratch"):
+        a = nn_.train_next_node(tiny_data, samples, encoder, mode, split["train"], split["val"],
+                                split["test"], epochs=3, seed=2)  # fmt: skip
+        b = nn_.train_next_node(tiny_data, poisoned, encoder, mode, split["train"],
+                                split["val"], split["test"], epochs=3, seed=2)  # fmt: skip
+        assert (a.epoch, a.val_accuracy, a.train_accuracy) == (
+            b.epoch, b.val_accuracy, b.train_accuracy)  # fmt: skip
+
+
+def test_bad_arguments(tiny_data, setup):
+    samples, encoder, split = setup
+    tr, va, te = split["train"], split["val"], split["test"]
+    with pytest.raises(ValueError, match="mode"):
+        nn_.train_next_node(tiny_data, samples, encoder, "linear", tr, va, te)
+    with pytest.raises(ValueError, match="disjoint"):
+        nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, np.r_[te, tr[:1]])
+    with pytest.raises(ValueError, match="validation"):
+        nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, [], te)
+    with pytest.raises(ValueError, match="epochs"):
+        nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, te, epochs=0)
+    other = dataclasses.replace(samples, flows=samples.flows[:, :-1])
+    with pytest.raises(ValueError, match="another complex"):
+        nn_.train_next_node(tiny_data, other, encoder, "frozen", tr, va, te)

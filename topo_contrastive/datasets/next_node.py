@@ -1,0 +1,152 @@
+r"""Next-node prediction samples from node paths (trajectory prediction, SCoNe's task).
+
+Roddenberry, Glaze & Segarra, "Principled Simplicial Neural Networks for Trajectory
+Prediction", ICML 2021 (SCoNe); its repository ``nglaze00/SCoNe_GCN``,
+``trajectory_analysis/synthetic_data_gen.py`` (``split_paths``, ``path_dataset``). Each path
+gives one sample:
+
+1. **Truncation** (``truncate=True``, SCoNe's default): the path is cut to its first
+   :math:`4 + t` nodes, :math:`t` drawn uniformly from :math:`\{2, \dots, n - 5\}` for a path of
+   :math:`n` nodes (SCoNe draws with NumPy's global generator; here a seeded
+   ``numpy.random.Generator``). A path of fewer than 7 nodes has no such cut and is kept
+   whole (SCoNe's draw would fail there).
+2. **Split**: the prefix is the cut path without its last two nodes (SCoNe's suffix of size 2,
+   whose first node is the one-step target): ``prefix = p[:-2]``, ``target = p[-2]``.
+3. **Prefix flow** :math:`\mathbf{x} \in \mathbb{R}^{N_1}`: every step of the prefix adds its
+   sign to its edge (:meth:`~topo_contrastive.SimplicialOperators.path_to_flow`).
+4. **Candidates**: the neighbours of the prefix's last node in the complex's graph (both
+   edge orientations), in increasing node order (SCoNe's ``neighborhood``: ``sorted(G[v])``).
+
+``reverse=True`` reverses every whole path before the cut (SCoNe's reversed-path
+generalisation test: ``rev_paths = [path[::-1] for path in paths]``, then the same steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from topo_contrastive.complex import SimplicialOperators
+
+__all__ = ["NextNodeSamples", "next_node_samples"]
+
+
+@dataclass(frozen=True)
+class NextNodeSamples:
+    """One next-node sample per path (:func:`next_node_samples`).
+
+    Attributes:
+        flows: ``float32 [M, N1]`` prefix flows.
+        last_nodes: ``int64 [M]`` the prefix's last node.
+        targets: ``int64 [M]`` the next node (a candidate of its sample).
+        candidates: ``bool [M, N0]`` the neighbours of the last node.
+        prefixes: the prefixes as ``int64`` node arrays (for the Markov baseline).
+    """
+
+    flows: torch.Tensor
+    last_nodes: torch.Tensor
+    targets: torch.Tensor
+    candidates: torch.Tensor
+    prefixes: list[np.ndarray]
+
+    def __len__(self) -> int:
+        return int(self.targets.numel())
+
+    def subset(self, idx: Sequence[int] | np.ndarray) -> NextNodeSamples:
+        """The samples ``idx`` (in that order)."""
+        i = torch.as_tensor(np.asarray(idx, dtype=np.int64))
+        kept = [self.prefixes[k] for k in i.tolist()]
+        return NextNodeSamples(
+            self.flows[i], self.last_nodes[i], self.targets[i], self.candidates[i], kept
+        )
+
+
+def _neighbours(ops: SimplicialOperators) -> list[np.ndarray]:
+    """Sorted neighbours of every node (both edge orientations)."""
+    n0 = int(ops.num_nodes)
+    edges = np.asarray(ops.edges, dtype=np.int64)  # [N1, 2]
+    both = np.concatenate([edges, edges[:, ::-1]])
+    order = np.lexsort((both[:, 1], both[:, 0]))
+    both = both[order]
+    ptr = np.searchsorted(both[:, 0], np.arange(n0 + 1))
+    return [both[ptr[v] : ptr[v + 1], 1] for v in range(n0)]
+
+
+def next_node_samples(
+    ops: SimplicialOperators,
+    paths: Sequence[Sequence[int] | np.ndarray | torch.Tensor],
+    *,
+    truncate: bool = True,
+    reverse: bool = False,
+    seed: int = 0,
+) -> NextNodeSamples:
+    """Turn node paths into next-node samples (see the module docstring for the procedure).
+
+    Args:
+        ops: the complex the paths walk on.
+        paths: node paths, each a walk of at least 3 nodes (consecutive nodes joined by an
+            edge).
+        truncate: cut each path at a random length first, as SCoNe does (default ``True``).
+        reverse: reverse every path first (default ``False``).
+        seed: seed of the truncation draws (default 0); the same seed gives the same cuts
+            for the paths and their reversals.
+
+    Returns:
+        :class:`NextNodeSamples` with ``M = len(paths)`` samples.
+
+    Raises:
+        TypeError: ``ops`` is not a :class:`~topo_contrastive.SimplicialOperators`.
+        ValueError: no paths; a path of fewer than 3 nodes (no prefix flow and target: says
+            which path and its length); a step that is not an edge of the complex (says which
+            path and step); node ids outside the complex.
+
+    Example:
+        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [1, 3]], [])
+        >>> s = next_node_samples(ops, [[0, 1, 2, 3]], truncate=False)
+        >>> s.last_nodes.tolist(), s.targets.tolist(), s.candidates[0].nonzero().ravel().tolist()
+        ([1], [2], [0, 2, 3])
+    """
+    if not isinstance(ops, SimplicialOperators):
+        raise TypeError(f"`ops` must be a SimplicialOperators, got {type(ops).__name__}")
+    if len(paths) == 0:
+        raise ValueError("`paths` is empty: next-node samples need at least one path")
+    n0 = int(ops.num_nodes)
+    nbrs = _neighbours(ops)
+    rng = np.random.default_rng(seed)
+    flows, last, target, cands, prefixes = [], [], [], [], []
+    for k, raw in enumerate(paths):
+        p = np.asarray(raw.detach().cpu().numpy() if isinstance(raw, torch.Tensor) else raw)
+        p = p.astype(np.int64).ravel()
+        if p.size < 3:
+            raise ValueError(
+                f"path {k} has {p.size} node(s); a next-node sample needs at least 3 (a prefix "
+                "of 2 nodes and the next node)"
+            )
+        if p.min() < 0 or p.max() >= n0:
+            raise ValueError(f"path {k} has node ids outside [0, {n0}): {p.min()}..{p.max()}")
+        try:  # the whole path must be a walk (says which step is not an edge)
+            ops.path_to_flow(p)
+        except ValueError as err:
+            raise ValueError(f"path {k} is not a walk on the complex: {err}") from err
+        if reverse:  # as SCoNe: the whole path reversed, then cut
+            p = p[::-1].copy()
+        if truncate and p.size >= 7:
+            p = p[: 4 + int(rng.choice(np.arange(2, p.size - 4)))]
+        prefix = p[:-2]
+        flows.append(ops.path_to_flow(prefix))
+        mask = torch.zeros(n0, dtype=torch.bool)
+        mask[torch.from_numpy(nbrs[prefix[-1]])] = True
+        last.append(int(prefix[-1]))
+        target.append(int(p[-2]))
+        cands.append(mask)
+        prefixes.append(prefix)
+    return NextNodeSamples(
+        flows=torch.stack(flows).float(),  # [M, N1]
+        last_nodes=torch.tensor(last, dtype=torch.int64),
+        targets=torch.tensor(target, dtype=torch.int64),
+        candidates=torch.stack(cands),  # [M, N0]
+        prefixes=prefixes,
+    )

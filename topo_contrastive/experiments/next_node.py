@@ -1,0 +1,194 @@
+r"""Next-node trajectory prediction as a second downstream task (reuse of a pre-trained encoder).
+
+The task and data preparation follow SCoNe (Roddenberry, Glaze & Segarra, ICML 2021;
+:mod:`topo_contrastive.datasets.next_node`): one prefix flow per path, the next node among the
+neighbours of the prefix's last node. Models:
+
+- :func:`train_next_node`: an :class:`~topo_contrastive.nn.SCNN`'s per-edge features
+  (:meth:`~topo_contrastive.nn.SCNN.edge_embeddings`) and a
+  :class:`~topo_contrastive.nn.NextNodeHead`, trained with cross-entropy over the candidates:
+  ``"frozen"`` (a given encoder, only the head trained: reuse without changing it),
+  ``"finetune"`` (a given encoder trained with the head, its own learning rate) or
+  ``"scratch"`` (the same from a fresh encoder); the epoch with the best validation accuracy is
+  kept (the test samples only score);
+- :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py`` with
+  ``order=1``): the candidate with the most transitions from the last node in the training
+  samples (their prefixes and next nodes); ties and unseen nodes go to the lowest node id;
+- :func:`uniform_accuracy`: a uniform choice among the candidates (its expected accuracy).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from topo_contrastive.datasets.next_node import NextNodeSamples
+from topo_contrastive.experiments.data import ExperimentData
+from topo_contrastive.nn import SCNN, NextNodeHead
+
+__all__ = [
+    "MODES",
+    "NextNodeResult",
+    "markov_accuracy",
+    "train_next_node",
+    "uniform_accuracy",
+]
+
+#: How :func:`train_next_node` treats the encoder.
+MODES = ("frozen", "finetune", "scratch")
+
+
+@dataclass(frozen=True)
+class NextNodeResult:
+    """What :func:`train_next_node` returns (accuracies are fractions).
+
+    Attributes:
+        test_accuracy: accuracy on the test samples at the kept epoch.
+        val_accuracy: the kept epoch's validation accuracy.
+        train_accuracy: the kept epoch's training accuracy.
+        epoch: the kept epoch (1-based).
+        epochs: epochs run.
+    """
+
+    test_accuracy: float
+    val_accuracy: float
+    train_accuracy: float
+    epoch: int
+    epochs: int
+
+
+def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
+    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``."""
+    counts = samples.candidates[torch.as_tensor(np.asarray(idx, dtype=np.int64))].sum(1)
+    return float((1.0 / counts.double()).mean())
+
+
+def markov_accuracy(samples: NextNodeSamples, train_idx: np.ndarray, test_idx: np.ndarray) -> float:
+    """Accuracy of a first-order Markov chain fitted on the training samples (every step of
+    their prefixes and the step to their next node), scored on ``test_idx``.
+
+    Raises:
+        ValueError: empty ``train_idx`` or ``test_idx``.
+    """
+    train_idx, test_idx = np.asarray(train_idx), np.asarray(test_idx)
+    if train_idx.size == 0 or test_idx.size == 0:
+        raise ValueError("the Markov baseline needs training and test samples")
+    n0 = samples.candidates.shape[1]
+    counts = np.zeros((n0, n0), dtype=np.int64)  # counts[u, v]: steps u -> v
+    for k in train_idx:
+        walk = np.append(samples.prefixes[k], int(samples.targets[k]))
+        np.add.at(counts, (walk[:-1], walk[1:]), 1)
+    last = samples.last_nodes.numpy()[test_idx]
+    cand = samples.candidates.numpy()[test_idx]
+    scores = np.where(cand, counts[last], -1)  # [m, N0]; argmax: lowest id among ties
+    return float(np.mean(scores.argmax(1) == samples.targets.numpy()[test_idx]))
+
+
+def _accuracy(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Tensor,
+              target: torch.Tensor, L: tuple[Any, Any]) -> float:  # fmt: skip
+    with torch.no_grad():
+        out = []
+        for s in range(0, x.shape[0], 200):
+            h = encoder.edge_embeddings(x[s : s + 200], *L)  # [b, N1, C]
+            out.append(head(h, cand[s : s + 200]).argmax(1))
+        return float((torch.cat(out) == target).double().mean()) if out else float("nan")
+
+
+def train_next_node(
+    data: ExperimentData,
+    samples: NextNodeSamples,
+    encoder: SCNN,
+    mode: str,
+    train_idx: np.ndarray,
+    val_idx: np.ndarray,
+    test_idx: np.ndarray,
+    *,
+    epochs: int = 100,
+    head_lr: float = 1e-2,
+    encoder_lr: float = 1e-3,
+    weight_decay: float = 0.0,
+    batch_size: int = 100,
+    seed: int = 0,
+) -> NextNodeResult:
+    """Train a :class:`~topo_contrastive.nn.NextNodeHead` on ``encoder`` (see the module
+    docstring for the modes) with Adam and cross-entropy over the candidates; keep the epoch
+    with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
+
+    Args:
+        data: the dataset (its Laplacians).
+        samples: the next-node samples (:func:`~topo_contrastive.datasets.next_node.
+            next_node_samples`) of ``data``'s complex.
+        encoder: an SCNN (copied, never changed); with ``"scratch"`` only its architecture
+            is used (a fresh copy re-initialised from ``seed``).
+        mode: ``"frozen"``, ``"finetune"`` or ``"scratch"``.
+        train_idx, val_idx, test_idx: sample indices (disjoint; the test samples only score).
+        epochs: epochs (default 100).
+        head_lr: the head's learning rate (default 1e-2; also the encoder's with
+            ``"scratch"``).
+        encoder_lr: the encoder's learning rate with ``"finetune"`` (default 1e-3).
+        weight_decay: Adam's weight decay (default 0).
+        batch_size: samples per step (default 100).
+        seed: seed of the head's (and a scratch encoder's) initialisation and of the order.
+
+    Returns:
+        :class:`NextNodeResult`.
+
+    Raises:
+        ValueError: an unknown ``mode``; empty training, validation or test indices, or
+            indices that overlap; samples of another complex (``N1``).
+    """
+    if mode not in MODES:
+        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"`epochs` must be an int >= 1, got {epochs!r}")
+    tr, va, te = (np.asarray(i, dtype=np.int64) for i in (train_idx, val_idx, test_idx))
+    if min(tr.size, va.size, te.size) == 0:
+        raise ValueError("train_next_node needs training, validation and test samples")
+    if len(set(tr) & set(te)) or len(set(va) & set(te)) or len(set(tr) & set(va)):
+        raise ValueError("the training, validation and test indices must be disjoint")
+    if samples.flows.shape[1] != data.sizes[1]:
+        raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
+                         f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    gen = torch.Generator().manual_seed(int(seed))
+    enc = copy.deepcopy(encoder).cpu()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        if mode == "scratch":
+            enc.reset_parameters()
+        head = NextNodeHead(enc.hidden_channels, data.complex)
+    for p in enc.parameters():
+        p.requires_grad_(mode != "frozen")
+    groups = [{"params": head.parameters(), "lr": head_lr}]
+    if mode != "frozen":
+        groups.append({"params": enc.parameters(),
+                       "lr": head_lr if mode == "scratch" else encoder_lr})  # fmt: skip
+    opt = torch.optim.Adam(groups, weight_decay=weight_decay)
+    L = data.laplacians()
+    x = samples.flows.unsqueeze(-1)  # [M, N1, 1]
+    best: tuple[float, int, float, float] | None = None
+    for epoch in range(1, int(epochs) + 1):
+        enc.train(mode != "frozen")
+        order = tr[torch.randperm(tr.size, generator=gen).numpy()]
+        for s in range(0, order.size, batch_size):
+            b = torch.as_tensor(order[s : s + batch_size])
+            logits = head(enc.edge_embeddings(x[b], *L), samples.candidates[b])
+            loss = torch.nn.functional.cross_entropy(logits, samples.targets[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        enc.eval()
+        accs = []
+        for i in (va, te, tr):
+            j = torch.as_tensor(i)
+            accs.append(_accuracy(enc, head, x[j], samples.candidates[j], samples.targets[j], L))
+        if best is None or accs[0] > best[0]:
+            best = (accs[0], epoch, accs[1], accs[2])
+    val_acc, epoch, test_acc, train_acc = best  # type: ignore[misc]  (epochs >= 1: set)
+    return NextNodeResult(
+        test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
+        epoch=epoch, epochs=int(epochs),
+    )
