@@ -480,3 +480,41 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     rc = main(["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
                "--seeds", "1", *_flags(data_root)])  # fmt: skip
     assert rc == 0 and "evaluate SSCL_Spec" not in capsys.readouterr().err
+
+
+def test_predict_next_reuses_the_encoder_beside_the_baselines(checkpoint, data_root, tmp_path,
+                                                              capsys):  # fmt: skip
+    """predict-next: every row on the same seeds, printed, JSON (written last) and Markdown;
+    an existing --out is kept without --overwrite."""
+    out = tmp_path / "next.json"
+    argv = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+            "--seeds", "2", "--epochs", "2", "--out", str(out), *_flags(data_root)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    res = json.loads(out.read_text())
+    rows = {r["row"]: r for r in res["rows"]}
+    assert list(rows) == ["uniform", "markov", "scratch", "frozen", "finetune"]
+    assert all([s["seed"] for s in r["splits"]] == [0, 1] for r in rows.values())
+    assert all(s["epoch"] <= 2 for s in rows["frozen"]["splits"])
+    for r in rows.values():
+        assert f"| {r['label']} | {r['mean_accuracy']:.1f} ±" in printed
+    assert out.with_suffix(".md").read_text().startswith("# Next-node prediction on trajectory")
+    before = out.read_text()
+    assert main(argv) == 2 and out.read_text() == before
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_predict_next_refuses_data_without_paths(checkpoint, tmp_path, capsys):
+    """A data file of flows without node paths: a clear error naming what is missing."""
+    from topo_contrastive import SimplicialOperators
+    from topo_contrastive.datasets import EdgeFlows
+
+    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+    f = tmp_path / "flows.npz"
+    flows = torch.randn(6, 3, generator=torch.Generator().manual_seed(0)).numpy()
+    EdgeFlows.write_npz(f, ops, flows)
+    rc = main(["predict-next", "--checkpoint", str(checkpoint), "--data-file", str(f),
+               "--data-root", str(tmp_path / "root"), "--no-progress"])  # fmt: skip
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "has no node paths" in err and "path_nodes" in err

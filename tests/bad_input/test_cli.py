@@ -107,6 +107,14 @@ CASES = [
     ("embed-out-is-file", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}"], "--out .* already exists"),
     ("embed-unknown-dataset", EMBED + ["--dataset", "pluto"], "unknown dataset 'pluto'"),
     ("embed-ocean-points", EMBED + ["--dataset", "ocean", "--trajectory-points", "40"], "--trajectory-points applies to the trajectory task"),
+    # ---- predict-next
+    ("predict-next-no-checkpoint", ["predict-next", "--data-file", "{data}"], "the following arguments are required: --checkpoint"),
+    ("predict-next-epochs-0", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--epochs", "0"], "--epochs: expected a positive integer"),
+    ("predict-next-seeds-0", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--seeds", "0"], "--seeds: expected a positive integer"),
+    ("predict-next-checkpoint-folder", ["predict-next", "--checkpoint", "{folder}", "--data-file", "{data}", "--data-root", "{root}"], "checkpoint .* is a folder"),
+    ("predict-next-missing-data-file", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{root}/none.npz"], "data file .* does not exist"),
+    ("predict-next-out-exists", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}", "--data-root", "{root}"], "already exists"),
+    ("predict-next-unknown-dataset", ["predict-next", "--checkpoint", "{checkpoint}", "--dataset", "pluto"], "unknown dataset 'pluto'"),
     # ---- reproduce
     ("reproduce-seeds-0", REPRODUCE + ["--seeds", "0"], "--seeds: expected a positive integer"),
     ("reproduce-pretrain-seeds-0", REPRODUCE + ["--pretrain-seeds", "0"], "--pretrain-seeds: expected a positive integer"),

@@ -22,6 +22,9 @@ Subcommands:
     test accuracy against the labelled fraction of the training split (pre-trained encoders
     probed and fine-tuned, the fine-tune control, the supervised SCNN, reference rows);
     resumable, every finished cell written at once.
+``predict-next``
+    next-node trajectory prediction with a saved encoder, frozen and fine-tuned, beside the
+    same SCNN from scratch, a Markov chain and a uniform choice (a second downstream task).
 
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
@@ -44,7 +47,15 @@ import sys
 from collections.abc import Sequence
 
 from topo_contrastive.cli import _common as common
-from topo_contrastive.cli import embed, evaluate, label_efficiency, pretrain, reproduce, search
+from topo_contrastive.cli import (
+    embed,
+    evaluate,
+    label_efficiency,
+    predict_next,
+    pretrain,
+    reproduce,
+    search,
+)
 from topo_contrastive.cli._conflicts import check_conflicts, given_options
 
 __all__ = ["build_parser", "main"]
@@ -57,12 +68,14 @@ _COMMANDS = {
     "reproduce": reproduce,
     "search": search,
     "label-efficiency": label_efficiency,
+    "predict-next": predict_next,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
-    ``evaluate``, ``embed``, ``reproduce``, ``search`` and ``label-efficiency``."""
+    ``evaluate``, ``embed``, ``reproduce``, ``search``, ``label-efficiency`` and
+    ``predict-next``."""
     from topo_contrastive import __version__
 
     parser = argparse.ArgumentParser(

@@ -32,8 +32,11 @@ from topo_contrastive.nn import SCNN, NextNodeHead
 
 __all__ = [
     "MODES",
+    "ROWS",
     "NextNodeResult",
     "markov_accuracy",
+    "next_node_rows",
+    "require_paths",
     "train_next_node",
     "uniform_accuracy",
 ]
@@ -192,3 +195,102 @@ def train_next_node(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
         epoch=epoch, epochs=int(epochs),
     )
+
+
+#: The rows of :func:`next_node_rows`, in order.
+ROWS: tuple[str, ...] = ("uniform", "markov", "scratch", "frozen", "finetune")
+_ROW_LABELS = {
+    "uniform": "uniform among the neighbours",
+    "markov": "Markov chain (first order)",
+    "scratch": "SCNN + head from scratch (same architecture)",
+    "frozen": "encoder frozen + head",
+    "finetune": "encoder fine-tuned + head",
+}
+
+
+def require_paths(data: ExperimentData) -> list[Any]:
+    """The node paths of ``data``'s samples.
+
+    Raises:
+        ValueError: the dataset has no node paths (e.g. a data file of flows only).
+    """
+    paths_of = getattr(data.dataset, "paths", None)
+    paths = paths_of() if callable(paths_of) else None
+    if not paths or all(len(p) == 0 for p in paths):
+        raise ValueError(
+            f"the dataset {data.name!r} has no node paths: next-node prediction needs paths "
+            "(a data file with path_nodes / path_ptr)"
+        )
+    return paths
+
+
+def next_node_rows(
+    encoder: SCNN,
+    data: ExperimentData,
+    seeds: list[int],
+    *,
+    epochs: int = 100,
+    truncate: bool = True,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
+    the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node.
+    next_node_samples`), the dataset's split of that seed (without a validation part: 20 %
+    of its training samples, stratified by the flows' labels where there are labels, else at
+    random), and the rows of :data:`ROWS` (:func:`train_next_node` with ``seed``).
+
+    Args:
+        encoder: the encoder to reuse (frozen and fine-tuned; its architecture from scratch).
+        data: the dataset, whose ``dataset.paths()`` gives the node paths.
+        seeds: the seeds.
+        epochs: head training epochs (default 100).
+        truncate: cut the paths as SCoNe does (default ``True``).
+        progress: called as ``progress(row, seed, accuracy)`` after every cell.
+
+    Returns:
+        A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
+        ``mean_accuracy`` and ``std_accuracy`` in percent, ``splits`` with one dict per
+        seed), ``seeds``, ``epochs`` and ``samples``.
+
+    Raises:
+        ValueError: a dataset without node paths; see :func:`train_next_node`.
+    """
+    from topo_contrastive.datasets.next_node import next_node_samples
+
+    paths = require_paths(data)
+    cells: dict[str, list[dict[str, Any]]] = {row: [] for row in ROWS}
+    for s in seeds:
+        samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
+        idx = data.split(int(s))
+        tr, va, te = (np.asarray(idx[k], dtype=np.int64) for k in ("train", "val", "test"))
+        if va.size == 0:
+            rng = np.random.default_rng(int(s))
+            if data.labels is not None:
+                from topo_contrastive.experiments.supervised import carve_validation
+
+                tr, va = carve_validation(tr, data.labels.numpy(), int(s))
+            else:
+                perm = rng.permutation(tr)
+                cut = max(1, tr.size // 5)
+                tr, va = np.sort(perm[cut:]), np.sort(perm[:cut])
+        for row in ROWS:
+            if row == "uniform":
+                rec: dict[str, Any] = {"test_accuracy": uniform_accuracy(samples, te)}
+            elif row == "markov":
+                rec = {"test_accuracy": markov_accuracy(samples, tr, te)}
+            else:
+                res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs,
+                                      seed=int(s))  # fmt: skip
+                rec = {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
+                       "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+            rec["seed"] = int(s)
+            cells[row].append(rec)
+            if progress is not None:
+                progress(row, int(s), rec["test_accuracy"])
+    rows = []
+    for row in ROWS:
+        acc = 100 * np.array([c["test_accuracy"] for c in cells[row]])
+        rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
+                     "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
+    return {"rows": rows, "seeds": [int(s) for s in seeds], "epochs": int(epochs),
+            "samples": len(paths)}  # fmt: skip

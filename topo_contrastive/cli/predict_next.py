@@ -1,0 +1,95 @@
+"""``topo-contrastive predict-next``: next-node trajectory prediction with a saved encoder
+(frozen and fine-tuned, each with a :class:`~topo_contrastive.nn.NextNodeHead`) beside the same
+SCNN from scratch, a first-order Markov chain and a uniform choice, on the same splits
+(:func:`~topo_contrastive.experiments.next_node.next_node_rows`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from topo_contrastive.cli import _common as common
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``predict-next`` subcommand and its options to ``sub``."""
+    p = sub.add_parser(
+        "predict-next",
+        help="next-node trajectory prediction from a saved encoder (reuse), with baselines",
+    )
+    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_data_choice(p, configured=False)
+    p.add_argument(
+        "--seeds", type=common.positive_int, default=5,
+        help="seeds: each cuts the paths, picks the split and initialises the heads (default: 5)",
+    )  # fmt: skip
+    p.add_argument(
+        "--seed", type=common.nonneg_int, default=0, help="first seed (default: 0)"
+    )
+    p.add_argument(
+        "--epochs", type=common.positive_int, default=100,
+        help="head training epochs; the epoch with the best validation accuracy is kept "
+        "(default: 100)",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-truncate", action="store_true",
+        help="keep whole paths (default: cut each at a random length, as SCoNe does)",
+    )  # fmt: skip
+    p.add_argument(
+        "--out", default=None,
+        help="write the rows to this JSON file (and a Markdown table beside it)",
+    )  # fmt: skip
+    common.add_overwrite(p, "exists")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train and score every row as ``args`` say, print the table; returns the exit status.
+
+    Raises:
+        ValueError: data without node paths, a checkpoint of another complex, an existing
+            ``--out`` without ``--overwrite``.
+        FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
+    """
+    from pathlib import Path
+
+    from topo_contrastive._files import require_file, write_json, write_text
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
+
+    if args.data_file is not None:
+        require_file(args.data_file, "data file")
+    require_file(args.checkpoint, "checkpoint")
+    if args.out:
+        common.check_out(args.out, args.overwrite, kind="file")
+    data = common.load_data(args)
+    require_paths(data)  # before the checkpoint: data without paths say so first
+    encoder, meta = load_encoder(args.checkpoint, data=data)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    bar = common.progress(args, len(seeds) * len(ROWS), f"predict-next {data.name}", "cell")
+
+    def tick(row: str, seed: int, acc: float) -> None:
+        bar.set_postfix(row=row, seed=seed, test_acc=f"{100 * acc:.1f}%")
+        bar.update(1)
+
+    summary: dict[str, Any] = next_node_rows(
+        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick
+    )
+    bar.close()
+    summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
+    name = meta.get("config", "encoder")
+    lines = [f"# Next-node prediction on {data.name} ({name} encoder)", "",
+             f"{len(seeds)} seed(s), {summary['samples']} paths, head epochs <= {args.epochs} "
+             "(best validation accuracy), test accuracy:", "",
+             "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
+    for r in summary["rows"]:
+        lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")
+    table = "\n".join(lines) + "\n"
+    if args.out:
+        out = Path(args.out).expanduser()
+        write_text(out.with_suffix(".md"), table)
+        write_json(out, summary)  # last: the JSON marks a finished run
+    print(table, end="")
+    return 0
