@@ -83,18 +83,14 @@ def _features(variant: str, data: Any, task: str, seed: int, log, cache: Path) -
 
 def _compute(variant: str, data: Any, task: str, seed: int, log) -> np.ndarray:
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.label_efficiency import HARMONIC_MAX
+    from topo_contrastive.experiments.label_efficiency import reduce_harmonic
     from topo_contrastive.experiments.training import build_encoder, embed, pretrain
 
     if variant in ("harmonic", "raw"):
         from topo_contrastive.experiments.evaluation import reference_features
 
         feats = reference_features(data, variant)
-        if variant == "harmonic" and feats.shape[1] > HARMONIC_MAX:
-            centred = feats - feats.mean(axis=0)
-            _, _, vt = np.linalg.svd(centred, full_matrices=False)
-            feats = centred @ vt[:HARMONIC_MAX].T
-        return feats
+        return reduce_harmonic(feats) if variant == "harmonic" else feats
     cfg = get_config("SSCL_Spec", task, "hodge")
     if variant.endswith("+skip"):
         cfg = cfg.replace(input_skip=True)
@@ -115,13 +111,12 @@ def _train_val(data: Any, labels: np.ndarray, seed: int) -> dict[str, np.ndarray
     """Split 0's training and validation samples; a split without validation samples (the
     ocean drifters' 160 / 40) gives a stratified 20 % of its training samples to validation,
     as the supervised SCNN's carve-out does."""
-    from sklearn.model_selection import train_test_split
+    from topo_contrastive.experiments.supervised import carve_validation
 
     idx = data.split(0)
     if len(idx["val"]):
         return idx
-    train, val = train_test_split(idx["train"], test_size=0.2, random_state=seed,
-                                  stratify=labels[idx["train"]])  # fmt: skip
+    train, val = carve_validation(idx["train"], labels, seed)
     return {"train": np.sort(train), "val": np.sort(val)}
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
@@ -60,8 +59,6 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     from topo_contrastive.experiments import get_config, pretrain
     from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
-    from topo_contrastive.experiments.supervised import carve_validation
-    from topo_contrastive.experiments.training import build_encoder
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "next_node.json"
@@ -75,32 +72,20 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
             if not todo:
                 continue
             samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
-            idx = data.split(s)
-            tr, va, te = idx["train"], idx["val"], idx["test"]
-            if len(va) == 0:
-                tr, va = carve_validation(tr, data.labels.numpy(), s)
+            split = nn_.next_node_split(data, s)
             cfg = get_config("SSCL_Spec", name)
             encoder = None
             for row in tqdm(todo, desc=f"{name} seed {s}"):
                 t0 = time.perf_counter()
+                if encoder is None and row not in ("uniform", "markov"):
+                    # (scratch re-initialises a copy from the seed: the architecture is used)
+                    encoder = pretrain(data, cfg, seed=s, epochs=1 if quick else None)
+                    encoder = encoder.encoder.cpu().eval()
                 rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s}
-                if row == "uniform":
-                    rec["test_accuracy"] = nn_.uniform_accuracy(samples, te)
-                elif row == "markov":
-                    rec["test_accuracy"] = nn_.markov_accuracy(samples, tr, te)
-                else:
-                    if encoder is None:
-                        encoder = pretrain(data, cfg, seed=s, epochs=1 if quick else None)
-                        encoder = encoder.encoder.cpu().eval()
-                    start = encoder
-                    if row == "scratch":
-                        torch.manual_seed(s)
-                        start = build_encoder(cfg, data.hodge)
-                    res = nn_.train_next_node(data, samples, start, row, tr, va, te,
-                                              epochs=epochs, seed=s)  # fmt: skip
-                    rec.update(test_accuracy=res.test_accuracy, val_accuracy=res.val_accuracy,
-                               train_accuracy=res.train_accuracy, epoch=res.epoch,
-                               epochs=res.epochs)  # fmt: skip
+                rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
+                                              epochs=epochs, seed=s))  # fmt: skip
+                if "epoch" in rec:
+                    rec["epochs"] = epochs
                 rec["seconds"] = round(time.perf_counter() - t0, 1)
                 records.append(rec)
                 write_json(path, {"epochs": epochs, "records": records})

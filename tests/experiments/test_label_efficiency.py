@@ -126,3 +126,17 @@ def test_large_harmonic_space_is_reduced(tiny_data, tmp_path, monkeypatch):
     res = label_efficiency(tiny_data, tmp_path, "trajectory", rows=["harmonic"],
                            **dict(TINY, draws=1))  # fmt: skip
     assert "top 1 principal directions over all flows" in res.records[0]["label"]
+
+
+def test_reduce_harmonic_is_the_top_principal_directions_over_all_flows():
+    from topo_contrastive.experiments.label_efficiency import reduce_harmonic
+
+    rng = np.random.default_rng(0)
+    small = rng.normal(size=(30, 5))
+    assert reduce_harmonic(small, keep=5) is small
+    feats = rng.normal(size=(40, 12)) @ np.diag(np.arange(12, 0, -1.0))
+    red = reduce_harmonic(feats, keep=3)
+    centred = feats - feats.mean(0)
+    _, vecs = np.linalg.eigh(centred.T @ centred)
+    naive = centred @ vecs[:, ::-1][:, :3]  # the top 3 eigenvectors of the scatter matrix
+    np.testing.assert_allclose(np.abs(red), np.abs(naive), atol=1e-8)  # up to signs

@@ -93,3 +93,29 @@ def test_bad_arguments(tiny_data, setup):
     other = dataclasses.replace(samples, flows=samples.flows[:, :-1])
     with pytest.raises(ValueError, match="another complex"):
         nn_.train_next_node(tiny_data, other, encoder, "frozen", tr, va, te)
+
+
+def test_split_carves_validation_and_cells_match_train_next_node(tiny_data, setup):
+    """next_node_split: the standard split where it has a validation part, else 20 % of the
+    training samples (stratified with labels, random without); next_node_cell: the trained
+    rows are train_next_node's numbers; an unknown row is refused."""
+    samples, encoder, split = setup
+    got = nn_.next_node_split(tiny_data, 0)
+    assert all(np.array_equal(got[k], split[k]) for k in ("train", "val", "test"))
+    no_val = {**split, "val": np.zeros(0, dtype=np.int64)}
+    for labels in (tiny_data.labels, None):  # copies: the session's data stay as they are
+        data = dataclasses.replace(tiny_data, labels=labels)
+        data.split = lambda seed, s=no_val: s  # type: ignore[method-assign]
+        carved = nn_.next_node_split(data, 3)
+        assert carved["val"].size == int(split["train"].size * 0.2)
+        assert np.array_equal(np.sort(np.r_[carved["train"], carved["val"]]), split["train"])
+        assert np.array_equal(carved["test"], split["test"])
+    cell = nn_.next_node_cell("frozen", tiny_data, samples, encoder, split, epochs=2, seed=1)
+    res = nn_.train_next_node(tiny_data, samples, encoder, "frozen", split["train"],
+                              split["val"], split["test"], epochs=2, seed=1)  # fmt: skip
+    assert cell == {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
+                    "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+    assert nn_.next_node_cell("markov", tiny_data, samples, None, split) == {
+        "test_accuracy": nn_.markov_accuracy(samples, split["train"], split["test"])}
+    with pytest.raises(ValueError, match="row"):
+        nn_.next_node_cell("svm", tiny_data, samples, encoder, split)

@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_DRAWS",
     "DEFAULT_FRACTIONS",
     "HARMONIC_MAX",
+    "reduce_harmonic",
     "PRETRAINED_METHODS",
     "ROW_KINDS",
     "LabelEfficiencyResult",
@@ -255,6 +256,26 @@ def _previous(folder: Path, fingerprint: str) -> list[dict[str, Any]]:
     return list(payload.get("records", []))
 
 
+def reduce_harmonic(features: np.ndarray, keep: int = HARMONIC_MAX) -> np.ndarray:
+    r"""The harmonic row's reduction when :math:`\beta_1 >` ``keep``: the coordinates of the
+    centred :math:`\mathbf{U}_H^\top \mathbf{x}` of all flows on their top ``keep``
+    principal directions (an unsupervised reduction, fitted without labels).
+
+    Args:
+        features: ``float64 [S, beta_1]`` harmonic coordinates of all samples.
+        keep: the directions kept (default :data:`HARMONIC_MAX`, 256).
+
+    Returns:
+        ``float64 [S, min(keep, S, beta_1)]``; ``features`` unchanged when
+        :math:`\beta_1 \le` ``keep``.
+    """
+    if features.shape[1] <= keep:
+        return features
+    centred = features - features.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    return centred @ vt[:keep].T
+
+
 class _Features:
     """The features of every row's cells, computed once per encoder or reference."""
 
@@ -319,10 +340,8 @@ class _Features:
             if kind == "harmonic":
                 beta = feats.shape[1]
                 self.harmonic_label = f"U_H^T x (beta_1 = {beta})"
-                if beta > HARMONIC_MAX:  # unsupervised reduction over all flows
-                    centred = feats - feats.mean(axis=0)
-                    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-                    feats = centred @ vt[:HARMONIC_MAX].T
+                if beta > HARMONIC_MAX:
+                    feats = reduce_harmonic(feats)
                     self.harmonic_label = (
                         f"U_H^T x (beta_1 = {beta}; top {HARMONIC_MAX} principal directions "
                         "over all flows)"

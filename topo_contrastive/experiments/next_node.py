@@ -35,7 +35,9 @@ __all__ = [
     "ROWS",
     "NextNodeResult",
     "markov_accuracy",
+    "next_node_cell",
     "next_node_rows",
+    "next_node_split",
     "require_paths",
     "train_next_node",
     "uniform_accuracy",
@@ -184,12 +186,14 @@ def train_next_node(
             loss.backward()
             opt.step()
         enc.eval()
-        accs = []
-        for i in (va, te, tr):
+
+        def acc(i: np.ndarray) -> float:
             j = torch.as_tensor(i)
-            accs.append(_accuracy(enc, head, x[j], samples.candidates[j], samples.targets[j], L))
-        if best is None or accs[0] > best[0]:
-            best = (accs[0], epoch, accs[1], accs[2])
+            return _accuracy(enc, head, x[j], samples.candidates[j], samples.targets[j], L)
+
+        val = acc(va)
+        if best is None or val > best[0]:  # test and training accuracy of kept epochs only
+            best = (val, epoch, acc(te), acc(tr))
     val_acc, epoch, test_acc, train_acc = best  # type: ignore[misc]  (epochs >= 1: set)
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
@@ -222,6 +226,54 @@ def require_paths(data: ExperimentData) -> list[Any]:
             "(a data file with path_nodes / path_ptr)"
         )
     return paths
+
+
+def next_node_split(data: ExperimentData, seed: int) -> dict[str, np.ndarray]:
+    """The train / val / test samples of ``data``'s split ``seed`` (``int64``); a split
+    without a validation part gives 20 % of its training samples to it (stratified by the
+    flows' labels where there are labels, as the supervised SCNN's carve-out; else at random
+    with ``seed``)."""
+    from topo_contrastive.experiments.supervised import VALIDATION_FRACTION, carve_validation
+
+    idx = data.split(int(seed))
+    tr, va, te = (np.asarray(idx[k], dtype=np.int64) for k in ("train", "val", "test"))
+    if va.size == 0 and data.labels is not None:
+        tr, va = carve_validation(tr, data.labels.numpy(), int(seed))
+    elif va.size == 0:
+        perm = np.random.default_rng(int(seed)).permutation(tr)
+        cut = max(1, int(tr.size * VALIDATION_FRACTION))
+        tr, va = np.sort(perm[cut:]), np.sort(perm[:cut])
+    return {"train": tr, "val": va, "test": te}
+
+
+def next_node_cell(
+    row: str,
+    data: ExperimentData,
+    samples: NextNodeSamples,
+    encoder: SCNN,
+    split: dict[str, np.ndarray],
+    *,
+    epochs: int = 100,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
+    ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
+    (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
+    of ``encoder`` from ``seed``).
+
+    Raises:
+        ValueError: an unknown ``row``; see :func:`train_next_node`.
+    """
+    tr, va, te = split["train"], split["val"], split["test"]
+    if row == "uniform":
+        return {"test_accuracy": uniform_accuracy(samples, te)}
+    if row == "markov":
+        return {"test_accuracy": markov_accuracy(samples, tr, te)}
+    if row not in ROWS:
+        raise ValueError(f"`row` must be one of {ROWS}, got {row!r}")
+    res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed)
+    return {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
+            "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
 
 
 def next_node_rows(
@@ -261,28 +313,9 @@ def next_node_rows(
     cells: dict[str, list[dict[str, Any]]] = {row: [] for row in ROWS}
     for s in seeds:
         samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
-        idx = data.split(int(s))
-        tr, va, te = (np.asarray(idx[k], dtype=np.int64) for k in ("train", "val", "test"))
-        if va.size == 0:
-            rng = np.random.default_rng(int(s))
-            if data.labels is not None:
-                from topo_contrastive.experiments.supervised import carve_validation
-
-                tr, va = carve_validation(tr, data.labels.numpy(), int(s))
-            else:
-                perm = rng.permutation(tr)
-                cut = max(1, tr.size // 5)
-                tr, va = np.sort(perm[cut:]), np.sort(perm[:cut])
+        split = next_node_split(data, int(s))
         for row in ROWS:
-            if row == "uniform":
-                rec: dict[str, Any] = {"test_accuracy": uniform_accuracy(samples, te)}
-            elif row == "markov":
-                rec = {"test_accuracy": markov_accuracy(samples, tr, te)}
-            else:
-                res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs,
-                                      seed=int(s))  # fmt: skip
-                rec = {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
-                       "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+            rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s))
             rec["seed"] = int(s)
             cells[row].append(rec)
             if progress is not None:

@@ -267,6 +267,33 @@ def fine_tune_line() -> str:
     )
 
 
+def _tuned_splits(
+    data: ExperimentData,
+    split_seeds: Sequence[int],
+    name: str,
+    start: Callable[[int], SCNN],
+    progress: Callable[[str, dict[str, Any]], None] | None,
+    config: ExperimentConfig | None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """:func:`~topo_contrastive.experiments.finetune.fine_tune` of ``start(split_seed)`` on
+    every split (its training part, the epoch on its validation part, the split seed as the
+    run's seed), one record per split; ``progress(name, record)`` after each."""
+    from topo_contrastive.experiments.finetune import fine_tune
+
+    splits = []
+    for s in split_seeds:
+        idx = data.split(int(s))
+        res = fine_tune(data, start(int(s)), config, idx["train"], idx["test"],
+                        val_idx=idx["val"], seed=int(s), **options)  # fmt: skip
+        splits.append({"split_seed": int(s), "test_accuracy": res.test_accuracy,
+                       "train_accuracy": res.train_accuracy, "epochs": res.selection.epochs,
+                       "selection": res.selection.rule})  # fmt: skip
+        if progress is not None:
+            progress(name, splits[-1])
+    return splits
+
+
 def fine_tune_rows(
     encoder: SCNN,
     data: ExperimentData,
@@ -296,23 +323,15 @@ def fine_tune_rows(
         Two rows as :func:`reference_rows` gives them (``splits``: ``split_seed``,
         ``test_accuracy``, ``train_accuracy``, ``epochs``, ``selection``).
     """
-    from topo_contrastive.experiments.finetune import DEFAULT_EPOCHS, fine_tune
+    from topo_contrastive.experiments.finetune import DEFAULT_EPOCHS
 
     starts = {"finetune": encoder, "finetune_control": untrained_like(encoder, data, seed)}
     out = []
     for name, start in starts.items():
-        splits = []
-        for s in split_seeds:
-            idx = data.split(int(s))
-            res = fine_tune(
-                data, start, None, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s),
-                device=device, max_epochs=max_epochs or DEFAULT_EPOCHS,
-            )  # fmt: skip
-            splits.append({"split_seed": int(s), "test_accuracy": res.test_accuracy,
-                           "train_accuracy": res.train_accuracy, "epochs": res.selection.epochs,
-                           "selection": res.selection.rule})  # fmt: skip
-            if progress is not None:
-                progress(name, splits[-1])
+        splits = _tuned_splits(
+            data, split_seeds, name, lambda _s, e=start: e, progress, config=None,
+            device=device, max_epochs=max_epochs or DEFAULT_EPOCHS,
+        )  # fmt: skip
         label = _LABELS[name] + ("" if name == "finetune" else f" (seed {int(seed)})")
         out.append(_row(name, label, int(getattr(encoder, "out_channels", 0)), splits))
     return out
@@ -361,24 +380,14 @@ def supervised_row(
     Raises:
         TypeError: ``config`` is not an :class:`ExperimentConfig`.
     """
-    from topo_contrastive.experiments.finetune import fine_tune
-
     if not isinstance(config, ExperimentConfig):
         raise TypeError(f"`config` must be an ExperimentConfig, got {type(config).__name__}")
-    splits = []
-    for s in split_seeds:
-        idx = data.split(int(s))
-        res = fine_tune(
-            data, untrained_like(encoder, data, int(s)), config, idx["train"], idx["test"],
-            head="linear", frozen=False, max_epochs=config.epochs, encoder_lr=config.lr,
-            head_lr=config.lr, weight_decay=config.weight_decay, val_idx=idx["val"],
-            seed=int(s), device=device,
-        )  # fmt: skip
-        splits.append({"split_seed": int(s), "test_accuracy": res.test_accuracy,
-                       "train_accuracy": res.train_accuracy, "epochs": res.selection.epochs,
-                       "selection": res.selection.rule})  # fmt: skip
-        if progress is not None:
-            progress(SUPERVISED_ROW, splits[-1])
+    splits = _tuned_splits(
+        data, split_seeds, SUPERVISED_ROW, lambda s: untrained_like(encoder, data, s), progress,
+        config=config, head="linear", frozen=False, max_epochs=config.epochs,
+        encoder_lr=config.lr, head_lr=config.lr, weight_decay=config.weight_decay,
+        device=device,
+    )  # fmt: skip
     width = int(getattr(encoder, "out_channels", 0))
     return _row(SUPERVISED_ROW, _LABELS[SUPERVISED_ROW], width, splits)
 
