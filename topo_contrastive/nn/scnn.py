@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from topo_contrastive.complex._operators import operator_fingerprint
+from topo_contrastive.nn._locality import Order, locality_order, permute_edges
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
@@ -202,18 +203,33 @@ class SCNN(torch.nn.Module):
         self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
     ) -> tuple[Tensor, Tensor]:
         """The validated input ``[B, N1, C_in]`` and :math:`\\mathbf{X}_T` ``[B, N1, hidden]``."""
+        x3, h, order = self._layers(x, L_down, L_up, batch)
+        if order is not None:
+            x3, h = permute_edges(x3, order, back=True), permute_edges(h, order, back=True)
+        return x3, h
+
+    def _layers(
+        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
+    ) -> tuple[Tensor, Tensor, Order | None]:
+        """The validated input and :math:`\\mathbf{X}_T`, both in the edge order the layers
+        ran in, and that order (``None``: the complex's own; on large complexes on the CPU the
+        layers run in a cache-friendly order, see ``nn/_locality.py``)."""
         x = self._add_channel_dim(x)
         first = self.convs[0]
         x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
         fused = self.act in FUSED_ACTIVATIONS
         act = _ACTIVATIONS[self.act]
+        order = locality_order(L_down, L_up)
+        if order is not None:
+            x3 = permute_edges(x3, order)  # [B, N1, C_in], new numbering
+            L_down, L_up = order.L_down, order.L_up
         h = x3
         for conv in self.convs:
             if fused:  # the activation runs inside the layer's kernel
                 h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
             else:
                 h = act(conv._propagate(h, L_down, L_up))
-        return x3, h
+        return x3, h, order
 
     def forward(
         self,
@@ -235,7 +251,10 @@ class SCNN(torch.nn.Module):
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
-        x3, h = self._input_and_edge_embeddings(x, L_down, L_up, batch)  # [B, N1, hidden]
+        if isinstance(self.readout, str):  # pooling ignores the edge order the layers ran in
+            x3, h, _ = self._layers(x, L_down, L_up, batch)  # [B, N1, hidden]
+        else:
+            x3, h = self._input_and_edge_embeddings(x, L_down, L_up, batch)
         if self.input_skip:  # the input first: [B, N1, C_in + hidden]
             h = torch.cat([x3.to(h.dtype), h], dim=-1)
         if not isinstance(self.readout, str):
