@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         bar.update(1)
 
     summary: dict[str, Any] = next_node_rows(
-        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick
+        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
+        device=args.device,
     )
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)

@@ -118,6 +118,7 @@ def train_next_node(
     weight_decay: float = 0.0,
     batch_size: int = 100,
     seed: int = 0,
+    device: str | torch.device = "cpu",
 ) -> NextNodeResult:
     """Train a :class:`~topo_contrastive.nn.NextNodeHead` on ``encoder`` (see the module
     docstring for the modes) with Adam and cross-entropy over the candidates; keep the epoch
@@ -138,6 +139,8 @@ def train_next_node(
         weight_decay: Adam's weight decay (default 0).
         batch_size: samples per step (default 100).
         seed: seed of the head's (and a scratch encoder's) initialisation and of the order.
+        device: training device (default ``"cpu"``); the initialisation and the order are
+            drawn on the CPU, so a seed gives the same start on every device.
 
     Returns:
         :class:`NextNodeResult`.
@@ -158,6 +161,9 @@ def train_next_node(
     if samples.flows.shape[1] != data.sizes[1]:
         raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
                          f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    from topo_contrastive.experiments.training import resolve_device
+
+    dev = resolve_device(device)
     gen = torch.Generator().manual_seed(int(seed))
     enc = copy.deepcopy(encoder).cpu()
     with torch.random.fork_rng(devices=[]):
@@ -165,6 +171,7 @@ def train_next_node(
         if mode == "scratch":
             enc.reset_parameters()
         head = NextNodeHead(enc.hidden_channels, data.complex)
+    enc, head = enc.to(dev), head.to(dev)
     for p in enc.parameters():
         p.requires_grad_(mode != "frozen")
     groups = [{"params": head.parameters(), "lr": head_lr}]
@@ -172,24 +179,25 @@ def train_next_node(
         groups.append({"params": enc.parameters(),
                        "lr": head_lr if mode == "scratch" else encoder_lr})  # fmt: skip
     opt = torch.optim.Adam(groups, weight_decay=weight_decay)
-    L = data.laplacians()
-    x = samples.flows.unsqueeze(-1)  # [M, N1, 1]
+    L = data.laplacians(device=dev)
+    x = samples.flows.unsqueeze(-1).to(dev)  # [M, N1, 1]
+    candidates, targets = samples.candidates.to(dev), samples.targets.to(dev)
     best: tuple[float, int, float, float] | None = None
     for epoch in range(1, int(epochs) + 1):
         enc.train(mode != "frozen")
         order = tr[torch.randperm(tr.size, generator=gen).numpy()]
         for s in range(0, order.size, batch_size):
-            b = torch.as_tensor(order[s : s + batch_size])
-            logits = head(enc.edge_embeddings(x[b], *L), samples.candidates[b])
-            loss = torch.nn.functional.cross_entropy(logits, samples.targets[b])
+            b = torch.as_tensor(order[s : s + batch_size], device=dev)
+            logits = head(enc.edge_embeddings(x[b], *L), candidates[b])
+            loss = torch.nn.functional.cross_entropy(logits, targets[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
         enc.eval()
 
         def acc(i: np.ndarray) -> float:
-            j = torch.as_tensor(i)
-            return _accuracy(enc, head, x[j], samples.candidates[j], samples.targets[j], L)
+            j = torch.as_tensor(i, device=dev)
+            return _accuracy(enc, head, x[j], candidates[j], targets[j], L)
 
         val = acc(va)
         if best is None or val > best[0]:  # test and training accuracy of kept epochs only
@@ -255,11 +263,12 @@ def next_node_cell(
     *,
     epochs: int = 100,
     seed: int = 0,
+    device: str | torch.device = "cpu",
 ) -> dict[str, Any]:
     """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
     ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
     (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
-    of ``encoder`` from ``seed``).
+    of ``encoder`` from ``seed``; the trained rows run on ``device``).
 
     Raises:
         ValueError: an unknown ``row``; see :func:`train_next_node`.
@@ -271,7 +280,8 @@ def next_node_cell(
         return {"test_accuracy": markov_accuracy(samples, tr, te)}
     if row not in ROWS:
         raise ValueError(f"`row` must be one of {ROWS}, got {row!r}")
-    res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed)
+    res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed,
+                          device=device)
     return {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
             "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
 
@@ -284,6 +294,7 @@ def next_node_rows(
     epochs: int = 100,
     truncate: bool = True,
     progress: Any = None,
+    device: str | torch.device = "cpu",
 ) -> dict[str, Any]:
     """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
     the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node.
@@ -298,6 +309,7 @@ def next_node_rows(
         epochs: head training epochs (default 100).
         truncate: cut the paths as SCoNe does (default ``True``).
         progress: called as ``progress(row, seed, accuracy)`` after every cell.
+        device: training device of the trained rows (default ``"cpu"``).
 
     Returns:
         A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
@@ -315,7 +327,8 @@ def next_node_rows(
         samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
         split = next_node_split(data, int(s))
         for row in ROWS:
-            rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s))
+            rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s),
+                                 device=device)
             rec["seed"] = int(s)
             cells[row].append(rec)
             if progress is not None:

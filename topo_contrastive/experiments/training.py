@@ -333,14 +333,22 @@ def embed(
     batch_size: int = 200,
 ) -> np.ndarray:
     """Embeddings :math:`\\mathbf{h} = f(\\mathbf{x})` of all samples (the readout, not
-    the projection head), ``float64 [S, hidden]``."""
+    the projection head), ``float64 [S, hidden]`` (NumPy, on the CPU).
+
+    The samples run on ``device``; an encoder whose parameters are elsewhere (e.g. built or
+    loaded on the CPU) is moved there for the call and moved back after it, with its
+    training mode.
+    """
     dev = resolve_device(device)
     was_training = encoder.training
-    encoder.eval()
-    L_down, L_up = data.laplacians(device=dev)
-    out = []
-    for start in range(0, data.num_samples, batch_size):
-        x = data.flows[start : start + batch_size].to(dev).unsqueeze(-1)  # [b, N1, 1]
-        out.append(encoder(x, L_down, L_up).double().cpu())
-    encoder.train(was_training)
+    home = next(iter(encoder.parameters()), torch.empty(0)).device
+    encoder.eval().to(dev)
+    try:
+        L_down, L_up = data.laplacians(device=dev)
+        out = []
+        for start in range(0, data.num_samples, batch_size):
+            x = data.flows[start : start + batch_size].to(dev).unsqueeze(-1)  # [b, N1, 1]
+            out.append(encoder(x, L_down, L_up).double().cpu())
+    finally:
+        encoder.to(home).train(was_training)
     return torch.cat(out).numpy()
