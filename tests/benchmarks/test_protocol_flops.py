@@ -75,3 +75,28 @@ def test_main_table_and_bad_input(tmp_path):
     path.write_text("[]")
     with pytest.raises(ValueError, match="runs_path"):
         main(str(path), rate=1.0)
+
+
+def test_sparse_products_and_probe_fits_by_hand(tmp_path):
+    from benchmarks.protocol_flops import probe_fits
+
+    # 1 layer, 10 edges, K = 2 (3 terms), width 4, 7 non-zeros touched per pass:
+    # dense 2*10*3*1*4 = 240, sparse 2*7*min(1, 4) = 14; training: dense x2, sparse x1
+    assert encoder_flops(1, 10, 2, True, hidden=4, nnz=7) == 2 * 240 + 14
+    assert encoder_flops(1, 10, 2, False, hidden=4, nnz=7) == 240 + 14
+    # 2 layers: the second (4 -> 4) adds dense 2*10*3*4*4 = 960 (x3), sparse 2*7*4 = 56 (x2)
+    assert encoder_flops(2, 10, 2, True, hidden=4, nnz=7) == 2 * 240 + 14 + 3 * 960 + 2 * 56
+    runs = _runs()
+    nnz = {"trajectory": (3, 5), "ocean": (2, 0)}
+    dense, both = protocol_flops(runs), protocol_flops(runs, nnz)
+    assert all(both[g] > dense[g] for g in dense)
+    # probe fits: the 3 SCL splits and the raw row; the raw unit's 0.5 s over its 1 split
+    assert probe_fits(runs) == (4, 0.5)
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    text = main(str(path), rate=1.0, nnz=nnz)
+    bound = sum(both.values()) / 1e9 + 4 * 0.5
+    assert f"{bound / 60:.1f} min; the run took 0.1 min: **{5.5 / bound:.2f}x** the bound" in text
+    no_refs = {**runs, "records": [r for r in runs["records"] if r["config"] != "raw"]}
+    with pytest.raises(ValueError, match="reference-row"):
+        probe_fits(no_refs)

@@ -1,0 +1,440 @@
+"""Benchmark: a ``pretrain`` epoch against its roofline, and the set-up time as a network grows.
+
+**Epoch vs roofline** (``--data-file`` or ``--dataset``, repeatable): runs the real command,
+``topo-contrastive pretrain ... --epochs E`` at its defaults otherwise (configuration,
+edition, thread rule), in a subprocess, idle and (``--busy``) beside one other process that
+keeps a core busy; the epoch time is the command's training-loop seconds over ``E`` (its
+``pretrain.json``), the median of ``--repeats`` runs (this 2-core machine's epoch times
+vary by 20-40 % between runs). The same data and configuration are then loaded here to count one
+epoch's work (every sample seen twice, as two masked views, in batches of the
+configuration's size):
+
+- **dense**: the SCNN's products with the filter weights (``2 N1 (1 + K_down + K_up)
+  C_in C_out`` per view and layer; forward, weight gradient, and input gradient after the
+  first layer), the HodgeReadout's harmonic coordinates ``U_H^T H`` (``2 N1 beta c``,
+  forward and input gradient), the projection head and the loss's similarity matrix;
+- **sparse**: the Laplacian products (``2 nnz`` per column, ``K_down`` on ``L_down`` and
+  ``K_up`` on ``L_up``, at the narrower width, forward and, after the first layer,
+  backward);
+- **traffic**: bytes that must cross the memory bus at least once: every layer's output
+  written in the forward pass and read in the backward pass, its input gradient written
+  and read, the operators read once per sample (the kernel's block-diagonal layout), the
+  flows and masks of both views.
+
+The bound is a roofline, ``max(compute time, traffic time)`` with all FLOPs at the measured
+stacked-GEMM rate (the step's dense products as one ``[2B N1, (1+K) C] @ [(1+K) C, C]``
+GEMM, ``bench_scnn.py``'s bar) and all bytes at the measured copy bandwidth (a 256 MiB
+tensor copy, read + write), both at the thread count the command used. The ratio is the
+measured epoch over the bound (the target of issue 27: at most 2).
+
+**Set-up as the network grows** (``--setup-sizes``): Delaunay complexes with two holes and
+``--setup-samples`` random path flows; timed: the prepared data (Hodge decomposition, the
+flows' Hodge parts), the spectral drop probabilities and the encoder (the HodgeReadout's
+harmonic basis), as ``pretrain`` does them; and one training step of ``--setup-batch`` flows
+at the default configuration, scaled to a 20-epoch run of all samples (a step's cost is a
+sum of identical per-view costs). Reported: set-up as a share of that run (target < 10 %).
+
+Run::
+
+    python examples/road_networks.py --out data/road_networks --no-probe      # 2 s
+    python benchmarks/bench_roofline.py --data-file data/road_networks/chicago_sketch.npz \\
+        --data-file data/road_networks/anaheim.npz --busy \\
+        --setup-sizes 1e3,4e3,16e3,32e3,64e3,100e3 --out benchmarks/results/bench_roofline
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa: E402
+
+
+# ---------------------------------------------------------------------- machine
+def gemm_rate(m: int, k: int, n: int, device: torch.device, repeats: int = 5) -> float:
+    """GFLOP/s of ``[m, k] @ [k, n]`` into a preallocated output on ``device`` (best of
+    ``repeats``)."""
+    a = torch.randn(m, k, device=device)
+    b = torch.randn(k, n, device=device)
+    out = torch.empty(m, n, device=device)
+    torch.mm(a, b, out=out)
+    best = math.inf
+    for _ in range(repeats):
+        _sync(device)
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=out)
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * m * k * n / best / 1e9
+
+
+def copy_bandwidth(device: torch.device, mib: int = 256, repeats: int = 5) -> float:
+    """GB/s of a ``mib`` MiB float32 tensor copy, counting the bytes read and written."""
+    n = mib * 2**20 // 4
+    a = torch.ones(n, device=device)
+    b = torch.empty(n, device=device)
+    b.copy_(a)
+    best = math.inf
+    for _ in range(repeats):
+        _sync(device)
+        t0 = time.perf_counter()
+        b.copy_(a)
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n * 4 / best / 1e9
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# ---------------------------------------------------------------------- work model
+def epoch_work(encoder: Any, head_dims: tuple[int, int], n1: int, nnz_down: int, nnz_up: int,
+               samples: int, batch: int) -> dict[str, float]:
+    """FLOPs and bytes of one contrastive epoch (see the module docstring).
+
+    Args:
+        encoder: the :class:`~topo_contrastive.nn.SCNN` (its convolutions and readout are read).
+        head_dims: ``(in, out)`` channels of the two-layer projection head.
+        n1: edges; nnz_down / nnz_up: non-zeros of ``L_down`` / ``L_up``.
+        samples: flows per epoch; batch: flows per batch (two views each).
+
+    Returns:
+        ``{"dense_flops", "sparse_flops", "bytes"}`` per epoch.
+    """
+    views = 2 * samples
+    dense = sparse = traffic = 0.0
+    for i, conv in enumerate(encoder.convs):
+        c_in, c_out = conv.in_channels, conv.out_channels
+        terms = 1 + conv.K_down + conv.K_up
+        first = i == 0
+        d = 2.0 * n1 * terms * c_in * c_out
+        dense += d * (2 if first else 3)
+        s = 2.0 * (conv.K_down * nnz_down + conv.K_up * nnz_up) * min(c_in, c_out)
+        sparse += s * (1 if first else 2)
+        # output written + read back; input gradient written + read; operators per sample
+        traffic += 4.0 * n1 * c_out * 2 + (0 if first else 4.0 * n1 * c_in * 2)
+        ops_bytes = 12.0 * (conv.K_down * nnz_down + conv.K_up * nnz_up)
+        traffic += ops_bytes * (1 if first else 2)
+    readout = encoder.readout
+    beta = int(getattr(readout, "beta1", 0) or 0)
+    if beta:
+        c = readout._kept(encoder.hidden_channels)
+        dense += 2.0 * 2.0 * n1 * beta * c  # forward + input gradient
+    traffic += 4.0 * n1 * 2 * 2  # the flow and its mask, per view
+    dense *= views
+    sparse *= views
+    traffic *= views
+    d_in, d_out = head_dims
+    dense += 3.0 * views * (2.0 * d_in * d_out + 2.0 * d_out * d_out)
+    batches = math.ceil(samples / batch)
+    dense += 3.0 * batches * 2.0 * (2 * batch) ** 2 * d_out
+    return {"dense_flops": dense, "sparse_flops": sparse, "bytes": traffic}
+
+
+def roofline_seconds(work: dict[str, float], gflops: float, gbps: float) -> dict[str, float]:
+    """``{"compute_s", "traffic_s", "bound_s"}``: all FLOPs at ``gflops`` GFLOP/s, all bytes
+    at ``gbps`` GB/s, the bound their maximum.
+
+    Raises:
+        ValueError: a rate that is not positive.
+    """
+    if gflops <= 0 or gbps <= 0:
+        raise ValueError(f"rates must be positive, got {gflops} GFLOP/s and {gbps} GB/s")
+    compute = (work["dense_flops"] + work["sparse_flops"]) / gflops / 1e9
+    traffic = work["bytes"] / gbps / 1e9
+    return {"compute_s": compute, "traffic_s": traffic, "bound_s": max(compute, traffic)}
+
+
+# ---------------------------------------------------------------------- the command
+def run_pretrain(data_args: list[str], epochs: int, device: str, busy: bool,
+                 workdir: Path) -> dict[str, Any]:
+    """``topo-contrastive pretrain --config SSCL_Spec`` at its defaults in a subprocess;
+    returns its ``pretrain.json`` plus ``wall_s`` and the thread line."""
+    out = workdir / ("busy" if busy else "idle")
+    cmd = [sys.executable, "-m", "topo_contrastive.cli", "pretrain", "--config", "SSCL_Spec",
+           *data_args, "--epochs", str(epochs), "--out", str(out), "--overwrite",
+           "--no-progress", "--device", device, "--data-root", str(workdir / "data")]
+    spinner = None
+    if busy:
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        time.sleep(0.5)
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        wall = time.perf_counter() - t0
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    record = json.loads((out / "pretrain.json").read_text())
+    record["wall_s"] = wall
+    record["thread_line"] = proc.stderr.splitlines()[0] if proc.stderr else ""
+    return record
+
+
+def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
+    """The command's data and configuration, parsed by its own parser."""
+    from topo_contrastive.cli import _common as common
+    from topo_contrastive.cli import build_parser
+    from topo_contrastive.experiments.configs import get_config
+
+    args = build_parser().parse_args(
+        ["pretrain", "--config", "SSCL_Spec", *data_args, "--out", str(workdir / "unused"),
+         "--data-root", str(workdir / "data")]
+    )
+    task = common.config_task(args)
+    config = get_config(args.config, task, common.edition(args), **common.edition_overrides(args))
+    return common.load_data(args), config, common.edition(args)
+
+
+def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
+               workdir: Path, repeats: int = 1) -> dict[str, Any]:
+    """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
+    process)."""
+    from topo_contrastive.experiments.training import build_encoder
+
+    data, config, edition = _load(data_args, workdir)
+    encoder = build_encoder(config, data.hodge)
+    L_down, L_up = data.laplacians()
+    n1 = data.sizes[1]
+    work = epoch_work(encoder, (encoder.out_channels, config.projection_channels), n1,
+                      int(L_down._nnz()), int(L_up._nnz()), data.num_samples, config.batch_size)
+    dev = torch.device(device)
+    rows = []
+    for is_busy in ((False, True) if busy else (False,)):
+        records = [run_pretrain(data_args, epochs, device, is_busy, workdir)
+                   for _ in range(repeats)]
+        records.sort(key=lambda r: r["seconds"] / r["epochs"])
+        epochs_s = [r["seconds"] / r["epochs"] for r in records]
+        record = records[len(records) // 2]  # the median run; the bound at its thread count
+        threads = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
+        torch.set_num_threads(threads)
+        terms = 1 + config.K_down + config.K_up
+        rate = gemm_rate(2 * config.batch_size * n1, terms * config.hidden_channels,
+                         config.hidden_channels, dev)
+        bandwidth = copy_bandwidth(dev)
+        bound = roofline_seconds(work, rate, bandwidth)
+        epoch = epochs_s[len(epochs_s) // 2]  # the median run
+        rows.append({
+            "data": data.name, "edition": edition, "busy": is_busy, "threads": threads,
+            "edges": n1, "samples": data.num_samples, "epochs": record["epochs"],
+            "epoch_s": epoch, "epoch_runs_s": epochs_s,
+            "run_threads": [int(r.get("threads") or 0) for r in records],
+            "setup_s": sorted(r["wall_s"] - r["seconds"] for r in records)[len(records) // 2],
+            "gemm_gflops": rate, "copy_gbps": bandwidth, **work, **bound,
+            "ratio": epoch / bound["bound_s"], "final_loss": record["final_loss"],
+        })  # fmt: skip
+    return {"rows": rows}
+
+
+# ---------------------------------------------------------------------- set-up scaling
+def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str, Any]:
+    """Set-up seconds of ``pretrain`` on a Delaunay network with ``samples`` path flows, and
+    a 20-epoch run estimated from one timed step of ``batch`` flows."""
+    from topo_contrastive.datasets import EdgeFlows
+    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.experiments.data import ExperimentData
+    from topo_contrastive.experiments.training import _contrastive_model, _make_loss
+
+    ops = delaunay_complex(num_edges, seed=seed)
+    n1 = ops.num_edges
+    flows = np.zeros((samples, n1), dtype=np.float32)
+    for i, cols in enumerate(random_path_supports(ops, samples, 10, 40, seed=seed)):
+        flows[i, cols] = 1.0
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "net.npz"
+        EdgeFlows.write_npz(file, ops, flows)  # a user's own file, as pretrain --data-file reads
+        config = get_config("SSCL_Spec", "ocean", "hodge")
+        t0 = time.perf_counter()
+        ds = EdgeFlows(str(Path(tmp) / "root"), file=str(file), log=False)
+        data = ExperimentData.from_dataset(ds, "delaunay")
+        t1 = time.perf_counter()
+        data.drop_probabilities_for(config)
+        t2 = time.perf_counter()
+        dev = torch.device("cpu")
+        model, net = _contrastive_model(data, config, seed, dev, False)
+        t3 = time.perf_counter()
+        loss_fn = _make_loss(config, False)
+        idx = torch.arange(min(batch, samples))
+        x = data.flows[idx]
+        v = torch.stack([x, x]).reshape(2 * len(idx), n1, 1)
+        parts = data.hodge_parts[:, idx]
+        for _ in range(2):  # warm-up, then timed
+            s0 = time.perf_counter()
+            _, z = net(v)
+            loss = loss_fn(z[: len(idx)], z[len(idx):], hodge_parts=parts)
+            loss.backward()
+            step = time.perf_counter() - s0
+    run20 = 20 * step * samples / len(idx)
+    setup = t3 - t0
+    return {"edges": n1, "samples": samples, "data_s": t1 - t0, "drop_prob_s": t2 - t1,
+            "encoder_s": t3 - t2, "setup_s": setup, "step_s": step, "step_flows": len(idx),
+            "run20_s": run20, "share": setup / (setup + run20)}
+
+
+# ---------------------------------------------------------------------- report
+def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: str) -> str:
+    """Markdown tables of the epoch rows and the set-up rows."""
+    lines = []
+    if epochs:
+        lines += [
+            f"`topo-contrastive pretrain --config SSCL_Spec` at its defaults on {device} "
+            f"(torch {torch.__version__}); epoch = training-loop seconds / epochs of the "
+            "command (median of its runs); roofline = max(all FLOPs at the stacked-GEMM "
+            "rate, compulsory bytes at the copy bandwidth), both measured at the command's "
+            "thread count.",
+            "",
+            "| data | edition | other process | threads | edges | samples | dense GFLOP "
+            "| sparse GFLOP | traffic GB | GEMM GFLOP/s | copy GB/s | bound s | epoch s "
+            "| ratio | set-up s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in epochs:
+            lines.append(
+                f"| {r['data']} | {r['edition']} | {'busy' if r['busy'] else 'idle'} | "
+                f"{r['threads']} | {r['edges']:,} | {r['samples']:,} | "
+                f"{r['dense_flops'] / 1e9:.0f} | {r['sparse_flops'] / 1e9:.1f} | "
+                f"{r['bytes'] / 1e9:.2f} | {r['gemm_gflops']:.1f} | {r['copy_gbps']:.1f} | "
+                f"{r['bound_s']:.2f} | {r['epoch_s']:.2f} | {r['ratio']:.2f}x | "
+                f"{r['setup_s']:.1f} |"
+            )
+        lines.append("")
+    if setups:
+        lines += [
+            "Set-up of `pretrain` (SSCL_Spec, HodgeReadout edition) on Delaunay networks "
+            "with random path flows: prepared data (Hodge decomposition and parts), spectral "
+            "drop probabilities, encoder (harmonic basis); a 20-epoch run estimated from one "
+            "timed step.",
+            "",
+            "| edges | samples | data s | drop prob. s | encoder s | set-up s | step s "
+            "(flows) | 20-epoch run s (est.) | set-up share |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in setups:
+            lines.append(
+                f"| {r['edges']:,} | {r['samples']:,} | {r['data_s']:.2f} | "
+                f"{r['drop_prob_s']:.2f} | {r['encoder_s']:.2f} | {r['setup_s']:.2f} | "
+                f"{r['step_s']:.3f} ({r['step_flows']}) | {r['run20_s']:.0f} | "
+                f"{100 * r['share']:.1f} % |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(
+    data_files: tuple[str, ...] = (),
+    datasets: tuple[str, ...] = (),
+    epochs: int = 5,
+    repeats: int = 3,
+    busy: bool = False,
+    device: str = "cpu",
+    setup_sizes: tuple[int, ...] = (),
+    setup_samples: int = 1000,
+    setup_batch: int = 10,
+    seed: int = 0,
+    out: Path | None = None,
+) -> dict[str, Any]:
+    """Run the epoch cases and the set-up sizes; print and write the tables.
+
+    Raises:
+        ValueError: nothing to measure, or ``epochs`` / ``setup_samples`` / ``setup_batch``
+            below 1.
+    """
+    if not (data_files or datasets or setup_sizes):
+        raise ValueError("give --data-file, --dataset or --setup-sizes")
+    for name, value in (("epochs", epochs), ("repeats", repeats), ("setup_samples", setup_samples),
+                        ("setup_batch", setup_batch)):
+        if value < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {value}")
+    epoch_rows: list[dict[str, Any]] = []
+    setup_rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [["--data-file", str(Path(f).resolve())] for f in data_files]
+        cases += [["--dataset", d] for d in datasets]
+        for case in cases:
+            rows = epoch_case(case, epochs, device, busy, Path(tmp), repeats)["rows"]
+            for r in rows:
+                print(f"{r['data']} ({'busy' if r['busy'] else 'idle'}): epoch "
+                      f"{r['epoch_s']:.2f} s, bound {r['bound_s']:.2f} s, {r['ratio']:.2f}x",
+                      flush=True)
+            epoch_rows += rows
+    for n in setup_sizes:
+        r = setup_case(n, setup_samples, setup_batch, seed)
+        print(f"{r['edges']:,} edges: set-up {r['setup_s']:.1f} s, "
+              f"{100 * r['share']:.1f} % of a 20-epoch run", flush=True)
+        setup_rows.append(r)
+    text = report(epoch_rows, setup_rows, device)
+    print(text)
+    result = {"epochs": epoch_rows, "setup": setup_rows, "device": device,
+              "torch": torch.__version__}
+    if out is not None:
+        out = Path(out)
+        _write(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
+        _write(out.with_suffix(".md"), text)
+    return result
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(float(v)) for v in text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated edge counts, got {text!r}"
+        ) from exc
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data-file", action="append", default=[],
+                   help="an edge-flow .npz to pre-train on (repeatable)")
+    p.add_argument("--dataset", action="append", default=[],
+                   help="a paper dataset to pre-train on (repeatable)")
+    p.add_argument("--epochs", type=int, default=5, help="timed epochs per run (default 5)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="runs of the command per case; the median epoch is reported (default 3)")
+    p.add_argument("--busy", action="store_true",
+                   help="also run each case beside one process that keeps a core busy")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
+    p.add_argument("--setup-sizes", type=_sizes, default=(),
+                   help="edge counts of the set-up scaling (e.g. 1e3,4e3,16e3,32e3,64e3,100e3)")
+    p.add_argument("--setup-samples", type=int, default=1000,
+                   help="flows per set-up network (default 1000, as the road networks)")
+    p.add_argument("--setup-batch", type=int, default=10,
+                   help="flows of the timed step at each set-up size (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the set-up networks and flows")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write OUT.json and OUT.md (e.g. benchmarks/results/bench_roofline)")
+    return p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    a = parse_args()
+    main(data_files=tuple(a.data_file), datasets=tuple(a.dataset), epochs=a.epochs,
+         repeats=a.repeats, busy=a.busy, device=a.device, setup_sizes=a.setup_sizes,
+         setup_samples=a.setup_samples, setup_batch=a.setup_batch, seed=a.seed, out=a.out)
