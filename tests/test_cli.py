@@ -504,6 +504,26 @@ def test_predict_next_reuses_the_encoder_beside_the_baselines(checkpoint, data_r
     assert "already exists" in capsys.readouterr().err
 
 
+def test_predict_next_transfer_scores_every_row_under_every_test(checkpoint, data_root,
+                                                                tmp_path, capsys):  # fmt: skip
+    """predict-next --transfer: the standard, reversed and other-region tests, one column
+    each; the standard column is the plain command's number on the same seed."""
+    out = tmp_path / "transfer.json"
+    argv = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+            "--seeds", "1", "--epochs", "2", "--transfer", "--out", str(out),
+            *_flags(data_root)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    res = json.loads(out.read_text())
+    assert list(res["tests"]) == ["test", "reversed", "other region"]
+    assert "| row | test | reversed | other region |" in printed
+    plain = tmp_path / "plain.json"
+    assert main([*argv[:9], "--out", str(plain), *_flags(data_root)]) == 0
+    want = {r["row"]: r["mean_accuracy"] for r in json.loads(plain.read_text())["rows"]}
+    got = {r["row"]: r["mean_accuracy"] for r in res["tests"]["test"]["rows"]}
+    assert got == want
+
+
 def test_predict_next_refuses_data_without_paths(checkpoint, tmp_path, capsys):
     """A data file of flows without node paths: a clear error naming what is missing."""
     from topo_contrastive import SimplicialOperators

@@ -36,6 +36,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="keep whole paths (default: cut each at a random length, as SCoNe does)",
     )  # fmt: skip
     p.add_argument(
+        "--transfer", action="store_true",
+        help="SCoNe's generalisation tests as well: every row also scored on the reversed test "
+        "paths and, trained on the class-0 paths only, on the class-1 test paths (another "
+        "region)",
+    )  # fmt: skip
+    p.add_argument(
         "--out", default=None,
         help="write the rows to this JSON file (and a Markdown table beside it)",
     )  # fmt: skip
@@ -68,13 +74,27 @@ def run(args: argparse.Namespace) -> int:
     require_paths(data)  # before the checkpoint: data without paths say so first
     encoder, meta = load_encoder(args.checkpoint, data=data)
     seeds = list(range(args.seed, args.seed + args.seeds))
-    bar = common.progress(args, len(seeds) * len(ROWS), f"predict-next {data.name}", "cell")
+    from topo_contrastive.experiments.next_node_transfer import TESTS, next_node_transfer
+
+    cells = len(seeds) * len(ROWS) * (len(TESTS) if args.transfer else 1)
+    bar = common.progress(args, cells, f"predict-next {data.name}", "cell")
 
     def tick(row: str, seed: int, acc: float) -> None:
         bar.set_postfix(row=row, seed=seed, test_acc=f"{100 * acc:.1f}%")
         bar.update(1)
 
-    summary: dict[str, Any] = next_node_rows(
+    if args.transfer:
+
+        def tick_test(test: str, row: str, seed: int, acc: float) -> None:
+            tick(f"{row}/{test}", seed, acc)
+
+        summary: dict[str, Any] = next_node_transfer(
+            encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate,
+            device=args.device, progress=tick_test,
+        )  # fmt: skip
+        bar.close()
+        return _transfer_table(args, data, summary, meta, len(seeds))
+    summary = next_node_rows(
         encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
         device=args.device,
     )
@@ -87,6 +107,38 @@ def run(args: argparse.Namespace) -> int:
              "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
     for r in summary["rows"]:
         lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")
+    table = "\n".join(lines) + "\n"
+    if args.out:
+        out = Path(args.out).expanduser()
+        write_text(out.with_suffix(".md"), table)
+        write_json(out, summary)  # last: the JSON marks a finished run
+    print(table, end="")
+    return 0
+
+
+def _transfer_table(
+    args: argparse.Namespace, data: Any, summary: dict[str, Any], meta: dict[str, Any],
+    seeds: int,
+) -> int:
+    """Print (and with ``--out`` write) the rows under every generalisation test."""
+    from pathlib import Path
+
+    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.next_node import _ROW_LABELS
+
+    tests = list(summary["tests"])
+    summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
+    lines = [f"# Next-node prediction on {data.name}: generalisation tests "
+             f"({meta.get('config', 'encoder')} encoder)", "",
+             f"{seeds} seed(s), head epochs <= {args.epochs} (best validation accuracy), test "
+             "accuracy (%); reversed: the test paths walked backwards; other region: trained "
+             "on class-0 paths, tested on class-1 paths.", "",
+             "| row | " + " | ".join(tests) + " |", "|---|" + "---:|" * len(tests)]  # fmt: skip
+    by_test = {t: {r["row"]: r for r in summary["tests"][t]["rows"]} for t in tests}
+    for row in by_test[tests[0]]:
+        cells = [f"{by_test[t][row]['mean_accuracy']:.1f} ± {by_test[t][row]['std_accuracy']:.1f}"
+                 for t in tests]  # fmt: skip
+        lines.append(f"| {_ROW_LABELS[row]} | " + " | ".join(cells) + " |")
     table = "\n".join(lines) + "\n"
     if args.out:
         out = Path(args.out).expanduser()

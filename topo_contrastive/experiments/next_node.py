@@ -20,6 +20,7 @@ neighbours of the prefix's last node. Models:
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,8 @@ class NextNodeResult:
         train_accuracy: the kept epoch's training accuracy.
         epoch: the kept epoch (1-based).
         epochs: epochs run.
+        test_parts: accuracy of each part of the test samples asked for with
+            ``test_parts`` (empty otherwise).
     """
 
     test_accuracy: float
@@ -64,6 +67,7 @@ class NextNodeResult:
     train_accuracy: float
     epoch: int
     epochs: int
+    test_parts: tuple[float, ...] = ()
 
 
 def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
@@ -119,6 +123,7 @@ def train_next_node(
     batch_size: int = 100,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    test_parts: Sequence[int] = (),
 ) -> NextNodeResult:
     """Train a :class:`~topo_contrastive.nn.NextNodeHead` on ``encoder`` (see the module
     docstring for the modes) with Adam and cross-entropy over the candidates; keep the epoch
@@ -141,6 +146,9 @@ def train_next_node(
         seed: seed of the head's (and a scratch encoder's) initialisation and of the order.
         device: training device (default ``"cpu"``); the initialisation and the order are
             drawn on the CPU, so a seed gives the same start on every device.
+        test_parts: sizes of consecutive parts of ``test_idx`` to score separately as well
+            (e.g. forward and reversed test paths; default none); they must add up to its
+            length.
 
     Returns:
         :class:`NextNodeResult`.
@@ -158,6 +166,9 @@ def train_next_node(
         raise ValueError("train_next_node needs training, validation and test samples")
     if len(set(tr) & set(te)) or len(set(va) & set(te)) or len(set(tr) & set(va)):
         raise ValueError("the training, validation and test indices must be disjoint")
+    if test_parts and sum(int(n) for n in test_parts) != te.size:
+        raise ValueError(f"`test_parts` {tuple(test_parts)} must add up to the {te.size} test "
+                         "samples")  # fmt: skip
     if samples.flows.shape[1] != data.sizes[1]:
         raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
                          f"{data.sizes[1]}: samples of another complex")  # fmt: skip
@@ -201,11 +212,13 @@ def train_next_node(
 
         val = acc(va)
         if best is None or val > best[0]:  # test and training accuracy of kept epochs only
-            best = (val, epoch, acc(te), acc(tr))
-    val_acc, epoch, test_acc, train_acc = best  # type: ignore[misc]  (epochs >= 1: set)
+            parts = tuple(acc(p) for p in np.split(te, np.cumsum(test_parts)[:-1])) \
+                if test_parts else ()  # fmt: skip
+            best = (val, epoch, acc(te), acc(tr), parts)
+    val_acc, epoch, test_acc, train_acc, parts = best  # type: ignore[misc]  (epochs >= 1)
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
-        epoch=epoch, epochs=int(epochs),
+        epoch=epoch, epochs=int(epochs), test_parts=parts,
     )
 
 
