@@ -126,9 +126,6 @@ def locality_order(L_down: Tensor | None, L_up: Tensor | None) -> Order | None:
     n1 = given[0].shape[0]
     if n1 < MIN_EDGES or given[0].device.type != "cpu":
         return None
-    if not all(bool(torch.isfinite(L.detach().to_sparse_coo().coalesce().values()).all())
-               for L in given):
-        return None  # the plain path refuses the operator, with positions in its own numbering
     key = (id(L_down), id(L_up))
     versions = tuple(-1 if L is None else L._version for L in (L_down, L_up))
     entry = _CACHE.get(key)
@@ -138,6 +135,9 @@ def locality_order(L_down: Tensor | None, L_up: Tensor | None) -> Order | None:
                     for r, L in zip(refs, (L_down, L_up), strict=True))
         if alive and old_versions == versions:
             return order
+    if not all(bool(torch.isfinite(L.detach().to_sparse_coo().coalesce().values()).all())
+               for L in given):
+        return None  # the plain path refuses the operator, with positions in its own numbering
     pattern = _pattern(given[0])
     for L in given[1:]:
         pattern = pattern + _pattern(L)
