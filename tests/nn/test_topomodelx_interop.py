@@ -157,3 +157,67 @@ def test_hodge_readout_on_topomodelx_scnn_layer_features():
     assert h.shape == (3, (1 + 2) * 5)
     h.pow(2).sum().backward()
     assert layer.weight.grad is not None and layer.weight.grad.abs().sum() > 0
+
+
+def test_scone_encoder_is_topomodelx_scone_per_sample_and_the_formula():
+    """SCoNeEncoder: TopoModelX's SCoNe on every sample of the batch; one layer by hand:
+    tanh(B2 B2^T X W2 + X W1 + B1^T B1 X W0)."""
+    from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+    ops = tiny_complex()
+    torch.manual_seed(0)
+    enc = SCoNeEncoder(ops, hidden_channels=4, num_layers=2)
+    x = torch.randn(3, ops.num_edges, 1)
+    got = enc.edge_embeddings(x)
+    assert got.shape == (3, ops.num_edges, 4)
+    for b in range(3):
+        torch.testing.assert_close(got[b], enc.model(x[b], enc.incidence_1, enc.incidence_2))
+    B1 = torch.tensor(ops.B1.toarray(), dtype=torch.float32)
+    B2 = torch.tensor(ops.B2.toarray(), dtype=torch.float32)
+    h = x[0]
+    for layer in enc.model.layers:
+        h = torch.tanh(B2 @ B2.T @ h @ layer.weight_2 + h @ layer.weight_1
+                       + B1.T @ B1 @ h @ layer.weight_0)
+    torch.testing.assert_close(got[0], h, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="hidden_channels"):
+        SCoNeEncoder(ops, hidden_channels=0)
+
+
+def test_scone_row_trains_beside_the_other_rows(tmp_path):
+    """next_node_rows(scone=True): TopoModelX's SCoNe from scratch as a last row, through the
+    same training loop; its predictions do not change when edges are re-oriented."""
+    from topo_contrastive.datasets import SyntheticTrajectories, next_node_samples
+    from topo_contrastive.experiments import ExperimentData, get_config
+    from topo_contrastive.experiments import next_node as nn_
+    from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+    from topo_contrastive.experiments.training import build_encoder
+    from topo_contrastive.nn import NextNodeHead
+
+    ds = SyntheticTrajectories(str(tmp_path), num_points=150, num_train=20, num_val=10,
+                               num_test=10, seed=0, log=False)  # fmt: skip
+    data = ExperimentData.from_dataset(ds, "trajectory")
+    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
+                        data.hodge)  # fmt: skip
+    out = nn_.next_node_rows(enc, data, [0], epochs=2, scone=True)
+    rows = {r["row"]: r for r in out["rows"]}
+    assert list(rows)[-1] == "scone" and 0 <= rows["scone"]["mean_accuracy"] <= 100
+    assert rows["scone"]["splits"][0]["epoch"] <= 2
+    # orientation: flip edges in B1, B2 and the flows -> the same scores
+    samples = next_node_samples(data.complex, ds.paths(), seed=0)
+    torch.manual_seed(1)
+    scone = SCoNeEncoder(data.complex, 4, 2)
+    head = NextNodeHead(4, data.complex)
+    x = samples.flows[:5].unsqueeze(-1)
+    s = torch.ones(data.complex.num_edges)
+    s[::3] = -1.0
+    flipped = SCoNeEncoder(data.complex, 4, 2)
+    flipped.load_state_dict(scone.state_dict())
+    flipped.incidence_1 = (scone.incidence_1.to_dense() * s).to_sparse()
+    flipped.incidence_2 = (s[:, None] * scone.incidence_2.to_dense()).to_sparse()
+    head_f = NextNodeHead(4, data.complex)
+    head_f.load_state_dict(head.state_dict())
+    head_f.b1_value = head.b1_value * s[head.b1_index[1]]
+    cand = samples.candidates[:5]
+    a = head(scone.edge_embeddings(x), cand)
+    b = head_f(flipped.edge_embeddings(x * s[:, None]), cand)
+    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -36,6 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="keep whole paths (default: cut each at a random length, as SCoNe does)",
     )  # fmt: skip
     p.add_argument(
+        "--scone", action="store_true",
+        help="add TopoModelX's SCoNe (3 layers x 16) trained from scratch as a row (needs "
+        "the topomodelx extra; refused before any training without it)",
+    )  # fmt: skip
+    p.add_argument(
         "--transfer", action="store_true",
         help="SCoNe's generalisation tests as well: every row also scored on the reversed test "
         "paths and, trained on the class-0 paths only, on the class-1 test paths (another "
@@ -65,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
 
+    if args.scone and args.transfer:
+        raise ValueError("--scone is not part of --transfer yet: run them as two commands")
+    if args.scone:
+        from topo_contrastive.experiments.next_node_scone import scone_available
+
+        if not scone_available():
+            raise ValueError(
+                "--scone needs TopoModelX: pip install --no-deps topomodelx==0.0.1 (with "
+                "numpy<2, as .ci/run builds .venv-tmx)"
+            )
     if args.data_file is not None:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
@@ -76,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     seeds = list(range(args.seed, args.seed + args.seeds))
     from topo_contrastive.experiments.next_node_transfer import TESTS, next_node_transfer
 
-    cells = len(seeds) * len(ROWS) * (len(TESTS) if args.transfer else 1)
+    cells = (len(seeds) * (len(ROWS) + int(args.scone))
+             * (len(TESTS) if args.transfer else 1))  # fmt: skip
     bar = common.progress(args, cells, f"predict-next {data.name}", "cell")
 
     def tick(row: str, seed: int, acc: float) -> None:
@@ -96,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         return _transfer_table(args, data, summary, meta, len(seeds))
     summary = next_node_rows(
         encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
-        device=args.device,
+        device=args.device, scone=args.scone,
     )
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)

@@ -228,6 +228,7 @@ _ROW_LABELS = {
     "uniform": "uniform among the neighbours",
     "markov": "Markov chain (first order)",
     "scratch": "SCNN + head from scratch (same architecture)",
+    "scone": "TopoModelX SCoNe (3 layers x 16) + head from scratch",
     "frozen": "encoder frozen + head",
     "finetune": "encoder fine-tuned + head",
 }
@@ -281,7 +282,9 @@ def next_node_cell(
     """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
     ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
     (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
-    of ``encoder`` from ``seed``; the trained rows run on ``device``).
+    of ``encoder`` from ``seed``; ``"scone"``: TopoModelX's SCoNe trained from scratch the same
+    way, :class:`~topo_contrastive.experiments.next_node_scone.SCoNeEncoder`; the trained rows
+    run on ``device``).
 
     Raises:
         ValueError: an unknown ``row``; see :func:`train_next_node`.
@@ -291,8 +294,12 @@ def next_node_cell(
         return {"test_accuracy": uniform_accuracy(samples, te)}
     if row == "markov":
         return {"test_accuracy": markov_accuracy(samples, tr, te)}
-    if row not in ROWS:
-        raise ValueError(f"`row` must be one of {ROWS}, got {row!r}")
+    if row == "scone":  # TopoModelX's SCoNe from scratch (the topomodelx extra)
+        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+        encoder, row = SCoNeEncoder(data.complex), "scratch"
+    elif row not in ROWS:
+        raise ValueError(f"`row` must be one of {ROWS} or 'scone', got {row!r}")
     res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed,
                           device=device)
     return {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
@@ -308,6 +315,7 @@ def next_node_rows(
     truncate: bool = True,
     progress: Any = None,
     device: str | torch.device = "cpu",
+    scone: bool = False,
 ) -> dict[str, Any]:
     """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
     the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node.
@@ -323,6 +331,8 @@ def next_node_rows(
         truncate: cut the paths as SCoNe does (default ``True``).
         progress: called as ``progress(row, seed, accuracy)`` after every cell.
         device: training device of the trained rows (default ``"cpu"``).
+        scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` (default
+            ``False``; needs the ``topomodelx`` extra).
 
     Returns:
         A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
@@ -331,15 +341,21 @@ def next_node_rows(
 
     Raises:
         ValueError: a dataset without node paths; see :func:`train_next_node`.
+        ImportError: ``scone`` without TopoModelX (before any training).
     """
     from topo_contrastive.datasets.next_node import next_node_samples
 
     paths = require_paths(data)
-    cells: dict[str, list[dict[str, Any]]] = {row: [] for row in ROWS}
+    rows_run = ROWS + (("scone",) if scone else ())
+    if scone:
+        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+        SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
+    cells: dict[str, list[dict[str, Any]]] = {row: [] for row in rows_run}
     for s in seeds:
         samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
         split = next_node_split(data, int(s))
-        for row in ROWS:
+        for row in rows_run:
             rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s),
                                  device=device)
             rec["seed"] = int(s)
@@ -347,7 +363,7 @@ def next_node_rows(
             if progress is not None:
                 progress(row, int(s), rec["test_accuracy"])
     rows = []
-    for row in ROWS:
+    for row in rows_run:
         acc = 100 * np.array([c["test_accuracy"] for c in cells[row]])
         rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
                      "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
