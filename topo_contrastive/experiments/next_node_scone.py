@@ -48,8 +48,8 @@ def scone_available() -> bool:
 def _sparse(m: Any) -> Tensor:
     coo = m.tocoo()
     idx = torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64))
-    return torch.sparse_coo_tensor(idx, torch.from_numpy(coo.data.astype(np.float32)),
-                                   coo.shape).coalesce()  # fmt: skip
+    values = torch.from_numpy(coo.data.astype(np.float32))
+    return torch.sparse_coo_tensor(idx, values, coo.shape, check_invariants=False).coalesce()
 
 
 class SCoNeEncoder(torch.nn.Module):
