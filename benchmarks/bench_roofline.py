@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -62,26 +61,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa: E402
+from benchmarks.bench_scaling import _sizes, _sync  # noqa: E402
+from benchmarks.bench_scnn import gemm_rate  # noqa: E402
+from topo_contrastive._files import write_text  # noqa: E402
 
 
 # ---------------------------------------------------------------------- machine
-def gemm_rate(m: int, k: int, n: int, device: torch.device, repeats: int = 5) -> float:
-    """GFLOP/s of ``[m, k] @ [k, n]`` into a preallocated output on ``device`` (best of
-    ``repeats``)."""
-    a = torch.randn(m, k, device=device)
-    b = torch.randn(k, n, device=device)
-    out = torch.empty(m, n, device=device)
-    torch.mm(a, b, out=out)
-    best = math.inf
-    for _ in range(repeats):
-        _sync(device)
-        t0 = time.perf_counter()
-        torch.mm(a, b, out=out)
-        _sync(device)
-        best = min(best, time.perf_counter() - t0)
-    return 2.0 * m * k * n / best / 1e9
-
-
 def copy_bandwidth(device: torch.device, mib: int = 256, repeats: int = 5) -> float:
     """GB/s of a ``mib`` MiB float32 tensor copy, counting the bytes read and written."""
     n = mib * 2**20 // 4
@@ -96,11 +81,6 @@ def copy_bandwidth(device: torch.device, mib: int = 256, repeats: int = 5) -> fl
         _sync(device)
         best = min(best, time.perf_counter() - t0)
     return 2.0 * n * 4 / best / 1e9
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # ---------------------------------------------------------------------- work model
@@ -229,7 +209,7 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         torch.set_num_threads(threads)
         terms = 1 + config.K_down + config.K_up
         rate = gemm_rate(2 * config.batch_size * n1, terms * config.hidden_channels,
-                         config.hidden_channels, dev)
+                         config.hidden_channels, device=dev)
         bandwidth = copy_bandwidth(dev)
         bound = roofline_seconds(work, rate, bandwidth)
         epoch = epochs_s[len(epochs_s) // 2]  # the median run
@@ -339,14 +319,6 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
     return "\n".join(lines)
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(
     data_files: tuple[str, ...] = (),
     datasets: tuple[str, ...] = (),
@@ -395,18 +367,10 @@ def main(
               "torch": torch.__version__}
     if out is not None:
         out = Path(out)
-        _write(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
-        _write(out.with_suffix(".md"), text)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
+        write_text(out.with_suffix(".md"), text)
     return result
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(float(v)) for v in text.split(","))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated edge counts, got {text!r}"
-        ) from exc
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

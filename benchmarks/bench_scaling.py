@@ -33,10 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import os
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -48,27 +46,20 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._complexes import delaunay_complex  # noqa: E402
+from benchmarks.bench_masks import _reset_peak as reset_peak  # noqa: E402
+from benchmarks.protocol_flops import encoder_flops  # noqa: E402
+from topo_contrastive._files import write_text  # noqa: E402
 from topo_contrastive.nn import SCNN  # noqa: E402
 
 DEFAULT_EDGES = (1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000)
 
 
 def step_flops(n1: int, nnz: int, batch: int, hidden: int, layers: int, k: int) -> float:
-    """Useful FLOPs of one training step (``bench_scnn.step_flops``'s count).
-
-    ``nnz`` is ``K * (nnz(L_down) + nnz(L_up))``: the non-zeros touched per column by one pass
-    over both sides. Dense products ``2 m k n`` with ``1 + 2K`` filter terms, sparse products
-    ``2 nnz`` per column at the narrower width; forward, weight gradient and (after the first
-    layer) input gradient.
-    """
-    total = 0.0
-    for i in range(layers):
-        c_in = 1 if i == 0 else hidden
-        dense = 2.0 * n1 * batch * (1 + 2 * k) * c_in * hidden
-        sparse = 2.0 * nnz * batch * min(c_in, hidden)
-        first = i == 0
-        total += dense * (2 if first else 3) + sparse * (1 if first else 2)
-    return total
+    """Useful FLOPs of one training step: ``batch`` samples of
+    :func:`benchmarks.protocol_flops.encoder_flops` (``1 + 2K`` filter terms; ``nnz`` is
+    ``K * (nnz(L_down) + nnz(L_up))``, the non-zeros touched per column by one pass over both
+    sides), the count of ``bench_scnn.step_flops``."""
+    return batch * encoder_flops(layers, n1, 2 * k, True, hidden=hidden, nnz=nnz)
 
 
 def _sync(device: torch.device) -> None:
@@ -139,15 +130,12 @@ def measure(
         before = torch.cuda.memory_allocated(dev)
         times = [one_step() for _ in range(repeats)]
         peak = (torch.cuda.max_memory_allocated(dev) - before) / 2**20
+    elif reset_peak():  # VmHWM reset to the current resident set
+        before = _rss_kib()
+        times = [one_step() for _ in range(repeats)]
+        peak = (_hwm_kib() - before) / 1024
     else:
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")  # reset VmHWM to the current resident set
-            before = _rss_kib()
-            times = [one_step() for _ in range(repeats)]
-            peak = (_hwm_kib() - before) / 1024
-        except OSError:
-            times = [one_step() for _ in range(repeats)]
+        times = [one_step() for _ in range(repeats)]
     step = statistics.median(times)
     return {
         "edges": n1,
@@ -234,14 +222,6 @@ def report(rows: list[dict[str, Any]], settings: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(
     edges: tuple[int, ...] = DEFAULT_EDGES,
     batch: int = 8,
@@ -281,9 +261,10 @@ def main(
     print(text, end="")
     if out is not None:
         out = Path(out)
-        _write(out.with_suffix(".json"), json.dumps({"settings": settings, "rows": rows},
-                                                    indent=1) + "\n")
-        _write(out.with_suffix(".md"), text)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(out.with_suffix(".json"), json.dumps({"settings": settings, "rows": rows},
+                                                        indent=1) + "\n")
+        write_text(out.with_suffix(".md"), text)
     return rows
 
 

@@ -181,14 +181,23 @@ def step_flops(case: Case, n1: int, nnz_down: int, nnz_up: int) -> float:
     return total
 
 
-def gemm_rate(m: int, k: int, n: int, repeats: int = 5) -> float:
-    """GFLOP/s of ``[m, k] @ [k, n]`` into a preallocated output (best of ``repeats``)."""
-    a, b, out = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
+def gemm_rate(
+    m: int, k: int, n: int, repeats: int = 5, device: str | torch.device = "cpu"
+) -> float:
+    """GFLOP/s of ``[m, k] @ [k, n]`` into a preallocated output on ``device`` (best of
+    ``repeats``; a GPU is synchronised around each product)."""
+    dev = torch.device(device)
+    a, b = torch.randn(m, k).to(dev), torch.randn(k, n).to(dev)
+    out = torch.empty(m, n, device=dev)
     torch.mm(a, b, out=out)
     times = []
     for _ in range(repeats):
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         t0 = time.perf_counter()
         torch.mm(a, b, out=out)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         times.append(time.perf_counter() - t0)
     return 2.0 * m * k * n / min(times) / 1e9
 

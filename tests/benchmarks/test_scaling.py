@@ -2,19 +2,16 @@ import math
 
 import pytest
 
-from benchmarks.bench_scaling import loglog_slope, measure_in_child, report, step_flops
+from benchmarks.bench_scaling import (
+    loglog_slope,
+    measure_in_child,
+    report,
+    reset_peak,
+    step_flops,
+)
 
 
-def _clear_refs_works() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _clear_refs_works(), reason="needs /proc/self/clear_refs (Linux)")
+@pytest.mark.skipif(not reset_peak(), reason="needs /proc/self/clear_refs (Linux)")
 def test_peak_memory_of_a_step_on_200k_edges_is_linear_in_the_edges():
     # issue 27 item 5: no dense N1 x N1 object on the training path. A step's peak above the
     # memory it starts with stays under 32 bytes per edge per batch-channel (8 float32
