@@ -64,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
             ``--out`` without ``--overwrite``.
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
-    from pathlib import Path
 
-    from topo_contrastive._files import require_file, write_json, write_text
+    from topo_contrastive._files import require_file
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
 
@@ -123,13 +122,7 @@ def run(args: argparse.Namespace) -> int:
              "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
     for r in summary["rows"]:
         lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")
-    table = "\n".join(lines) + "\n"
-    if args.out:
-        out = Path(args.out).expanduser()
-        write_text(out.with_suffix(".md"), table)
-        write_json(out, summary)  # last: the JSON marks a finished run
-    print(table, end="")
-    return 0
+    return _emit(args, lines, summary)
 
 
 def _transfer_table(
@@ -137,9 +130,6 @@ def _transfer_table(
     seeds: int,
 ) -> int:
     """Print (and with ``--out`` write) the rows under every generalisation test."""
-    from pathlib import Path
-
-    from topo_contrastive._files import write_json, write_text
     from topo_contrastive.experiments.next_node import _ROW_LABELS
 
     tests = list(summary["tests"])
@@ -155,10 +145,20 @@ def _transfer_table(
         cells = [f"{by_test[t][row]['mean_accuracy']:.1f} ± {by_test[t][row]['std_accuracy']:.1f}"
                  for t in tests]  # fmt: skip
         lines.append(f"| {_ROW_LABELS[row]} | " + " | ".join(cells) + " |")
+    return _emit(args, lines, summary)
+
+
+def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -> int:
+    """Print the table ``lines``; with ``--out`` write it as Markdown beside the JSON summary
+    (the JSON last: it marks a finished run). Returns the exit status 0."""
+    from pathlib import Path
+
+    from topo_contrastive._files import write_json, write_text
+
     table = "\n".join(lines) + "\n"
     if args.out:
         out = Path(args.out).expanduser()
         write_text(out.with_suffix(".md"), table)
-        write_json(out, summary)  # last: the JSON marks a finished run
+        write_json(out, summary)
     print(table, end="")
     return 0
