@@ -85,6 +85,19 @@ def test_transfer_table_has_every_row_under_every_test(tiny_data, encoder):
     assert got == pytest.approx(want)
 
 
+def test_scone_without_topomodelx_is_refused_before_training(tiny_data, encoder, monkeypatch):
+    """scone=True in an environment without TopoModelX: ImportError before any cell runs."""
+    from topo_contrastive.experiments import next_node_scone
+
+    if next_node_scone.scone_available():
+        pytest.skip("TopoModelX is installed (tests/nn/test_topomodelx_interop.py runs the row)")
+    calls = []
+    with pytest.raises(ImportError, match="topomodelx"):
+        tr_.next_node_transfer(encoder, tiny_data, [0], epochs=1, scone=True,
+                               progress=lambda *a: calls.append(a))
+    assert calls == []
+
+
 def test_samples_of_other_complexes_are_not_joined(tiny_data):
     samples, _ = tr_.transfer_splits(tiny_data, 0)
     other = dataclasses.replace(samples, flows=samples.flows[:, :-1])

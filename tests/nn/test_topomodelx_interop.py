@@ -183,6 +183,30 @@ def test_scone_encoder_is_topomodelx_scone_per_sample_and_the_formula():
         SCoNeEncoder(ops, hidden_channels=0)
 
 
+def test_scone_row_under_every_generalisation_test(tmp_path):
+    """next_node_transfer(scone=True): the SCoNe row under the test, reversed and other-region
+    tests; its forward test equals next_node_rows' SCoNe row on the same seed (one training
+    run scored on both test sets)."""
+    from topo_contrastive.datasets import SyntheticTrajectories
+    from topo_contrastive.experiments import ExperimentData, get_config
+    from topo_contrastive.experiments import next_node as nn_
+    from topo_contrastive.experiments import next_node_transfer as tr_
+    from topo_contrastive.experiments.training import build_encoder
+
+    ds = SyntheticTrajectories(str(tmp_path), num_points=150, num_train=20, num_val=10,
+                               num_test=10, seed=0, log=False)  # fmt: skip
+    data = ExperimentData.from_dataset(ds, "trajectory")
+    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
+                        data.hodge)  # fmt: skip
+    out = tr_.next_node_transfer(enc, data, [0], epochs=2, scone=True)
+    for test in tr_.TESTS:
+        assert [r["row"] for r in out["tests"][test]["rows"]] == [*nn_.ROWS, "scone"]
+    got = {r["row"]: r for r in out["tests"]["test"]["rows"]}["scone"]
+    want = {r["row"]: r for r in nn_.next_node_rows(enc, data, [0], epochs=2, scone=True)
+            ["rows"]}["scone"]  # fmt: skip
+    assert got["mean_accuracy"] == pytest.approx(want["mean_accuracy"])
+
+
 def test_scone_row_trains_beside_the_other_rows(tmp_path):
     """next_node_rows(scone=True): TopoModelX's SCoNe from scratch as a last row, through the
     same training loop; its predictions do not change when edges are re-oriented."""

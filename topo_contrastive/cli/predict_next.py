@@ -37,8 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--scone", action="store_true",
-        help="add TopoModelX's SCoNe (3 layers x 16) trained from scratch as a row (needs "
-        "the topomodelx extra; refused before any training without it)",
+        help="add TopoModelX's SCoNe (3 layers x 16) trained from scratch as a row, also under "
+        "--transfer (needs the topomodelx extra; refused before any training without it)",
     )  # fmt: skip
     p.add_argument(
         "--transfer", action="store_true",
@@ -69,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
 
-    if args.scone and args.transfer:
-        raise ValueError("--scone is not part of --transfer yet: run them as two commands")
     if args.scone:
         from topo_contrastive.experiments.next_node_scone import scone_available
 
@@ -105,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary: dict[str, Any] = next_node_transfer(
             encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate,
-            device=args.device, progress=tick_test,
+            device=args.device, progress=tick_test, scone=args.scone,
         )  # fmt: skip
         bar.close()
         return _transfer_table(args, data, summary, meta, len(seeds))

@@ -17,8 +17,9 @@ Prediction", ICML 2021, §5 (their ``trajectory_experiments.py``, options ``reve
   ``docs/design.md``). Trained on class 0, scored on class 1. Data without labels have no
   region test.
 
-Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` is scored under each test,
-on the same seeds, with the same cuts of the paths (``seed``) for both directions.
+Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` (and, with ``scone=True``,
+TopoModelX's SCoNe from scratch) is scored under each test, on the same seeds, with the same
+cuts of the paths (``seed``) for both directions.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def next_node_transfer(
     truncate: bool = True,
     device: str | torch.device = "cpu",
     progress: Any = None,
+    scone: bool = False,
 ) -> dict[str, Any]:
     """Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` under every test of
     :data:`TESTS` (see the module docstring), on the splits ``seeds``.
@@ -130,6 +132,8 @@ def next_node_transfer(
         truncate: cut the paths as SCoNe does (default ``True``).
         device: training device (default ``"cpu"``).
         progress: called as ``progress(test, row, seed, accuracy)`` after every cell.
+        scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` under every test
+            (default ``False``; needs the ``topomodelx`` extra).
 
     Returns:
         A dict with ``tests`` (per test of :data:`TESTS` that applies to the data: ``rows``,
@@ -139,11 +143,19 @@ def next_node_transfer(
     Raises:
         ValueError: data without node paths; see
             :func:`~topo_contrastive.experiments.next_node.train_next_node`.
+        ImportError: ``scone`` without TopoModelX (before any training).
     """
-    cells: dict[str, dict[str, list[dict[str, Any]]]] = {t: {r: [] for r in ROWS} for t in TESTS}
+    rows_run = ROWS + (("scone",) if scone else ())
+    if scone:
+        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+        SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
+    cells: dict[str, dict[str, list[dict[str, Any]]]] = {
+        t: {r: [] for r in rows_run} for t in TESTS
+    }
     for s in seeds:
         samples, splits = transfer_splits(data, int(s), truncate)
-        for row in ROWS:
+        for row in rows_run:
             recs: dict[str, dict[str, Any]] = {}
             if row in ("uniform", "markov"):  # nothing to train: every test on its own
                 for test in TESTS:
@@ -165,7 +177,7 @@ def next_node_transfer(
     out: dict[str, Any] = {"tests": {}, "seeds": [int(s) for s in seeds], "epochs": int(epochs)}
     for test in TESTS:
         rows = []
-        for row in ROWS:
+        for row in rows_run:
             if not cells[test][row]:
                 continue
             acc = 100 * np.array([c["test_accuracy"] for c in cells[test][row]])
@@ -187,12 +199,17 @@ def _score_both(
     device: str | torch.device,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train ``row`` on the forward training paths once; its scores on the forward and on the
-    reversed test paths (the same kept epoch, chosen on the forward validation paths)."""
+    reversed test paths (the same kept epoch, chosen on the forward validation paths).
+    ``"scone"`` trains TopoModelX's SCoNe from scratch in ``encoder``'s place."""
     fwd, rev = cast(dict, splits["test"]), cast(dict, splits["reversed"])  # always made
     joint = {"train": fwd["train"], "val": fwd["val"],
              "test": np.concatenate([fwd["test"], rev["test"]])}  # fmt: skip
     from topo_contrastive.experiments.next_node import train_next_node
 
+    if row == "scone":
+        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+        encoder, row = SCoNeEncoder(data.complex), "scratch"
     res = train_next_node(data, samples, encoder, row, joint["train"], joint["val"],
                           joint["test"], epochs=epochs, seed=seed, device=device,
                           test_parts=(fwd["test"].size, rev["test"].size))  # fmt: skip
