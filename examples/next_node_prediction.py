@@ -9,9 +9,12 @@ scratch, a first-order Markov chain and a uniform choice; on the dataset's stand
 (the ocean drifters: 20 % of the training paths set aside for validation), the epoch chosen
 on validation, the test split only scored. Every finished cell is appended to
 ``<out>/next_node.json`` at once (atomically) and a rerun skips it; ``next_node.md`` holds the
-table (mean ± std over the seeds).
+table (mean ± std over the seeds). ``--figure`` also draws a few test paths of each dataset
+with the next node the fine-tuned row predicts and the true one (``<out>/next_node_<dataset>.png``;
+the first seed, the same training run as its table cell).
 
     python examples/next_node_prediction.py --datasets trajectory --seeds 1 --epochs 50
+    python examples/next_node_prediction.py --datasets ocean --seeds 1 --epochs 50 --figure
 """
 
 from __future__ import annotations
@@ -51,8 +54,46 @@ def _table(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str,
-         seed: int = 0, quick: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], result: Any,
+                     path: Path, panels: int = 4) -> None:  # fmt: skip
+    """Draw ``panels`` test samples: the prefix (a path, dot at its start), the candidates of
+    its last node (open circles), the true next node (green star) and the predicted one (red
+    cross; on the star when right). Half the panels show hits and half misses where both exist,
+    the earliest test samples of each. ``result`` is the ``train_next_node`` result whose
+    ``test_predictions`` follow ``split["test"]``."""
+    from matplotlib.figure import Figure
+
+    from topo_contrastive._files import atomic_write
+    from topo_contrastive.datasets.plot import plot_complex
+
+    te = np.asarray(split["test"])
+    pred = np.asarray(result.test_predictions)
+    hit = pred == samples.targets[te].numpy()
+    order = list(np.flatnonzero(hit)[: panels // 2]) + list(np.flatnonzero(~hit)[: panels // 2])
+    order += [k for k in range(te.size) if k not in order][: panels - len(order)]
+    pos = np.asarray(data.dataset.pos)
+    fig = Figure(figsize=(4 * len(order), 4.4))
+    for i, k in enumerate(order):
+        ax = fig.add_subplot(1, len(order), i + 1)
+        j = int(te[k])
+        plot_complex(data.complex, pos=pos, paths=[samples.prefixes[j]], ax=ax)
+        cand = np.flatnonzero(samples.candidates[j].numpy())
+        ax.scatter(*pos[cand].T, s=70, facecolors="none", edgecolors="k", zorder=6,
+                   label="neighbours of the last node (candidates)")  # fmt: skip
+        ax.scatter(*pos[int(samples.targets[j])], s=160, marker="*", c="tab:green", zorder=7,
+                   label="true next node")  # fmt: skip
+        ax.scatter(*pos[pred[k]], s=90, marker="x", c="tab:red", zorder=8,
+                   label="predicted")  # fmt: skip
+        ax.set_title(f"test path {j}: {'right' if hit[k] else 'wrong'}", fontsize=9)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"{data.name}: next node of the fine-tuned pre-trained encoder "
+                 f"(test accuracy {100 * result.test_accuracy:.1f} %)", fontsize=10)  # fmt: skip
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
+
+
+def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str, seed: int = 0,
+         quick: bool = False, figure: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Run the missing cells; returns every record. ``quick``: a small trajectory complex
     (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result)."""
     from topo_contrastive.datasets import next_node_samples
@@ -69,7 +110,8 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
         data = ExperimentData.from_dataset(load_dataset(name, data_root=data_root, **small), name)
         for s in range(seed, seed + seeds):
             todo = [row for row in ROWS if (name, row, s) not in done]
-            if not todo:
+            draw = figure and s == seed
+            if not todo and not draw:
                 continue
             samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
             split = nn_.next_node_split(data, s)
@@ -90,6 +132,13 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                 records.append(rec)
                 write_json(path, {"epochs": epochs, "records": records})
                 tqdm.write(f"{name} seed {s} {row}: {100 * rec['test_accuracy']:.1f} %")
+            if draw:
+                if encoder is None:
+                    encoder = pretrain(data, cfg, seed=s, epochs=1 if quick else None)
+                    encoder = encoder.encoder.cpu().eval()
+                res = nn_.train_next_node(data, samples, encoder, "finetune", split["train"],
+                                          split["val"], split["test"], epochs=epochs, seed=s)
+                draw_predictions(data, samples, split, res, out / f"next_node_{name}.png")
     write_text(out / "next_node.md", _table(records))
     return records
 
@@ -104,13 +153,18 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("results/next_node"),
                    help="output folder (default: results/next_node)")
     p.add_argument("--data-root", default="data", help="dataset folder (default: data)")
+    p.add_argument("--figure", action="store_true",
+                   help="also draw predicted next nodes of a few test paths per dataset "
+                   "(<out>/next_node_<dataset>.png; fine-tuned row, first seed)")
     p.add_argument("--quick", action="store_true",
-                   help="smoke test: a small trajectory task, 1 seed, 2 epochs (not a result)")
+                   help="smoke test: a small trajectory task, 1 seed, 2 epochs, with the figure "
+                   "(not a result)")
     return p.parse_args()
 
 
 if __name__ == "__main__":
     a = _parse()
     if a.quick:
-        a.datasets, a.seeds, a.epochs = ["trajectory"], 1, 2
-    main(a.datasets, a.seeds, a.epochs, a.out, a.data_root, a.seed, quick=a.quick)
+        a.datasets, a.seeds, a.epochs, a.figure = ["trajectory"], 1, 2, True
+    main(a.datasets, a.seeds, a.epochs, a.out, a.data_root, a.seed, quick=a.quick,
+         figure=a.figure)

@@ -57,6 +57,13 @@ def test_frozen_reuse_trains_only_the_head(tiny_data, setup):
     again = nn_.train_next_node(tiny_data, samples, encoder, "frozen", split["train"],
                                 split["val"], split["test"], epochs=3)  # fmt: skip
     assert again == res  # same seed, same numbers
+    # the kept epoch's predictions: candidates of their samples, and the test accuracy
+    te = split["test"]
+    pred = torch.as_tensor(res.test_predictions)
+    assert pred.shape == (len(te),)
+    assert bool(samples.candidates[torch.as_tensor(te), pred].all())
+    hits = (pred == samples.targets[torch.as_tensor(te)]).double().mean()
+    assert res.test_accuracy == pytest.approx(float(hits))
 
 
 def test_selection_never_reads_the_test_targets(tiny_data, setup):

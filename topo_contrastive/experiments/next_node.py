@@ -60,6 +60,8 @@ class NextNodeResult:
         epochs: epochs run.
         test_parts: accuracy of each part of the test samples asked for with
             ``test_parts`` (empty otherwise).
+        test_predictions: the node the kept epoch predicts for each test sample, in the
+            order of ``test_idx`` (node ids; e.g. to draw predicted paths).
     """
 
     test_accuracy: float
@@ -68,6 +70,7 @@ class NextNodeResult:
     epoch: int
     epochs: int
     test_parts: tuple[float, ...] = ()
+    test_predictions: tuple[int, ...] = ()
 
 
 def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
@@ -97,14 +100,19 @@ def markov_accuracy(samples: NextNodeSamples, train_idx: np.ndarray, test_idx: n
     return float(np.mean(scores.argmax(1) == samples.targets.numpy()[test_idx]))
 
 
+def _predict(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Tensor,
+             L: tuple[Any, Any]) -> torch.Tensor:  # fmt: skip
+    """``int64 [M]``: the predicted next node of every sample (the best-scored candidate)."""
+    with torch.no_grad():
+        out = [head(encoder.edge_embeddings(x[s : s + 200], *L), cand[s : s + 200]).argmax(1)
+               for s in range(0, x.shape[0], 200)]  # fmt: skip
+        return torch.cat(out) if out else torch.zeros(0, dtype=torch.long, device=x.device)
+
+
 def _accuracy(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Tensor,
               target: torch.Tensor, L: tuple[Any, Any]) -> float:  # fmt: skip
-    with torch.no_grad():
-        out = []
-        for s in range(0, x.shape[0], 200):
-            h = encoder.edge_embeddings(x[s : s + 200], *L)  # [b, N1, C]
-            out.append(head(h, cand[s : s + 200]).argmax(1))
-        return float((torch.cat(out) == target).double().mean()) if out else float("nan")
+    pred = _predict(encoder, head, x, cand, L)
+    return float((pred == target).double().mean()) if pred.numel() else float("nan")
 
 
 def train_next_node(
@@ -212,13 +220,16 @@ def train_next_node(
 
         val = acc(va)
         if best is None or val > best[0]:  # test and training accuracy of kept epochs only
-            parts = tuple(acc(p) for p in np.split(te, np.cumsum(test_parts)[:-1])) \
+            te_t = torch.as_tensor(te, device=dev)
+            pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
+            hit = (pred == targets[te_t]).double()
+            parts = tuple(float(h.mean()) for h in torch.split(hit, list(test_parts))) \
                 if test_parts else ()  # fmt: skip
-            best = (val, epoch, acc(te), acc(tr), parts)
-    val_acc, epoch, test_acc, train_acc, parts = best  # type: ignore[misc]  (epochs >= 1)
+            best = (val, epoch, float(hit.mean()), acc(tr), parts, tuple(pred.tolist()))
+    val_acc, epoch, test_acc, train_acc, parts, pred = best  # type: ignore[misc]  (epochs >= 1)
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
-        epoch=epoch, epochs=int(epochs), test_parts=parts,
+        epoch=epoch, epochs=int(epochs), test_parts=parts, test_predictions=pred,
     )
 
 
