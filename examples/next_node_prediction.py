@@ -9,12 +9,16 @@ scratch, a first-order Markov chain and a uniform choice; on the dataset's stand
 (the ocean drifters: 20 % of the training paths set aside for validation), the epoch chosen
 on validation, the test split only scored. Every finished cell is appended to
 ``<out>/next_node.json`` at once (atomically) and a rerun skips it; ``next_node.md`` holds the
-table (mean ± std over the seeds). ``--figure`` also draws a few test paths of each dataset
-with the next node the fine-tuned row predicts and the true one (``<out>/next_node_<dataset>.png``;
-the first seed, the same training run as its table cell).
+table (mean ± std over the seeds). ``--fractions`` label only part of the training and
+validation prefixes (label efficiency of the reuse; a validation part under 5 prefixes is
+dropped and the last epoch kept, see ``labelled_split``). ``--figure`` also draws a few test
+paths of each dataset with the next node the fine-tuned row predicts and the true one
+(``<out>/next_node_<dataset>.png``; the first seed at the largest fraction, the same training
+run as its table cell).
 
     python examples/next_node_prediction.py --datasets trajectory --seeds 1 --epochs 50
     python examples/next_node_prediction.py --datasets ocean --seeds 1 --epochs 50 --figure
+    python examples/next_node_prediction.py --seeds 5 --epochs 50 --fractions 0.01 0.1 1
 """
 
 from __future__ import annotations
@@ -41,16 +45,20 @@ LABELS = {
 
 
 def _table(records: list[dict[str, Any]]) -> str:
-    lines = ["| dataset | row | test accuracy (%) | seeds | kept epoch |",
-             "|---|---|---:|---:|---|"]  # fmt: skip
+    """Mean ± std over the seeds per dataset, row and labelled fraction (one column each)."""
+    fractions = sorted({r.get("fraction", 1.0) for r in records})
+    lines = ["| dataset | row | " + " | ".join(f"{100 * f:g} % (seeds)" for f in fractions)
+             + " |", "|---|---|" + "---:|" * len(fractions)]  # fmt: skip
     for ds in dict.fromkeys(r["dataset"] for r in records):
         for row in ROWS:
-            mine = [r for r in records if (r["dataset"], r["row"]) == (ds, row)]
-            acc = [100 * r["test_accuracy"] for r in mine]
-            ep = [str(r.get("epoch", "")) for r in mine]
-            if acc:
-                lines.append(f"| {ds} | {LABELS[row]} | {np.mean(acc):.1f} ± {np.std(acc):.1f} | "
-                             f"{len(acc)} | {', '.join(ep)} |")  # fmt: skip
+            cells = []
+            for f in fractions:
+                acc = [100 * r["test_accuracy"] for r in records
+                       if (r["dataset"], r["row"], r.get("fraction", 1.0)) == (ds, row, f)]
+                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f} ({len(acc)})" if acc
+                             else "")  # fmt: skip
+            if any(cells):
+                lines.append(f"| {ds} | {LABELS[row]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -92,54 +100,82 @@ def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], resu
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
 
 
-def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str, seed: int = 0,
-         quick: bool = False, figure: bool = False) -> list[dict[str, Any]]:  # fmt: skip
-    """Run the missing cells; returns every record. ``quick``: a small trajectory complex
-    (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result)."""
-    from topo_contrastive.datasets import next_node_samples
+def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path) -> Any:
+    """SSCL_Spec (paper edition) pre-trained on all flows with ``seed``; kept in ``cache`` so
+    that every fraction of a seed reuses the same encoder."""
+    import torch
+
     from topo_contrastive.experiments import get_config, pretrain
+    from topo_contrastive.experiments.training import build_encoder
+
+    cfg = get_config("SSCL_Spec", name)
+    path = cache / f"{name}-seed{seed}{'-quick' if quick else ''}.pt"
+    if path.is_file():
+        with torch.random.fork_rng(devices=[]):
+            encoder = build_encoder(cfg, data.hodge)
+        encoder.load_state_dict(torch.load(path, weights_only=True))
+        return encoder.eval()
+    encoder = pretrain(data, cfg, seed=seed, epochs=1 if quick else None).encoder.cpu().eval()
+    from topo_contrastive._files import atomic_write
+
+    cache.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda tmp: torch.save(encoder.state_dict(), tmp))
+    return encoder
+
+
+def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str, seed: int = 0,
+         quick: bool = False, figure: bool = False, fractions: tuple[float, ...] = (1.0,)
+         ) -> list[dict[str, Any]]:  # fmt: skip
+    """Run the missing cells; returns every record. ``quick``: a small trajectory complex
+    (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result).
+    ``fractions``: labelled fractions of the training (and validation) prefixes
+    (:func:`~topo_contrastive.experiments.next_node.labelled_split`), smallest first, every
+    seed of a fraction before the next fraction (so an interrupted run has whole fractions)."""
+    from topo_contrastive.datasets import next_node_samples
     from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "next_node.json"
     records = json.loads(path.read_text())["records"] if path.is_file() else []
-    done = {(r["dataset"], r["row"], r["seed"]) for r in records}
+    done = {(r["dataset"], r["row"], r["seed"], r.get("fraction", 1.0)) for r in records}
     for name in datasets:
         small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
         data = ExperimentData.from_dataset(load_dataset(name, data_root=data_root, **small), name)
-        for s in range(seed, seed + seeds):
-            todo = [row for row in ROWS if (name, row, s) not in done]
-            draw = figure and s == seed
-            if not todo and not draw:
-                continue
-            samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
-            split = nn_.next_node_split(data, s)
-            cfg = get_config("SSCL_Spec", name)
-            encoder = None
-            for row in tqdm(todo, desc=f"{name} seed {s}"):
-                t0 = time.perf_counter()
-                if encoder is None and row not in ("uniform", "markov"):
-                    # (scratch re-initialises a copy from the seed: the architecture is used)
-                    encoder = pretrain(data, cfg, seed=s, epochs=1 if quick else None)
-                    encoder = encoder.encoder.cpu().eval()
-                rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s}
-                rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
-                                              epochs=epochs, seed=s))  # fmt: skip
-                if "epoch" in rec:
-                    rec["epochs"] = epochs
-                rec["seconds"] = round(time.perf_counter() - t0, 1)
-                records.append(rec)
-                write_json(path, {"epochs": epochs, "records": records})
-                tqdm.write(f"{name} seed {s} {row}: {100 * rec['test_accuracy']:.1f} %")
-            if draw:
-                if encoder is None:
-                    encoder = pretrain(data, cfg, seed=s, epochs=1 if quick else None)
-                    encoder = encoder.encoder.cpu().eval()
-                res = nn_.train_next_node(data, samples, encoder, "finetune", split["train"],
-                                          split["val"], split["test"], epochs=epochs, seed=s)
-                draw_predictions(data, samples, split, res, out / f"next_node_{name}.png")
-    write_text(out / "next_node.md", _table(records))
+        for f in sorted(fractions):
+            for s in range(seed, seed + seeds):
+                todo = [row for row in ROWS if (name, row, s, f) not in done]
+                draw = figure and s == seed and f == max(fractions)
+                if not todo and not draw:
+                    continue
+                samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
+                split = nn_.labelled_split(nn_.next_node_split(data, s), f, s)
+                encoder = None
+                for row in tqdm(todo, desc=f"{name} {100 * f:g} % seed {s}"):
+                    t0 = time.perf_counter()
+                    if encoder is None and row not in ("uniform", "markov"):
+                        # (scratch re-initialises a copy from the seed: the architecture is used)
+                        encoder = _encoder(data, name, s, quick, out / "encoders")
+                    rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s,
+                                           "fraction": f, "labelled": int(split["train"].size),
+                                           "selected_on": int(split["val"].size)}  # fmt: skip
+                    rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
+                                                  epochs=epochs, seed=s))  # fmt: skip
+                    if "epoch" in rec:
+                        rec["epochs"] = epochs
+                    rec["seconds"] = round(time.perf_counter() - t0, 1)
+                    records.append(rec)
+                    write_json(path, {"epochs": epochs, "records": records})
+                    tqdm.write(f"{name} {100 * f:g} % seed {s} {row}: "
+                               f"{100 * rec['test_accuracy']:.1f} %")  # fmt: skip
+                if draw:
+                    if encoder is None:
+                        encoder = _encoder(data, name, s, quick, out / "encoders")
+                    res = nn_.train_next_node(data, samples, encoder, "finetune",
+                                              split["train"], split["val"], split["test"],
+                                              epochs=epochs, seed=s)  # fmt: skip
+                    draw_predictions(data, samples, split, res, out / f"next_node_{name}.png")
+        write_text(out / "next_node.md", _table(records))
     return records
 
 
@@ -153,6 +189,9 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("results/next_node"),
                    help="output folder (default: results/next_node)")
     p.add_argument("--data-root", default="data", help="dataset folder (default: data)")
+    p.add_argument("--fractions", type=float, nargs="+", default=[1.0],
+                   help="labelled fractions of the training and validation prefixes, in (0, 1] "
+                   "(label efficiency of the reuse; default: 1)")
     p.add_argument("--figure", action="store_true",
                    help="also draw predicted next nodes of a few test paths per dataset "
                    "(<out>/next_node_<dataset>.png; fine-tuned row, first seed)")
@@ -166,5 +205,6 @@ if __name__ == "__main__":
     a = _parse()
     if a.quick:
         a.datasets, a.seeds, a.epochs, a.figure = ["trajectory"], 1, 2, True
+        a.fractions = [0.5, 1.0]
     main(a.datasets, a.seeds, a.epochs, a.out, a.data_root, a.seed, quick=a.quick,
-         figure=a.figure)
+         figure=a.figure, fractions=tuple(a.fractions))

@@ -524,6 +524,33 @@ def test_predict_next_transfer_scores_every_row_under_every_test(checkpoint, dat
     assert got == want
 
 
+def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root, tmp_path,
+                                                           capsys):  # fmt: skip
+    """predict-next --fraction: the rows of next_node_rows(fraction=...) on the same seed; the
+    table says the fraction; fractions outside (0, 1] and --fraction with --transfer exit 2."""
+    from topo_contrastive.experiments import next_node as nn_
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.data import ExperimentData, load_dataset
+
+    out = tmp_path / "next.json"
+    base = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
+            "--seeds", "1", "--epochs", "2", *_flags(data_root)]  # fmt: skip
+    assert main([*base, "--fraction", "0.1", "--out", str(out)]) == 0
+    assert "10 % of the training prefixes labelled" in capsys.readouterr().out
+    res = json.loads(out.read_text())
+    ds = load_dataset("trajectory", data_root=str(data_root), trajectory_points=150,
+                      trajectory_split=(20, 10, 10))  # the data of TINY_FLAGS
+    data = ExperimentData.from_dataset(ds, "trajectory")
+    encoder, _ = load_encoder(checkpoint, data=data)
+    want = nn_.next_node_rows(encoder, data, [0], epochs=2, fraction=0.1)
+    assert res["fraction"] == 0.1
+    assert [r["mean_accuracy"] for r in res["rows"]] == pytest.approx(
+        [r["mean_accuracy"] for r in want["rows"]])
+    for bad in (["--fraction", "0"], ["--fraction", "1.5"], ["--fraction", "0.5", "--transfer"]):
+        assert main([*base, *bad]) == 2
+        assert "--fraction" in capsys.readouterr().err
+
+
 def test_predict_next_scone_is_refused_clearly_before_any_work(checkpoint, data_root, tmp_path,
                                                                capsys):  # fmt: skip
     """--scone without TopoModelX (this environment), alone and with --transfer: exit 2 with

@@ -93,8 +93,8 @@ def test_bad_arguments(tiny_data, setup):
         nn_.train_next_node(tiny_data, samples, encoder, "linear", tr, va, te)
     with pytest.raises(ValueError, match="disjoint"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, np.r_[te, tr[:1]])
-    with pytest.raises(ValueError, match="validation"):
-        nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, [], te)
+    with pytest.raises(ValueError, match="training and test"):
+        nn_.train_next_node(tiny_data, samples, encoder, "frozen", [], va, te)
     with pytest.raises(ValueError, match="epochs"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, te, epochs=0)
     other = dataclasses.replace(samples, flows=samples.flows[:, :-1])
@@ -126,3 +126,60 @@ def test_split_carves_validation_and_cells_match_train_next_node(tiny_data, setu
         "test_accuracy": nn_.markov_accuracy(samples, split["train"], split["test"])}
     with pytest.raises(ValueError, match="row"):
         nn_.next_node_cell("svm", tiny_data, samples, encoder, split)
+
+
+def test_without_validation_the_last_epoch_is_kept(tiny_data, setup):
+    """No validation samples: nothing is selected, the last epoch is kept (its validation
+    accuracy NaN), whatever the epoch count; next_node_cell reports it as None."""
+    samples, encoder, split = setup
+    tr, te = split["train"], split["test"]
+    res = nn_.train_next_node(tiny_data, samples, encoder, "finetune", tr, [], te, epochs=3,
+                              seed=1)  # fmt: skip
+    assert res.epoch == res.epochs == 3 and np.isnan(res.val_accuracy)
+    short = nn_.train_next_node(tiny_data, samples, encoder, "finetune", tr, [], te, epochs=2,
+                                seed=1)  # fmt: skip
+    assert short.epoch == 2
+    cell = nn_.next_node_cell("finetune", tiny_data, samples, encoder,
+                              {"train": tr, "val": np.zeros(0, np.int64), "test": te},
+                              epochs=3, seed=1)  # fmt: skip
+    assert cell["val_accuracy"] is None and cell["epoch"] == 3
+    assert cell["test_accuracy"] == res.test_accuracy
+
+
+def test_labelled_split_draws_a_fraction_of_train_and_val(tiny_data):
+    split = nn_.next_node_split(tiny_data, 0)
+    assert {k: v.tolist() for k, v in nn_.labelled_split(split, 1.0, 3).items()} == {
+        k: sorted(v.tolist()) for k, v in split.items()}  # fmt: skip
+    n_tr, n_va = split["train"].size, split["val"].size
+    half = nn_.labelled_split(split, 0.5, 3)
+    assert half["train"].size == round(0.5 * n_tr)
+    assert set(half["train"]) <= set(split["train"]) and set(half["val"]) <= set(split["val"])
+    assert np.array_equal(half["test"], np.sort(split["test"]))  # the test set unchanged
+    want_val = round(0.5 * n_va)
+    assert half["val"].size == (want_val if want_val >= 5 else 0)
+    again = nn_.labelled_split(split, 0.5, 3)
+    assert all(np.array_equal(again[k], half[k]) for k in half)  # same seed, same draw
+    tiny = nn_.labelled_split(split, 1e-6, 3)  # at least one training prefix, no selection
+    assert tiny["train"].size == 1 and tiny["val"].size == 0
+    few = nn_.labelled_split(split, 0.5, 3, min_val=10**6)
+    assert few["val"].size == 0
+    for bad in (0.0, 1.5, -0.1, True, "0.5"):
+        with pytest.raises(ValueError, match="fraction"):
+            nn_.labelled_split(split, bad, 0)
+    with pytest.raises(ValueError, match="min_val"):
+        nn_.labelled_split(split, 0.5, 0, min_val=0)
+
+
+def test_rows_at_a_labelled_fraction(tiny_data, setup):
+    """next_node_rows(fraction=...): every row on the same labelled subset; the Markov chain
+    counts only the labelled training prefixes."""
+    _, encoder, _ = setup
+    out = nn_.next_node_rows(encoder, tiny_data, [0], epochs=2, fraction=0.25)
+    assert out["fraction"] == 0.25
+    samples = next_node_samples(tiny_data.complex, tiny_data.dataset.paths(), seed=0)
+    sub = nn_.labelled_split(nn_.next_node_split(tiny_data, 0), 0.25, 0)
+    rows = {r["row"]: r for r in out["rows"]}
+    assert rows["markov"]["mean_accuracy"] == pytest.approx(
+        100 * nn_.markov_accuracy(samples, sub["train"], sub["test"]))
+    cell = nn_.next_node_cell("frozen", tiny_data, samples, encoder, sub, epochs=2, seed=0)
+    assert rows["frozen"]["mean_accuracy"] == pytest.approx(100 * cell["test_accuracy"])

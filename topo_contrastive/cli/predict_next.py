@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(default: 100)",
     )  # fmt: skip
     p.add_argument(
+        "--fraction", type=float, default=1.0,
+        help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
+        "efficiency of the reuse; a validation part under 5 prefixes is dropped and the last "
+        "epoch kept; default: 1)",
+    )  # fmt: skip
+    p.add_argument(
         "--no-truncate", action="store_true",
         help="keep whole paths (default: cut each at a random length, as SCoNe does)",
     )  # fmt: skip
@@ -69,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
 
+    if not 0.0 < args.fraction <= 1.0:
+        raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
+    if args.fraction < 1.0 and args.transfer:
+        raise ValueError("--fraction is not part of --transfer: the generalisation tests use "
+                         "every labelled prefix")  # fmt: skip
     if args.scone:
         from topo_contrastive.experiments.next_node_scone import scone_available
 
@@ -109,14 +120,16 @@ def run(args: argparse.Namespace) -> int:
         return _transfer_table(args, data, summary, meta, len(seeds))
     summary = next_node_rows(
         encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
-        device=args.device, scone=args.scone,
+        device=args.device, scone=args.scone, fraction=args.fraction,
     )
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
     name = meta.get("config", "encoder")
     lines = [f"# Next-node prediction on {data.name} ({name} encoder)", "",
-             f"{len(seeds)} seed(s), {summary['samples']} paths, head epochs <= {args.epochs} "
-             "(best validation accuracy), test accuracy:", "",
+             f"{len(seeds)} seed(s), {summary['samples']} paths, "
+             + (f"{100 * args.fraction:g} % of the training prefixes labelled, "
+                if args.fraction < 1 else "")
+             + f"head epochs <= {args.epochs} (best validation accuracy), test accuracy:", "",
              "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
     for r in summary["rows"]:
         lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")

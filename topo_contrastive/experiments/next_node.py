@@ -39,6 +39,7 @@ __all__ = [
     "next_node_cell",
     "next_node_rows",
     "next_node_split",
+    "labelled_split",
     "require_paths",
     "train_next_node",
     "uniform_accuracy",
@@ -136,6 +137,9 @@ def train_next_node(
     """Train a :class:`~topo_contrastive.nn.NextNodeHead` on ``encoder`` (see the module
     docstring for the modes) with Adam and cross-entropy over the candidates; keep the epoch
     with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
+    Without validation samples (``val_idx`` empty: too few labelled prefixes to select on,
+    see :func:`labelled_split`) nothing is selected: the last epoch is kept and its
+    ``val_accuracy`` is NaN.
 
     Args:
         data: the dataset (its Laplacians).
@@ -162,16 +166,16 @@ def train_next_node(
         :class:`NextNodeResult`.
 
     Raises:
-        ValueError: an unknown ``mode``; empty training, validation or test indices, or
-            indices that overlap; samples of another complex (``N1``).
+        ValueError: an unknown ``mode``; empty training or test indices, or indices that
+            overlap; samples of another complex (``N1``).
     """
     if mode not in MODES:
         raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"`epochs` must be an int >= 1, got {epochs!r}")
     tr, va, te = (np.asarray(i, dtype=np.int64) for i in (train_idx, val_idx, test_idx))
-    if min(tr.size, va.size, te.size) == 0:
-        raise ValueError("train_next_node needs training, validation and test samples")
+    if min(tr.size, te.size) == 0:
+        raise ValueError("train_next_node needs training and test samples")
     if len(set(tr) & set(te)) or len(set(va) & set(te)) or len(set(tr) & set(va)):
         raise ValueError("the training, validation and test indices must be disjoint")
     if test_parts and sum(int(n) for n in test_parts) != te.size:
@@ -218,8 +222,9 @@ def train_next_node(
             j = torch.as_tensor(i, device=dev)
             return _accuracy(enc, head, x[j], candidates[j], targets[j], L)
 
-        val = acc(va)
-        if best is None or val > best[0]:  # test and training accuracy of kept epochs only
+        val = acc(va) if va.size else float("nan")
+        keep = best is None or val > best[0] or (va.size == 0 and epoch == int(epochs))
+        if keep:  # test and training accuracy of kept epochs only
             te_t = torch.as_tensor(te, device=dev)
             pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
             hit = (pred == targets[te_t]).double()
@@ -279,6 +284,50 @@ def next_node_split(data: ExperimentData, seed: int) -> dict[str, np.ndarray]:
     return {"train": tr, "val": va, "test": te}
 
 
+def labelled_split(
+    split: dict[str, np.ndarray], fraction: float, seed: int, min_val: int = 5
+) -> dict[str, np.ndarray]:
+    """The split with only ``fraction`` of its training and of its validation samples
+    labelled (label efficiency of the reuse; the test samples unchanged).
+
+    Each part keeps a random ``round(fraction * size)`` of its samples (drawn with
+    ``seed``; at least one training sample), so the labels used are ``fraction`` of what the
+    full split uses and no extra label selects anything. A validation part left with fewer
+    than ``min_val`` samples is dropped: :func:`train_next_node` then keeps its last epoch
+    instead of selecting one (the label-efficiency command's rule: select only where the
+    labelled subset allows it, else a fixed budget). ``fraction = 1`` returns the split.
+
+    Args:
+        split: ``{"train", "val", "test"}`` sample indices (:func:`next_node_split`).
+        fraction: labelled fraction in ``(0, 1]``.
+        seed: seed of the draw.
+        min_val: least validation samples to select on (default 5).
+
+    Returns:
+        ``{"train", "val", "test"}`` (sorted ``int64``; ``"val"`` may be empty).
+
+    Raises:
+        ValueError: ``fraction`` outside ``(0, 1]``; ``min_val`` below 1.
+    """
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not (
+        0.0 < float(fraction) <= 1.0
+    ):
+        raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}")
+    if isinstance(min_val, bool) or not isinstance(min_val, int) or min_val < 1:
+        raise ValueError(f"`min_val` must be an int >= 1, got {min_val!r}")
+    out = {k: np.sort(np.asarray(v, dtype=np.int64)) for k, v in split.items()}
+    if float(fraction) == 1.0:
+        return out
+    rng = np.random.default_rng(int(seed))
+    for part, least in (("train", 1), ("val", 0)):
+        idx = out[part]
+        n = min(idx.size, max(least, int(round(float(fraction) * idx.size))))
+        out[part] = np.sort(rng.permutation(idx)[:n])
+    if out["val"].size < min_val:
+        out["val"] = np.zeros(0, dtype=np.int64)
+    return out
+
+
 def next_node_cell(
     row: str,
     data: ExperimentData,
@@ -313,7 +362,8 @@ def next_node_cell(
         raise ValueError(f"`row` must be one of {ROWS} or 'scone', got {row!r}")
     res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed,
                           device=device)
-    return {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
+    return {"test_accuracy": res.test_accuracy,
+            "val_accuracy": None if va.size == 0 else res.val_accuracy,
             "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
 
 
@@ -327,6 +377,7 @@ def next_node_rows(
     progress: Any = None,
     device: str | torch.device = "cpu",
     scone: bool = False,
+    fraction: float = 1.0,
 ) -> dict[str, Any]:
     """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
     the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node.
@@ -344,6 +395,8 @@ def next_node_rows(
         device: training device of the trained rows (default ``"cpu"``).
         scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` (default
             ``False``; needs the ``topomodelx`` extra).
+        fraction: labelled fraction of the training (and validation) prefixes, the same
+            for every row of a seed (:func:`labelled_split` with the seed; default 1).
 
     Returns:
         A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
@@ -365,7 +418,7 @@ def next_node_rows(
     cells: dict[str, list[dict[str, Any]]] = {row: [] for row in rows_run}
     for s in seeds:
         samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
-        split = next_node_split(data, int(s))
+        split = labelled_split(next_node_split(data, int(s)), fraction, int(s))
         for row in rows_run:
             rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s),
                                  device=device)
@@ -379,4 +432,4 @@ def next_node_rows(
         rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
                      "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
     return {"rows": rows, "seeds": [int(s) for s in seeds], "epochs": int(epochs),
-            "samples": len(paths)}  # fmt: skip
+            "samples": len(paths), "fraction": float(fraction)}  # fmt: skip
