@@ -485,8 +485,9 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
 def test_predict_next_reuses_the_encoder_beside_the_baselines(checkpoint, data_root, tmp_path,
                                                               capsys):  # fmt: skip
     """predict-next: every row on the same seeds, printed, JSON (written last) and Markdown;
-    an existing --out is kept without --overwrite."""
-    out = tmp_path / "next.json"
+    the --out folder is made when missing (before the work); an existing --out is kept
+    without --overwrite; an --out under a regular file is refused before any work."""
+    out = tmp_path / "new" / "folder" / "next.json"
     argv = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
             "--seeds", "2", "--epochs", "2", "--out", str(out), *_flags(data_root)]  # fmt: skip
     assert main(argv) == 0
@@ -502,6 +503,12 @@ def test_predict_next_reuses_the_encoder_beside_the_baselines(checkpoint, data_r
     before = out.read_text()
     assert main(argv) == 2 and out.read_text() == before
     assert "already exists" in capsys.readouterr().err
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    bad = [*argv[:-len(_flags(data_root)) - 2], "--out", str(blocker / "next.json"),
+           *_flags(data_root)]  # fmt: skip
+    assert main(bad) == 2
+    assert "cannot be written" in capsys.readouterr().err
 
 
 def test_predict_next_transfer_scores_every_row_under_every_test(checkpoint, data_root,

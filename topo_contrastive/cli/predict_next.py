@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     if args.data_file is not None:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
-    if args.out:
-        common.check_out(args.out, args.overwrite, kind="file")
+    if args.out:  # not over a file, in a folder made and written to before any work
+        common.check_file_out(args)
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
     encoder, meta = load_encoder(args.checkpoint, data=data)
