@@ -228,7 +228,7 @@ def train_next_node(
             te_t = torch.as_tensor(te, device=dev)
             pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
             hit = (pred == targets[te_t]).double()
-            parts = tuple(float(h.mean()) for h in torch.split(hit, list(test_parts))) \
+            parts = tuple(float(h.mean()) for h in torch.split(hit, [int(n) for n in test_parts])) \
                 if test_parts else ()  # fmt: skip
             best = (val, epoch, float(hit.mean()), acc(tr), parts, tuple(pred.tolist()))
     val_acc, epoch, test_acc, train_acc, parts, pred = best  # type: ignore[misc]  (epochs >= 1)
