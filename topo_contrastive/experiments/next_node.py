@@ -328,6 +328,23 @@ def labelled_split(
     return out
 
 
+def _trained_row(row: str, data: ExperimentData, encoder: SCNN) -> tuple[Any, str]:
+    """The encoder and :func:`train_next_node` mode of a trained row: ``"scone"`` is
+    TopoModelX's SCoNe (the topomodelx extra) trained from scratch, the others ``encoder``
+    with ``row`` as the mode.
+
+    Raises:
+        ValueError: ``row`` is neither a trained row of :data:`ROWS` nor ``"scone"``.
+    """
+    if row == "scone":
+        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+
+        return SCoNeEncoder(data.complex), "scratch"
+    if row not in MODES:
+        raise ValueError(f"`row` must be one of {ROWS} or 'scone', got {row!r}")
+    return encoder, row
+
+
 def next_node_cell(
     row: str,
     data: ExperimentData,
@@ -354,13 +371,8 @@ def next_node_cell(
         return {"test_accuracy": uniform_accuracy(samples, te)}
     if row == "markov":
         return {"test_accuracy": markov_accuracy(samples, tr, te)}
-    if row == "scone":  # TopoModelX's SCoNe from scratch (the topomodelx extra)
-        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
-
-        encoder, row = SCoNeEncoder(data.complex), "scratch"
-    elif row not in ROWS:
-        raise ValueError(f"`row` must be one of {ROWS} or 'scone', got {row!r}")
-    res = train_next_node(data, samples, encoder, row, tr, va, te, epochs=epochs, seed=seed,
+    encoder, mode = _trained_row(row, data, encoder)
+    res = train_next_node(data, samples, encoder, mode, tr, va, te, epochs=epochs, seed=seed,
                           device=device)
     return {"test_accuracy": res.test_accuracy,
             "val_accuracy": None if va.size == 0 else res.val_accuracy,

@@ -204,13 +204,10 @@ def _score_both(
     fwd, rev = cast(dict, splits["test"]), cast(dict, splits["reversed"])  # always made
     joint = {"train": fwd["train"], "val": fwd["val"],
              "test": np.concatenate([fwd["test"], rev["test"]])}  # fmt: skip
-    from topo_contrastive.experiments.next_node import train_next_node
+    from topo_contrastive.experiments.next_node import _trained_row, train_next_node
 
-    if row == "scone":
-        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
-
-        encoder, row = SCoNeEncoder(data.complex), "scratch"
-    res = train_next_node(data, samples, encoder, row, joint["train"], joint["val"],
+    encoder, mode = _trained_row(row, data, encoder)
+    res = train_next_node(data, samples, encoder, mode, joint["train"], joint["val"],
                           joint["test"], epochs=epochs, seed=seed, device=device,
                           test_parts=(fwd["test"].size, rev["test"].size))  # fmt: skip
     first, second = res.test_parts
