@@ -120,6 +120,19 @@ def _train_val(data: Any, labels: np.ndarray, seed: int) -> dict[str, np.ndarray
     return {"train": np.sort(train), "val": np.sort(val)}
 
 
+def _subsets(labels: np.ndarray, train: np.ndarray, fractions: list[float], draws: int,
+             seed: int) -> dict[tuple[float, int], np.ndarray]:  # fmt: skip
+    """``{(fraction, draw): labelled training samples}``, stratified
+    (:func:`~topo_contrastive.experiments.labelled_subsets.labelled_subsets`); a fraction too
+    small for a label per class takes one label per class instead."""
+    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
+
+    least = np.unique(labels[train]).size / len(train)
+    actual = {f: max(f, least) for f in fractions}
+    drawn = labelled_subsets(labels, train, sorted(set(actual.values())), draws, seed)
+    return {(f, d): drawn[(actual[f], d)] for f in fractions for d in range(draws)}
+
+
 def _table(records: list[dict[str, Any]], fractions: list[float]) -> str:
     lines = ["| dataset | variant | " + " | ".join(f"{100 * f:g} %" for f in fractions) + " |",
              "|---|---|" + "---:|" * len(fractions)]  # fmt: skip
@@ -147,7 +160,6 @@ def main(
 ) -> list[dict[str, Any]]:
     """Run the missing cells and write ``out/input_skip.json`` / ``.md``; returns the records."""
     from topo_contrastive.experiments import low_label_probe as llp
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "input_skip.json"
@@ -163,11 +175,7 @@ def main(
         data, task = _data(name, networks, data_root)
         labels = data.require_labels("the selection").numpy()
         idx = _train_val(data, labels, seed)
-        # a fraction too small for a label per class takes one label per class instead
-        least = np.unique(labels[idx["train"]]).size / len(idx["train"])
-        actual = {f: max(f, least) for f in fractions}
-        drawn = labelled_subsets(labels, idx["train"], sorted(set(actual.values())), draws, seed)
-        subsets = {(f, d): drawn[(actual[f], d)] for f in fractions for d in range(draws)}
+        subsets = _subsets(labels, idx["train"], fractions, draws, seed)
         for variant in VARIANTS:
             cells = [(f, d) for v, f, d in todo if v == variant]
             if not cells:

@@ -47,7 +47,7 @@ from topo_contrastive._files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
-from select_input_skip import _data, _train_val  # noqa: E402
+from select_input_skip import _data, _subsets, _train_val  # noqa: E402
 
 OUT = DOCS / "_data" / "selection"
 DEFAULT_TEMPERATURE = 0.2
@@ -197,7 +197,6 @@ def main(
 ) -> list[dict[str, Any]]:
     """Run the missing cells; write ``out/pretraining.json`` / ``.md``; return the records."""
     from topo_contrastive.experiments import low_label_probe as llp
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
 
     if DEFAULT_TEMPERATURE not in temperatures or DEFAULT_EPOCHS not in epochs:
         raise ValueError(f"the variants must include the defaults T={DEFAULT_TEMPERATURE} and "
@@ -218,10 +217,7 @@ def main(
         data, task = _data(name, networks, data_root)
         labels = data.require_labels("the selection").numpy()
         idx = _train_val(data, labels, seed)
-        least = np.unique(labels[idx["train"]]).size / len(idx["train"])
-        actual = {f: max(f, least) for f in fractions}
-        drawn = labelled_subsets(labels, idx["train"], sorted(set(actual.values())), draws, seed)
-        subsets = {(f, d): drawn[(actual[f], d)] for f in fractions for d in range(draws)}
+        subsets = _subsets(labels, idx["train"], fractions, draws, seed)
         tqdm.write(f"{name}: features")
         feats = _features(data, task, sorted({v for v, _, _ in todo}, key=names.index),
                           temperatures, epochs, budgets, seed, tqdm.write,
