@@ -183,21 +183,28 @@ def test_scone_encoder_is_topomodelx_scone_per_sample_and_the_formula():
         SCoNeEncoder(ops, hidden_channels=0)
 
 
-def test_scone_row_under_every_generalisation_test(tmp_path):
+@pytest.fixture(scope="module")
+def scone_task(tmp_path_factory):
+    """The tiny trajectory task of tests/experiments (40 paths) and a small SCNN on it."""
+    from tests.experiments.conftest import tiny_dataset
+    from topo_contrastive.experiments import ExperimentData, get_config
+    from topo_contrastive.experiments.training import build_encoder
+
+    data = ExperimentData.from_dataset(tiny_dataset(tmp_path_factory.mktemp("scone")),
+                                       "trajectory")  # fmt: skip
+    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
+                        data.hodge)  # fmt: skip
+    return data, enc
+
+
+def test_scone_row_under_every_generalisation_test(scone_task):
     """next_node_transfer(scone=True): the SCoNe row under the test, reversed and other-region
     tests; its forward test equals next_node_rows' SCoNe row on the same seed (one training
     run scored on both test sets)."""
-    from topo_contrastive.datasets import SyntheticTrajectories
-    from topo_contrastive.experiments import ExperimentData, get_config
     from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments import next_node_transfer as tr_
-    from topo_contrastive.experiments.training import build_encoder
 
-    ds = SyntheticTrajectories(str(tmp_path), num_points=150, num_train=20, num_val=10,
-                               num_test=10, seed=0, log=False)  # fmt: skip
-    data = ExperimentData.from_dataset(ds, "trajectory")
-    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
-                        data.hodge)  # fmt: skip
+    data, enc = scone_task
     out = tr_.next_node_transfer(enc, data, [0], epochs=2, scone=True)
     for test in tr_.TESTS:
         assert [r["row"] for r in out["tests"][test]["rows"]] == [*nn_.ROWS, "scone"]
@@ -207,27 +214,21 @@ def test_scone_row_under_every_generalisation_test(tmp_path):
     assert got["mean_accuracy"] == pytest.approx(want["mean_accuracy"])
 
 
-def test_scone_row_trains_beside_the_other_rows(tmp_path):
+def test_scone_row_trains_beside_the_other_rows(scone_task):
     """next_node_rows(scone=True): TopoModelX's SCoNe from scratch as a last row, through the
     same training loop; its predictions do not change when edges are re-oriented."""
-    from topo_contrastive.datasets import SyntheticTrajectories, next_node_samples
-    from topo_contrastive.experiments import ExperimentData, get_config
+    from topo_contrastive.datasets import next_node_samples
     from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
-    from topo_contrastive.experiments.training import build_encoder
     from topo_contrastive.nn import NextNodeHead
 
-    ds = SyntheticTrajectories(str(tmp_path), num_points=150, num_train=20, num_val=10,
-                               num_test=10, seed=0, log=False)  # fmt: skip
-    data = ExperimentData.from_dataset(ds, "trajectory")
-    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
-                        data.hodge)  # fmt: skip
+    data, enc = scone_task
     out = nn_.next_node_rows(enc, data, [0], epochs=2, scone=True)
     rows = {r["row"]: r for r in out["rows"]}
     assert list(rows)[-1] == "scone" and 0 <= rows["scone"]["mean_accuracy"] <= 100
     assert rows["scone"]["splits"][0]["epoch"] <= 2
     # orientation: flip edges in B1, B2 and the flows -> the same scores
-    samples = next_node_samples(data.complex, ds.paths(), seed=0)
+    samples = next_node_samples(data.complex, data.dataset.paths(), seed=0)
     torch.manual_seed(1)
     scone = SCoNeEncoder(data.complex, 4, 2)
     head = NextNodeHead(4, data.complex)
