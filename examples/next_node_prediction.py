@@ -62,20 +62,20 @@ def _table(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], result: Any,
-                     path: Path, panels: int = 4) -> None:  # fmt: skip
+def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], predictions: Any,
+                     accuracy: float, path: Path, panels: int = 4) -> None:  # fmt: skip
     """Draw ``panels`` test samples: the prefix (a path, dot at its start), the candidates of
     its last node (open circles), the true next node (green star) and the predicted one (red
     cross; on the star when right). Half the panels show hits and half misses where both exist,
-    the earliest test samples of each. ``result`` is the ``train_next_node`` result whose
-    ``test_predictions`` follow ``split["test"]``."""
+    the earliest test samples of each. ``predictions`` (the kept epoch's
+    ``test_predictions``) follow ``split["test"]``; ``accuracy`` (a fraction) goes in the title."""
     from matplotlib.figure import Figure
 
     from topo_contrastive._files import atomic_write
     from topo_contrastive.datasets.plot import plot_complex
 
     te = np.asarray(split["test"])
-    pred = np.asarray(result.test_predictions)
+    pred = np.asarray(predictions)
     hit = pred == samples.targets[te].numpy()
     order = list(np.flatnonzero(hit)[: panels // 2]) + list(np.flatnonzero(~hit)[: panels // 2])
     order += [k for k in range(te.size) if k not in order][: panels - len(order)]
@@ -96,7 +96,7 @@ def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], resu
     handles, labels = fig.axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.suptitle(f"{data.name}: next node of the fine-tuned pre-trained encoder "
-                 f"(test accuracy {100 * result.test_accuracy:.1f} %)", fontsize=10)  # fmt: skip
+                 f"(test accuracy {100 * accuracy:.1f} %)", fontsize=10)  # fmt: skip
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
 
 
@@ -150,7 +150,7 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                     continue
                 samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
                 split = nn_.labelled_split(nn_.next_node_split(data, s), f, s)
-                encoder = None
+                encoder, drawn = None, None
                 for row in tqdm(todo, desc=f"{name} {100 * f:g} % seed {s}"):
                     t0 = time.perf_counter()
                     if encoder is None and row not in ("uniform", "markov"):
@@ -160,7 +160,10 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                                            "fraction": f, "labelled": int(split["train"].size),
                                            "selected_on": int(split["val"].size)}  # fmt: skip
                     rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
-                                                  epochs=epochs, seed=s))  # fmt: skip
+                                                  epochs=epochs, seed=s,
+                                                  predictions=draw and row == "finetune"))
+                    if "test_predictions" in rec:  # the figure's run: not kept in the JSON
+                        drawn = (rec.pop("test_predictions"), rec["test_accuracy"])
                     if "epoch" in rec:
                         rec["epochs"] = epochs
                     rec["seconds"] = round(time.perf_counter() - t0, 1)
@@ -169,12 +172,14 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                     tqdm.write(f"{name} {100 * f:g} % seed {s} {row}: "
                                f"{100 * rec['test_accuracy']:.1f} %")  # fmt: skip
                 if draw:
-                    if encoder is None:
-                        encoder = _encoder(data, name, s, quick, out / "encoders")
-                    res = nn_.train_next_node(data, samples, encoder, "finetune",
-                                              split["train"], split["val"], split["test"],
-                                              epochs=epochs, seed=s)  # fmt: skip
-                    draw_predictions(data, samples, split, res, out / f"next_node_{name}.png")
+                    if drawn is None:  # the fine-tuned cell was done before: train it again
+                        if encoder is None:
+                            encoder = _encoder(data, name, s, quick, out / "encoders")
+                        cell = nn_.next_node_cell("finetune", data, samples, encoder, split,
+                                                  epochs=epochs, seed=s, predictions=True)
+                        drawn = (cell["test_predictions"], cell["test_accuracy"])
+                    draw_predictions(data, samples, split, *drawn,
+                                     out / f"next_node_{name}.png")
         write_text(out / "next_node.md", _table(records))
     return records
 

@@ -183,3 +183,20 @@ def test_rows_at_a_labelled_fraction(tiny_data, setup):
         100 * nn_.markov_accuracy(samples, sub["train"], sub["test"]))
     cell = nn_.next_node_cell("frozen", tiny_data, samples, encoder, sub, epochs=2, seed=0)
     assert rows["frozen"]["mean_accuracy"] == pytest.approx(100 * cell["test_accuracy"])
+
+
+def test_cell_gives_the_kept_epochs_predictions_on_request(tiny_data, setup):
+    """next_node_cell(predictions=True): the trained row's test predictions are those of
+    train_next_node's kept epoch; without the flag (and for the baselines) none are given."""
+    samples, encoder, _ = setup
+    split = nn_.next_node_split(tiny_data, 0)
+    cell = nn_.next_node_cell("finetune", tiny_data, samples, encoder, split, epochs=2, seed=1,
+                              predictions=True)  # fmt: skip
+    res = nn_.train_next_node(tiny_data, samples, encoder, "finetune", split["train"],
+                              split["val"], split["test"], epochs=2, seed=1)  # fmt: skip
+    assert cell["test_predictions"] == list(res.test_predictions)
+    assert cell["test_accuracy"] == res.test_accuracy
+    plain = nn_.next_node_cell("finetune", tiny_data, samples, encoder, split, epochs=2, seed=1)
+    assert "test_predictions" not in plain and plain["test_accuracy"] == res.test_accuracy
+    base = nn_.next_node_cell("markov", tiny_data, samples, encoder, split, predictions=True)
+    assert "test_predictions" not in base

@@ -355,13 +355,16 @@ def next_node_cell(
     epochs: int = 100,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    predictions: bool = False,
 ) -> dict[str, Any]:
     """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
     ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
     (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
     of ``encoder`` from ``seed``; ``"scone"``: TopoModelX's SCoNe trained from scratch the same
     way, :class:`~topo_contrastive.experiments.next_node_scone.SCoNeEncoder`; the trained rows
-    run on ``device``).
+    run on ``device``). With ``predictions`` a trained row also gives ``test_predictions``,
+    the kept epoch's predicted node per test sample (:attr:`NextNodeResult.test_predictions`;
+    default ``False``).
 
     Raises:
         ValueError: an unknown ``row``; see :func:`train_next_node`.
@@ -374,9 +377,12 @@ def next_node_cell(
     encoder, mode = _trained_row(row, data, encoder)
     res = train_next_node(data, samples, encoder, mode, tr, va, te, epochs=epochs, seed=seed,
                           device=device)
-    return {"test_accuracy": res.test_accuracy,
-            "val_accuracy": None if va.size == 0 else res.val_accuracy,
-            "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+    out = {"test_accuracy": res.test_accuracy,
+           "val_accuracy": None if va.size == 0 else res.val_accuracy,
+           "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+    if predictions:
+        out["test_predictions"] = list(res.test_predictions)
+    return out
 
 
 def next_node_rows(
