@@ -33,6 +33,7 @@ the validation accuracy over the draws and the final pre-training loss against c
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -85,7 +86,7 @@ def _pretrained(data: Any, task: str, temperature: float, epochs: list[int], bud
                 seed: int, log) -> dict[int, tuple[Any, float, float]]:  # fmt: skip
     """``{epochs: (encoder, last loss, chance loss)}`` from one run of the largest count."""
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.training import build_encoder, pretrain
+    from topo_contrastive.experiments.training import pretrain
 
     cfg = get_config("SSCL_Spec", task, "hodge").replace(temperature=temperature)
     if budget is not None:
@@ -97,9 +98,7 @@ def _pretrained(data: Any, task: str, temperature: float, epochs: list[int], bud
         f"in {time.perf_counter() - t0:.0f} s")  # fmt: skip
     out = {}
     for e in epochs:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            enc = build_encoder(cfg, data.hodge)
+        enc = copy.deepcopy(res.encoder)
         enc.load_state_dict(res.snapshots[e])
         out[e] = (enc, res.losses[e - 1], res.chance_losses[e - 1])
     return out

@@ -60,17 +60,15 @@ def run_row(data: Any, variant: str, seed: int, splits: list[int]) -> dict[str, 
     """Pre-train, embed and probe one variant (and its untrained twin) on ``data``."""
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import probe_splits
-    from topo_contrastive.experiments.training import build_encoder, embed, pretrain
+    from topo_contrastive.experiments.references import untrained_like
+    from topo_contrastive.experiments.training import embed, pretrain
 
     edition, label, overrides = VARIANTS[variant]
     cfg = get_config("SSCL_Spec", "ocean", edition).replace(**overrides)
     t0 = time.perf_counter()
     res = pretrain(data, cfg, seed=seed)
     feats = embed(res.encoder.cpu().eval(), data)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        untrained = build_encoder(cfg, data.hodge)
-    feats_u = embed(untrained.eval(), data)
+    feats_u = embed(untrained_like(res.encoder, data, seed), data)
     val = [r["val_accuracy"] for r in probe_splits(feats, data, splits)]
     val_u = [r["val_accuracy"] for r in probe_splits(feats_u, data, splits)]
     return {"dataset": data.name, "variant": variant, "label": label,
