@@ -19,9 +19,12 @@ best share any sparse layout could reach; and the share of the step the sparse p
 take today. A target above the ceiling is below the measured bound.
 
 Also timed, per sparse product, one layer's ``L X`` of the batch in the library's layout
-(sample-major rows, one block-diagonal CSR per chunk, as the kernel runs it) and in the
-edge-major layout ``L [N1, B*C]`` (``torch.sparse.mm`` on the CSR operator): the lever
-measured earlier as 25 % faster per product.
+(sample-major rows, one block-diagonal CSR per chunk, as the kernel runs it) and in every
+other layout or kernel item 4 names (:func:`product_times`): the same with one thread (CSR
+threading), scipy's CSR kernel, a torch COO operator, the edge-major layout ``L [N1, B*C]``
+(``torch.sparse.mm``; measured earlier as 25 % faster per product), and ``L (L X)`` against
+one product with the precomputed ``L^2`` (fused powers). ``torch_sparse`` has no wheel for
+this torch on the project's registries and is not timed.
 
     python benchmarks/bench_sparse_ceiling.py              # ~2 min on 2 cores
 """
@@ -34,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -64,28 +68,77 @@ def _median_time(fn, repeats: int) -> float:
 
 
 def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> dict:
-    """Seconds for one ``L X`` over the whole batch, library layout vs edge-major."""
+    """Seconds for one ``L X`` over the whole batch in the library's layout and in the other
+    layouts and kernels issue 27 item 4 names as levers:
+
+    - ``library_s``: sample-major rows, one block-diagonal CSR product per chunk (the kernel);
+    - ``library_1thread_s``: the same with one torch thread (CSR threading: the speed-up of
+      the second thread is ``library_1thread_s / library_s``);
+    - ``scipy_s``: the same block-diagonal product with scipy's CSR kernel (single-threaded);
+    - ``coo_s``: the same with the operator as a torch COO tensor;
+    - ``edge_major_s``: ``torch.sparse.mm`` on the CSR operator and edge-major ``[N1, B*C]``;
+    - ``two_powers_s`` / ``fused_square_s``: ``L (L X)`` as two products against one product
+      with the precomputed ``L^2`` (fused Laplacian powers), library layout.
+    """
+    import scipy.sparse as sp
+
     n1 = L.shape[0]
     x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]
     b = chunk_samples(batch, n1, torch.device("cpu"))
-    block = prepare_operator(L, normalize=False).block(b)[0]  # block-diagonal CSR
     chunks = [(lo, min(lo + b, batch)) for lo in range(0, batch, b)]
+    blocks = {hi - lo: prepare_operator(L, normalize=False).block(hi - lo)[0] for lo, hi in chunks}
+    coo = {k: v.to_sparse_coo().coalesce() for k, v in blocks.items()}
+    sci = {k: sp.csr_matrix((v.values().numpy(), v.col_indices().numpy(),
+                             v.crow_indices().numpy()), shape=v.shape)
+           for k, v in blocks.items()}  # fmt: skip
+    Lc = L.coalesce()
+    L_sp = sp.csr_matrix((Lc.values().numpy(), Lc.indices().numpy()), shape=Lc.shape)
+    sq = torch.sparse_coo_tensor(*_indices_values(L_sp @ L_sp), L.shape).coalesce()
+    sq_blocks = {k: prepare_operator(sq, normalize=False).block(k)[0] for k in blocks}
+    x_np = x.numpy()
 
-    def library() -> None:
+    def run(ops: dict, x_: torch.Tensor = x) -> None:
         for lo, hi in chunks:
-            rows = (hi - lo) * n1
-            blk = block if hi - lo == b else prepare_operator(L, False).block(hi - lo)[0]
-            torch.mm(blk, x[lo * n1 : lo * n1 + rows])
+            torch.mm(ops[hi - lo], x_[lo * n1 : hi * n1])
 
-    csr = L.coalesce().to_sparse_csr()
+    def two_powers() -> None:
+        for lo, hi in chunks:
+            blk = blocks[hi - lo]
+            torch.mm(blk, torch.mm(blk, x[lo * n1 : hi * n1]))
+
+    def scipy_run() -> None:
+        for lo, hi in chunks:
+            sci[hi - lo] @ x_np[lo * n1 : hi * n1]
+
+    csr = Lc.to_sparse_csr()
     xe = torch.randn(n1, batch * channels)  # edge-major [N1, B*C]
+    fns = {
+        "library_s": lambda: run(blocks),
+        "scipy_s": scipy_run,
+        "coo_s": lambda: run(coo),
+        "edge_major_s": lambda: torch.sparse.mm(csr, xe),
+        "two_powers_s": two_powers,
+        "fused_square_s": lambda: run(sq_blocks),
+    }
+    out: dict = {"chunk_samples": b, "nnz": int(Lc._nnz()), "nnz_square": int(sq._nnz())}
+    for name, fn in fns.items():
+        fn()  # warm-up
+        out[name] = _median_time(fn, repeats)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        run(blocks)
+        out["library_1thread_s"] = _median_time(lambda: run(blocks), repeats)
+    finally:
+        torch.set_num_threads(threads)
+    return out
 
-    def edge_major() -> None:
-        torch.sparse.mm(csr, xe)
 
-    library(), edge_major()  # warm-up
-    return {"library_s": _median_time(library, repeats),
-            "edge_major_s": _median_time(edge_major, repeats), "chunk_samples": b}  # fmt: skip
+def _indices_values(m) -> tuple[torch.Tensor, torch.Tensor]:
+    """COO indices ``[2, nnz]`` and float32 values of a scipy sparse matrix."""
+    c = m.tocoo()
+    idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
+    return idx, torch.from_numpy(c.data.astype(np.float32))
 
 
 def main(
@@ -123,8 +176,7 @@ def main(
             "share_of_stacked": flops / t_real / 1e9 / stacked,
             "ceiling_share_of_stacked": flops / t_free / 1e9 / stacked,
             "sparse_share_of_step": 1.0 - t_free / t_real,
-            "product_library_s": prod["library_s"], "product_edge_major_s": prod["edge_major_s"],
-            "chunk_samples": prod["chunk_samples"],
+            **{f"product_{k}": v for k, v in prod.items()},
         })  # fmt: skip
     head = (f"One training step (forward + backward) of the library's SCNN, width 64, K = 2, "
             f"tanh, bias, mean readout, float32, {torch.get_num_threads()} threads, torch "
@@ -145,7 +197,27 @@ def main(
             f"{100 * r['sparse_share_of_step']:.0f} % | {1e3 * r['product_library_s']:.1f} | "
             f"{1e3 * r['product_edge_major_s']:.1f} |"
         )
-    text = head + "\n".join(table) + "\n"
+    levers = [
+        "",
+        "One `L_down X` of the whole batch (64 channels), ms, per layout and kernel (the levers "
+        "of item 4; medians):",
+        "",
+        "| edges | layers | library (block CSR, torch) | same, 1 thread | 2nd thread speed-up | "
+        "scipy CSR (1 thread) | torch COO | edge-major `[N1, B*C]` | `L (L X)`: two products | "
+        "`L^2 X`: one fused product (nnz L / L^2) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        levers.append(
+            f"| {r['num_edges']:,} | {r['layers']} | {1e3 * r['product_library_s']:.1f} | "
+            f"{1e3 * r['product_library_1thread_s']:.1f} | "
+            f"{r['product_library_1thread_s'] / r['product_library_s']:.2f}x | "
+            f"{1e3 * r['product_scipy_s']:.1f} | {1e3 * r['product_coo_s']:.1f} | "
+            f"{1e3 * r['product_edge_major_s']:.1f} | {1e3 * r['product_two_powers_s']:.1f} | "
+            f"{1e3 * r['product_fused_square_s']:.1f} ({r['product_nnz']:,} / "
+            f"{r['product_nnz_square']:,}) |"
+        )
+    text = head + "\n".join(table + levers) + "\n"
     print(text)
     if out is not None:
         write_json(out.with_suffix(".json"), {"rows": rows, "threads": torch.get_num_threads(),
