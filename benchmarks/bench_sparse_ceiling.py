@@ -20,7 +20,7 @@ take today. A target above the ceiling is below the measured bound.
 
 Also timed, per sparse product, one layer's ``L X`` of the batch in the library's layout
 (sample-major rows, one block-diagonal CSR per chunk, as the kernel runs it) and in every
-other layout or kernel item 4 names (:func:`product_times`): the same with one thread (CSR
+other layout or kernel item 4 names (:func:`product_variants`): the same with one thread (CSR
 threading), scipy's CSR kernel, a torch COO operator, the edge-major layout ``L [N1, B*C]``
 (``torch.sparse.mm``; measured earlier as 25 % faster per product), and ``L (L X)`` against
 one product with the precomputed ``L^2`` (fused powers). ``torch_sparse`` has no wheel for
@@ -67,23 +67,29 @@ def _median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> dict:
-    """Seconds for one ``L X`` over the whole batch in the library's layout and in the other
-    layouts and kernels issue 27 item 4 names as levers:
+def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
+    """One ``L X`` of a batch in the library's layout and in the other layouts and kernels
+    issue 27 item 4 names as levers. ``fns[name]()`` computes the product as the timing sees
+    it (a list of chunk products, or the edge-major ``[N1, B*C]``: nothing gathered), and
+    ``rows(name, fns[name]())`` puts it into sample-major rows ``[B*N1, C]`` (so the variants
+    can be checked against each other):
 
-    - ``library_s``: sample-major rows, one block-diagonal CSR product per chunk (the kernel);
-    - ``library_1thread_s``: the same with one torch thread (CSR threading: the speed-up of
-      the second thread is ``library_1thread_s / library_s``);
-    - ``scipy_s``: the same block-diagonal product with scipy's CSR kernel (single-threaded);
-    - ``coo_s``: the same with the operator as a torch COO tensor;
-    - ``edge_major_s``: ``torch.sparse.mm`` on the CSR operator and edge-major ``[N1, B*C]``;
-    - ``two_powers_s`` / ``fused_square_s``: ``L (L X)`` as two products against one product
-      with the precomputed ``L^2`` (fused Laplacian powers), library layout.
+    - ``library``: one block-diagonal CSR product ``I_b (x) L`` per chunk (the kernel's);
+    - ``scipy``: the same products with scipy's CSR kernel (single-threaded);
+    - ``coo``: the same with the operators as torch COO tensors;
+    - ``edge_major``: ``torch.sparse.mm`` of the CSR operator and edge-major ``[N1, B*C]``
+      (the input transposed once, outside the timed call);
+    - ``two_powers`` / ``fused_square``: ``L (L X)`` as two products against one product
+      with the precomputed ``L^2`` (fused Laplacian powers); these give ``L^2 X``.
+
+    Args:
+        L: sparse COO ``[N1, N1]`` float32.
+        x: sample-major rows ``[B*N1, C]`` float32.
+        batch: ``B``.
     """
     import scipy.sparse as sp
 
-    n1 = L.shape[0]
-    x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]
+    n1, channels = L.shape[0], x.shape[1]
     b = chunk_samples(batch, n1, torch.device("cpu"))
     chunks = [(lo, min(lo + b, batch)) for lo in range(0, batch, b)]
     blocks = {hi - lo: prepare_operator(L, normalize=False).block(hi - lo)[0] for lo, hi in chunks}
@@ -93,42 +99,53 @@ def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> d
            for k, v in blocks.items()}  # fmt: skip
     Lc = L.coalesce()
     L_sp = sp.csr_matrix((Lc.values().numpy(), Lc.indices().numpy()), shape=Lc.shape)
-    sq = torch.sparse_coo_tensor(*_indices_values(L_sp @ L_sp), L.shape).coalesce()
+    sq = torch.sparse_coo_tensor(*_indices_values(L_sp @ L_sp), L.shape,
+                                 check_invariants=True).coalesce()  # fmt: skip
     sq_blocks = {k: prepare_operator(sq, normalize=False).block(k)[0] for k in blocks}
     x_np = x.numpy()
 
-    def run(ops: dict, x_: torch.Tensor = x) -> None:
-        for lo, hi in chunks:
-            torch.mm(ops[hi - lo], x_[lo * n1 : hi * n1])
+    def run(ops: dict) -> list:
+        return [torch.mm(ops[hi - lo], x[lo * n1 : hi * n1]) for lo, hi in chunks]
 
-    def two_powers() -> None:
-        for lo, hi in chunks:
-            blk = blocks[hi - lo]
-            torch.mm(blk, torch.mm(blk, x[lo * n1 : hi * n1]))
+    def two_powers() -> list:
+        return [torch.mm(blocks[hi - lo], torch.mm(blocks[hi - lo], x[lo * n1 : hi * n1]))
+                for lo, hi in chunks]  # fmt: skip
 
-    def scipy_run() -> None:
-        for lo, hi in chunks:
-            sci[hi - lo] @ x_np[lo * n1 : hi * n1]
+    def scipy_run() -> list:
+        return [sci[hi - lo] @ x_np[lo * n1 : hi * n1] for lo, hi in chunks]
 
     csr = Lc.to_sparse_csr()
-    xe = torch.randn(n1, batch * channels)  # edge-major [N1, B*C]
-    fns = {
-        "library_s": lambda: run(blocks),
-        "scipy_s": scipy_run,
-        "coo_s": lambda: run(coo),
-        "edge_major_s": lambda: torch.sparse.mm(csr, xe),
-        "two_powers_s": two_powers,
-        "fused_square_s": lambda: run(sq_blocks),
-    }
-    out: dict = {"chunk_samples": b, "nnz": int(Lc._nnz()), "nnz_square": int(sq._nnz())}
+    xe = x.view(batch, n1, channels).permute(1, 0, 2).reshape(n1, batch * channels)  # [N1, B*C]
+
+    def rows(name: str, out) -> torch.Tensor:
+        if name == "edge_major":  # [N1, B*C] -> [B*N1, C]
+            return out.view(n1, batch, channels).permute(1, 0, 2).reshape(batch * n1, channels)
+        return torch.cat([torch.as_tensor(o) for o in out])
+
+    fns = {"library": lambda: run(blocks), "scipy": scipy_run, "coo": lambda: run(coo),
+           "edge_major": lambda: torch.sparse.mm(csr, xe), "two_powers": two_powers,
+           "fused_square": lambda: run(sq_blocks)}  # fmt: skip
+    return {"fns": fns, "rows": rows, "chunk_samples": b, "nnz": int(Lc._nnz()),
+            "nnz_square": int(sq._nnz())}  # fmt: skip
+
+
+def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> dict:
+    """Seconds for one ``L X`` over the whole batch per variant of :func:`product_variants`
+    (``<name>_s``), plus ``library_1thread_s``: the library's product with one torch thread
+    (CSR threading: the second thread's speed-up is ``library_1thread_s / library_s``)."""
+    n1 = L.shape[0]
+    x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]
+    v = product_variants(L, x, batch)
+    fns = v["fns"]
+    out: dict = {k: v[k] for k in ("chunk_samples", "nnz", "nnz_square")}
     for name, fn in fns.items():
         fn()  # warm-up
-        out[name] = _median_time(fn, repeats)
+        out[f"{name}_s"] = _median_time(fn, repeats)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        run(blocks)
-        out["library_1thread_s"] = _median_time(lambda: run(blocks), repeats)
+        fns["library"]()
+        out["library_1thread_s"] = _median_time(fns["library"], repeats)
     finally:
         torch.set_num_threads(threads)
     return out
