@@ -11,7 +11,10 @@ on validation, the test split only scored. Every finished cell is appended to
 ``<out>/next_node.json`` at once (atomically) and a rerun skips it; ``next_node.md`` holds the
 table (mean ± std over the seeds). ``--fractions`` label only part of the training and
 validation prefixes (label efficiency of the reuse; a validation part under 5 prefixes is
-dropped and the last epoch kept, see ``labelled_split``). ``--figure`` also draws a few test
+dropped and the last epoch kept, see ``labelled_split``). The untrained row is the same
+architecture, re-initialised and frozen with the head trained (what pre-training adds to the
+frozen reuse). ``--shape scone`` gives every trained row SCoNe's shape (3 layers x 16, one
+Laplacian power per side, no bias) instead of the paper encoder's. ``--figure`` also draws a few test
 paths of each dataset with the next node the fine-tuned row predicts and the true one
 (``<out>/next_node_<dataset>.png``; the first seed at the largest fraction, the same training
 run as its table cell).
@@ -19,6 +22,8 @@ run as its table cell).
     python examples/next_node_prediction.py --datasets trajectory --seeds 1 --epochs 50
     python examples/next_node_prediction.py --datasets ocean --seeds 1 --epochs 50 --figure
     python examples/next_node_prediction.py --seeds 5 --epochs 50 --fractions 0.01 0.1 1
+    python examples/next_node_prediction.py --seeds 5 --epochs 50 --fractions 0.01 0.1 1 \
+        --shape scone --out results/next_node_scone_shape
 """
 
 from __future__ import annotations
@@ -34,11 +39,12 @@ from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
 
-ROWS = ("uniform", "markov", "scratch", "frozen", "finetune")
+ROWS = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
 LABELS = {
     "uniform": "uniform among the neighbours",
     "markov": "Markov chain (first order)",
     "scratch": "SCNN + head from scratch",
+    "untrained": "untrained SCNN, frozen + head",
     "frozen": "SSCL_Spec pre-trained, frozen + head",
     "finetune": "SSCL_Spec pre-trained, fine-tuned + head",
 }
@@ -100,16 +106,29 @@ def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], pred
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
 
 
-def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path) -> Any:
-    """SSCL_Spec (paper edition) pre-trained on all flows with ``seed``; kept in ``cache`` so
-    that every fraction of a seed reuses the same encoder."""
+#: Encoder shapes for the reuse (``--shape``): the paper edition's encoder, or the shape of
+#: the SCoNe row (TopoModelX's ``SCoNe`` as ``predict-next --scone`` builds it: 3 layers of
+#: 16 channels, one power of each Laplacian, tanh, no bias, the orientation-equivariant form
+#: of Roddenberry et al. 2021) with the paper edition's pre-training otherwise.
+SHAPES: dict[str, dict[str, Any]] = {
+    "paper": {},
+    "scone": dict(num_layers=3, hidden_channels=16, K_down=1, K_up=1, bias=False),
+}
+
+
+def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path,
+             shape: str = "paper") -> Any:  # fmt: skip
+    """SSCL_Spec (paper edition, in the encoder shape ``shape`` of :data:`SHAPES`)
+    pre-trained on all flows with ``seed``; kept in ``cache`` so that every fraction of a
+    seed reuses the same encoder."""
     import torch
 
     from topo_contrastive.experiments import get_config, pretrain
     from topo_contrastive.experiments.training import build_encoder
 
-    cfg = get_config("SSCL_Spec", name)
-    path = cache / f"{name}-seed{seed}{'-quick' if quick else ''}.pt"
+    cfg = get_config("SSCL_Spec", name, **SHAPES[shape])
+    tag = "" if shape == "paper" else f"-{shape}"
+    path = cache / f"{name}{tag}-seed{seed}{'-quick' if quick else ''}.pt"
     if path.is_file():
         with torch.random.fork_rng(devices=[]):
             encoder = build_encoder(cfg, data.hodge)
@@ -124,13 +143,21 @@ def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path) -> Any:
 
 
 def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str, seed: int = 0,
-         quick: bool = False, figure: bool = False, fractions: tuple[float, ...] = (1.0,)
-         ) -> list[dict[str, Any]]:  # fmt: skip
+         quick: bool = False, figure: bool = False, fractions: tuple[float, ...] = (1.0,),
+         shape: str = "paper") -> list[dict[str, Any]]:  # fmt: skip
     """Run the missing cells; returns every record. ``quick``: a small trajectory complex
     (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result).
     ``fractions``: labelled fractions of the training (and validation) prefixes
     (:func:`~topo_contrastive.experiments.next_node.labelled_split`), smallest first, every
-    seed of a fraction before the next fraction (so an interrupted run has whole fractions)."""
+    seed of a fraction before the next fraction (so an interrupted run has whole fractions).
+    ``shape``: the encoder's shape, a key of :data:`SHAPES` (the same for every trained row;
+    the records carry it and a folder holds one shape).
+
+    Raises:
+        ValueError: an unknown ``shape``, or ``out`` holding records of another shape.
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")
     from topo_contrastive.datasets import next_node_samples
     from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
@@ -138,6 +165,8 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     out.mkdir(parents=True, exist_ok=True)
     path = out / "next_node.json"
     records = json.loads(path.read_text())["records"] if path.is_file() else []
+    if any(r.get("shape", "paper") != shape for r in records):
+        raise ValueError(f"{path} holds records of another encoder shape than {shape!r}")
     done = {(r["dataset"], r["row"], r["seed"], r.get("fraction", 1.0)) for r in records}
     for name in datasets:
         small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
@@ -155,8 +184,9 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                     t0 = time.perf_counter()
                     if encoder is None and row not in ("uniform", "markov"):
                         # (scratch re-initialises a copy from the seed: the architecture is used)
-                        encoder = _encoder(data, name, s, quick, out / "encoders")
+                        encoder = _encoder(data, name, s, quick, out / "encoders", shape)
                     rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s,
+                                           "shape": shape,
                                            "fraction": f, "labelled": int(split["train"].size),
                                            "selected_on": int(split["val"].size)}  # fmt: skip
                     rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
@@ -174,7 +204,7 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                 if draw:
                     if drawn is None:  # the fine-tuned cell was done before: train it again
                         if encoder is None:
-                            encoder = _encoder(data, name, s, quick, out / "encoders")
+                            encoder = _encoder(data, name, s, quick, out / "encoders", shape)
                         cell = nn_.next_node_cell("finetune", data, samples, encoder, split,
                                                   epochs=epochs, seed=s, predictions=True)
                         drawn = (cell["test_predictions"], cell["test_accuracy"])
@@ -200,6 +230,10 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--figure", action="store_true",
                    help="also draw predicted next nodes of a few test paths per dataset "
                    "(<out>/next_node_<dataset>.png; fine-tuned row, first seed)")
+    p.add_argument("--shape", choices=tuple(SHAPES), default="paper",
+                   help="encoder shape of every trained row: paper (the paper edition's SCNN, "
+                   "default) or scone (SCoNe's: 3 layers x 16, one Laplacian power per side, "
+                   "no bias), pre-trained the same way")
     p.add_argument("--quick", action="store_true",
                    help="smoke test: a small trajectory task, 1 seed, 2 epochs, with the figure "
                    "(not a result)")
@@ -212,4 +246,4 @@ if __name__ == "__main__":
         a.datasets, a.seeds, a.epochs, a.figure = ["trajectory"], 1, 2, True
         a.fractions = [0.5, 1.0]
     main(a.datasets, a.seeds, a.epochs, a.out, a.data_root, a.seed, quick=a.quick,
-         figure=a.figure, fractions=tuple(a.fractions))
+         figure=a.figure, fractions=tuple(a.fractions), shape=a.shape)

@@ -494,7 +494,7 @@ def test_predict_next_reuses_the_encoder_beside_the_baselines(checkpoint, data_r
     printed = capsys.readouterr().out
     res = json.loads(out.read_text())
     rows = {r["row"]: r for r in res["rows"]}
-    assert list(rows) == ["uniform", "markov", "scratch", "frozen", "finetune"]
+    assert list(rows) == ["uniform", "markov", "scratch", "untrained", "frozen", "finetune"]
     assert all([s["seed"] for s in r["splits"]] == [0, 1] for r in rows.values())
     assert all(s["epoch"] <= 2 for s in rows["frozen"]["splits"])
     for r in rows.values():

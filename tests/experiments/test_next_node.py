@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -64,6 +65,26 @@ def test_frozen_reuse_trains_only_the_head(tiny_data, setup):
     assert bool(samples.candidates[torch.as_tensor(te), pred].all())
     hits = (pred == samples.targets[torch.as_tensor(te)]).double().mean()
     assert res.test_accuracy == pytest.approx(float(hits))
+
+
+def test_untrained_row_uses_only_the_architecture_and_trains_only_the_head(tiny_data, setup):
+    """"untrained": the encoder re-initialised from the seed, then frozen: the given weights
+    never matter, the given encoder is unchanged, and the same seed gives the same numbers."""
+    samples, encoder, split = setup
+    before = _state(encoder)
+    args = (split["train"], split["val"], split["test"])
+    res = nn_.train_next_node(tiny_data, samples, encoder, "untrained", *args, epochs=3, seed=2)
+    assert all(torch.equal(v, before[k]) for k, v in encoder.state_dict().items())
+    other = copy.deepcopy(encoder)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(-3.0).add_(0.5)  # other weights, same architecture
+    assert nn_.train_next_node(tiny_data, samples, other, "untrained", *args, epochs=3,
+                               seed=2) == res  # fmt: skip
+    assert nn_.train_next_node(tiny_data, samples, other, "frozen", *args, epochs=3,
+                               seed=2) != res  # fmt: skip
+    cell = nn_.next_node_cell("untrained", tiny_data, samples, encoder, split, epochs=3, seed=2)
+    assert cell["test_accuracy"] == res.test_accuracy and cell["epoch"] == res.epoch
 
 
 def test_selection_never_reads_the_test_targets(tiny_data, setup):

@@ -9,8 +9,9 @@ neighbours of the prefix's last node. Models:
   :class:`~topo_contrastive.nn.NextNodeHead`, trained with cross-entropy over the candidates:
   ``"frozen"`` (a given encoder, only the head trained: reuse without changing it),
   ``"finetune"`` (a given encoder trained with the head, its own learning rate) or
-  ``"scratch"`` (the same from a fresh encoder); the epoch with the best validation accuracy is
-  kept (the test samples only score);
+  ``"scratch"`` (the same from a fresh encoder) or ``"untrained"`` (a fresh encoder of the same
+  architecture, frozen: the reference row that tells what pre-training adds to the frozen
+  reuse); the epoch with the best validation accuracy is kept (the test samples only score);
 - :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py`` with
   ``order=1``): the candidate with the most transitions from the last node in the training
   samples (their prefixes and next nodes); ties and unseen nodes go to the lowest node id;
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: How :func:`train_next_node` treats the encoder.
-MODES = ("frozen", "finetune", "scratch")
+MODES = ("frozen", "finetune", "scratch", "untrained")
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,10 @@ def train_next_node(
         data: the dataset (its Laplacians).
         samples: the next-node samples (:func:`~topo_contrastive.datasets.next_node.
             next_node_samples`) of ``data``'s complex.
-        encoder: an SCNN (copied, never changed); with ``"scratch"`` only its architecture
-            is used (a fresh copy re-initialised from ``seed``).
-        mode: ``"frozen"``, ``"finetune"`` or ``"scratch"``.
+        encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"`` only
+            its architecture is used (a fresh copy re-initialised from ``seed``).
+        mode: ``"frozen"``, ``"finetune"``, ``"scratch"`` or ``"untrained"`` (a fresh
+            copy re-initialised from ``seed``, as with ``"scratch"``, then frozen).
         train_idx, val_idx, test_idx: sample indices (disjoint; the test samples only score).
         epochs: epochs (default 100).
         head_lr: the head's learning rate (default 1e-2; also the encoder's with
@@ -191,14 +193,15 @@ def train_next_node(
     enc = copy.deepcopy(encoder).cpu()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
-        if mode == "scratch":
+        if mode in ("scratch", "untrained"):
             enc.reset_parameters()
         head = NextNodeHead(enc.hidden_channels, data.complex)
     enc, head = enc.to(dev), head.to(dev)
+    trained = mode in ("finetune", "scratch")  # the encoder's weights change
     for p in enc.parameters():
-        p.requires_grad_(mode != "frozen")
+        p.requires_grad_(trained)
     groups = [{"params": head.parameters(), "lr": head_lr}]
-    if mode != "frozen":
+    if trained:
         groups.append({"params": enc.parameters(),
                        "lr": head_lr if mode == "scratch" else encoder_lr})  # fmt: skip
     opt = torch.optim.Adam(groups, weight_decay=weight_decay)
@@ -207,7 +210,7 @@ def train_next_node(
     candidates, targets = samples.candidates.to(dev), samples.targets.to(dev)
     best: tuple[float, int, float, float] | None = None
     for epoch in range(1, int(epochs) + 1):
-        enc.train(mode != "frozen")
+        enc.train(trained)
         order = tr[torch.randperm(tr.size, generator=gen).numpy()]
         for s in range(0, order.size, batch_size):
             b = torch.as_tensor(order[s : s + batch_size], device=dev)
@@ -239,12 +242,13 @@ def train_next_node(
 
 
 #: The rows of :func:`next_node_rows`, in order.
-ROWS: tuple[str, ...] = ("uniform", "markov", "scratch", "frozen", "finetune")
+ROWS: tuple[str, ...] = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
 _ROW_LABELS = {
     "uniform": "uniform among the neighbours",
     "markov": "Markov chain (first order)",
     "scratch": "SCNN + head from scratch (same architecture)",
     "scone": "TopoModelX SCoNe (3 layers x 16) + head from scratch",
+    "untrained": "untrained encoder (same architecture) frozen + head",
     "frozen": "encoder frozen + head",
     "finetune": "encoder fine-tuned + head",
 }
