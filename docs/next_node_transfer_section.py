@@ -30,6 +30,7 @@ LABELS = {
     "uniform": "uniform among the neighbours",
     "markov": "Markov chain (first order)",
     "scratch": "SCNN + head from scratch",
+    "untrained": "untrained SCNN, frozen + head",
     "scone": "TopoModelX SCoNe (3 x 16) from scratch",
     "frozen": "SSCL_Spec pre-trained, frozen + head",
     "finetune": "SSCL_Spec pre-trained, fine-tuned + head",
@@ -68,7 +69,8 @@ def collect(folder: Path) -> dict[str, Any]:
 
 
 def markdown(runs: dict[str, Any]) -> str:
-    """One table: rows x (dataset, test), mean ± std over the seeds."""
+    """One table: rows x (dataset, test), mean ± std over the seeds (a row run on fewer
+    seeds than its dataset's says how many)."""
     head = ["| row |"]
     for ds, d in runs.items():
         head += [f" {ds}: {t} ({len(d['seeds'])} seeds) |" for t in TESTS]
@@ -78,7 +80,8 @@ def markdown(runs: dict[str, Any]) -> str:
         for d in runs.values():
             for t in TESTS:
                 acc = d["tests"].get(t, {}).get(row)
-                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f}" if acc else "")
+                part = f" ({len(acc)} seeds)" if acc and len(acc) < len(d["seeds"]) else ""
+                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f}{part}" if acc else "")
         if any(cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

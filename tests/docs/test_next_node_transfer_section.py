@@ -27,7 +27,8 @@ def _run(folder: Path, name: str, seed: int, accs: dict, checkpoint: str = "enc.
 
 def test_collect_joins_the_seeds_and_the_table_gives_mean_and_std(tmp_path):
     _run(tmp_path, "ocean", 0, {"markov": (0.5, 0.1, 0.2), "scone": (0.25, 0.4, 0.5)})
-    _run(tmp_path, "ocean", 1, {"markov": (0.3, 0.1, 0.0), "scone": (0.25, 0.2, 0.3)})
+    _run(tmp_path, "ocean", 1, {"markov": (0.3, 0.1, 0.0), "scone": (0.25, 0.2, 0.3),
+                                "untrained": (0.2, 0.2, 0.2)})  # fmt: skip
     _run(tmp_path, "trajectory", 3, {"markov": (0.7, 0.0, 0.1)})
     (tmp_path / "ocean_seed1.md").write_text("not a run")
     runs = section.collect(tmp_path)
@@ -41,6 +42,8 @@ def test_collect_joins_the_seeds_and_the_table_gives_mean_and_std(tmp_path):
     assert cells[3] == "70.0 ± 0.0"
     scone = next(line for line in text.splitlines() if "SCoNe" in line)
     assert scone.split("|")[-2].strip() == ""  # no SCoNe row on the trajectories
+    untrained = next(line for line in text.splitlines() if line.startswith("| untrained"))
+    assert "20.0 ± 0.0 (1 seeds)" in untrained  # a row on fewer seeds says so
     out = section.main(tmp_path, tmp_path / "out")
     saved = json.loads((tmp_path / "out" / "transfer.json").read_text())
     assert saved["ocean"]["mean"]["other region"]["scone"] == pytest.approx(40.0)
