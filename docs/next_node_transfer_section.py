@@ -5,9 +5,9 @@ Reads every ``FOLDER/<dataset>_seed<k>.json`` (one finished ``predict-next --tra
 --seed k --seeds 1 --out ...`` run each; a run per seed so that an interrupted campaign keeps
 its finished seeds), checks that they share the checkpoint and head epochs, and writes
 
-- ``docs/_data/next_node/transfer.json``: per dataset, test and row, the accuracy of every
-  seed and the mean ± std (percent);
-- ``docs/_data/next_node/transfer.md``: the table (rows x {test, reversed, other region} per
+- ``docs/_data/next_node/<name>.json`` (``--name``, default ``transfer``): per dataset, test
+  and row, the accuracy of every seed and the mean ± std (percent);
+- ``docs/_data/next_node/<name>.md``: the table (rows x {test, reversed, other region} per
   dataset, mean ± std over the seeds, the number of seeds).
 
     python docs/next_node_transfer_section.py runs/transfer5
@@ -87,8 +87,9 @@ def markdown(runs: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(folder: Path, out: Path = Path("docs/_data/next_node")) -> dict[str, Any]:
-    """Collect ``folder`` and write ``out/transfer.{json,md}``; returns the collection."""
+def main(folder: Path, out: Path = Path("docs/_data/next_node"), name: str = "transfer"
+         ) -> dict[str, Any]:  # fmt: skip
+    """Collect ``folder`` and write ``out/<name>.{json,md}``; returns the collection."""
     runs = collect(folder)
     out.mkdir(parents=True, exist_ok=True)
     summary = {ds: dict(d, mean={t: {r: float(np.mean(a)) for r, a in rows.items()}
@@ -96,9 +97,9 @@ def main(folder: Path, out: Path = Path("docs/_data/next_node")) -> dict[str, An
                         std={t: {r: float(np.std(a)) for r, a in rows.items()}
                              for t, rows in d["tests"].items()})
                for ds, d in runs.items()}  # fmt: skip
-    write_json(out / "transfer.json", summary)
+    write_json(out / f"{name}.json", summary)
     text = markdown(runs)
-    write_text(out / "transfer.md", text)
+    write_text(out / f"{name}.md", text)
     print(text)
     return summary
 
@@ -108,5 +109,7 @@ if __name__ == "__main__":
     p.add_argument("folder", type=Path, help="folder of <dataset>_seed<k>.json runs")
     p.add_argument("--out", type=Path, default=Path("docs/_data/next_node"),
                    help="output folder (default: docs/_data/next_node)")  # fmt: skip
+    p.add_argument("--name", default="transfer",
+                   help="output file name without suffix (default: transfer)")  # fmt: skip
     a = p.parse_args()
-    main(a.folder, a.out)
+    main(a.folder, a.out, a.name)

@@ -44,8 +44,9 @@ def test_collect_joins_the_seeds_and_the_table_gives_mean_and_std(tmp_path):
     assert scone.split("|")[-2].strip() == ""  # no SCoNe row on the trajectories
     untrained = next(line for line in text.splitlines() if line.startswith("| untrained"))
     assert "20.0 ± 0.0 (1 seeds)" in untrained  # a row on fewer seeds says so
-    out = section.main(tmp_path, tmp_path / "out")
-    saved = json.loads((tmp_path / "out" / "transfer.json").read_text())
+    out = section.main(tmp_path, tmp_path / "out", name="t5")
+    saved = json.loads((tmp_path / "out" / "t5.json").read_text())
+    assert (tmp_path / "out" / "t5.md").read_text() == text
     assert saved["ocean"]["mean"]["other region"]["scone"] == pytest.approx(40.0)
     assert saved["ocean"]["std"]["test"]["markov"] == pytest.approx(np.std([50, 30]))
     assert out["trajectory"]["seeds"] == [3]
