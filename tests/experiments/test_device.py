@@ -49,7 +49,7 @@ def test_next_node_training_runs_on_the_gpu(tiny_data):
     samples = next_node_samples(tiny_data.complex, tiny_data.dataset.paths(), seed=0)
     split = nn_.next_node_split(tiny_data, 0)
     enc = _encoder(tiny_data)
-    for mode in ("frozen", "finetune", "scratch"):
+    for mode in nn_.MODES:
         res = nn_.train_next_node(tiny_data, samples, enc, mode, split["train"], split["val"],
                                   split["test"], epochs=2, seed=0, device="cuda")
         assert 0.0 <= res.test_accuracy <= 1.0
