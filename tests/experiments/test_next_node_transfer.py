@@ -83,6 +83,16 @@ def test_transfer_table_has_every_row_under_every_test(tiny_data, encoder):
     want = {r["row"]: r["mean_accuracy"] for r in rows["rows"]}
     got = {r["row"]: r["mean_accuracy"] for r in out["tests"]["test"]["rows"]}
     assert got == pytest.approx(want)
+    # a selection of rows, in its order: the same cells as in the full run
+    part = tr_.next_node_transfer(encoder, tiny_data, [0], epochs=2, rows=("untrained", "markov"))
+    for test in tr_.TESTS:
+        full = {r["row"]: r for r in out["tests"][test]["rows"]}
+        assert [r["row"] for r in part["tests"][test]["rows"]] == ["untrained", "markov"]
+        for r in part["tests"][test]["rows"]:
+            assert r["splits"] == full[r["row"]]["splits"]
+    for bad in ((), ("finetune", "lstm")):
+        with pytest.raises(ValueError, match="`rows`"):
+            tr_.next_node_transfer(encoder, tiny_data, [0], epochs=1, rows=bad)
 
 
 def test_scone_without_topomodelx_is_refused_before_training(tiny_data, encoder, monkeypatch):

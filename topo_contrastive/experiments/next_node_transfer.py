@@ -24,6 +24,7 @@ cuts of the paths (``seed``) for both directions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -115,6 +116,7 @@ def next_node_transfer(
     device: str | torch.device = "cpu",
     progress: Any = None,
     scone: bool = False,
+    rows: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` under every test of
     :data:`TESTS` (see the module docstring), on the splits ``seeds``.
@@ -134,6 +136,9 @@ def next_node_transfer(
         progress: called as ``progress(test, row, seed, accuracy)`` after every cell.
         scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` under every test
             (default ``False``; needs the ``topomodelx`` extra).
+        rows: run only these rows of :data:`~topo_contrastive.experiments.next_node.ROWS`
+            (and ``"scone"``), in this order (default: all; e.g. to add a row to an earlier
+            run: every cell depends only on its row and seed).
 
     Returns:
         A dict with ``tests`` (per test of :data:`TESTS` that applies to the data: ``rows``,
@@ -141,12 +146,18 @@ def next_node_transfer(
         ``splits``, one dict per seed), ``seeds`` and ``epochs``.
 
     Raises:
-        ValueError: data without node paths; see
+        ValueError: an unknown row in ``rows``; data without node paths; see
             :func:`~topo_contrastive.experiments.next_node.train_next_node`.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
     rows_run = ROWS + (("scone",) if scone else ())
-    if scone:
+    if rows is not None:
+        unknown = [r for r in rows if r not in ROWS + ("scone",)]
+        if unknown or not rows:
+            raise ValueError(f"`rows` must be a non-empty selection of {ROWS + ('scone',)}, "
+                             f"got {tuple(rows)!r}")  # fmt: skip
+        rows_run = tuple(rows)
+    if "scone" in rows_run:
         from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
 
         SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
@@ -176,15 +187,15 @@ def next_node_transfer(
                     progress(test, row, int(s), rec["test_accuracy"])
     out: dict[str, Any] = {"tests": {}, "seeds": [int(s) for s in seeds], "epochs": int(epochs)}
     for test in TESTS:
-        rows = []
+        table = []
         for row in rows_run:
             if not cells[test][row]:
                 continue
             acc = 100 * np.array([c["test_accuracy"] for c in cells[test][row]])
-            rows.append({"row": row, "mean_accuracy": float(acc.mean()),
+            table.append({"row": row, "mean_accuracy": float(acc.mean()),
                          "std_accuracy": float(acc.std()), "splits": cells[test][row]})
-        if rows:
-            out["tests"][test] = {"rows": rows}
+        if table:
+            out["tests"][test] = {"rows": table}
     return out
 
 
