@@ -14,8 +14,8 @@ validation prefixes (label efficiency of the reuse; a validation part under 5 pr
 dropped and the last epoch kept, see ``labelled_split``). The untrained row is the same
 architecture, re-initialised and frozen with the head trained (what pre-training adds to the
 frozen reuse). ``--shape scone`` gives every trained row SCoNe's shape (3 layers x 16, one
-Laplacian power per side, no bias) instead of the paper encoder's. ``--figure`` also draws a few test
-paths of each dataset with the next node the fine-tuned row predicts and the true one
+Laplacian power per side, no bias) instead of the paper encoder's. ``--figure`` also draws a
+few test paths of each dataset with the next node the fine-tuned row predicts and the true one
 (``<out>/next_node_<dataset>.png``; the first seed at the largest fraction, the same training
 run as its table cell).
 
@@ -144,14 +144,16 @@ def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path,
 
 def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str, seed: int = 0,
          quick: bool = False, figure: bool = False, fractions: tuple[float, ...] = (1.0,),
-         shape: str = "paper") -> list[dict[str, Any]]:  # fmt: skip
+         shape: str = "paper", encoder_lr: float = 1e-3) -> list[dict[str, Any]]:  # fmt: skip
     """Run the missing cells; returns every record. ``quick``: a small trajectory complex
     (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result).
     ``fractions``: labelled fractions of the training (and validation) prefixes
     (:func:`~topo_contrastive.experiments.next_node.labelled_split`), smallest first, every
     seed of a fraction before the next fraction (so an interrupted run has whole fractions).
     ``shape``: the encoder's shape, a key of :data:`SHAPES` (the same for every trained row;
-    the records carry it and a folder holds one shape).
+    the records carry it and a folder holds one shape). ``encoder_lr``: the fine-tuned row's
+    encoder learning rate (default 1e-3; recorded with the fine-tuned cells, and a folder
+    holds one value).
 
     Raises:
         ValueError: an unknown ``shape``, or ``out`` holding records of another shape.
@@ -167,6 +169,9 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     records = json.loads(path.read_text())["records"] if path.is_file() else []
     if any(r.get("shape", "paper") != shape for r in records):
         raise ValueError(f"{path} holds records of another encoder shape than {shape!r}")
+    if any(r.get("encoder_lr", 1e-3) != encoder_lr for r in records if r["row"] == "finetune"):
+        raise ValueError(f"{path} holds fine-tuned records of another encoder_lr than "
+                         f"{encoder_lr!r}")  # fmt: skip
     done = {(r["dataset"], r["row"], r["seed"], r.get("fraction", 1.0)) for r in records}
     for name in datasets:
         small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
@@ -189,8 +194,10 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                                            "shape": shape,
                                            "fraction": f, "labelled": int(split["train"].size),
                                            "selected_on": int(split["val"].size)}  # fmt: skip
+                    if row == "finetune":
+                        rec["encoder_lr"] = encoder_lr
                     rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
-                                                  epochs=epochs, seed=s,
+                                                  epochs=epochs, seed=s, encoder_lr=encoder_lr,
                                                   predictions=draw and row == "finetune"))
                     if "test_predictions" in rec:  # the figure's run: not kept in the JSON
                         drawn = (rec.pop("test_predictions"), rec["test_accuracy"])
@@ -206,7 +213,8 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
                         if encoder is None:
                             encoder = _encoder(data, name, s, quick, out / "encoders", shape)
                         cell = nn_.next_node_cell("finetune", data, samples, encoder, split,
-                                                  epochs=epochs, seed=s, predictions=True)
+                                                  epochs=epochs, seed=s, predictions=True,
+                                                  encoder_lr=encoder_lr)
                         drawn = (cell["test_predictions"], cell["test_accuracy"])
                     draw_predictions(data, samples, split, *drawn,
                                      out / f"next_node_{name}.png")
@@ -234,6 +242,9 @@ def _parse() -> argparse.Namespace:
                    help="encoder shape of every trained row: paper (the paper edition's SCNN, "
                    "default) or scone (SCoNe's: 3 layers x 16, one Laplacian power per side, "
                    "no bias), pre-trained the same way")
+    p.add_argument("--encoder-lr", type=float, default=1e-3,
+                   help="encoder learning rate of the fine-tuned row (default 1e-3; the head's "
+                   "is 1e-2, as is a scratch encoder's)")
     p.add_argument("--quick", action="store_true",
                    help="smoke test: a small trajectory task, 1 seed, 2 epochs, with the figure "
                    "(not a result)")
@@ -246,4 +257,4 @@ if __name__ == "__main__":
         a.datasets, a.seeds, a.epochs, a.figure = ["trajectory"], 1, 2, True
         a.fractions = [0.5, 1.0]
     main(a.datasets, a.seeds, a.epochs, a.out, a.data_root, a.seed, quick=a.quick,
-         figure=a.figure, fractions=tuple(a.fractions), shape=a.shape)
+         figure=a.figure, fractions=tuple(a.fractions), shape=a.shape, encoder_lr=a.encoder_lr)

@@ -360,6 +360,7 @@ def next_node_cell(
     seed: int = 0,
     device: str | torch.device = "cpu",
     predictions: bool = False,
+    encoder_lr: float = 1e-3,
 ) -> dict[str, Any]:
     """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
     ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
@@ -369,6 +370,9 @@ def next_node_cell(
     run on ``device``). With ``predictions`` a trained row also gives ``test_predictions``,
     the kept epoch's predicted node per test sample (:attr:`NextNodeResult.test_predictions`;
     default ``False``).
+
+    ``encoder_lr`` is the fine-tuned row's encoder learning rate (:func:`train_next_node`;
+    default 1e-3; the other rows ignore it).
 
     Raises:
         ValueError: an unknown ``row``; see :func:`train_next_node`.
@@ -380,7 +384,7 @@ def next_node_cell(
         return {"test_accuracy": markov_accuracy(samples, tr, te)}
     encoder, mode = _trained_row(row, data, encoder)
     res = train_next_node(data, samples, encoder, mode, tr, va, te, epochs=epochs, seed=seed,
-                          device=device)
+                          device=device, encoder_lr=encoder_lr)
     out = {"test_accuracy": res.test_accuracy,
            "val_accuracy": None if va.size == 0 else res.val_accuracy,
            "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
