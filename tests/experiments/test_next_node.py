@@ -143,6 +143,15 @@ def test_split_carves_validation_and_cells_match_train_next_node(tiny_data, setu
                               split["val"], split["test"], epochs=2, seed=1)  # fmt: skip
     assert cell == {"test_accuracy": res.test_accuracy, "val_accuracy": res.val_accuracy,
                     "train_accuracy": res.train_accuracy, "epoch": res.epoch}  # fmt: skip
+    ft = nn_.next_node_cell("finetune", tiny_data, samples, encoder, split, epochs=2, seed=1,
+                            encoder_lr=0.05)  # fmt: skip
+    res = nn_.train_next_node(tiny_data, samples, encoder, "finetune", split["train"],
+                              split["val"], split["test"], epochs=2, seed=1, encoder_lr=0.05)
+    assert ft["train_accuracy"] == res.train_accuracy and ft["epoch"] == res.epoch
+    assert ft["test_accuracy"] == res.test_accuracy
+    default = nn_.train_next_node(tiny_data, samples, encoder, "finetune", split["train"],
+                                  split["val"], split["test"], epochs=2, seed=1)  # fmt: skip
+    assert default != res  # the learning rate reaches the run (so the equality above means it)
     assert nn_.next_node_cell("markov", tiny_data, samples, None, split) == {
         "test_accuracy": nn_.markov_accuracy(samples, split["train"], split["test"])}
     with pytest.raises(ValueError, match="row"):
