@@ -48,6 +48,16 @@ def test_prediction_is_invariant_to_re_orienting_edges():
     b = head2(enc.edge_embeddings(xs, *other.laplacians(dtype=torch.float64)), cand)
     torch.testing.assert_close(a, b)
     assert torch.equal(a.argmax(1), b.argmax(1))
+    # with a bias (the paper edition's encoder) the invariance is lost: tanh(z + b) is not odd
+    torch.manual_seed(1)
+    biased = SCNN(1, 6, num_layers=2, bias=True).double()
+    with torch.no_grad():
+        for name, p in biased.named_parameters():
+            if "bias" in name:
+                p.uniform_(0.5, 1.0)
+    a = head(biased.edge_embeddings(x, *ops.laplacians(dtype=torch.float64)), cand)
+    b = head2(biased.edge_embeddings(xs, *other.laplacians(dtype=torch.float64)), cand)
+    assert not torch.allclose(a, b, atol=1e-6)
 
 
 def test_bad_arguments():
