@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.next_node_transfer import TESTS
 
-TESTS = ("test", "reversed", "other region")
 LABELS = {
     "uniform": "uniform among the neighbours",
     "markov": "Markov chain (first order)",

@@ -156,7 +156,8 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     holds one value).
 
     Raises:
-        ValueError: an unknown ``shape``, or ``out`` holding records of another shape.
+        ValueError: an unknown ``shape``, or ``out`` holding records of another shape or
+            fine-tuned records of another ``encoder_lr``.
     """
     if shape not in SHAPES:
         raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")

@@ -193,7 +193,7 @@ def next_node_transfer(
                 continue
             acc = 100 * np.array([c["test_accuracy"] for c in cells[test][row]])
             table.append({"row": row, "mean_accuracy": float(acc.mean()),
-                         "std_accuracy": float(acc.std()), "splits": cells[test][row]})
+                          "std_accuracy": float(acc.std()), "splits": cells[test][row]})
         if table:
             out["tests"][test] = {"rows": table}
     return out
