@@ -171,3 +171,23 @@ def test_bad_arguments_and_files(tmp_path):
     torch.save(obj, bad)
     with pytest.raises(ValueError, match="unsupported version 7"):
         load_encoder(bad)
+
+
+def test_basis_free_readout_saves_and_loads_without_a_complex(tmp_path):
+    """An encoder not tied to one complex (string or basis-free readout) round-trips without
+    ``complex=`` and gives the same embeddings on a batch of complexes."""
+    from torch_geometric.data import Batch
+
+    from topo_contrastive import HodgeReadout, load_encoder, save_encoder
+    from topo_contrastive.nn import SCNN
+
+    from ._many_complexes import many_complexes
+
+    b = Batch.from_data_list(many_complexes(4, seed=2, cells=True))
+    torch.manual_seed(0)
+    encoder = SCNN(hidden_channels=8, readout=HodgeReadout(None, energies=True))
+    save_encoder(encoder, tmp_path / "enc.pt", epochs=1)
+    loaded, meta = load_encoder(tmp_path / "enc.pt")
+    assert meta["architecture"]["readout_options"]["basis_free"] is True
+    L = b.laplacians()
+    torch.testing.assert_close(loaded(b.x_1, *L, b.batch_1), encoder(b.x_1, *L, b.batch_1))

@@ -1,5 +1,7 @@
 """Property tests with ``hypothesis`` on random small 2-complexes (random points, their
-Delaunay triangulation, a random subset of the triangles filled, random edge orientations).
+Delaunay triangulation, a random subset of the triangles filled, random edge orientations)
+and on random planar cell complexes (the same triangulations with triangles merged into
+quadrilaterals, a random subset of the faces filled).
 
 Properties (paper eq. 1 and 3; Schaub et al. 2021, §2: orientations are a reference frame):
 
@@ -27,6 +29,8 @@ from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import HodgeReadout, SCNNConv
 
+from ._cell_complexes import random_planar_cell_complex
+
 SETTINGS = settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -38,7 +42,12 @@ def complexes(draw):
     seed = draw(st.integers(0, 2**31 - 1))
     n = draw(st.integers(6, 22))
     fill = draw(st.floats(0.3, 1.0))
+    cells = draw(st.booleans())  # a cell complex with polygon 2-cells
     rng = np.random.default_rng(seed)
+    if cells:
+        ops = random_planar_cell_complex(rng, n, fill)
+        signs = rng.choice([-1.0, 1.0], size=ops.num_edges)
+        return ops, signs, rng.permutation(ops.num_edges), rng
     pts = rng.random((n, 2))
     tri = np.sort(Delaunay(pts).simplices, axis=1)
     edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
@@ -49,14 +58,18 @@ def complexes(draw):
     return ops, signs, perm, rng
 
 
-def reoriented(ops: SimplicialOperators, signs: np.ndarray) -> SimplicialOperators:
+def reoriented(
+    ops: SimplicialOperators, signs: np.ndarray, cell_signs: np.ndarray | None = None
+) -> SimplicialOperators:
     S = sp.diags(signs)
-    B2 = None if ops.num_triangles == 0 else S @ ops.B2
+    B2 = None if ops.num_faces == 0 else S @ ops.B2
+    if B2 is not None and cell_signs is not None:
+        B2 = B2 @ sp.diags(cell_signs)
     return SimplicialOperators.from_incidence(ops.B1 @ S, B2)
 
 
 def permuted(ops: SimplicialOperators, perm: np.ndarray) -> SimplicialOperators:
-    B2 = None if ops.num_triangles == 0 else ops.B2.tocsr()[perm]
+    B2 = None if ops.num_faces == 0 else ops.B2.tocsr()[perm]
     return SimplicialOperators.from_incidence(ops.B1.tocsc()[:, perm], B2)
 
 
@@ -65,7 +78,7 @@ def permuted(ops: SimplicialOperators, perm: np.ndarray) -> SimplicialOperators:
 def test_boundary_of_boundary_is_zero(case):
     ops, signs, _, _ = case
     for c in (ops, reoriented(ops, signs)):
-        if c.num_triangles:
+        if c.num_faces:
             assert abs(c.B1 @ c.B2).max() == 0
 
 
@@ -95,7 +108,8 @@ def test_reorienting_edges_flips_the_parts_there_only(case):
     x = torch.from_numpy(rng.standard_normal((3, ops.num_edges)))
     s = torch.from_numpy(signs)
     base = HodgeDecomposition(ops, backend="exact")(x)
-    flipped = HodgeDecomposition(reoriented(ops, signs), backend="exact")(x * s)
+    cell_signs = rng.choice([-1.0, 1.0], size=ops.num_faces)  # re-oriented 2-cells too
+    flipped = HodgeDecomposition(reoriented(ops, signs, cell_signs), backend="exact")(x * s)
     for name in ("gradient", "curl", "harmonic"):
         torch.testing.assert_close(getattr(flipped, name), getattr(base, name) * s, atol=1e-9,
                                    rtol=0)  # fmt: skip
@@ -127,7 +141,7 @@ def test_scnn_conv_is_orientation_and_permutation_equivariant(case):
 def test_hodge_readout_without_pooling_is_orientation_invariant(case):
     ops, signs, _, rng = case
     if ops.num_edges - np.linalg.matrix_rank(ops.B1.toarray()) - (
-        np.linalg.matrix_rank(ops.B2.toarray()) if ops.num_triangles else 0
+        np.linalg.matrix_rank(ops.B2.toarray()) if ops.num_faces else 0
     ) == 0:
         return  # no harmonic part: the readout would be empty
     H = torch.from_numpy(rng.standard_normal((2, ops.num_edges, 3)))
@@ -155,7 +169,7 @@ def test_debiased_loss_is_invariant_to_orientation_and_edge_order(case):
 
 def test_the_strategy_draws_complexes_with_holes_and_triangles():
     """The generator covers what the properties are about (a test that could fail)."""
-    seen = {"holes": 0, "triangles": 0}
+    seen = {"holes": 0, "triangles": 0, "polygons": 0}
 
     @settings(max_examples=30, deadline=None, database=None)
     @given(complexes())
@@ -163,10 +177,11 @@ def test_the_strategy_draws_complexes_with_holes_and_triangles():
         ops = case[0]
         dims = HodgeDecomposition(ops, backend="exact").dims
         seen["holes"] += dims["harmonic"] > 0
-        seen["triangles"] += ops.num_triangles > 0
+        seen["triangles"] += ops.num_faces > 0 and ops.is_simplicial
+        seen["polygons"] += bool((ops.face_sizes > 3).any())
 
     look()
-    assert seen["holes"] >= 5 and seen["triangles"] >= 5, seen
+    assert seen["holes"] >= 5 and seen["triangles"] >= 5 and seen["polygons"] >= 5, seen
 
 
 @pytest.mark.parametrize("n", [7])

@@ -36,7 +36,7 @@ def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch)
     n1 = namespace["ds"].complex.num_edges
     assert batch.x_1_view1.shape == batch.x_1.shape == (batch.num_graphs * n1, 1)
     assert batch.hodge_parts.shape == (batch.num_graphs * n1, 3)
-    assert torch.equal(batch.batch, torch.arange(batch.num_graphs).repeat_interleave(n1))
+    assert torch.equal(batch.batch_1, torch.arange(batch.num_graphs).repeat_interleave(n1))
     assert torch.isfinite(loss)
     grads = [p.grad for p in namespace["encoder"].parameters()]
     assert all(g is not None and torch.isfinite(g).all() for g in grads)

@@ -72,7 +72,10 @@ def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
 def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[str, Any]:
     readout: str = encoder.readout_name
     options: dict[str, Any] = {}
-    if isinstance(encoder.readout, HodgeReadout):
+    if isinstance(encoder.readout, HodgeReadout) and encoder.readout.basis_free:
+        readout = "hodge"
+        options = {"pool": encoder.readout.pool, "energies": True, "basis_free": True}
+    elif isinstance(encoder.readout, HodgeReadout):
         readout = "hodge"
         options = {"pool": encoder.readout.pool, "energies": bool(encoder.readout.energies)}
         if encoder.readout.harmonic_channels is not None:
@@ -204,7 +207,7 @@ def save_encoder(
             "complex": None
             if ops is None
             else {
-                "sizes": [int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles)],
+                "sizes": [int(ops.num_nodes), int(ops.num_edges), int(ops.num_faces)],
                 "fingerprint": ops.fingerprint(),
             },
             **metadata,
@@ -282,7 +285,7 @@ def load_encoder(
     saved = meta.get("complex") or {}
     if ops is not None and saved:
         sizes = tuple(saved.get("sizes", ()))
-        own = (int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles))
+        own = (int(ops.num_nodes), int(ops.num_edges), int(ops.num_faces))
         if sizes != own or saved.get("fingerprint") != ops.fingerprint():
             raise ValueError(
                 f"checkpoint '{path}' was trained on another complex: (N0, N1, N2) = {sizes}, "
@@ -348,14 +351,16 @@ def _check_digest(path: Any, recorded: Any, state: Mapping[str, torch.Tensor]) -
 def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
     """The encoder described by ``arch`` (``complex`` rebuilds a ``HodgeReadout``)."""
     readout: str | HodgeReadout = str(arch["readout"])
-    if readout == "hodge":
+    options = dict(arch.get("readout_options") or {})
+    if readout == "hodge" and options.get("basis_free"):
+        readout = HodgeReadout(None, pool=str(options.get("pool", "mean")), energies=True)
+    elif readout == "hodge":
         if complex is None:
             raise ValueError(
                 f"checkpoint '{path}' has a HodgeReadout, which needs the complex it was "
                 "trained on: pass `complex=` (a SimplicialOperators or HodgeDecomposition)"
             )
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
-        options = dict(arch.get("readout_options") or {})
         kept = options.get("harmonic_channels")
         readout = HodgeReadout(
             hodge,

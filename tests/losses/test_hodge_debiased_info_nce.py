@@ -133,7 +133,7 @@ def test_repr():
     assert repr(HodgeDebiasedInfoNCE(0.2, gamma=(0, 1, 2))) == (
         "HodgeDebiasedInfoNCE(temperature=0.2, gamma=(0.0, 1.0, 2.0), "
         "include_positive_in_denominator=True, gather_distributed=False, reduction='mean', "
-        "eps=1e-06)"
+        "eps=1e-06, similarity='auto')"
     )
 
 

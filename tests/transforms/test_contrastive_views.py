@@ -8,6 +8,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive import HodgeDecomposition
+from topo_contrastive.data import ComplexData
 from topo_contrastive.transforms import (
     ContrastiveViews,
     EdgeFlowMask,
@@ -33,9 +34,16 @@ def test_sample_holds_original_two_views_parts_and_num_nodes(small_hodge):
     views = ContrastiveViews(EdgeFlowMask(0.5, generator=0), hodge=small_hodge)
     with pytest.warns(UserWarning, match="fit"):  # unfitted: parts computed per access
         out = views(data)
-    assert set(out.keys()) == {"x_1", "y", "x_1_view1", "x_1_view2", "hodge_parts", "num_nodes"}
+    assert set(out.keys()) == {
+        "x_1", "y", "x_1_view1", "x_1_view2", "hodge_parts", "num_nodes", "cell_counts"
+    }
     assert set(data.keys()) == {"x_1", "y"} and torch.equal(data.x_1, x)  # input untouched
-    assert torch.equal(out.x_1, x) and out.num_nodes == n1
+    ops = small_hodge.complex
+    # a sample on the shared complex: its sizes, PyG's node count N0 (not rewritten to N1)
+    assert isinstance(out, ComplexData) and out.is_shared
+    assert out.cell_counts.tolist() == [[ops.num_nodes, n1, ops.num_faces]]
+    assert torch.equal(out.x_1, x) and out.num_nodes == ops.num_nodes
+    assert out.batch_1.tolist() == [0] * n1
     want = small_hodge(x)  # parts in the [N1, 1] layout
     torch.testing.assert_close(out.hodge_parts, torch.cat(list(want), dim=1), rtol=0, atol=0)
     for view in (out.x_1_view1, out.x_1_view2):
@@ -90,14 +98,15 @@ def test_dataloader_batches_carry_the_batch_vector_and_split_back(trajectories):
     ds2, _ = _fitted(trajectories, EdgeFlowMask(0.3, generator=0))
     n1 = ds.complex.num_edges
     batch = next(iter(DataLoader(ds2, batch_size=5)))  # no follow_batch
-    assert torch.equal(batch.batch, torch.arange(5).repeat_interleave(n1))
-    assert batch.ptr.tolist() == [i * n1 for i in range(6)] and batch.num_graphs == 5
+    assert torch.equal(batch.batch_1, torch.arange(5).repeat_interleave(n1))
+    n0 = ds.complex.num_nodes  # PyG's node batch vector counts the nodes, not the edges
+    assert batch.ptr.tolist() == [i * n0 for i in range(6)] and batch.num_graphs == 5
     assert batch.hodge_parts.shape == (5 * n1, 3)
     for i, sample in enumerate(batch.to_data_list()):
         assert torch.equal(sample.x_1, ds._data.x_1[i * n1 : (i + 1) * n1])
         assert sample.hodge_parts.shape == (n1, 3) and sample.x_1_view2.shape == (n1, 1)
     # the parts of the batch are those of the batched flows (PyG layout, batch vector)
-    parts = ds2.transform.hodge(batch.x_1, batch=batch.batch)
+    parts = ds2.transform.hodge(batch.x_1, batch=batch.batch_1)
     torch.testing.assert_close(batch.hodge_parts, torch.cat(list(parts), 1), atol=1e-6, rtol=0)
 
 

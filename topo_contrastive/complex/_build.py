@@ -15,9 +15,16 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import torch
 
-__all__ = ["incidence_from_matrices", "incidence_from_simplices", "oriented_simplices"]
+__all__ = [
+    "face_cycles",
+    "incidence_from_cells",
+    "incidence_from_matrices",
+    "incidence_from_simplices",
+    "oriented_simplices",
+]
 
 
 # ---------------------------------------------------------------------- input conversion
@@ -100,6 +107,103 @@ def incidence_from_simplices(
     if q.size:
         B3 = _tetrahedra_incidence(q, t, num_nodes)
     return B1, B2, B3
+
+
+def incidence_from_cells(
+    edges: Any, cells: Any | None = None, num_nodes: int | None = None
+) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``(B1, B2)`` of an edge list and 2-cells given as node cycles.
+
+    Edges are sorted and oriented low -> high as in :func:`incidence_from_simplices`; the
+    2-cells keep the given order, and each is oriented along its node cycle
+    ``v_0 -> v_1 -> ... -> v_{k-1} -> v_0``. The arguments and errors are those of
+    ``from_cells``.
+    """
+    e = _as_index_array(edges, 2, "edges")
+    cycles = _as_cycles(cells)
+    flat = np.concatenate(cycles) if cycles else np.zeros(0, dtype=np.int64)
+    max_id = max(int(e.max(initial=-1)), int(flat.max(initial=-1)))
+    if num_nodes is None:
+        num_nodes = max_id + 1
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or (
+        num_nodes < 0
+    ):
+        raise ValueError(f"`num_nodes` must be a non-negative integer, got {num_nodes!r}")
+    num_nodes = int(num_nodes)
+    low = min(int(e.min(initial=0)), int(flat.min(initial=0)))
+    if low < 0 or max_id >= num_nodes:
+        raise ValueError(
+            f"node ids must lie in [0, num_nodes={num_nodes}), got ids in [{low}, {max_id}]"
+        )
+    B1, edge_keys = _edge_incidence(e, num_nodes)
+    B1.sort_indices()
+    n1 = edge_keys.shape[0]
+    if not cycles:
+        return B1, sp.csr_matrix((n1, 0))
+    lengths = np.array([c.size for c in cycles])
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    nxt = np.arange(flat.size) + 1
+    nxt[ptr[1:] - 1] = ptr[:-1]  # the last node of a cycle closes it at its first
+    u, v = flat, flat[nxt]
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    keys = lo * num_nodes + hi
+    pos = np.minimum(np.searchsorted(edge_keys, keys), max(n1 - 1, 0))
+    found = (edge_keys[pos] == keys) if n1 else np.zeros(keys.shape, dtype=bool)
+    if not found.all():
+        i = int(np.flatnonzero(~found)[0])
+        c = int(np.searchsorted(ptr, i, side="right") - 1)
+        raise ValueError(
+            f"`cells` entry {c} {cycles[c].tolist()} steps from node {int(u[i])} to node "
+            f"{int(v[i])}, which is not an edge in `edges`"
+        )
+    col = np.repeat(np.arange(len(cycles)), lengths)
+    B2 = sp.csr_matrix(
+        (np.where(u < v, 1.0, -1.0), (pos, col)), shape=(n1, len(cycles))
+    )
+    return B1, B2
+
+
+def _as_cycles(cells: Any) -> list[np.ndarray]:
+    """2-cells given as node cycles (a sequence of integer sequences, or an integer array
+    ``[N2, k]``) as a list of ``int64`` arrays, each of at least three distinct nodes."""
+    if cells is None:
+        return []
+    if isinstance(cells, torch.Tensor):
+        cells = cells.detach().cpu().numpy()
+    if isinstance(cells, np.ndarray) and cells.ndim == 2:
+        cells = list(cells)
+    if isinstance(cells, (str, bytes)) or not hasattr(cells, "__len__"):
+        raise TypeError(
+            "`cells` must be a sequence of node cycles (one sequence of node ids per 2-cell), "
+            f"got {type(cells).__name__}"
+        )
+    out = []
+    for i, cell in enumerate(cells):
+        if isinstance(cell, torch.Tensor):
+            cell = cell.detach().cpu().numpy()
+        arr = np.asarray(cell)
+        if arr.ndim != 1:
+            raise ValueError(
+                f"`cells` entry {i} must be a sequence of node ids, got shape {arr.shape}"
+            )
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            if np.issubdtype(arr.dtype, np.floating) and np.all(np.mod(arr, 1) == 0):
+                arr = arr.astype(np.int64)
+            else:
+                raise TypeError(f"`cells` entry {i} must hold integer node ids, got {arr.dtype}")
+        arr = arr.astype(np.int64)
+        if arr.size < 3:
+            raise ValueError(
+                f"`cells` entry {i} has {arr.size} node(s); a 2-cell needs a cycle of at least "
+                "three nodes"
+            )
+        if np.unique(arr).size != arr.size:
+            raise ValueError(
+                f"`cells` entry {i} {arr.tolist()} repeats a node; a 2-cell's boundary is a "
+                "simple cycle"
+            )
+        out.append(arr)
+    return out
 
 
 def _check_node_ids(e: np.ndarray, t: np.ndarray, q: np.ndarray, num_nodes: Any) -> int:
@@ -255,6 +359,11 @@ def incidence_from_matrices(
     if B3 is None:
         return b1, b2, None
     _, triangles, _ = oriented_simplices(b1, b2)
+    if triangles is None:
+        raise ValueError(
+            "`B3` is given but `B2` has 2-cells of more than three edges: tetrahedra "
+            "(3-cells) are supported on simplicial complexes only"
+        )
     return b1, b2, _check_b3(B3, b2, triangles)
 
 
@@ -293,7 +402,11 @@ def _check_b1(B1: Any) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
 
 def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -> sp.csr_matrix:
     """Validate ``B2 [N1, N2]`` against the signed ``b1`` with the edges' ``nodes`` and
-    entries ``vals`` of :func:`_check_b1`; return it signed (CSR)."""
+    entries ``vals`` of :func:`_check_b1`; return it signed (CSR).
+
+    Every column is the oriented boundary of one 2-cell: at least three entries +-1 on the
+    edges of one simple closed cycle (a triangle, a square, any polygon), with
+    ``B1 @ B2 = 0``."""
     n1 = b1.shape[1]
     b2 = _to_scipy(B2, "B2")
     if b2.shape[0] != n1:
@@ -301,22 +414,24 @@ def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -
             f"shape mismatch: `B1` has {n1} columns (edges) but `B2` has {b2.shape[0]} rows"
         )
     c2 = b2.tocsc()
+    c2.sort_indices()
     counts2 = np.diff(c2.indptr)
-    bad = np.flatnonzero(counts2 != 3)
+    bad = np.flatnonzero(counts2 < 3)
     if bad.size:
         raise ValueError(
-            f"`B2` column {bad[0]} has {counts2[bad[0]]} non-zeros; every triangle column "
-            "needs exactly three entries +-1"
+            f"`B2` column {bad[0]} has {counts2[bad[0]]} non-zeros; the boundary of a 2-cell "
+            "needs at least three edges (entries +-1 on a closed cycle)"
         )
-    signed = np.isin(c2.data, (-1.0, 1.0)).reshape(-1, 3)
+    signed = np.isin(c2.data, (-1.0, 1.0))
     if not signed.all():
-        c = int(np.flatnonzero(~signed.all(axis=1))[0])
+        c = int(np.searchsorted(c2.indptr, np.flatnonzero(~signed)[0], side="right") - 1)
         raise ValueError(
-            f"`B2` column {c} has entries {c2.data[3 * c:3 * c + 3].tolist()}, expected "
-            "three entries +1 or -1 (signed incidence)"
+            f"`B2` column {c} has entries {c2.data[c2.indptr[c]:c2.indptr[c + 1]].tolist()}, "
+            "expected entries +1 or -1 only (signed incidence)"
         )
-    tri_nodes = nodes[c2.indices.reshape(-1, 3)].reshape(-1, 6) if c2.nnz else None
-    if tri_nodes is not None:
+    triangles_only = bool(c2.nnz) and bool((counts2 == 3).all())
+    if triangles_only:
+        tri_nodes = nodes[c2.indices.reshape(-1, 3)].reshape(-1, 6)
         srt = np.sort(tri_nodes, axis=1)
         closed = (srt[:, 0] == srt[:, 1]) & (srt[:, 2] == srt[:, 3]) & (
             srt[:, 4] == srt[:, 5]
@@ -327,23 +442,86 @@ def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -
                 f"`B2` column {c}: its three edges {c2.indices[3 * c:3 * c + 3].tolist()} "
                 "do not form the boundary of a triangle (a face is missing)"
             )
-    if c2.nnz:  # a triangle listed twice: two columns on the same three edges
-        faces = np.sort(c2.indices.reshape(-1, 3), axis=1)  # [N2, 3]
-        order = np.lexsort(faces.T[::-1])
-        same = np.flatnonzero((faces[order][1:] == faces[order][:-1]).all(axis=1))
-        if same.size:
-            i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
-            raise ValueError(
-                f"`B2` columns {i} and {j} are the same triangle (edges "
-                f"{faces[i].tolist()}): a triangle listed twice"
-            )
+    _check_repeated_cells(c2, counts2)
     b2 = sp.csr_matrix(b2.sign())
     prod = (b1 @ b2).tocsc()
     prod.eliminate_zeros()
     if prod.nnz:
         c = int(np.flatnonzero(np.diff(prod.indptr))[0])
-        raise _open_boundary(c, c2, nodes, vals)
+        if counts2[c] == 3 and triangles_only:
+            raise _open_boundary(c, c2, nodes, vals)
+        rows = prod.indices[prod.indptr[c] : prod.indptr[c + 1]]
+        raise ValueError(
+            f"B1 @ B2 != 0 at column {c} of `B2`: its edges "
+            f"{c2.indices[c2.indptr[c]:c2.indptr[c + 1]].tolist()} with signs "
+            f"{c2.data[c2.indptr[c]:c2.indptr[c + 1]].astype(int).tolist()} do not form a "
+            f"closed oriented cycle under the edge orientations of `B1` (node(s) "
+            f"{rows[:4].tolist()} do not balance: each node of a 2-cell's boundary needs one "
+            "edge in and one edge out)"
+        )
+    if not triangles_only and c2.nnz:
+        _check_simple_cycles(c2, counts2, nodes)
     return b2
+
+
+def _check_repeated_cells(c2: sp.csc_matrix, counts: np.ndarray) -> None:
+    """Raise for two columns of ``B2`` (CSC, sorted indices) on the same set of edges."""
+    if c2.shape[1] < 2:
+        return
+    # hash every column's sorted edge set; compare the candidates exactly
+    if not c2.nnz:
+        return
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 2**40, size=c2.shape[0], dtype=np.int64)
+    key = np.add.reduceat(weights[c2.indices], c2.indptr[:-1])  # sum of the edges' weights
+    order = np.argsort(key, kind="stable")
+    same = np.flatnonzero(key[order][1:] == key[order][:-1])
+    for s in same:
+        i, j = sorted((int(order[s]), int(order[s + 1])))
+        ei = c2.indices[c2.indptr[i] : c2.indptr[i + 1]]
+        ej = c2.indices[c2.indptr[j] : c2.indptr[j + 1]]
+        if np.array_equal(ei, ej):
+            what = "triangle" if ei.size == 3 else "2-cell"
+            raise ValueError(
+                f"`B2` columns {i} and {j} are the same {what} (edges {ei.tolist()}): a "
+                f"{what} listed twice"
+            )
+
+
+def _check_simple_cycles(c2: sp.csc_matrix, counts: np.ndarray, nodes: np.ndarray) -> None:
+    """Raise unless every column of ``B2`` (closed: ``B1 B2 = 0`` holds) is one simple cycle:
+    every node on it has two of its edges, and its edges are connected."""
+    n2 = c2.shape[1]
+    col = np.repeat(np.arange(n2), counts)  # column of every entry
+    ends = nodes[c2.indices]  # [nnz, 2]
+    # vertices of the union of all columns' cycles: (column, node) pairs
+    pairs = np.concatenate([col, col])  # columns of both ends
+    nd = np.concatenate([ends[:, 0], ends[:, 1]])
+    key = pairs.astype(np.int64) * (int(nodes.max(initial=0)) + 1) + nd
+    uniq, inv, deg = np.unique(key, return_inverse=True, return_counts=True)
+    bad = np.flatnonzero(deg != 2)
+    if bad.size:
+        c = int(uniq[bad[0]] // (int(nodes.max(initial=0)) + 1))
+        n = int(uniq[bad[0]] % (int(nodes.max(initial=0)) + 1))
+        raise ValueError(
+            f"`B2` column {c} is not a simple cycle: node {n} lies on "
+            f"{int(deg[bad[0]])} of its edges (the boundary of a 2-cell passes every node once)"
+        )
+    m = uniq.size
+    nnz = ends.shape[0]
+    graph = sp.csr_matrix((np.ones(nnz), (inv[:nnz], inv[nnz:])), shape=(m, m))
+    num, labels = csgraph.connected_components(graph, directed=False)
+    if num != n2:
+        vcol = uniq // (int(nodes.max(initial=0)) + 1)
+        per_col = np.zeros(n2, dtype=np.int64)
+        first = np.unique(np.stack([vcol, labels], axis=1), axis=0)
+        np.add.at(per_col, first[:, 0], 1)
+        c = int(np.flatnonzero(per_col > 1)[0])
+        raise ValueError(
+            f"`B2` column {c} is not a simple cycle: its edges "
+            f"{c2.indices[c2.indptr[c]:c2.indptr[c + 1]].tolist()} form {int(per_col[c])} "
+            "separate cycles (a 2-cell has one boundary cycle)"
+        )
 
 
 def _open_boundary(
@@ -420,16 +598,56 @@ def _check_b3(B3: Any, B2: sp.csr_matrix, triangles: np.ndarray) -> sp.csr_matri
 
 
 # ---------------------------------------------------------------------- orientation
+def face_cycles(edges: np.ndarray, B2: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """The boundary cycles of the 2-cells of a validated ``B2``, as node sequences.
+
+    Cell ``f`` is the cycle ``face_nodes[face_ptr[f]:face_ptr[f + 1]]``: its nodes in the
+    order its boundary runs (``B2[e, f] = +1`` where edge ``e`` is traversed tail -> head),
+    starting at its smallest node id. A triangle ``a < b < c`` oriented ``a -> b -> c`` is
+    ``[a, b, c]``.
+
+    Returns:
+        ``(face_nodes int64 [sum of lengths], face_ptr int64 [N2 + 1])``.
+    """
+    c2 = B2.tocsc()
+    c2.sort_indices()
+    n2 = c2.shape[1]
+    counts = np.diff(c2.indptr).astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    if not c2.nnz:
+        return np.zeros(0, dtype=np.int64), ptr
+    col = np.repeat(np.arange(n2, dtype=np.int64), counts)
+    forward = c2.data > 0
+    e = edges[c2.indices]  # [nnz, 2] tail, head
+    start = np.where(forward, e[:, 0], e[:, 1])  # the boundary runs start -> stop
+    stop = np.where(forward, e[:, 1], e[:, 0])
+    big = np.int64(max(int(edges.max(initial=0)) + 1, 1))
+    keys = col * big + start
+    order = np.argsort(keys, kind="stable")
+    skeys, nxt = keys[order], stop[order]
+    first = np.full(n2, np.iinfo(np.int64).max)
+    np.minimum.at(first, col, start)  # every cell starts at its smallest node
+    out = np.empty(int(ptr[-1]), dtype=np.int64)
+    cur = first.copy()
+    for step in range(int(counts.max())):
+        alive = np.flatnonzero(counts > step)
+        out[ptr[alive] + step] = cur[alive]
+        pos = np.searchsorted(skeys, alive * big + cur[alive])
+        cur[alive] = nxt[pos]
+    return out, ptr
+
+
 def oriented_simplices(
     B1: sp.csr_matrix, B2: sp.csr_matrix, B3: sp.csr_matrix | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Node ids of the simplices of validated signed incidence matrices, in column order.
 
     Returns:
         ``(edges, triangles, tetrahedra)``: ``int64 [N1, 2]`` (tail, head) of every edge
         (``B1[tail, e] = -1``, ``B1[head, e] = +1``), ``int64 [N2, 3]`` sorted node ids of
-        every triangle and ``int64 [N3, 4]`` of every tetrahedron (``[0, 4]`` where ``B3``
-        is ``None``).
+        every triangle (``None`` when a 2-cell has more than three edges: a cell complex,
+        see :func:`face_cycles`) and ``int64 [N3, 4]`` of every tetrahedron (``[0, 4]``
+        where ``B3`` is ``None``).
     """
     num_edges = B1.shape[1]
     num_triangles = B2.shape[1]
@@ -440,14 +658,17 @@ def oriented_simplices(
     tails[coo.col[coo.data < 0]] = coo.row[coo.data < 0]
     heads[coo.col[coo.data > 0]] = coo.row[coo.data > 0]
     edges = np.stack([tails, heads], axis=1)
-    if num_triangles:
-        b2 = B2.tocsc()
+    b2 = B2.tocsc()
+    if num_triangles and bool((np.diff(b2.indptr) != 3).any()):
+        triangles = None  # polygon 2-cells: a cell complex
+    elif num_triangles:
+        b2.sort_indices()
         tri_edges = b2.indices.reshape(num_triangles, 3)
         nodes = edges[tri_edges].reshape(num_triangles, 6)
         triangles = np.sort(nodes, axis=1)[:, ::2].copy()
     else:
         triangles = np.zeros((0, 3), dtype=np.int64)
-    if num_tetrahedra:
+    if num_tetrahedra and triangles is not None:
         b3 = B3.tocsc()
         faces = triangles[b3.indices.reshape(num_tetrahedra, 4)]  # [N3, 4, 3]
         tetrahedra = np.sort(faces.reshape(num_tetrahedra, 12), axis=1)[

@@ -17,19 +17,47 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-__all__ = ["MAX_RANK", "OPERATORS", "OperatorsMixin", "operator_fingerprint"]
+__all__ = [
+    "MAX_RANK",
+    "OPERATORS",
+    "OperatorsMixin",
+    "operator_blocks",
+    "operator_fingerprint",
+    "tag_batch",
+]
 
 # id(tensor) -> (weak reference, fingerprint of the complex it was built from): the origin
 # of the torch operators made by OperatorsMixin.operator, so that a module tied to one
 # complex (HodgeReadout) can refuse the operators of another. The entry dies with the tensor;
 # a copy (``.to()``, arithmetic) has no entry, and then nothing is checked.
 _ORIGIN: dict[int, tuple[weakref.ref, str]] = {}
+# id(tensor) -> (weak reference, block sizes): the operators of a batch of many complexes
+# (ComplexData.laplacians) know the number of simplices of each sample, in order
+_BLOCKS: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
 
 
 def _tag(t: torch.Tensor, fingerprint: str) -> torch.Tensor:
     key = id(t)
     _ORIGIN[key] = (weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None)), fingerprint)
     return t
+
+
+def tag_batch(t: torch.Tensor, sizes: list[int] | tuple[int, ...]) -> torch.Tensor:
+    """Record that the operator ``t`` is block-diagonal with blocks of ``sizes`` (one per
+    sample of a batch of complexes); returns ``t``."""
+    key = id(t)
+    ref = weakref.ref(t, lambda _, key=key: _BLOCKS.pop(key, None))
+    _BLOCKS[key] = (ref, tuple(int(s) for s in sizes))
+    return t
+
+
+def operator_blocks(t: Any) -> tuple[int, ...] | None:
+    """The block sizes recorded by :func:`tag_batch` for the operator ``t`` (``None``: not
+    the operator of a batch, or a copy)."""
+    entry = _BLOCKS.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return None
+    return entry[1]
 
 
 def operator_fingerprint(t: Any) -> str | None:

@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from topo_contrastive.complex._build import (
+    face_cycles,
+    incidence_from_cells,
     incidence_from_matrices,
     incidence_from_simplices,
     oriented_simplices,
@@ -33,10 +35,13 @@ _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
 
 class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
-    two or three (nodes, edges, triangles and optionally tetrahedra).
+    two or three (nodes, edges, triangles and optionally tetrahedra) or of a cell complex
+    (nodes, edges and 2-cells of any length >= 3: squares, pentagons, the faces of a planar
+    network).
 
-    Build it with one of the constructors :meth:`from_simplices`,
-    :meth:`from_incidence` or :meth:`from_toponetx`. Operators are available as
+    Build it with one of the constructors :meth:`from_simplices`, :meth:`from_cells`,
+    :meth:`from_incidence` or :meth:`from_toponetx` (a TopoNetX ``SimplicialComplex`` or
+    ``CellComplex``). Operators are available as
     scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``B3``, ``L0``, ``L_down``,
     ``L_up``, ``L1``, ``L2``, ``L3``; any rank with :meth:`incidence`,
     :meth:`down_laplacian`, :meth:`up_laplacian`, :meth:`hodge_laplacian`) and as torch
@@ -54,7 +59,10 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     Source: paper eq. (2); Schaub et al., "Signal processing on higher-order
     networks", Signal Processing 187, 2021.
 
-    A complex without triangles is valid: ``B2`` has shape ``[N1, 0]`` and
+    **2-cells.** A column of ``B2`` is the oriented boundary cycle of one 2-cell (a
+    triangle, or a polygon in a cell complex), with ``B1 B2 = 0``; nothing in the Hodge
+    decomposition, the Laplacians, the masks or the SCNN depends on its length. A complex
+    without 2-cells is valid: ``B2`` has shape ``[N1, 0]`` and
     ``L_up`` is the zero matrix. A complex without tetrahedra (the usual case) has
     ``B3`` of shape ``[N2, 0]``.
 
@@ -66,10 +74,13 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     Attributes:
         num_nodes (int): :math:`N_0`.
         num_edges (int): :math:`N_1`.
-        num_triangles (int): :math:`N_2`.
+        num_faces (int): :math:`N_2`, the number of 2-cells (triangles in a simplicial
+            complex).
         edges (numpy.ndarray): ``int64 [N1, 2]``, tail and head node of every edge
             in column order (``B1[tail, e] = -1``, ``B1[head, e] = +1``).
-        triangles (numpy.ndarray): ``int64 [N2, 3]`` node ids of each triangle.
+        face_nodes, face_ptr (numpy.ndarray): the boundary cycle of 2-cell ``f`` is
+            ``face_nodes[face_ptr[f]:face_ptr[f + 1]]`` (``int64``), its nodes in the
+            order of its orientation, starting at its smallest node (see :attr:`faces`).
         num_tetrahedra (int): :math:`N_3` (0 without tetrahedra).
         tetrahedra (numpy.ndarray): ``int64 [N3, 4]`` sorted node ids of each tetrahedron.
 
@@ -97,10 +108,11 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         self.B1 = B1
         self.B2 = B2
         self.num_nodes, self.num_edges = B1.shape
-        self.num_triangles = B2.shape[1]
-        self.B3 = sp.csr_matrix((self.num_triangles, 0)) if B3 is None else B3
+        self.num_faces = B2.shape[1]
+        self.B3 = sp.csr_matrix((self.num_faces, 0)) if B3 is None else B3
         self.num_tetrahedra = self.B3.shape[1]
-        self.edges, self.triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
+        self.edges, self._triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
+        self.face_nodes, self.face_ptr = face_cycles(self.edges, B2)
         # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
         self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
         self._cache: dict[str, sp.csr_matrix] = {}
@@ -152,6 +164,50 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         return cls(B1, B2, B3, _validated=True)
 
     @classmethod
+    def from_cells(
+        cls,
+        edges: Any,
+        cells: Any | None = None,
+        num_nodes: int | None = None,
+    ) -> SimplicialOperators:
+        """Build a cell complex from an edge list and 2-cells given as node cycles.
+
+        Edges are stored as in :meth:`from_simplices` (sorted pairs ``(u, v)``, ``u < v``,
+        oriented ``u -> v``). The 2-cells keep the given order; cell
+        ``[v_0, v_1, ..., v_{k-1}]`` is oriented along its cycle ``v_0 -> v_1 -> ... ->
+        v_0`` (its ``B2`` entry is ``+1`` on an edge traversed tail -> head, ``-1``
+        otherwise). Triangles are 2-cells like any other; a complex whose 2-cells are all
+        triangles is simplicial (:attr:`is_simplicial`).
+
+        Source: Hatcher, *Algebraic Topology*, §2.2 (cellular boundary); Roddenberry,
+        Schaub, Hajij, "Signal processing on cell complexes", ICASSP 2022.
+
+        Args:
+            edges: ``[N1, 2]`` integer node pairs (list, numpy array or tensor).
+            cells: a sequence of node cycles, each of at least three distinct node ids
+                whose consecutive pairs (and last-first) are edges; or ``None`` (default)
+                for a graph without 2-cells.
+            num_nodes: number of nodes :math:`N_0`; default ``max id + 1``.
+
+        Raises:
+            ValueError: a self-loop or duplicate edge; a node id out of range; a cell of
+                fewer than three nodes, with a repeated node, or stepping along a pair that
+                is not an edge; the same 2-cell twice (two cycles on the same edges).
+            TypeError: non-integer node ids, or ``cells`` not a sequence.
+
+        Example:
+            >>> square = SimplicialOperators.from_cells(
+            ...     [[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]])
+            >>> square.B2.toarray().ravel().tolist()  # edges (0,1), (0,3), (1,2), (2,3)
+            [1.0, -1.0, 1.0, 1.0]
+            >>> square.faces, square.is_simplicial
+            ([[0, 1, 2, 3]], False)
+        """
+        B1, B2 = incidence_from_cells(edges, cells, num_nodes)
+        b1, b2, _ = incidence_from_matrices(B1, B2)  # checks B1 B2 = 0, repeats, cycles
+        return cls(b1, b2, None, _validated=True)
+
+    @classmethod
     def from_incidence(
         cls, B1: Any, B2: Any | None = None, B3: Any | None = None
     ) -> SimplicialOperators:
@@ -172,22 +228,25 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         Args:
             B1: ``[N0, N1]`` node-to-edge incidence (scipy sparse, torch sparse or
                 dense, numpy); every column holds exactly one ``-1`` and one ``+1``.
-            B2: ``[N1, N2]`` edge-to-triangle incidence, or ``None`` (default) for a
-                complex without triangles; every column holds three entries ``+-1``
-                on the three edges of one triangle, with ``B1 @ B2 = 0``.
+            B2: ``[N1, N2]`` edge-to-2-cell incidence, or ``None`` (default) for a
+                complex without 2-cells; every column holds entries ``+-1`` on the edges
+                of one simple closed cycle of at least three edges (three for a
+                triangle, more for a polygon of a cell complex), with ``B1 @ B2 = 0``.
             B3: ``[N2, N3]`` triangle-to-tetrahedron incidence, or ``None`` (default) for
                 a complex without tetrahedra; every column holds four entries ``+-1`` on
                 the four faces of one tetrahedron, with ``B2 @ B3 = 0``.
 
         Raises:
             ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
-                malformed, says which), a ``B2`` column without exactly three entries
-                +-1, a shape mismatch, a duplicate edge, a triangle listed twice (two
-                ``B2`` columns on the same edges), a triangle whose faces do not
-                close, or ``B1 @ B2 != 0`` (the message gives the column, its signs and
-                the expected signs); likewise for ``B3``: a column without four entries
-                +-1, faces that are not the four triangles of one tetrahedron,
-                ``B3`` without ``B2``, or ``B2 @ B3 != 0``.
+                malformed, says which), a ``B2`` column with fewer than three entries or
+                an entry other than +-1, a shape mismatch, a duplicate edge, a 2-cell
+                listed twice (two ``B2`` columns on the same edges), a triangle whose faces
+                do not close, ``B1 @ B2 != 0`` (the message gives the column, its signs
+                and, for a triangle, the expected signs), or a column that is not one
+                simple cycle (a node on more than two of its edges, or several cycles);
+                likewise for ``B3``: a column without four entries +-1, faces that are not
+                the four triangles of one tetrahedron, ``B3`` without ``B2``, ``B3`` beside
+                polygon 2-cells, or ``B2 @ B3 != 0``.
 
         Example:
             >>> import numpy as np
@@ -201,25 +260,36 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
 
     @classmethod
     def from_toponetx(cls, complex: Any) -> SimplicialOperators:
-        """Build the operators of a TopoNetX ``SimplicialComplex``.
+        """Build the operators of a TopoNetX ``SimplicialComplex`` or ``CellComplex``.
 
-        Uses TopoNetX's own incidence matrices, node, edge, triangle and tetrahedron
-        order (for integer node labels: sorted, oriented low -> high). Tetrahedra give
-        ``B3``; simplices of dimension four or more are ignored. A complex without
-        triangles gives an empty ``B2`` (TopoNetX itself raises for
-        ``incidence_matrix(2)`` there).
+        Uses TopoNetX's own signed incidence matrices and its node, edge and 2-cell order
+        (for integer node labels: sorted, edges oriented low -> high; the cells of a
+        ``CellComplex`` in insertion order, oriented along their node cycle). Tetrahedra
+        of a simplicial complex give ``B3``; simplices of dimension four or more are
+        ignored. A complex without 2-cells gives an empty ``B2`` (TopoNetX itself raises
+        for ``incidence_matrix(2)`` there).
 
         Args:
-            complex: a ``toponetx.SimplicialComplex``.
+            complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
 
         Raises:
-            TypeError: ``complex`` is not a TopoNetX simplicial complex.
-            ValueError: the complex has no edges.
+            TypeError: ``complex`` is neither.
+            ValueError: the complex has no edges, or its incidences are invalid (see
+                :meth:`from_incidence`).
         """
-        if not hasattr(complex, "incidence_matrix") or not hasattr(complex, "dim"):
+        kind = type(complex).__name__
+        if kind == "CellComplex" and hasattr(complex, "incidence_matrix"):
+            if complex.dim < 1 or complex.shape[1] == 0:
+                raise ValueError(
+                    "`complex` has no edges; an edge-flow complex needs at least one edge"
+                )
+            B1 = complex.incidence_matrix(1, signed=True)
+            B2 = complex.incidence_matrix(2, signed=True) if complex.dim >= 2 else None
+            return cls.from_incidence(B1, B2)
+        if kind != "SimplicialComplex" or not hasattr(complex, "incidence_matrix"):
             raise TypeError(
-                "`complex` must be a toponetx.SimplicialComplex, got "
-                f"{type(complex).__name__}"
+                "`complex` must be a toponetx.SimplicialComplex or toponetx.CellComplex, "
+                f"got {kind}"
             )
         if complex.dim < 1:
             raise ValueError("`complex` has no edges; an edge-flow complex needs at least one edge")
@@ -227,6 +297,53 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
         B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
         return cls.from_incidence(B1, B2, B3)
+
+    # ------------------------------------------------------------------ 2-cells
+    @property
+    def num_triangles(self) -> int:
+        """:math:`N_2` of a simplicial complex (every 2-cell a triangle).
+
+        Raises:
+            ValueError: the complex has polygon 2-cells (use :attr:`num_faces`).
+        """
+        if self._triangles is None:
+            raise ValueError(
+                "the complex has 2-cells of more than three edges (a cell complex): use "
+                "`num_faces` for the number of 2-cells"
+            )
+        return int(self.num_faces)
+
+    @property
+    def triangles(self) -> np.ndarray:
+        """``int64 [N2, 3]`` sorted node ids of each triangle of a simplicial complex.
+
+        Raises:
+            ValueError: the complex has polygon 2-cells (use :attr:`faces`).
+        """
+        if self._triangles is None:
+            raise ValueError(
+                "the complex has 2-cells of more than three edges (a cell complex): use "
+                "`faces` (node cycles) instead of `triangles`"
+            )
+        return self._triangles
+
+    @property
+    def is_simplicial(self) -> bool:
+        """``True`` when every 2-cell is a triangle (also for a complex without 2-cells)."""
+        return self._triangles is not None
+
+    @property
+    def faces(self) -> list[list[int]]:
+        """The 2-cells as node cycles: ``faces[f]`` lists the nodes of 2-cell ``f`` in the
+        order of its orientation, starting at its smallest node (a triangle ``a < b < c``
+        oriented ``a -> b -> c`` is ``[a, b, c]``)."""
+        nodes, ptr = self.face_nodes.tolist(), self.face_ptr.tolist()
+        return [nodes[ptr[f] : ptr[f + 1]] for f in range(self.num_faces)]
+
+    @property
+    def face_sizes(self) -> np.ndarray:
+        """``int64 [N2]``: the number of edges (= nodes) of every 2-cell."""
+        return np.diff(self.face_ptr)
 
     # ------------------------------------------------------------------ sizes and ranks
     @property
@@ -238,11 +355,11 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
 
     @property
     def sizes(self) -> tuple[int, int, int, int]:
-        """``(N0, N1, N2, N3)``: the numbers of nodes, edges, triangles and tetrahedra."""
+        """``(N0, N1, N2, N3)``: the numbers of nodes, edges, 2-cells and tetrahedra."""
         return (
             int(self.num_nodes),
             int(self.num_edges),
-            int(self.num_triangles),
+            int(self.num_faces),
             int(self.num_tetrahedra),
         )
 
@@ -287,7 +404,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     def simplices(self, rank: int) -> np.ndarray:
         """Node ids ``int64 [N_k, k + 1]`` of the simplices of rank ``rank`` in column order
         (nodes ``[N0, 1]``; edges as (tail, head), see :attr:`edges`; sorted triangles and
-        tetrahedra).
+        tetrahedra). Rank 2 of a cell complex with polygons raises: use :attr:`faces`.
 
         Raises:
             TypeError / ValueError: as :meth:`num_simplices`.
@@ -323,14 +440,20 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         digest = hashlib.sha256()
         digest.update(np.ascontiguousarray(self.edges, dtype=np.int64).tobytes())
         digest.update(b"|")
-        digest.update(np.ascontiguousarray(self.triangles, dtype=np.int64).tobytes())
+        if self._triangles is not None:
+            digest.update(np.ascontiguousarray(self._triangles, dtype=np.int64).tobytes())
+        else:  # a cell complex: the oriented boundary cycles of its 2-cells
+            digest.update(np.ascontiguousarray(self.face_nodes, dtype=np.int64).tobytes())
+            digest.update(b"/")
+            digest.update(np.ascontiguousarray(self.face_ptr, dtype=np.int64).tobytes())
         digest.update(f"|{self.num_nodes}".encode())
         self._fingerprint: str = digest.hexdigest()[:16]  # the complex is immutable
         return self._fingerprint
 
     def __repr__(self) -> str:
         extra = f", num_tetrahedra={self.num_tetrahedra}" if self.num_tetrahedra else ""
+        cells = "num_triangles" if self.is_simplicial else "num_faces"
         return (
             f"{type(self).__name__}(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
-            f"num_triangles={self.num_triangles}{extra})"
+            f"{cells}={self.num_faces}{extra})"
         )

@@ -546,7 +546,7 @@ def write_edge_flow_file(
     as an edge-flow file, atomically (the folder is made)."""
     arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT), "version": np.array(_VERSION)}
     arrays["B1_index"], arrays["B1_value"], arrays["B1_shape"] = _coo_arrays(ops.B1)
-    if ops.num_triangles:
+    if ops.num_faces:
         arrays["B2_index"], arrays["B2_value"], arrays["B2_shape"] = _coo_arrays(ops.B2)
     arrays["flows"] = content["flows"]
     if content.get("paths") is not None:

@@ -386,7 +386,7 @@ class EdgeFlows(EdgeFlowDataset):
         obj["edge_flows"] = {
             "B2_index": torch.from_numpy(np.stack([b2.row, b2.col]).astype(np.int64)),
             "B2_value": torch.from_numpy(b2.data.astype(np.float64)),
-            "num_triangles": int(ops.num_triangles),
+            "num_triangles": int(ops.num_faces),
             "has_labels": labels is not None,
             "has_paths": content["paths"] is not None,
             "sample_ids": (

@@ -323,7 +323,7 @@ class ExperimentData:
     def sizes(self) -> tuple[int, int, int]:
         """``(N0, N1, N2)`` of the complex."""
         ops = self.complex
-        return (int(ops.num_nodes), int(ops.num_edges), int(ops.num_triangles))
+        return (int(ops.num_nodes), int(ops.num_edges), int(ops.num_faces))
 
     @property
     def fingerprint(self) -> str:

@@ -36,7 +36,9 @@ def dual_forest(ops: SimplicialOperators) -> DualForest | None:
         ``0..2`` of the paired edge in the triangle's ``B2`` column, and the
         paired edge of every triangle ``[N2]``.
     """
-    n2 = ops.num_triangles
+    if not ops.is_simplicial:
+        return None  # polygon 2-cells: the sweep below pairs triangles (L2 is factorised)
+    n2 = ops.num_faces
     b2r = ops.B2.tocsr()  # [N1, N2], sorted indices
     count = np.diff(b2r.indptr)  # triangles per edge
     if count.max(initial=0) > 2:

@@ -13,6 +13,7 @@ from topo_contrastive._layout import as_samples
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.blocks import check_supports
+from topo_contrastive.hodge.blockwise import BlockwiseBackend, edge_components
 from topo_contrastive.hodge.exact import ExactBackend
 from topo_contrastive.hodge.iterative import iterative_backend
 from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts, check_component
@@ -49,9 +50,9 @@ def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) 
         raise TypeError(
             f"`complex` must be a SimplicialOperators, got {type(complex).__name__}"
         )
-    if backend not in ("auto", "exact", "iterative"):
+    if backend not in ("auto", "exact", "iterative", "blocks"):
         raise ValueError(
-            f"`backend` must be 'auto', 'exact' or 'iterative', got {backend!r}"
+            f"`backend` must be 'auto', 'exact', 'iterative' or 'blocks', got {backend!r}"
         )
     if int(max_exact_edges) <= 0:
         raise ValueError(f"`max_exact_edges` must be positive, got {max_exact_edges}")
@@ -148,7 +149,10 @@ class HodgeDecomposition:
     Args:
         complex: the complex's operators.
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
-            else ``"iterative"``), ``"exact"`` or ``"iterative"``.
+            else ``"blocks"`` for a complex of many components of at most
+            ``max_exact_edges`` edges each, such as a batch of complexes; else
+            ``"iterative"``), ``"exact"``, ``"iterative"`` or ``"blocks"`` (exact per
+            connected component, batched; edge flows only).
         max_exact_edges: size threshold of ``"auto"`` (default ``2000``; at rank k it
             is compared with :math:`N_k`).
         tol: relative eigenvalue threshold separating zero from non-zero
@@ -205,10 +209,17 @@ class HodgeDecomposition:
         self.tol = float(tol)
         if backend == "auto":
             backend = "exact" if self.num_simplices <= max_exact_edges else "iterative"
+            if backend == "iterative" and self.rank == 1:
+                # many small components (a batch of complexes): exact per component
+                count, _, label = edge_components(complex)
+                if count > 1 and int(np.bincount(label).max()) <= max_exact_edges:
+                    backend = "blocks"
         self.backend = backend
         self._backend: HodgeBackend
         if backend == "exact":
             self._backend = ExactBackend(complex, self.rank, self.tol)
+        elif backend == "blocks":
+            self._backend = BlockwiseBackend(complex, self.rank, self.tol)
         else:
             self._backend = iterative_backend(complex, self.rank, self.tol)
 
@@ -341,6 +352,11 @@ class HodgeDecomposition:
         u = self._backend.basis(idx)
         if u is not None:
             return torch.from_numpy(u.copy())
+        if self.backend == "blocks":
+            raise ValueError(
+                f"the 'blocks' backend keeps one {component} basis per connected component, "
+                "not a dense basis of the whole complex; use project() or projector_block()"
+            )
         if component == "harmonic":
             raise ValueError(
                 f"the harmonic basis has beta_1 = {self.dims['harmonic']} columns of "

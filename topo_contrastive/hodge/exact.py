@@ -56,7 +56,7 @@ class ExactBackend(HodgeBackend):
             grad = (ops.B1.T @ v) / np.sqrt(lam)  # [N1, N0 - beta_0]
         # curl: the same from L2 = B2^T B2 and L_up = B2 B2^T
         curl = np.zeros((n1, 0))
-        if ops.num_triangles:
+        if ops.num_faces:
             evals, evecs = np.linalg.eigh(ops.L2_down.toarray())
             nz = evals > self.tol * 1e3 * max(1.0, float(evals[-1]))
             curl = (ops.B2 @ evecs[:, nz]) / np.sqrt(evals[nz])  # [N1, N2 - beta_2]

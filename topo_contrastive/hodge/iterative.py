@@ -232,25 +232,25 @@ class EdgeIterative(SolverBackend):
             self._a0 = ops.L0[self._keep][:, self._keep].tocsc()
             self._lu0 = factor_spd(self._a0)
             self._order0 = np.argsort(self._lu0.perm_c)  # position -> row
-        self._forest = dual_forest(ops) if ops.num_triangles else None
+        self._forest = dual_forest(ops) if ops.num_faces else None
         beta2 = 0
-        if ops.num_triangles and self._forest is None:
+        if ops.num_faces and self._forest is None:
             beta2 = self._factor_l2()
         # Euler characteristic: beta_0 - beta_1 + beta_2 = N0 - N1 + N2
-        self._beta1 = ncomp - (n0 - ops.num_edges + ops.num_triangles) + beta2
+        self._beta1 = ncomp - (n0 - ops.num_edges + ops.num_faces) + beta2
         grad = n0 - ncomp
         self._dims = {"gradient": grad, "curl": ops.num_edges - grad - self._beta1,
                       "harmonic": self._beta1}  # fmt: skip
         if self._beta1 * ops.num_edges <= _MAX_HARMONIC_BASIS_ENTRIES:
             self._build_harmonic_basis()
             self._lu2 = None  # decompositions no longer need L2
-        elif ops.num_triangles and self._lu2 is None and not self._l2_singular:
+        elif ops.num_faces and self._lu2 is None and not self._l2_singular:
             self._factor_l2()  # the curl part will be solved with L2
         self._forest = None  # only needed for the harmonic basis
 
     @property
     def _has_upper(self) -> bool:
-        return bool(self.complex.num_triangles)
+        return bool(self.complex.num_faces)
 
     def _factor_l2(self) -> int:
         """Factorise ``L2`` (or mark it singular: closed 2-cycles); return ``beta_2``."""
@@ -317,7 +317,7 @@ class EdgeIterative(SolverBackend):
     def _curl_np(self, x: np.ndarray) -> np.ndarray:
         """``P_C x`` for ``x [N1, k]`` float64, by solves with ``L2``."""
         ops = self.complex
-        if not ops.num_triangles:
+        if not ops.num_faces:
             return np.zeros_like(x)
         return ops.B2 @ self._solve_l2(ops.B2.T @ x, scale=np.linalg.norm(x, axis=0))
 
@@ -399,7 +399,7 @@ class EdgeIterative(SolverBackend):
     def _upper_block(self, cols: np.ndarray) -> np.ndarray:
         """``P_C[edges, edges]`` by solves with ``L2`` on the rows ``B2[edges]``."""
         ops = self.complex
-        if not ops.num_triangles or cols.size == 0:
+        if not ops.num_faces or cols.size == 0:
             return np.zeros((cols.size, cols.size))
         b2 = ops.B2[cols]  # [|E|, N2]
         c = np.empty((cols.size, cols.size))
@@ -408,7 +408,7 @@ class EdgeIterative(SolverBackend):
             psi = self._solve_l2(b2[lo:hi].T.toarray())  # [N2, c]
             c[:, lo:hi] = b2 @ psi
 
-        map_chunks(work, cols.size, rows=ops.num_triangles)
+        map_chunks(work, cols.size, rows=ops.num_faces)
         return 0.5 * (c + c.T)
 
 
@@ -428,7 +428,7 @@ class TriangleIterative(SolverBackend):
             self._solver_up = GroundedSolver(ops.L3, None, tol)
             beta3 = kernel_dim(ops.L3) if self._solver_up.singular else 0
             curl_dim = ops.num_tetrahedra - beta3  # rank(B3)
-        n2 = ops.num_triangles
+        n2 = ops.num_faces
         beta2 = n2 - grad_dim - curl_dim
         self._dims = {"gradient": grad_dim, "curl": curl_dim, "harmonic": beta2}
         if beta2 == 0:

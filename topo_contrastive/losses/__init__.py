@@ -1,7 +1,17 @@
 """Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8)."""
 
 from topo_contrastive.losses.hodge_debiased_info_nce import HodgeDebiasedInfoNCE
-from topo_contrastive.losses.hodge_weights import hodge_negative_weights
+from topo_contrastive.losses.hodge_weights import (
+    energy_fractions,
+    hodge_energy_weights,
+    hodge_negative_weights,
+)
 from topo_contrastive.losses.info_nce import InfoNCE
 
-__all__ = ["HodgeDebiasedInfoNCE", "InfoNCE", "hodge_negative_weights"]
+__all__ = [
+    "HodgeDebiasedInfoNCE",
+    "InfoNCE",
+    "energy_fractions",
+    "hodge_energy_weights",
+    "hodge_negative_weights",
+]

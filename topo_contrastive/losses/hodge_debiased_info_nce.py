@@ -21,8 +21,12 @@ from topo_contrastive.losses.hodge_weights import (
     _check_eps,
     _check_gamma,
     _stack_parts,
+    energy_fractions,
+    hodge_energy_weights,
     hodge_negative_weights,
 )
+
+_SIMILARITIES = ("auto", "cosine", "energy")
 
 __all__ = ["HodgeDebiasedInfoNCE"]
 
@@ -77,6 +81,17 @@ class HodgeDebiasedInfoNCE(nn.Module):
     :class:`~topo_contrastive.losses.InfoNCE` (same code path). The weights are constants: no
     gradient flows into them.
 
+    **Many complexes.** The cosines of the parts compare two flows edge by edge, so they
+    need both on one complex. For a batch of samples on different complexes pass the
+    batch's ``hodge_parts`` ``[sum N1, 3]`` with its batch vector ``batch=data.batch_1``:
+    the weights then compare the samples' energy fractions
+    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}Vert^2/\lVert\mathbf{x}Vert^2`
+    (:func:`~topo_contrastive.losses.hodge_energy_weights`: basis-, order- and
+    orientation-free), ``similarity="auto"`` (default). Without a batch vector the Hodge
+    parts are those of one shared complex and the weights are exactly the paper's.
+    ``similarity="energy"`` uses the energy fractions on one complex too; ``"cosine"``
+    refuses a batch of complexes.
+
     **Distributed.** As for :class:`~topo_contrastive.losses.InfoNCE`: with
     ``gather_distributed=True`` the embeddings *and* the Hodge parts (without gradient) are
     gathered from all ranks, the weights of the local anchors against the :math:`M` gathered
@@ -96,6 +111,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
             :class:`~topo_contrastive.losses.InfoNCE`. (default: ``"mean"``)
         eps (float, optional): zero threshold of
             :func:`~topo_contrastive.losses.hodge_negative_weights`. (default: ``1e-6``)
+        similarity (str, optional): ``"auto"`` (cosines of the parts on one complex, energy
+            fractions with a batch vector), ``"cosine"`` or ``"energy"``.
+            (default: ``"auto"``)
 
     Shapes:
         - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` of the original flows: three
@@ -108,7 +126,8 @@ class HodgeDebiasedInfoNCE(nn.Module):
           rank k work the same (``N_k`` for ``N1``, parts of ``HodgeDecomposition(ops,
           rank=k)``). Or
           ``weights`` ``[B, M]`` (``M = B`` single-process, the global batch size when
-          distributed; the anchor's own column is ignored).
+          distributed; the anchor's own column is ignored). With ``batch`` ``[sum N1]``:
+          ``hodge_parts`` ``[sum N1, 3]`` of a batch of complexes.
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
 
     Raises:
@@ -141,8 +160,12 @@ class HodgeDebiasedInfoNCE(nn.Module):
         gather_distributed: bool = False,
         reduction: str = "mean",
         eps: float = 1e-6,
+        similarity: str = "auto",
     ) -> None:
         super().__init__()
+        if not isinstance(similarity, str) or similarity not in _SIMILARITIES:
+            raise ValueError(f"`similarity` must be one of {_SIMILARITIES}, got {similarity!r}")
+        self.similarity = similarity
         self.temperature = check_temperature(temperature)
         self.gamma = _check_gamma(gamma)
         self.include_positive_in_denominator = check_bool(
@@ -158,10 +181,13 @@ class HodgeDebiasedInfoNCE(nn.Module):
         z2: Tensor,
         hodge_parts: Sequence[Tensor] | Tensor | None = None,
         weights: Tensor | None = None,
+        batch: Tensor | None = None,
     ) -> Tensor:
         """Loss of the views ``z1``, ``z2`` ``[B, D]`` weighted by ``hodge_parts`` or ``weights``.
 
-        Exactly one of ``hodge_parts`` and ``weights`` must be given.
+        Exactly one of ``hodge_parts`` and ``weights`` must be given; ``batch`` (the
+        sample of every row of ``hodge_parts`` ``[sum N1, 3]``) marks a batch of
+        different complexes (see the class).
         """
         if (hodge_parts is None) == (weights is None):
             raise ValueError(
@@ -170,7 +196,11 @@ class HodgeDebiasedInfoNCE(nn.Module):
                 + ("both" if hodge_parts is not None else "neither")
             )
         pool = make_pool(z1, z2, self.gather_distributed)
-        if hodge_parts is not None:
+        if batch is not None and hodge_parts is None:
+            raise ValueError("`batch` is the batch vector of `hodge_parts`; it needs them")
+        if hodge_parts is not None and (batch is not None or self.similarity == "energy"):
+            w = self._energy_weights(hodge_parts, batch, pool)
+        elif hodge_parts is not None:
             w = self._weights_from_parts(hodge_parts, pool)
         else:
             w = check_weights(weights, pool)
@@ -203,10 +233,46 @@ class HodgeDebiasedInfoNCE(nn.Module):
         )
         return w.to(pool.a1.dtype)  # [B, M]
 
+    def _energy_weights(
+        self, hodge_parts: Sequence[Tensor] | Tensor, batch: Tensor | None, pool: Pool
+    ) -> Tensor:
+        """Weights ``[B, M]`` from the energy fractions of the parts."""
+        if batch is not None and self.similarity == "cosine":
+            raise ValueError(
+                "similarity='cosine' compares the Hodge parts edge by edge, which needs one "
+                "shared complex; a batch of different complexes (given `batch`) needs "
+                "similarity='auto' or 'energy'"
+            )
+        if batch is None:  # one shared complex, energy similarity asked for
+            parts = _stack_parts(_per_sample(hodge_parts, pool.batch_size), "hodge_parts")
+            energy = parts.detach().square().sum(-1).T  # [B, 3]
+            total = energy.sum(1, keepdim=True)
+            frac = torch.where(total > 0, energy / total.clamp_min(1e-300), 0.0)
+        else:
+            if not isinstance(hodge_parts, Tensor):
+                raise TypeError(
+                    "`hodge_parts` with a batch vector must be one tensor [sum N1, 3], got "
+                    f"{type(hodge_parts).__name__}"
+                )
+            frac = energy_fractions(hodge_parts.detach(), batch, pool.batch_size)
+        if frac.shape[0] != pool.batch_size:
+            raise ValueError(
+                f"`hodge_parts` must hold the B = {pool.batch_size} samples of `z1`/`z2`, "
+                f"got {frac.shape[0]}"
+            )
+        frac = frac.to(pool.a1.device)
+        if pool.world_size == 1:
+            cand, offset = None, 0
+        else:
+            cand = pool.gather(frac)  # [M, 3]
+            offset = pool.offset
+        w = hodge_energy_weights(frac, self.gamma, self.eps, candidates=cand, anchor_offset=offset)
+        return w.to(pool.a1.dtype)
+
     def extra_repr(self) -> str:
         return (
             f"temperature={self.temperature}, gamma={self.gamma}, "
             f"include_positive_in_denominator={self.include_positive_in_denominator}, "
             f"gather_distributed={self.gather_distributed}, reduction={self.reduction!r}, "
-            f"eps={self.eps}"
+            f"eps={self.eps}, similarity={self.similarity!r}"
         )

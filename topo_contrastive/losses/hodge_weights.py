@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["hodge_negative_weights"]
+__all__ = ["energy_fractions", "hodge_energy_weights", "hodge_negative_weights"]
 
 _COMPONENTS = ("gradient", "curl", "harmonic")
 
@@ -233,9 +233,119 @@ def hodge_negative_weights(
     if anchor_offset is not None:
         rows = torch.arange(B, device=anchors.device)
         is_neg[rows, rows + anchor_offset] = False
+    return _normalise(dissim, is_neg, n_neg, eps, gamma_t)
+
+
+def _normalise(
+    dissim: Tensor, is_neg: Tensor, n_neg: int, eps: float, gamma_t: Sequence[float]
+) -> Tensor:
+    """Weights of mean one over each row's negatives (uniform where all are ~zero)."""
     dissim = dissim.masked_fill(~is_neg, 0.0)
     row_sum = dissim.sum(dim=1, keepdim=True)  # [B, 1]
     degenerate = row_sum <= eps * n_neg * sum(gamma_t)  # [B, 1]
     safe_sum = torch.where(degenerate, torch.ones_like(row_sum), row_sum)
     weights = torch.where(degenerate, torch.ones_like(dissim), dissim * (n_neg / safe_sum))
     return weights.masked_fill(~is_neg, 0.0)
+
+
+def energy_fractions(parts: Tensor, batch: Tensor, num_graphs: int | None = None) -> Tensor:
+    r"""Fractions of each sample's energy in its gradient, curl and harmonic parts,
+    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}\rVert^2 / \lVert\mathbf{x}\rVert^2`
+    (zero for an all-zero flow): basis-free, so comparable across complexes.
+
+    Args:
+        parts: the Hodge parts of the flows, ``[sum N1, 3]`` (columns gradient, curl,
+            harmonic: the ``hodge_parts`` of a batch of
+            :class:`~topo_contrastive.data.ComplexData`).
+        batch: the sample of every row, ``int64 [sum N1]`` (``data.batch_1``).
+        num_graphs: the number of samples (default ``batch.max() + 1``).
+
+    Returns:
+        ``[B, 3]`` in ``parts``' dtype; each row sums to one (or is zero).
+
+    Raises:
+        ValueError: ``parts`` not ``[rows, 3]``, ``batch`` not ``[rows]``, or NaN/inf.
+    """
+    if not isinstance(parts, Tensor) or parts.dim() != 2 or parts.shape[1] != 3:
+        raise ValueError(
+            "`hodge_parts` with a batch vector must be [sum N1, 3] (gradient, curl, "
+            f"harmonic columns), got {tuple(parts.shape) if isinstance(parts, Tensor) else parts}"
+        )
+    if not isinstance(batch, Tensor) or batch.dim() != 1 or batch.shape[0] != parts.shape[0]:
+        raise ValueError(
+            f"`batch` must be a vector [{parts.shape[0]}] (the sample of every row of "
+            f"`hodge_parts`), got {tuple(batch.shape) if isinstance(batch, Tensor) else batch}"
+        )
+    if not bool(torch.isfinite(parts).all()):
+        raise ValueError("`hodge_parts` must be finite, got NaN or inf entries")
+    num = int(batch.max()) + 1 if num_graphs is None else int(num_graphs)
+    energy = parts.new_zeros(num, 3).index_add_(0, batch.long(), parts.square())  # [B, 3]
+    total = energy.sum(dim=1, keepdim=True)
+    return torch.where(total > 0, energy / total.clamp_min(torch.finfo(parts.dtype).tiny), 0.0)
+
+
+def hodge_energy_weights(
+    fractions: Tensor,
+    gamma: Sequence[float] = (1.0, 1.0, 1.0),
+    eps: float = 1e-6,
+    *,
+    candidates: Tensor | None = None,
+    anchor_offset: int | None = 0,
+) -> Tensor:
+    r"""Hodge-aware weights of the negatives that compare samples on different complexes:
+    the paper's eqs. 7-8 with the cosine distance of the parts replaced by the distance of
+    their energy fractions :math:`f_k` (:func:`energy_fractions`),
+
+    .. math::
+        \mathcal{S}_E(\mathbf{x}_i, \mathbf{x}_m) = \sum_{k \in \{G, C, H\}} \gamma_k\,
+        \lvert f_k(\mathbf{x}_i) - f_k(\mathbf{x}_m) \rvert,
+
+    normalised over each anchor's negatives to mean one, with the conventions of
+    :func:`hodge_negative_weights` (uniform weights where an anchor's dissimilarities are
+    all about zero; the self entry is 0). The cosines of :math:`\mathbf{P}_k\mathbf{x}`
+    need both flows on one complex (they compare edge by edge); the energy fractions do
+    not depend on a basis, an edge order or an orientation, so they compare flows on any
+    complexes. On one shared complex :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`
+    keeps the paper's weights (its ``similarity="auto"``).
+
+    Args:
+        fractions: ``[B, 3]`` energy fractions of the anchors.
+        gamma: :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0` (default ``(1, 1, 1)``).
+        eps: zero threshold in ``[0, 1)`` of the uniform fallback (default ``1e-6``).
+        candidates: ``[M, 3]`` fractions of the pool of negatives (default: ``fractions``).
+        anchor_offset: column of anchor 0's own sample in the pool (``None``: not in it).
+
+    Returns:
+        ``[B, M]`` weights, zero on self entries, mean one over each row's negatives.
+
+    Raises:
+        ValueError: shapes other than ``[B, 3]`` / ``[M, 3]``, no negative, a bad
+            ``anchor_offset``; ``gamma`` / ``eps`` as :func:`hodge_negative_weights`.
+    """
+    gamma_t = _check_gamma(gamma)
+    eps = _check_eps(eps)
+    if not isinstance(fractions, Tensor) or fractions.dim() != 2 or fractions.shape[1] != 3:
+        got = getattr(fractions, "shape", fractions)
+        raise ValueError(f"`fractions` must be [B, 3], got {got}")
+    pool = fractions if candidates is None else candidates.to(fractions)
+    if pool.dim() != 2 or pool.shape[1] != 3:
+        raise ValueError(f"`candidates` must be [M, 3], got {tuple(pool.shape)}")
+    B, M = fractions.shape[0], pool.shape[0]
+    if anchor_offset is not None and (anchor_offset < 0 or anchor_offset + B > M):
+        raise ValueError(
+            f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
+            f"(B = {B}, M = {M}), got {anchor_offset}"
+        )
+    n_neg = M - (0 if anchor_offset is None else 1)
+    if n_neg < 1:
+        raise ValueError(
+            f"each anchor needs at least one negative, but the pool has M = {M} sample(s) "
+            "including the anchor itself; use a batch of at least 2 samples"
+        )
+    g = torch.tensor(gamma_t, dtype=fractions.dtype, device=fractions.device)
+    dissim = ((fractions[:, None, :] - pool[None, :, :]).abs() * g).sum(-1)  # [B, M]
+    is_neg = torch.ones(B, M, dtype=torch.bool, device=fractions.device)
+    if anchor_offset is not None:
+        rows = torch.arange(B, device=fractions.device)
+        is_neg[rows, rows + anchor_offset] = False
+    return _normalise(dissim, is_neg, n_neg, eps, gamma_t)

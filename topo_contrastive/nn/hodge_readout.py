@@ -144,6 +144,18 @@ class HodgeReadout(torch.nn.Module):
     The module has no parameters; the basis and the energies' index tables are
     buffers (they follow ``.to()`` and are saved in the ``state_dict``).
 
+    **Across complexes (basis-free).** ``HodgeReadout(None, energies=True)`` is tied to no
+    complex: harmonic coordinates live in one complex's basis and are left out, and the
+    energies are computed from the operators the encoder is given,
+    :math:`\tfrac{1}{N_1}\mathbf{h}_c^\top\mathbf{L}_\downarrow\mathbf{h}_c =
+    \tfrac{1}{N_1}\lVert\mathbf{B}_1\mathbf{h}_c\rVert^2` and
+    :math:`\tfrac{1}{N_1}\mathbf{h}_c^\top\mathbf{L}_\uparrow\mathbf{h}_c =
+    \tfrac{1}{N_1}\lVert\mathbf{B}_2^\top\mathbf{h}_c\rVert^2` per sample and channel
+    (the same values as above), so that it pools a batch of different complexes
+    (block-diagonal operators and PyG's batch vector, see :class:`~topo_contrastive.nn.SCNN`):
+    ``h = [pool H ; gradient energies ; curl energies]``, :math:`3C` features
+    (:math:`2C` with ``pool="none"``), saved and loaded without a complex.
+
     **Any rank.** Built on ``HodgeDecomposition(ops, rank=k)`` it pools features of the
     rank-:math:`k` simplices ``[B, N_k, C]`` (node features ``x_0``, triangle features
     ``x_2``): :math:`\mathbf{U}_H` is then the canonical basis of :math:`\ker
@@ -153,8 +165,9 @@ class HodgeReadout(torch.nn.Module):
     \mathbf{B}_{k+1}^\top \mathbf{H}\rVert^2` (curl part).
 
     Args:
-        hodge (HodgeDecomposition): the decomposition of the complex the features
-            live on (either backend).
+        hodge (HodgeDecomposition or None): the decomposition of the complex the features
+            live on (either backend); ``None`` for the basis-free readout across
+            complexes (then ``energies=True`` is required).
         pool (str): pooled block: ``"mean"`` (default), ``"sum"``, ``"max"`` over
             edges, or ``"none"``.
         energies (bool): append the per-channel gradient and curl energies
@@ -199,14 +212,16 @@ class HodgeReadout(torch.nn.Module):
 
     def __init__(
         self,
-        hodge: HodgeDecomposition,
+        hodge: HodgeDecomposition | None,
         pool: str = "mean",
         energies: bool = False,
         harmonic_channels: int | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(hodge, HodgeDecomposition):
-            raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
+        if hodge is not None and not isinstance(hodge, HodgeDecomposition):
+            raise TypeError(
+                f"`hodge` must be a HodgeDecomposition or None, got {type(hodge).__name__}"
+            )
         if not isinstance(pool, str) or pool not in _POOLS:
             raise ValueError(f"`pool` must be one of {_POOLS}, got {pool!r}")
         if not isinstance(energies, bool):
@@ -222,6 +237,24 @@ class HodgeReadout(torch.nn.Module):
         self.harmonic_channels = harmonic_channels
         self.pool = pool
         self.energies = energies
+        #: ``True`` for the readout across complexes (``hodge=None``): no harmonic
+        #: coordinates, energies from the operators given at each call.
+        self.basis_free = hodge is None
+        if hodge is None:
+            if not energies:
+                raise ValueError(
+                    "a HodgeReadout without a complex (hodge=None) keeps no harmonic "
+                    "coordinates: set energies=True for the basis-free readout across "
+                    "complexes, or use the SCNN's string readout"
+                )
+            self.rank = 1
+            self.num_edges = None
+            self.complex_fingerprint = None
+            self._incidence_energies = False
+            self.register_buffer("harmonic_basis", torch.zeros(0, 0))
+            self.register_buffer("pivots", torch.zeros(0, dtype=torch.long))
+            self.reset_parameters()
+            return
         ops = hodge.complex
         self.rank = int(hodge.rank)
         #: :math:`N_k`, the simplices of the pooled rank (:math:`N_1`: edges).
@@ -239,7 +272,10 @@ class HodgeReadout(torch.nn.Module):
         basis, pivots = canonical_harmonic_basis(hodge)
         self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
         self.register_buffer("pivots", torch.from_numpy(pivots))
-        if energies and self.rank != 1:
+        # rank 1 of a simplicial complex: the triangles' three edges in a dense table;
+        # other ranks and polygon 2-cells: B_k and B_{k+1}^T as index/value pairs
+        self._incidence_energies = energies and (self.rank != 1 or not ops.is_simplicial)
+        if self._incidence_energies:
             for side, mat in (
                 ("lower", ops.incidence(self.rank) if self.rank else None),
                 ("upper", ops.incidence(self.rank + 1).T),
@@ -284,13 +320,36 @@ class HodgeReadout(torch.nn.Module):
         """Channels whose harmonic coordinates are kept."""
         return channels if self.harmonic_channels is None else min(self.harmonic_channels, channels)
 
-    def forward(self, H: Tensor) -> Tensor:
-        """Pool per-edge features ``H`` into ``[B, out_features(C)]`` (see the class)."""
+    def forward(
+        self,
+        H: Tensor,
+        batch: Tensor | None = None,
+        L_down: Tensor | None = None,
+        L_up: Tensor | None = None,
+        size: int | None = None,
+    ) -> Tensor:
+        """Pool per-edge features ``H`` into ``[B, out_features(C)]`` (see the class).
+
+        Args:
+            H: per-edge features ``[B, N1, C]``, ``[N1, C]`` or ``[B*N1, C]``; for the
+                basis-free readout also ``[sum N1, C]`` of a batch of complexes.
+            batch: the basis-free readout's batch vector ``[sum N1]`` of a batch of
+                complexes (``None``: the layouts on one complex).
+            L_down, L_up: the basis-free readout's operators (required there; ignored
+                otherwise).
+            size: the number of samples of ``batch`` (default ``batch.max() + 1``).
+
+        Raises:
+            TypeError: ``H`` is not a floating tensor.
+            ValueError: see the class; the basis-free readout without operators.
+        """
         if not isinstance(H, Tensor) or not H.is_floating_point():
             raise TypeError(
                 f"`H` must be a floating tensor, got {type(H).__name__}"
                 + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
             )
+        if self.basis_free:
+            return self._basis_free(H, batch, L_down, L_up, size)
         n1, nk = self.num_edges, f"N{self.rank}"
         if H.dim() == 2:  # one sample [N1, C] or a PyG batch [B * N1, C]
             hint = " (a HodgeReadout built on another complex?)"
@@ -324,7 +383,7 @@ class HodgeReadout(torch.nn.Module):
             else:
                 coords = torch.matmul(u.t(), H)  # [B, beta, C]
             blocks.append(coords.reshape(B, self.beta1 * c))  # [B, beta*c]
-        if self.energies and self.rank != 1:
+        if self.energies and self._incidence_energies:
             for side in ("lower", "upper"):  # B_k H and B_{k+1}^T H, [B, rows, C]
                 row, col = getattr(self, f"{side}_index")
                 val = getattr(self, f"{side}_value").to(H.dtype)[:, None]
@@ -339,7 +398,65 @@ class HodgeReadout(torch.nn.Module):
             blocks += [div.pow(2).sum(1) / n1, curl.pow(2).sum(1) / n1]
         return torch.cat(blocks, dim=1) if blocks else H.new_zeros(B, 0)
 
+    def _basis_free(
+        self,
+        H: Tensor,
+        batch: Tensor | None,
+        L_down: Tensor | None,
+        L_up: Tensor | None,
+        size: int | None,
+    ) -> Tensor:
+        """``[pool ; h^T L_down h / N1 ; h^T L_up h / N1]`` per sample and channel."""
+        from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
+
+        if L_down is None or L_up is None:
+            raise ValueError(
+                "the basis-free HodgeReadout (hodge=None) computes its energies from the "
+                "operators: call it with L_down and L_up (the SCNN passes its own)"
+            )
+        n = int(L_down.shape[0])
+        Ld = L_down.to_sparse_csr() if L_down.layout == torch.sparse_coo else L_down
+        Lu = L_up.to_sparse_csr() if L_up.layout == torch.sparse_coo else L_up
+        if batch is None:  # one complex: [N1, C], [B, N1, C] or [B*N1, C]
+            if H.dim() == 2:
+                H = rows_to_samples(H, n, 1, "H", of=f"the operators' N1 = {n}")
+            if H.dim() != 3 or H.shape[1] != n:
+                raise ValueError(
+                    f"`H` must be [B, {n}, C] or [B*{n}, C] for operators [{n}, {n}], got "
+                    f"{tuple(H.shape)}"
+                )
+            B, _, C = H.shape
+            flat = H.transpose(0, 1).reshape(n, B * C)  # [N1, B*C]
+            blocks = []
+            if self.pool == "mean":
+                blocks.append(H.mean(dim=1))
+            elif self.pool == "sum":
+                blocks.append(H.sum(dim=1))
+            elif self.pool == "max":
+                blocks.append(H.amax(dim=1))
+            for L in (Ld, Lu):
+                LH = (L.to(H.dtype) @ flat).reshape(n, B, C).transpose(0, 1)  # [B, N1, C]
+                blocks.append((H * LH).sum(dim=1) / n)
+            return torch.cat(blocks, dim=1)
+        if H.dim() != 2 or H.shape[0] != n:
+            raise ValueError(
+                f"`H` must be [sum N1, C] = [{n}, C] with `batch` for operators [{n}, {n}], got "
+                f"{tuple(H.shape)}"
+            )
+        num = int(batch.max()) + 1 if size is None else int(size)
+        counts = torch.bincount(batch, minlength=num).to(H.dtype).clamp_min(1)[:, None]
+        blocks = []
+        if self.pool != "none":
+            pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
+            blocks.append(pool[self.pool](H, batch, size=num))
+        for L in (Ld, Lu):
+            e = H * (L.to(H.dtype) @ H)  # [sum N1, C]
+            blocks.append(global_add_pool(e, batch, size=num) / counts)
+        return torch.cat(blocks, dim=1)
+
     def __repr__(self) -> str:
+        if self.basis_free:
+            return f"{type(self).__name__}(None, pool={self.pool!r}, energies=True)"
         if self.rank != 1:
             return (
                 f"{type(self).__name__}(rank={self.rank}, num_simplices={self.num_edges}, "

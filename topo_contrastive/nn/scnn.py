@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from topo_contrastive.complex._operators import operator_fingerprint
+from topo_contrastive.nn._complexes import blocks_of, check_complexes_batch
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.projection_head import ProjectionHead
@@ -80,9 +81,15 @@ class SCNN(torch.nn.Module):
         - **input:** ``x`` edge features :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]`
           or :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]` (a PyG
           mini-batch of flows on one shared complex, e.g. ``data.x_1`` and
-          ``data.x_1_batch`` from ``DataLoader(..., follow_batch=["x_1"])``); when
-          ``in_channels == 1`` the channel dimension may be left out (``[N1]`` or
-          ``[B*N1]``); ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]`.
+          ``data.batch_1`` of a :class:`~topo_contrastive.data.ComplexData` batch);
+          ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]`. **Many complexes:** a batch of
+          samples on different complexes is one complex: ``x``
+          :math:`[\sum_b N_{1,b}, C_{in}]`, block-diagonal operators
+          :math:`[\sum_b N_{1,b}, \sum_b N_{1,b}]` (``data.laplacians()``) and the batch
+          vector ``batch = data.batch_1`` (required: the readout pools per sample with
+          PyG's ``global_*_pool``; a 2-D input on the operators of a multi-sample batch
+          without it is an error, never one pooled embedding). When ``in_channels == 1``
+          the channel dimension may be left out (``[N1]`` or ``[B*N1]``).
         - **output:** :math:`\mathbf{h}` of shape :math:`[B, D]` with ``D =``
           :attr:`out_channels` (:math:`C_{hidden}` for the pooled readouts); a single
           sample (``[N1, C]`` or ``[N1]`` without ``batch``) gives :math:`[1, D]`
@@ -191,13 +198,65 @@ class SCNN(torch.nn.Module):
         Args: as :meth:`forward`.
 
         Returns:
-            ``[B, N1, hidden_channels]`` for every input layout (a single sample gives
-            ``B = 1``; a PyG batch ``[B*N1, C]`` gives ``[B, N1, hidden]``).
+            ``[B, N1, hidden_channels]`` for the layouts on one complex (a single sample
+            gives ``B = 1``; a PyG batch ``[B*N1, C]`` gives ``[B, N1, hidden]``);
+            ``[sum N1, hidden_channels]`` for a batch of different complexes.
 
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
+        x = self._add_channel_dim(x)
+        many = self._complexes(x, L_down, L_up, batch)
+        if many is not None:
+            return self._complex_rows(x, L_down, L_up)[1]
         return self._input_and_edge_embeddings(x, L_down, L_up, batch)[1]
+
+    def _complexes(
+        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
+    ) -> int | None:
+        """The number of samples when ``x`` is a batch of different complexes (rows = the
+        size of the block-diagonal operators, with ``batch``), else ``None``.
+
+        Raises:
+            ValueError: such a batch of several samples without ``batch``; a ``batch`` that
+                does not fit the operators.
+        """
+        if not isinstance(x, Tensor) or x.dim() != 2:
+            return None
+        active = tuple(
+            L for L, k in ((L_down, self.K_down), (L_up, self.K_up)) if k > 0 and L is not None
+        )
+        if not active or not isinstance(active[0], Tensor) or active[0].dim() != 2:
+            return None
+        if int(active[0].shape[0]) != int(x.shape[0]):
+            return None
+        if batch is None:
+            blocks = blocks_of(*active)
+            if blocks is not None and len(blocks) > 1:
+                raise ValueError(
+                    f"`x` holds the edges of a batch of {len(blocks)} complexes (the operators "
+                    "are block-diagonal) but no `batch` vector was given: pass batch="
+                    "data.batch_1 so that the readout pools every sample on its own"
+                )
+            return None
+        return check_complexes_batch(batch, int(x.shape[0]), active)
+
+    def _complex_rows(
+        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """The input ``[sum N1, C_in]`` and :math:`\\mathbf{X}_T` ``[sum N1, hidden]`` of a
+        batch of complexes: the layers on the one block-diagonal complex."""
+        first = self.convs[0]
+        x3, _ = first._as_batched(x.unsqueeze(0), L_down, L_up, None)  # [1, sum N1, C_in]
+        fused = self.act in FUSED_ACTIVATIONS
+        act = _ACTIVATIONS[self.act]
+        h = x3
+        for conv in self.convs:
+            if fused:
+                h = conv._propagate(h, L_down, L_up, act=self.act)
+            else:
+                h = act(conv._propagate(h, L_down, L_up))
+        return x3[0], h[0]
 
     def _input_and_edge_embeddings(
         self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
@@ -251,6 +310,10 @@ class SCNN(torch.nn.Module):
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
+        x = self._add_channel_dim(x)
+        num_graphs = self._complexes(x, L_down, L_up, batch)
+        if num_graphs is not None:
+            return self._forward_complexes(x, L_down, L_up, batch, num_graphs)
         if isinstance(self.readout, str):  # pooling ignores the edge order the layers ran in
             x3, h, _ = self._layers(x, L_down, L_up, batch)  # [B, N1, hidden]
         else:
@@ -258,6 +321,8 @@ class SCNN(torch.nn.Module):
         if self.input_skip:  # the input first: [B, N1, C_in + hidden]
             h = torch.cat([x3.to(h.dtype), h], dim=-1)
         if not isinstance(self.readout, str):
+            if getattr(self.readout, "basis_free", False):
+                return self.readout(h, L_down=L_down, L_up=L_up)  # [B, D]
             self._check_readout_complex(L_down, L_up)
             return self.readout(h)  # [B, D]
         if self.readout == "mean":
@@ -265,6 +330,32 @@ class SCNN(torch.nn.Module):
         if self.readout == "sum":
             return h.sum(dim=1)
         return h.amax(dim=1)
+
+    def _forward_complexes(
+        self,
+        x: Tensor,
+        L_down: Tensor | None,
+        L_up: Tensor | None,
+        batch: Tensor,
+        num_graphs: int,
+    ) -> Tensor:
+        """The embeddings ``[B, D]`` of a batch of different complexes (pooled by ``batch``
+        with PyG's global pools)."""
+        from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
+
+        x_rows, h = self._complex_rows(x, L_down, L_up)  # [sum N1, C_in], [sum N1, hidden]
+        if self.input_skip:
+            h = torch.cat([x_rows.to(h.dtype), h], dim=-1)
+        if not isinstance(self.readout, str):
+            if getattr(self.readout, "basis_free", False):
+                return self.readout(h, batch=batch, L_down=L_down, L_up=L_up, size=num_graphs)
+            raise ValueError(
+                f"the encoder's {type(self.readout).__name__} is tied to one complex and cannot "
+                "pool a batch of different complexes; use a basis-free readout (e.g. "
+                "HodgeReadout(None, energies=True)) or a string readout"
+            )
+        pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
+        return pool[self.readout](h, batch, size=num_graphs)  # [B, hidden]
 
     def _check_readout_complex(self, L_down: Tensor | None, L_up: Tensor | None) -> None:
         """Refuse operators made by another complex than the readout's (when both are known:

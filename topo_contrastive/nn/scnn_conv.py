@@ -15,6 +15,7 @@ from topo_contrastive._layout import (
     rows_to_samples,
     samples_to_rows,
 )
+from topo_contrastive.nn._complexes import check_complexes_batch
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
 
 __all__ = ["SCNNConv"]
@@ -91,7 +92,11 @@ class SCNNConv(torch.nn.Module):
           :math:`[B, N_1, C_{in}]` (``B`` signals on the same complex), or
           :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]` (a PyG
           mini-batch of flows on one shared complex, samples one after the other,
-          e.g. ``batch = data.x_1_batch`` from ``DataLoader(..., follow_batch=["x_1"])``);
+          e.g. ``batch = data.batch_1`` of a :class:`~topo_contrastive.data.ComplexData`
+          batch), or :math:`[\sum_b N_{1,b}, C_{in}]` with block-diagonal operators
+          :math:`[\sum_b N_{1,b}, \sum_b N_{1,b}]` (a batch of different complexes,
+          :meth:`ComplexData.laplacians() <topo_contrastive.data.ComplexData.laplacians>`,
+          with or without ``batch``: the batch is one complex);
           ``L_down``, ``L_up``: sparse :math:`[N_1, N_1]` (COO or CSR, as returned
           by :meth:`topo_contrastive.SimplicialOperators.laplacians`), on ``x``'s
           device and dtype.
@@ -234,6 +239,13 @@ class SCNNConv(torch.nn.Module):
                 check_num_simplices(x, 1, n1, 1, "x", f"the operators are [{n1}, {n1}]")
             return x, "batched"
         rows = x.size(0)
+        if batch is not None and n1 is not None and rows == n1:
+            # a batch of different complexes: one block-diagonal complex [sum N1, sum N1]
+            active = tuple(
+                L for L, k in ((L_down, self.K_down), (L_up, self.K_up)) if k > 0
+            )
+            check_complexes_batch(batch, rows, active)
+            return x.unsqueeze(0), "pyg"
         if batch is None:
             if n1 is not None and rows != n1:
                 hint = "; for a PyG mini-batch of flows pass `batch`" if rows % n1 == 0 else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
@@ -26,9 +27,25 @@ from topo_contrastive.transforms._mask_options import (
     check_objective,
     check_optimizer_options,
 )
+from topo_contrastive.transforms._per_complex import (
+    as_complex_data,
+    fit_per_complex,
+    has_own_complex,
+    hodge_of,
+    samples_as_rows,
+)
 from topo_contrastive.transforms.spectral_mask_optimizer import optimize_drop_probabilities
 
 __all__ = ["ComputeDropProbabilities"]
+
+
+def _first_has_own_complex(dataset: Any) -> bool:
+    """Whether the samples of ``dataset`` carry their own complexes (judged by the first)."""
+    if isinstance(dataset, InMemoryDataset):
+        return len(dataset) > 0 and has_own_complex(dataset.get(0))
+    if isinstance(dataset, (list, tuple)):
+        return len(dataset) > 0 and has_own_complex(dataset[0])
+    return False
 
 
 class ComputeDropProbabilities(BaseTransform):
@@ -53,6 +70,13 @@ class ComputeDropProbabilities(BaseTransform):
       optimised in one batched call as ``[B, N1]``. A plain ``Data`` holds one flow
       (``N1`` rows); several flows on one ``Data`` need a ``batch`` vector giving every
       row's sample (PyG's convention), otherwise the call raises.
+
+    **Many complexes.** On samples that carry their own complex
+    (:class:`~topo_contrastive.data.ComplexData` with incidences, or a plain ``Data`` with
+    TopoBench's ``incidence_1`` / ``incidence_2``, returned as ``ComplexData``) no complex
+    is bound: every sample's probabilities are optimised on its own complex, a ``Batch``
+    of them on its block-diagonal complex in one call, and :meth:`fit` processes a dataset
+    of them a chunk of samples at a time.
 
     The input is never modified (``drop_prob`` is set on a shallow copy; on a ``Batch``
     its per-sample slices are registered so that ``to_data_list()`` splits it). An
@@ -189,7 +213,51 @@ class ComputeDropProbabilities(BaseTransform):
         )
         return p.reshape(-1, 1)
 
+    @property
+    def rank(self) -> int:
+        """Rank of the signals: the bound decomposition's, else from ``attr`` (``x_k``)."""
+        if self._hodge is not None:
+            return int(self._hodge.rank)
+        a = self.attr
+        return int(a[2]) if len(a) == 3 and a[:2] == "x_" and a[2] in "012" else 1
+
+    def probabilities_per_complex(self, data: Any, x: Tensor) -> Tensor:
+        """Drop probabilities ``[rows, 1]`` of the signals ``x`` of a sample or batch with
+        its own complex(es), each optimised on its own complex (one batched optimisation on
+        the batch's block-diagonal complex).
+
+        Raises:
+            ValueError: several channels, or rows other than the samples' :math:`N_k`.
+        """
+        if x.dim() == 2 and x.shape[1] != 1:
+            raise ValueError(
+                f"drop probabilities need a single-channel flow, got `{self.attr}` of shape "
+                f"{tuple(x.shape)}; compute them on the scalar flow and store `{self.prob_attr}`"
+            )
+        rank = self.rank
+        rows = samples_as_rows(data, x, rank, self.attr)  # [sum N_k]
+        hodge = hodge_of(data, rank)
+        num = int(data.num_cells(rank).numel())
+        n = int(rows.numel())
+        dense = x.new_zeros(num, n)  # sample i's signal at its own rows
+        dense[rows, torch.arange(n, device=x.device)] = x.reshape(-1)
+        p = optimize_drop_probabilities(
+            dense,
+            hodge,
+            self.budget,
+            perturb=self.perturb,
+            preserve=self.preserve,
+            alpha=self.alpha,
+            **self.optimizer_options,
+        )
+        return p.sum(0).reshape(-1, 1)  # each row belongs to one sample
+
     def forward(self, data: Any) -> Any:
+        if has_own_complex(data):
+            data = as_complex_data(data)
+            x = get_flow(data, self.attr)
+            store(data, self.prob_attr, self.probabilities_per_complex(data, x), like=self.attr)
+            return data
         x = get_flow(data, self.attr)
         num_flows(data, x, self.num_edges, self.attr, rank=self.hodge.rank)
         store(data, self.prob_attr, self.probabilities(x), like=self.attr)
@@ -212,7 +280,20 @@ class ComputeDropProbabilities(BaseTransform):
             TypeError: no complex given and ``dataset`` has none.
             ValueError: a sample without a valid flow of :math:`N_1` rows; a dataset on
                 another complex than the given one.
+
+        Samples with their own complexes (see the class) are fitted a chunk at a time,
+        each on its own complex; an ``InMemoryDataset`` of them is updated in place, a list
+        gives ``ComplexData`` copies.
         """
+        if not isinstance(dataset, InMemoryDataset):
+            dataset = list(dataset)
+        if _first_has_own_complex(dataset):
+            return fit_per_complex(
+                dataset,
+                self.attr,
+                self.rank,
+                lambda batch, x, rows: {self.prob_attr: self.probabilities_per_complex(batch, x)},
+            )
         self.bind(dataset)
         return fit_attributes(
             dataset,

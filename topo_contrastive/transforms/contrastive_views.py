@@ -16,6 +16,7 @@ from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive._layout import batch_vector, rows_to_samples, samples_to_rows
 from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
     as_hodge,
@@ -24,6 +25,13 @@ from topo_contrastive.transforms._common import (
     fit_attributes,
     get_flow,
     store,
+)
+from topo_contrastive.transforms._per_complex import (
+    as_complex_data,
+    fit_per_complex,
+    has_own_complex,
+    hodge_of,
+    samples_as_rows,
 )
 
 __all__ = ["ContrastiveViews", "hodge_parts"]
@@ -55,12 +63,19 @@ class ContrastiveViews(BaseTransform):
     - ``hodge_parts`` ``[N1, 3]``: the gradient, curl and harmonic parts
       :math:`[\mathbf{x}_G, \mathbf{x}_C, \mathbf{x}_H]` of the original flow (paper
       eq. 1), the input of :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`;
-    - ``num_nodes = N1``, so that PyG's ``DataLoader`` adds the batch vector
-      ``batch.batch`` ``[B * N1]`` (and ``batch.ptr``) for the rows of ``x_1``, the views
-      and the parts, without ``follow_batch``. PyG builds ``batch.batch`` for the rows
-      that ``num_nodes`` counts; these samples hold edge signals only, so their rows are
-      the edges of the complex (do not add node-indexed attributes such as
-      ``edge_index`` to them: PyG would offset those by ``N1``).
+    - the sample as a :class:`~topo_contrastive.data.ComplexData` (a plain ``Data`` on the
+      bound complex becomes one on the shared complex, with ``cell_counts`` and
+      ``num_nodes = N0``; ``num_nodes`` given on the input is kept), so that a
+      ``DataLoader`` batch has the edges' batch vector ``batch.batch_1`` ``[B * N1]`` for
+      the rows of ``x_1``, the views and the parts.
+
+    **Many complexes.** Samples that carry their own complex (``ComplexData`` with
+    incidences, or a plain ``Data`` with TopoBench's ``incidence_1`` / ``incidence_2``)
+    need no complex bound: the Hodge parts and the mask's drop probabilities of each sample
+    are those of its own complex, :meth:`fit` computes them for a whole dataset a chunk of
+    samples at a time (on each chunk's block-diagonal complex), and a ``DataLoader`` batch
+    holds ``x_1`` ``[sum N1, 1]``, the views, ``hodge_parts`` ``[sum N1, 3]``,
+    ``batch.batch_1`` and the block-diagonal operators of ``batch.laplacians()``.
 
     **Computed once per sample.** The Hodge parts and, for a spectral mask, the drop
     probabilities depend only on the original flow: :meth:`fit` computes them for every
@@ -122,7 +137,7 @@ class ContrastiveViews(BaseTransform):
         >>> n1 = ds.complex.num_edges
         >>> batch.x_1_view1.shape == (8 * n1, 1), batch.hodge_parts.shape == (8 * n1, 3)
         (True, True)
-        >>> batch.batch.shape == (8 * n1,), batch.num_graphs
+        >>> batch.batch_1.shape == (8 * n1,), batch.num_graphs
         (True, 8)
         >>> torch.allclose(batch.hodge_parts.sum(dim=1, keepdim=True), batch.x_1, atol=1e-5)
         True
@@ -238,6 +253,13 @@ class ContrastiveViews(BaseTransform):
             ValueError: a dataset on another complex; a sample without a valid flow of
                 :math:`N_1` rows.
         """
+        if not isinstance(dataset, InMemoryDataset):
+            dataset = list(dataset)
+        first = dataset.get(0) if isinstance(dataset, InMemoryDataset) and len(dataset) else (
+            dataset[0] if isinstance(dataset, list) and dataset else None
+        )
+        if first is not None and has_own_complex(first):
+            return self._fit_per_complex(dataset)
         hodge = self.bind(dataset)
         fit_mask = getattr(self.mask, "fit", None)
         if callable(fit_mask):
@@ -251,6 +273,37 @@ class ContrastiveViews(BaseTransform):
                 rank=hodge.rank,
             )
         return dataset
+
+    def _fit_per_complex(self, dataset: Any) -> Any:
+        """:meth:`fit` on samples with their own complexes."""
+        fit_mask = getattr(self.mask, "fit", None)
+        if callable(fit_mask):
+            dataset = fit_mask(dataset)
+        if not self.hodge_parts:
+            return dataset
+        rank = self._signal_rank()
+        return fit_per_complex(
+            dataset,
+            self.attr,
+            rank,
+            lambda batch, x, rows: {PARTS_ATTR: self._parts_per_complex(batch, x, rank)},
+        )
+
+    def _signal_rank(self) -> int:
+        a = self.attr
+        return int(a[2]) if len(a) == 3 and a[:2] == "x_" and a[2] in "012" else 1
+
+    def _parts_per_complex(self, data: Any, x: Tensor, rank: int) -> Tensor:
+        """Hodge parts ``[rows, 3]`` of the signals ``x`` of samples with their own
+        complexes (the batch's block-diagonal complex)."""
+        if x.dim() == 2 and x.shape[1] != 1:
+            raise ValueError(
+                f"Hodge parts need a single-channel flow, got `{self.attr}` of shape "
+                f"{tuple(x.shape)}; pass hodge_parts=False for multi-channel signals"
+            )
+        samples_as_rows(data, x, rank, self.attr)
+        hodge = hodge_of(data, rank)
+        return hodge_parts(hodge, x.reshape(1, -1))[0]  # [rows, 3]
 
     def _warn_unfitted(self, what: str) -> None:
         if not self._warned:
@@ -290,6 +343,8 @@ class ContrastiveViews(BaseTransform):
         return torch.stack([mask_samples(x, drop_prob) for _ in range(2)])  # [2, B, N_k]
 
     def forward(self, data: Any) -> Any:
+        if has_own_complex(data):
+            return self._forward_per_complex(as_complex_data(data))
         x = get_flow(data, self.attr)
         is_batch = isinstance(data, Batch)
         num_graphs = int(data.num_graphs) if is_batch else None
@@ -311,8 +366,33 @@ class ContrastiveViews(BaseTransform):
                 n1 = x.shape[0] // max(num_graphs, 1)
                 data.batch = batch_vector(num_graphs, n1, x.device)
                 data.ptr = torch.arange(num_graphs + 1, device=x.device) * n1
-        else:
-            data.num_nodes = x.shape[0]
+            return data
+        if not isinstance(data, ComplexData):  # on the shared complex: sizes, no incidences
+            attrs = {k: data[k] for k in data.keys()}  # noqa: SIM118 - Data API
+            shared = ComplexData.on_shared_complex(self.hodge.complex)
+            if "num_nodes" in data._store:
+                shared.num_nodes = data._store["num_nodes"]
+            for key, value in attrs.items():
+                shared[key] = value
+            return shared
+        return data
+
+    def _forward_per_complex(self, data: ComplexData) -> ComplexData:
+        """:meth:`forward` on a sample (or batch) with its own complex."""
+        x = get_flow(data, self.attr)
+        prob_attr = self.prob_attr
+        precompute = getattr(self.mask, "precompute", None)
+        if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
+            probs = precompute.probabilities_per_complex(data, x)
+            self._warn_unfitted("drop probabilities")
+            store(data, prob_attr, probs, like=self.attr)
+        if self.hodge_parts and data.get(PARTS_ATTR) is None:
+            parts = self._parts_per_complex(data, x, self._signal_rank())
+            self._warn_unfitted("Hodge parts")
+            store(data, PARTS_ATTR, parts, like=self.attr)
+        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
+        for i, view in enumerate(views, start=1):
+            store(data, f"{self.attr}_view{i}", view, like=self.attr)
         return data
 
     def __repr__(self) -> str:

@@ -20,6 +20,7 @@ from topo_contrastive.transforms._common import (
     num_flows,
     store,
 )
+from topo_contrastive.transforms._per_complex import as_complex_data, has_own_complex
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
 
 __all__ = ["HodgeSpectralMask"]
@@ -59,6 +60,13 @@ class HodgeSpectralMask(BaseTransform):
     with drop probabilities optimised w.r.t. their gradient (lower), curl (upper) and
     harmonic parts (see :mod:`topo_contrastive.hodge.parts`); everything below holds with
     :math:`N_1` read as :math:`N_k`.
+
+    **Many complexes.** Samples that carry their own complex
+    (:class:`~topo_contrastive.data.ComplexData` with incidences, or a plain ``Data`` with
+    ``incidence_1`` / ``incidence_2``; returned as ``ComplexData``) need no ``hodge``:
+    each sample's probabilities are optimised on its own complex (stored ones are used as
+    they are), and :meth:`fit` on a dataset of them computes all of them a chunk of samples
+    at a time (see :class:`ComputeDropProbabilities`).
 
     **One flow per** ``Data``. A plain ``Data`` holds one flow: ``data[attr]`` has
     :math:`N_1` rows, otherwise the call raises (a ``[2 N_1, 1]`` tensor is not silently
@@ -212,6 +220,15 @@ class HodgeSpectralMask(BaseTransform):
         return p
 
     def forward(self, data: Any) -> Any:
+        if has_own_complex(data):
+            data = as_complex_data(data)
+            x = get_flow(data, self.attr)
+            p = self._stored_probabilities(data, x)
+            if p is None:
+                p = self.precompute.probabilities_per_complex(data, x)
+                store(data, self.prob_attr, p, like=self.attr)
+            data[self.attr] = drop_rows(x, p, draw_generator(self))
+            return data
         x = get_flow(data, self.attr)
         num_flows(data, x, self.precompute.num_edges, self.attr, rank=self.hodge.rank)
         p = self._stored_probabilities(data, x)
