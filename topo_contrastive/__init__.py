@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
     from topo_contrastive.complex import SimplicialOperators
+    from topo_contrastive.data import ComplexData
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
     from topo_contrastive.hodge import HodgeDecomposition, HodgeParts
     from topo_contrastive.io import load_encoder, save_encoder
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 #: name -> subpackage or module that holds it (imported on first access)
 _LAZY = {
     "SimplicialOperators": "complex",
+    "ComplexData": "data",
     "HodgeDecomposition": "hodge",
     "HodgeParts": "hodge",
     "SCNN": "nn",
@@ -57,6 +59,7 @@ _LAZY = {
 
 __all__ = [
     "SimplicialOperators",
+    "ComplexData",
     "HodgeDecomposition",
     "HodgeParts",
     "SCNN",

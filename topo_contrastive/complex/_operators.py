@@ -22,6 +22,7 @@ __all__ = [
     "OPERATORS",
     "OperatorsMixin",
     "operator_blocks",
+    "operator_complex",
     "operator_fingerprint",
     "tag_batch",
 ]
@@ -30,16 +31,26 @@ __all__ = [
 # of the torch operators made by OperatorsMixin.operator, so that a module tied to one
 # complex (HodgeReadout) can refuse the operators of another. The entry dies with the tensor;
 # a copy (``.to()``, arithmetic) has no entry, and then nothing is checked.
-_ORIGIN: dict[int, tuple[weakref.ref, str]] = {}
+_ORIGIN: dict[int, tuple[weakref.ref, str, weakref.ref | None]] = {}
 # id(tensor) -> (weak reference, block sizes): the operators of a batch of many complexes
 # (ComplexData.laplacians) know the number of simplices of each sample, in order
 _BLOCKS: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
 
 
-def _tag(t: torch.Tensor, fingerprint: str) -> torch.Tensor:
+def _tag(t: torch.Tensor, fingerprint: str, complex: Any = None) -> torch.Tensor:
     key = id(t)
-    _ORIGIN[key] = (weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None)), fingerprint)
+    ref = weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None))
+    _ORIGIN[key] = (ref, fingerprint, None if complex is None else weakref.ref(complex))
     return t
+
+
+def operator_complex(t: Any) -> Any:
+    """The complex (:class:`~topo_contrastive.SimplicialOperators`) that made the torch
+    operator ``t``, while it is alive, or ``None`` (another tensor, or a copy)."""
+    entry = _ORIGIN.get(id(t))
+    if entry is None or entry[0]() is not t or entry[2] is None:
+        return None
+    return entry[2]()
 
 
 def tag_batch(t: torch.Tensor, sizes: list[int] | tuple[int, ...]) -> torch.Tensor:
@@ -257,7 +268,7 @@ class OperatorsMixin:
                 size=m.shape,
                 check_invariants=False,
             ).to(device=device, dtype=dtype)
-            return _tag(t, self.fingerprint())
+            return _tag(t, self.fingerprint(), self)
         if layout == torch.sparse_coo:
             c = m.tocoo()
             idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
@@ -268,7 +279,7 @@ class OperatorsMixin:
                 is_coalesced=True,
                 check_invariants=False,
             ).to(device=device, dtype=dtype)
-            return _tag(t, self.fingerprint())
+            return _tag(t, self.fingerprint(), self)
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 
     def laplacians(

@@ -1,11 +1,12 @@
 """Neural network layers: the simplicial convolution, the SCNN encoder, the Hodge-aware
-readout, the projection head."""
+readout, the projection head, and the adapter of TopoModelX's simplicial models."""
 
 from topo_contrastive.nn.hodge_readout import HodgeReadout, canonical_harmonic_basis
 from topo_contrastive.nn.next_node_head import NextNodeHead
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn import SCNN
 from topo_contrastive.nn.scnn_conv import SCNNConv
+from topo_contrastive.nn.topomodelx_encoder import TopoModelXEncoder
 
 __all__ = [
     "SCNNConv",
@@ -13,5 +14,6 @@ __all__ = [
     "HodgeReadout",
     "NextNodeHead",
     "ProjectionHead",
+    "TopoModelXEncoder",
     "canonical_harmonic_basis",
 ]
