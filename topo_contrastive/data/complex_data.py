@@ -384,6 +384,10 @@ class ComplexData(Data):
         return self
 
 
+# processed datasets of ComplexData load with torch.load(weights_only=True), as PyG's own
+torch.serialization.add_safe_globals([ComplexData])
+
+
 def _sample_matrices(data: ComplexData, counts: Sequence[int]) -> tuple[sp.csr_matrix, ...]:
     """The scipy ``(B1, B2)`` of one sample's index/value pairs."""
     out = []

@@ -3,6 +3,8 @@
 - :class:`SyntheticTrajectories`: random trajectories around two holes
   (generators :func:`generate_trajectory_complex`, :func:`generate_trajectories`).
 - :class:`OceanDrifters`: drifter paths around Madagascar.
+- :class:`RandomComplexTrajectories`: trajectories on many complexes, one random
+  complex per sample (:func:`random_holes`).
 - :class:`EdgeFlows`: your own complex and edge flows (TopoNetX, incidence matrices or
   an ``.npz`` file), labelled or not.
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
@@ -13,6 +15,10 @@ from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.datasets.next_node import NextNodeSamples, next_node_samples
 from topo_contrastive.datasets.ocean_drifters import OceanDrifters
 from topo_contrastive.datasets.plot import plot_complex
+from topo_contrastive.datasets.random_complex_trajectories import (
+    RandomComplexTrajectories,
+    random_holes,
+)
 from topo_contrastive.datasets.synthetic_trajectories import (
     SyntheticTrajectories,
     generate_trajectories,
@@ -23,9 +29,11 @@ __all__ = [
     "EdgeFlows",
     "NextNodeSamples",
     "OceanDrifters",
+    "RandomComplexTrajectories",
     "SyntheticTrajectories",
     "generate_trajectories",
     "generate_trajectory_complex",
     "next_node_samples",
     "plot_complex",
+    "random_holes",
 ]

@@ -38,7 +38,9 @@ def _in_box(points: np.ndarray, box: tuple[float, float, float, float]) -> np.nd
 
 
 def generate_trajectory_complex(
-    num_points: int = 400, rng: np.random.Generator | int | None = 0
+    num_points: int = 400,
+    rng: np.random.Generator | int | None = 0,
+    holes: tuple[tuple[float, float, float, float], ...] = HOLES,
 ) -> tuple[SimplicialOperators, np.ndarray]:
     r"""Random triangulation of the square with two square holes (Schaub et al. 2020, §5).
 
@@ -65,6 +67,8 @@ def generate_trajectory_complex(
         num_points: number of points drawn before the holes are cut (default 400).
         rng: a ``numpy.random.Generator`` (consumed: one ``uniform`` call) or a seed
             for ``numpy.random.default_rng`` (default 0).
+        holes: the holes as boxes ``(x_min, x_max, y_min, y_max)`` (default: the
+            paper's two squares, :data:`HOLES`).
 
     Returns:
         ``(complex, pos)``: the :class:`SimplicialOperators` and the node
@@ -78,7 +82,7 @@ def generate_trajectory_complex(
     points = rng.uniform(-0.05, 1.05, size=(num_points, 2))  # [n, 2]
     simplices = np.asarray(Delaunay(points).simplices, dtype=np.int64)  # [T, 3]
     in_hole = np.zeros(num_points, dtype=bool)
-    for box in HOLES:
+    for box in holes:
         in_hole |= _in_box(points, box)
     simplices = simplices[~in_hole[simplices].any(axis=1)]
     used = np.zeros(num_points, dtype=bool)
