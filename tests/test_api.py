@@ -14,6 +14,7 @@ API_RST = ROOT / "docs" / "api.rst"
 #: packages/modules whose ``__all__`` is the public API
 PUBLIC = (
     "topo_contrastive",
+    "topo_contrastive.complex",
     "topo_contrastive.data",
     "topo_contrastive.nn",
     "topo_contrastive.transforms",

@@ -360,3 +360,32 @@ def test_user_dataset_of_the_trajectories_gives_the_same_embeddings(tmp_path):
     for seed in (1, 2):  # the same stratified re-splits, hence the same evaluation
         for k in ("train", "val", "test"):
             assert torch.equal(traj.split(seed)[k], user.split(seed)[k])
+
+
+def test_cell_complex_data_files_by_cycles_and_by_incidence(tmp_path):
+    """Polygon 2-cells in a data file, as node cycles (cell_nodes / cell_ptr with
+    edge_index) or as B2: the same complex, its flows and its harmonic dimension."""
+    from tests._cell_complexes import square_pentagon_loop
+
+    ops = square_pentagon_loop()
+    paths = [[3, 7, 8, 0, 1], [4, 5, 6, 2, 3]]
+    cells = ops.faces
+    np.savez(
+        tmp_path / "cells.npz",
+        edge_index=ops.edges.T,
+        cell_nodes=np.concatenate(cells),
+        cell_ptr=np.cumsum([0] + [len(c) for c in cells]),
+        path_nodes=np.concatenate(paths),
+        path_ptr=np.cumsum([0] + [len(p) for p in paths]),
+    )
+    by_cycles = EdgeFlows(str(tmp_path / "a"), file=tmp_path / "cells.npz", log=False)
+    by_b2 = EdgeFlows.from_incidence(str(tmp_path / "b"), ops.B1, ops.B2, paths=paths, log=False)
+    for ds in (by_cycles, by_b2):
+        assert (ds.complex.B2 != ops.B2).nnz == 0 and not ds.complex.is_simplicial
+        assert HodgeDecomposition(ds.complex).dims["harmonic"] == 1
+        assert torch.equal(ds[0].x_1.view(-1), ops.path_to_flow(paths[0]))
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, edge_index=ops.edges.T, cell_nodes=np.array([0, 1, 7]),
+             cell_ptr=np.array([0, 3]), path_nodes=np.array([0, 1]), path_ptr=np.array([0, 2]))  # fmt: skip
+    with pytest.raises(ValueError, match="cell_nodes.*a 2-cell steps along a pair"):
+        EdgeFlows(str(tmp_path / "c"), file=bad, log=False)

@@ -169,7 +169,11 @@ class EdgeFlowDataset(InMemoryDataset):
             "data": data.to_dict(),
             "slices": slices,
             "edges": torch.from_numpy(np.ascontiguousarray(ops.edges, dtype=np.int64)),
-            "triangles": torch.from_numpy(np.ascontiguousarray(ops.triangles, dtype=np.int64)),
+            "triangles": torch.from_numpy(  # a cell complex keeps its B2 elsewhere (EdgeFlows)
+                np.ascontiguousarray(
+                    ops.triangles if ops.is_simplicial else np.zeros((0, 3)), dtype=np.int64
+                )
+            ),
             "num_nodes": int(ops.num_nodes),
             "pos": torch.as_tensor(np.asarray(pos, dtype=np.float64)),
             "path_nodes": path_nodes,

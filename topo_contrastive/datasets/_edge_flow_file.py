@@ -35,6 +35,8 @@ _KNOWN_KEYS = frozenset(
         *_MASK_KEYS,
         "edge_index",
         "triangles",
+        "cell_nodes",
+        "cell_ptr",
         "num_nodes",
         "flows",
         "path_nodes",
@@ -371,6 +373,35 @@ def _incidence_from_edges(
     return B1, B2
 
 
+def _cells_incidence(
+    B1: sp.csr_matrix, nodes: np.ndarray, ptr: np.ndarray, name: Names
+) -> sp.csr_matrix:
+    """``B2`` of 2-cells given as node cycles (``cell_nodes`` split at ``cell_ptr``), each
+    oriented along its cycle, over the edges of ``B1`` in their given orientation."""
+    if nodes.ndim != 1 or ptr.ndim != 1 or nodes.dtype.kind not in "iu" or (
+        ptr.dtype.kind not in "iu"
+    ):
+        raise ValueError(
+            f"{name('cell_nodes')} and {name('cell_ptr')} must be 1-D integer arrays (the "
+            "2-cells' nodes one after the other, and where each 2-cell starts)"
+        )
+    if ptr.size < 1 or ptr[0] != 0 or ptr[-1] != nodes.size or (np.diff(ptr) < 3).any():
+        raise ValueError(
+            f"{name('cell_ptr')} must rise from 0 to len(cell_nodes) = {nodes.size} in steps of "
+            "at least 3 (a 2-cell is a cycle of at least three nodes)"
+        )
+    ops = SimplicialOperators.from_incidence(B1)
+    n = nodes.astype(np.int64)
+    nxt = np.arange(n.size) + 1
+    nxt[ptr[1:] - 1] = ptr[:-1]  # each cycle closes at its first node
+    try:
+        col, sign = ops.edge_lookup(n, n[nxt])
+    except ValueError as err:
+        raise ValueError(f"{name('cell_nodes')}: a 2-cell steps along a pair that {err}") from None
+    cells = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    return sp.csr_matrix((sign, (col, cells)), shape=(B1.shape[1], ptr.size - 1))
+
+
 def read_edge_flow_file(path: str) -> dict[str, Any]:
     """Read and validate an edge-flow file; return the complex and the checked samples.
 
@@ -464,6 +495,14 @@ def _complex_from_file(
         raise ValueError(
             f"'{path}' gives the edges twice: keep either B1_index/B1_value/B1_shape or edge_index"
         )
+    if "cell_nodes" in arrays or "cell_ptr" in arrays:
+        if "edge_index" not in arrays or "triangles" in arrays or any(has_b2):
+            raise ValueError(
+                f"'{path}': cell_nodes / cell_ptr (2-cells as node cycles) go with edge_index, "
+                "instead of triangles or B2_index/B2_value/B2_shape"
+            )
+        if ("cell_nodes" in arrays) != ("cell_ptr" in arrays):
+            raise ValueError(f"'{path}' needs both cell_nodes and cell_ptr, or neither")
     if any(has_b2) and "triangles" in arrays:
         raise ValueError(
             f"'{path}' gives the triangles twice: keep either B2_index/B2_value/B2_shape or "
@@ -486,6 +525,8 @@ def _complex_from_file(
             B1, B2 = _incidence_from_edges(
                 ei, arrays.get("triangles"), num_nodes, name, source
             )
+            if "cell_nodes" in arrays:
+                B2 = _cells_incidence(B1, arrays["cell_nodes"], arrays["cell_ptr"], name)
         except MemoryError:
             raise ValueError(
                 f"{name('num_nodes')} = {num_nodes} is too large: the incidence matrix of "

@@ -10,12 +10,17 @@ embeddings, the linear evaluation) works on it.
 
 - ``B1_index`` ``int [2, nnz]`` (node row, edge column), ``B1_value`` ``[nnz]`` (+-1) and
   ``B1_shape`` ``int [2]`` = ``(N0, N1)``: the signed node-to-edge incidence as COO arrays;
-  optionally ``B2_index`` ``int [2, nnz2]`` (edge row, triangle column), ``B2_value``
-  ``[nnz2]`` (+-1) and ``B2_shape`` ``int [2]`` = ``(N1, N2)``; or
+  optionally ``B2_index`` ``int [2, nnz2]`` (edge row, 2-cell column), ``B2_value``
+  ``[nnz2]`` (+-1) and ``B2_shape`` ``int [2]`` = ``(N1, N2)``: every column the oriented
+  boundary cycle of a 2-cell (a triangle, or a polygon of a cell complex); or
 - ``edge_index`` ``int [2, N1]``: tail and head node of every edge, column ``e`` oriented
   ``edge_index[0, e] -> edge_index[1, e]`` (one column per edge, not both directions);
   optionally ``triangles`` ``int [N2, 3]`` (node triples of the filled triangles, oriented by
-  their sorted nodes) and ``num_nodes`` (default: the rows of ``pos``, else the largest id + 1).
+  their sorted nodes), or 2-cells of any length as node cycles ``cell_nodes`` ``int [L2]`` with
+  offsets ``cell_ptr`` ``int [N2 + 1]`` (2-cell ``f`` is ``cell_nodes[cell_ptr[f]:cell_ptr[f +
+  1]]``, oriented along its cycle; e.g. the faces of a road network from
+  :func:`~topo_contrastive.complex.planar_faces`), and ``num_nodes`` (default: the rows of
+  ``pos``, else the largest id + 1).
 
 The samples are given by ``flows`` ``float [S, N1]`` (edge flows in the column order and
 orientation of the complex) and/or node paths ``path_nodes`` ``int [L]`` with offsets
@@ -229,7 +234,8 @@ class EdgeFlows(EdgeFlowDataset):
             root: dataset folder.
             B1: ``[N0, N1]`` signed node-to-edge incidence (scipy sparse, torch sparse or
                 dense, numpy), edges in any orientation.
-            B2: ``[N1, N2]`` signed edge-to-triangle incidence, or ``None`` (no triangles).
+            B2: ``[N1, N2]`` signed edge-to-2-cell incidence (triangles or polygons), or
+                ``None`` (no 2-cells).
             flows: edge flows ``[S, N1]`` (float; ``[S, N1, 1]`` accepted), in the column order
                 and orientation of ``B1``; may be left out when ``paths`` are given.
             paths: ``S`` node paths (sequences of node ids = rows of ``B1``); their flows are

@@ -3,7 +3,6 @@ random places (the many-complexes task)."""
 
 from __future__ import annotations
 
-import os.path as osp
 from collections.abc import Callable
 from typing import Any
 

@@ -147,7 +147,8 @@ class HodgeDecomposition:
     that of the edge-flow backends above.
 
     Args:
-        complex: the complex's operators.
+        complex: the complex's operators, or a TopoNetX ``SimplicialComplex`` /
+            ``CellComplex`` (converted with :meth:`SimplicialOperators.from_toponetx`).
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
             else ``"blocks"`` for a complex of many components of at most
             ``max_exact_edges`` edges each, such as a batch of complexes; else
@@ -203,6 +204,8 @@ class HodgeDecomposition:
         *,
         rank: int = 1,
     ):
+        if type(complex).__name__ in ("SimplicialComplex", "CellComplex"):
+            complex = SimplicialOperators.from_toponetx(complex)  # TopoNetX's own complex
         _check_settings(complex, backend, max_exact_edges, tol)
         self.rank = _check_rank(complex, rank)
         self.complex = complex

@@ -181,7 +181,10 @@ def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
     (decomposed with the default backend)."""
     if obj is None or isinstance(obj, HodgeDecomposition):
         return obj
-    if isinstance(obj, SimplicialOperators):
+    if isinstance(obj, SimplicialOperators) or type(obj).__name__ in (
+        "SimplicialComplex",
+        "CellComplex",
+    ):  # the library's complex, or TopoNetX's
         return HodgeDecomposition(obj)
     raise TypeError(
         f"`{name}` must be a HodgeDecomposition, a SimplicialOperators or None (bound by "

@@ -83,7 +83,8 @@ class ComputeDropProbabilities(BaseTransform):
     existing ``drop_prob`` is overwritten.
 
     Args:
-        hodge (HodgeDecomposition or SimplicialOperators, optional): Hodge decomposition
+        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+            Hodge decomposition
             of the flows' complex, or the complex (decomposed with the default backend);
             ``None`` binds it to ``dataset.complex`` at the first :meth:`fit`, so that a
             dataset can be built with the transform and fitted afterwards.

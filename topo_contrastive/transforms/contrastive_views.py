@@ -101,7 +101,8 @@ class ContrastiveViews(BaseTransform):
         mask (callable): a transform returning a masked shallow copy of ``data`` with a new
             ``data[attr]`` (the two views are two calls), e.g.
             ``HodgeSpectralMask(budget=0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
-        hodge (HodgeDecomposition or SimplicialOperators, optional): the flows' complex
+        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+            the flows' complex
             (decomposed with the default backend) or its decomposition; ``None`` takes the
             mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
         attr (str, optional): the edge-flow attribute; the views are ``{attr}_view1`` and

@@ -86,7 +86,8 @@ class HodgeSpectralMask(BaseTransform):
     :class:`~topo_contrastive.transforms.ContrastiveViews`.
 
     Args:
-        hodge (HodgeDecomposition or SimplicialOperators, optional): Hodge decomposition
+        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+            Hodge decomposition
             of the flows' complex, or the complex; ``None`` binds it to ``dataset.complex``
             at the first :meth:`fit`. (default: ``None``)
         budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
