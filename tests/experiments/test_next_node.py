@@ -114,7 +114,7 @@ def test_bad_arguments(tiny_data, setup):
         nn_.train_next_node(tiny_data, samples, encoder, "linear", tr, va, te)
     with pytest.raises(ValueError, match="disjoint"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, np.r_[te, tr[:1]])
-    with pytest.raises(ValueError, match="training and test"):
+    with pytest.raises(ValueError, match="`train_idx` must hold at least one sample index"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", [], va, te)
     with pytest.raises(ValueError, match="epochs"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, te, epochs=0)

@@ -95,8 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``topo-contrastive``; returns the exit status.
 
     Bad input (an unknown configuration or dataset, options that contradict each other, a
-    mismatching checkpoint, an unwritable output folder, a missing ocean file) prints
-    ``topo-contrastive: error: ...`` to stderr and returns 2, without writing a result file.
+    mismatching checkpoint, an unwritable output folder, a missing ocean file, an ``--out``
+    held by another run) prints ``topo-contrastive: error: ...`` to stderr and returns 2,
+    without writing a result file. A write that fails during the run (``OSError``: a full
+    disk) prints the error and returns 1; an earlier result in ``--out`` is left as it was.
     Words argparse refuses (an unknown option, ``--epochs 0``) print its usage and message
     and raise ``SystemExit(2)``.
 
@@ -120,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         common.PENDING.clear()
         print(f"{common.PROG}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a folder made read-only meanwhile, ...
+        common.PENDING.clear()
+        print(
+            f"{common.PROG}: error: {err}; an earlier result in --out is as it was (a new one "
+            "replaces it only once complete)",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print(f"{common.PROG}: interrupted", file=sys.stderr)
         return 130
