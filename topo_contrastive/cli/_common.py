@@ -62,8 +62,8 @@ def int_at_least(low: int, expected: str, high: int | None = None):
 
 
 def int_between(low: int, high: int):
-    """An argparse ``type`` parsing an integer in ``[low, high]``."""
-    return int_at_least(low, f"an integer in [{low}, {high:,}]", high)
+    """An argparse ``type`` parsing an integer in ``[low, high]`` (``low`` 0 or 1)."""
+    return int_at_least(low, "a positive integer" if low == 1 else "an integer >= 0", high)
 
 
 positive_int = int_at_least(1, "a positive integer")

@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
         from topo_contrastive.experiments.runs import markdown_path
 
         out = Path(args.out).expanduser().absolute()
-        held = output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite)
+        files = [markdown_path(out), out] if refs else [out]  # the report only with rows
+        held = output_run(out, files=files, overwrite=args.overwrite)
     with held as work:
         summary = evaluate_saved(
             encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta,

@@ -324,9 +324,14 @@ class _Features:
         log_file = run_dir / "pretrain.json"
         done = (run_dir / COMPLETE_MARKER).is_file() and log_file.is_file()
         if done:
-            meta = json.loads(log_file.read_text(encoding="utf-8"))
-            done = meta.get("config") == json.loads(json.dumps(cfg.to_dict())) and (
-                meta.get("seed"), meta.get("epochs")) == (pseed, epochs)  # fmt: skip
+            try:
+                meta = json.loads(log_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # unreadable (truncated, edited): pre-train again
+                self.log(f"{log_file} is not readable JSON: pre-training {method} again")
+                meta = {}
+            done = isinstance(meta, dict) and meta.get("config") == json.loads(
+                json.dumps(cfg.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
+                pseed, epochs)  # fmt: skip
         if done:
             encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
@@ -189,10 +190,29 @@ class ComputeDropProbabilities(BaseTransform):
         )
         return p.reshape(-1, 1)
 
+    @property
+    def settings_attr(self) -> str:
+        """The attribute stored beside the probabilities (``drop_prob_settings``, int32
+        ``[rows, 1]``): a tag of the settings they were computed with, so that a mask of other
+        settings (another budget) refuses them instead of drawing from them."""
+        return f"{self.prob_attr}_settings"
+
+    def settings_tag(self) -> int:
+        """The tag of every setting that changes the probabilities (31 bits of the sha256 of
+        this transform's ``repr``)."""
+        import hashlib
+
+        return int(hashlib.sha256(repr(self).encode()).hexdigest()[:7], 16)
+
+    def _with_tag(self, p: Tensor) -> dict[str, Tensor]:
+        tag = torch.full((p.shape[0], 1), self.settings_tag(), dtype=torch.int32, device=p.device)
+        return {self.prob_attr: p, self.settings_attr: tag}
+
     def forward(self, data: Any) -> Any:
         x = get_flow(data, self.attr)
         num_flows(data, x, self.num_edges, self.attr, rank=self.hodge.rank)
-        store(data, self.prob_attr, self.probabilities(x), like=self.attr)
+        for key, value in self._with_tag(self.probabilities(x)).items():
+            store(data, key, value, like=self.attr)
         return data
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
@@ -218,7 +238,7 @@ class ComputeDropProbabilities(BaseTransform):
             dataset,
             self.attr,
             self.num_edges,
-            lambda x: {self.prob_attr: self.probabilities(x)},
+            lambda x: self._with_tag(self.probabilities(x)),
             rank=self.hodge.rank,
         )
 
