@@ -556,7 +556,7 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
     base = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
             "--seeds", "1", "--epochs", "2", *_flags(data_root)]  # fmt: skip
     assert main([*base, "--fraction", "0.1", "--out", str(out)]) == 0
-    assert "10 % of the training prefixes labelled" in capsys.readouterr().out
+    assert "2 of 20 training prefixes labelled (10.0 %; --fraction 0.1)" in capsys.readouterr().out
     res = json.loads(out.read_text())
     ds = load_dataset("trajectory", data_root=str(data_root), trajectory_points=150,
                       trajectory_split=(20, 10, 10))  # the data of TINY_FLAGS

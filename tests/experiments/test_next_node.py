@@ -193,8 +193,11 @@ def test_labelled_split_draws_a_fraction_of_train_and_val(tiny_data):
     assert tiny["train"].size == 1 and tiny["val"].size == 0
     few = nn_.labelled_split(split, 0.5, 3, min_val=10**6)
     assert few["val"].size == 0
-    for bad in (0.0, 1.5, -0.1, True, "0.5"):
+    for bad in (0.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="fraction"):
+            nn_.labelled_split(split, bad, 0)
+    for bad in (True, "0.5"):  # not a number: a TypeError
+        with pytest.raises(TypeError, match="fraction"):
             nn_.labelled_split(split, bad, 0)
     with pytest.raises(ValueError, match="min_val"):
         nn_.labelled_split(split, 0.5, 0, min_val=0)

@@ -5,9 +5,8 @@ Subcommands:
 ``pretrain``
     contrastive pre-training of one configuration on one dataset; writes ``encoder.pt``
     (weights only, atomically), ``pretrain.json`` (``"complete": false`` from the start of
-    training, ``true`` at the end) and, last, the marker ``COMPLETE`` (a stale marker and the
-    previous ``encoder.pt`` are removed before training). Runs under ``torchrun`` with
-    DistributedDataParallel (rank 0 alone writes).
+    training, ``true`` at the end) and, last, the marker ``COMPLETE``. Runs under ``torchrun``
+    with DistributedDataParallel (rank 0 alone writes).
 ``evaluate``
     linear-SVM evaluation of a saved encoder over several random splits.
 ``embed``
@@ -29,6 +28,11 @@ Subcommands:
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
 :class:`~topo_contrastive.datasets.EdgeFlows`; labels are needed by ``evaluate`` only).
+
+Every command checks its arguments and inputs before it touches ``--out``, holds a lock on
+``--out`` while it writes (a second run into it is refused, naming the holder) and, with
+``--overwrite`` over an earlier result, writes the new one beside it and swaps it in only
+once complete (``topo_contrastive/_outputs.py``; docs/guarantees.md).
 
 Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 ``python -m topo_contrastive.cli``.
