@@ -38,7 +38,8 @@ def _flags(root: Path) -> list[str]:
 
 def _pretrain(root: Path, out: Path, seed: int = 1, epochs: int = 1) -> list[str]:
     return ["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", str(epochs),
-            "--hidden-channels", "4", "--seed", str(seed), "--out", str(out), *_flags(root)]  # fmt: skip
+            "--hidden-channels", "4", "--seed", str(seed), "--out", str(out),
+            *_flags(root)]  # fmt: skip
 
 
 def _label_efficiency(root: Path, out: Path) -> list[str]:
@@ -48,7 +49,8 @@ def _label_efficiency(root: Path, out: Path) -> list[str]:
 
 
 def _start(argv: list[str], prelude: str = "") -> subprocess.Popen:
-    code = f"import sys\n{prelude}\nfrom topo_contrastive.cli import main\nsys.exit(main(sys.argv[1:]))"
+    code = (f"import sys\n{prelude}\nfrom topo_contrastive.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))")  # fmt: skip
     return subprocess.Popen(
         [sys.executable, "-c", code, *argv], cwd=REPO, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
@@ -80,7 +82,8 @@ def data_root(tmp_path_factory):
 def test_two_writers_into_one_out(data_root, tmp_path, command):
     out = tmp_path / "run"
     if command == "pretrain":
-        first, second = _pretrain(data_root, out, seed=1, epochs=30), _pretrain(data_root, out, seed=2)
+        first = _pretrain(data_root, out, seed=1, epochs=30)
+        second = _pretrain(data_root, out, seed=2)
     else:
         first = second = _label_efficiency(data_root, out)
     a = _start(first)

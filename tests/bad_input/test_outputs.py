@@ -55,7 +55,8 @@ def test_overwrite_swaps_only_a_complete_result(tmp_path):
             (work / "result.json").write_text("half")
             assert (out / "result.json").read_text() == "old"  # a reader sees the old run
             raise RuntimeError("refused midway")
-    assert _snapshot(out) == {"result.json": b"old", "COMPLETE": b"done", "notes.txt": b"the user's"}
+    kept = {"result.json": b"old", "COMPLETE": b"done", "notes.txt": b"the user's"}
+    assert _snapshot(out) == kept
     assert _names(tmp_path) == ["run"]
     with output_run(out, overwrite=True, owns=("result.json", "COMPLETE")) as work:
         (work / "result.json").write_text("new")  # no marker this time
@@ -199,7 +200,8 @@ def test_predict_next_reports_the_fraction_really_labelled(files, paths_file, tm
     (cell,) = summary["labelled"]
     assert cell["train"] == 1 and cell["train_total"] > 1
     share = 100 * cell["train"] / cell["train_total"]
-    assert f"1 of {cell['train_total']} training prefixes labelled ({share:.1f} %; --fraction 0.01)" in table
+    words = f"1 of {cell['train_total']} training prefixes labelled ({share:.1f} %; --fraction 0.01)"
+    assert words in table
 
 
 def test_predict_next_out_named_md_keeps_json_and_table_apart(files, paths_file, tmp_path):

@@ -74,6 +74,12 @@ def write_embeddings(
     ids = np.arange(num) if sample_ids is None else np.asarray(list(sample_ids))
     if ids.shape != (num,):
         raise ValueError(f"`sample_ids` must have {num} entries (one per row), got {ids.shape}")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(
+            f"`sample_ids` must be unique, but {uniq[counts > 1][0].item()!r} occurs "
+            f"{int(counts.max())} times"
+        )
     arrays: dict[str, np.ndarray] = {"embeddings": emb, "sample_ids": ids}
     lab = None
     if labels is not None:
