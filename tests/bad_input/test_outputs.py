@@ -200,7 +200,8 @@ def test_predict_next_reports_the_fraction_really_labelled(files, paths_file, tm
     (cell,) = summary["labelled"]
     assert cell["train"] == 1 and cell["train_total"] > 1
     share = 100 * cell["train"] / cell["train_total"]
-    words = f"1 of {cell['train_total']} training prefixes labelled ({share:.1f} %; --fraction 0.01)"
+    total = cell["train_total"]
+    words = f"1 of {total} training prefixes labelled ({share:.1f} %; --fraction 0.01)"
     assert words in table
 
 
