@@ -263,8 +263,8 @@ def label_values(labels: Any, name: str = "labels") -> np.ndarray:
         bad = ~np.isfinite(arr) | (np.nan_to_num(arr) % 1 != 0)
         if bad.any():
             raise TypeError(
-                f"`{name}` must hold integer class ids, got {arr[bad][0].item()!r} (sample "
-                f"{int(np.flatnonzero(bad)[0])})"
+                f"`{name}` must hold integer class ids, got the value {arr[bad][0].item()!r} "
+                f"(sample {int(np.flatnonzero(bad)[0])})"
             )
         huge = np.abs(arr) >= 2.0**63
         if huge.any():

@@ -141,7 +141,7 @@ CASES = [
     # ---- labels
     ("labels-float-1e20", lambda p: lambda: EdgeFlows.write_npz("/nonexistent/x.npz", p[0].complex, p[0].flows.numpy(), labels=np.where(np.arange(S) % 2, 1e20, 0.0)), ValueError, "`labels` holds 1e\\+20 .*outside the int64 range"),
     ("labels-uint64-huge", lambda p: lambda: EdgeFlows.write_npz("/nonexistent/x.npz", p[0].complex, p[0].flows.numpy(), labels=np.where(np.arange(S) % 2, np.uint64(2**63 + 5), np.uint64(0))), ValueError, "outside the int64 range"),
-    ("labels-fractional", lambda p: lambda: EdgeFlows.write_npz("/nonexistent/x.npz", p[0].complex, p[0].flows.numpy(), labels=np.arange(S) * 0.5), TypeError, "`labels` must hold integer class ids, got 0.5"),
+    ("labels-fractional", lambda p: lambda: EdgeFlows.write_npz("/nonexistent/x.npz", p[0].complex, p[0].flows.numpy(), labels=np.arange(S) * 0.5), TypeError, "`labels` must hold integer class ids, got the value 0.5"),
     ("embeddings-labels-1e20", lambda p: lambda: write_embeddings("/nonexistent", np.zeros((2, 3)), labels=np.array([0.0, 1e20])), ValueError, "`labels` holds 1e\\+20"),
 ]
 
