@@ -48,7 +48,7 @@ try:  # POSIX
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputBusyError", "OutputLock", "is_empty_folder", "output_run"]
+__all__ = ["OutputBusyError", "OutputLock", "check_not_busy", "is_empty_folder", "output_run"]
 
 
 class OutputBusyError(ValueError):
@@ -194,6 +194,25 @@ class OutputLock:
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
+
+
+def check_not_busy(target: str | os.PathLike, what: str = "--out") -> None:
+    """Refuse a target that another live run holds (an early check before any work; the
+    run's own :func:`output_run` takes the lock later).
+
+    Raises:
+        OutputBusyError: naming the holder.
+    """
+    lock = OutputLock(target, what)
+    if not lock.path.exists():
+        return
+    try:
+        lock.acquire()
+    except OutputBusyError:
+        raise
+    except ValueError:
+        return  # an unwritable place: refused with its own message later
+    lock.release()
 
 
 # ---------------------------------------------------------------------------- swapping

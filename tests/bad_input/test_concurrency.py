@@ -78,19 +78,36 @@ def data_root(tmp_path_factory):
     return root
 
 
+def _held_until(flag: Path) -> str:
+    """A prelude that holds the run at its pre-training until ``flag`` exists (the second
+    writer then surely meets the first one at work)."""
+    return (
+        "import pathlib, time\n"
+        "import topo_contrastive.experiments.training as training\n"
+        "real = training.pretrain\n"
+        "def held(*args, **kwargs):\n"
+        f"    while not pathlib.Path({str(flag)!r}).exists():\n"
+        "        time.sleep(0.05)\n"
+        "    return real(*args, **kwargs)\n"
+        "training.pretrain = held\n"
+    )
+
+
 @pytest.mark.parametrize("command", ["pretrain", "label-efficiency"])
 def test_two_writers_into_one_out(data_root, tmp_path, command):
-    out = tmp_path / "run"
+    out, go = tmp_path / "run", tmp_path / "go"
     if command == "pretrain":
-        first = _pretrain(data_root, out, seed=1, epochs=30)
-        second = _pretrain(data_root, out, seed=2)
+        first, second = _pretrain(data_root, out, seed=1), _pretrain(data_root, out, seed=2)
     else:
         first = second = _label_efficiency(data_root, out)
-    a = _start(first)
+    a = _start(first, _held_until(go))
     _wait_for(tmp_path / ".run.lock", a)
     b = _start(second)
     b_out, b_err = b.communicate(timeout=300)
-    a_out, a_err = a.communicate(timeout=600)
+    go.touch()
+    go_on = a.communicate(timeout=600)
+    go.unlink()
+    a_err = go_on[1]
     assert a.returncode == 0, a_err
     assert b.returncode == 2, b_err
     assert "is being written by another run" in b_err and f"pid {a.pid} " in b_err

@@ -243,22 +243,27 @@ def check_out(
         resume_hint: name ``--resume`` in the message (``reproduce``).
 
     Raises:
-        ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``.
+        ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
+            another run holds ``path`` (``OutputBusyError``, naming it).
     """
+    from topo_contrastive._outputs import _hidden_machinery, check_not_busy
+
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
+    check_not_busy(out)  # another run writing there is named first
     if overwrite or not out.exists():
         return
     if kind == "file" or not out.is_dir():
         raise ValueError(
-            f"--out '{out}' already exists; pass --overwrite to replace it, or choose another path"
+            f"--out '{out}' already exists; pass --overwrite to replace it once the new result "
+            "is complete, or choose another path"
         )
-    entries = sorted(p.name for p in out.iterdir())
+    entries = sorted(p.name for p in out.iterdir() if not _hidden_machinery(p.name))
     if entries:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
         raise ValueError(
-            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to write into it "
-            f"(files of the same names are replaced){hint}, or choose another folder"
+            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to replace its "
+            f"results once the new ones are complete{hint}, or choose another folder"
         )
 
 
