@@ -46,25 +46,32 @@ def test_pretrain_writes_checkpoint_and_log(checkpoint):
 
 
 def test_interrupted_pretrain_never_looks_complete(tmp_path, data_root, monkeypatch, capsys):
+    """An interrupted ``--overwrite`` run leaves the earlier run as it was: the new one is
+    written beside the folder and swapped in only when complete."""
     import topo_contrastive.experiments.training as training
 
     out = tmp_path / "run"
     cmd = ["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", "1",
            "--hidden-channels", "8", "--out", str(out), *_flags(data_root)]  # fmt: skip
     assert main(cmd) == 0 and (out / "COMPLETE").is_file()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     seen = {}
 
-    def interrupted(*args, **kwargs):  # Ctrl-C during training, as seen from the folder
+    def interrupted(*args, **kwargs):  # Ctrl-C during training, as seen from the folders
         seen["files"] = sorted(p.name for p in out.iterdir())
-        seen["log"] = json.loads((out / "pretrain.json").read_text())
+        staged = [p for p in tmp_path.iterdir() if p.name.startswith(".run.") and p.is_dir()]
+        seen["staged"] = {p.name: sorted(q.name for q in p.iterdir()) for p in staged}
         raise KeyboardInterrupt
 
     monkeypatch.setattr(training, "pretrain", interrupted)
     assert main([*cmd, "--overwrite"]) == 130  # a second run into the folder
-    # the earlier run's marker and encoder were removed before training started
-    assert seen["files"] == ["pretrain.json"] and seen["log"]["complete"] is False
-    assert sorted(p.name for p in out.iterdir()) == ["pretrain.json"]
-    assert json.loads((out / "pretrain.json").read_text())["complete"] is False
+    # meanwhile the earlier run was whole; the new one was written in a staging folder
+    assert seen["files"] == ["COMPLETE", "encoder.pt", "pretrain.json"]
+    (stage,) = [files for name, files in seen["staged"].items() if name.endswith(".tmp")]
+    assert stage == ["pretrain.json"]
+    # after the interruption: the earlier run, byte for byte; no staging folder, no lock
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
 def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
@@ -118,17 +125,23 @@ def test_interrupted_evaluate_never_leaves_the_json_of_another_report(
     assert main([*argv, "--seeds", "2"]) == 0
     seen = {}
 
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert sorted(before) == ["eval.json", "eval.md"]
+
     def interrupted(path, text):  # killed while the report of a second run is written
-        seen["files"] = sorted(p.name for p in tmp_path.iterdir())
+        seen["files"] = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runs, "write_text", interrupted)
     assert main([*argv, "--seeds", "3", "--overwrite"]) == 130
-    # the earlier JSON and report went before the work; the JSON is written last
-    assert seen["files"] == [] and sorted(p.name for p in tmp_path.iterdir()) == []
+    # the earlier JSON and report stay, byte for byte, during and after the interrupted run
+    assert seen["files"] == ["eval.json", "eval.md"]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     monkeypatch.undo()
-    assert main([*argv, "--seeds", "3"]) == 0  # nothing left to refuse
+    assert main([*argv, "--seeds", "3"]) == 2  # the earlier result is kept without --overwrite
+    assert main([*argv, "--seeds", "3", "--overwrite"]) == 0
     assert len(json.loads(out.read_text())["splits"]) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.json", "eval.md"]
 
 
 def test_evaluate_supervised_row(checkpoint, data_root, tmp_path, capsys, monkeypatch):
@@ -543,7 +556,7 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
     base = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
             "--seeds", "1", "--epochs", "2", *_flags(data_root)]  # fmt: skip
     assert main([*base, "--fraction", "0.1", "--out", str(out)]) == 0
-    assert "10 % of the training prefixes labelled" in capsys.readouterr().out
+    assert "2 of 20 training prefixes labelled (10.0 %; --fraction 0.1)" in capsys.readouterr().out
     res = json.loads(out.read_text())
     ds = load_dataset("trajectory", data_root=str(data_root), trajectory_points=150,
                       trajectory_split=(20, 10, 10))  # the data of TINY_FLAGS

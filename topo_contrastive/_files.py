@@ -24,6 +24,7 @@ a function needs them.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -140,15 +141,30 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
         write (Callable[[str], None]): writes the whole content to the path it is given.
     """
     target = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            f"cannot write '{target}': its folder '{folder}' "
+            + ("is not a folder" if os.path.exists(folder) else "does not exist"),
+        )
     tmp = temporary_name(target)
     try:
         with open(tmp, "xb"):
             pass
         write(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as err:
         if os.path.lexists(tmp):
             os.remove(tmp)
+        if isinstance(err, OSError) and err.errno is not None and target not in str(err):
+            # the same error type (ENOSPC, EACCES, ...), naming the file instead of the
+            # hidden temporary; the earlier file at ``target``, if any, is unchanged
+            raise type(err)(
+                err.errno,
+                f"cannot write '{target}' ({err.strerror or err}); an earlier file there is "
+                "unchanged",
+            ) from err
         raise
 
 

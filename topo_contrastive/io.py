@@ -65,7 +65,8 @@ def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
     for name in sorted(state):
         t = state[name].detach().cpu().contiguous()
         digest.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
-        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        if t.numel():  # an empty buffer (e.g. the harmonic basis at beta_1 = 0) adds no bytes
+            digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
 
 

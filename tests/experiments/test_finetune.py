@@ -121,9 +121,9 @@ def test_bad_input(tiny_data, setup):
         fine_tune(tiny_data, encoder, cfg, tr, te, head="cnn")
     with pytest.raises(TypeError, match="`encoder` must be an SCNN, got Linear"):
         fine_tune(tiny_data, torch.nn.Linear(2, 2), cfg, tr, te)
-    with pytest.raises(ValueError, match="must not share samples"):
+    with pytest.raises(ValueError, match="`train_idx` and `test_idx` share 1 sample"):
         fine_tune(tiny_data, encoder, cfg, tr, np.r_[te, tr[:1]])
-    with pytest.raises(ValueError, match="`encoder_lr` must be a positive float, got -1"):
+    with pytest.raises(ValueError, match="`encoder_lr` must be a finite number > 0, got -1"):
         fine_tune(tiny_data, encoder, cfg, tr, te, encoder_lr=-1)
     with pytest.raises(ValueError, match=r"`test_idx` must hold indices in \[0, 40\)"):
         fine_tune(tiny_data, encoder, cfg, tr, [999])

@@ -114,7 +114,7 @@ def test_bad_arguments(tiny_data, setup):
         nn_.train_next_node(tiny_data, samples, encoder, "linear", tr, va, te)
     with pytest.raises(ValueError, match="disjoint"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, np.r_[te, tr[:1]])
-    with pytest.raises(ValueError, match="training and test"):
+    with pytest.raises(ValueError, match="`train_idx` must hold at least one sample index"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", [], va, te)
     with pytest.raises(ValueError, match="epochs"):
         nn_.train_next_node(tiny_data, samples, encoder, "frozen", tr, va, te, epochs=0)
@@ -193,8 +193,11 @@ def test_labelled_split_draws_a_fraction_of_train_and_val(tiny_data):
     assert tiny["train"].size == 1 and tiny["val"].size == 0
     few = nn_.labelled_split(split, 0.5, 3, min_val=10**6)
     assert few["val"].size == 0
-    for bad in (0.0, 1.5, -0.1, True, "0.5"):
+    for bad in (0.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="fraction"):
+            nn_.labelled_split(split, bad, 0)
+    for bad in (True, "0.5"):  # not a number: a TypeError
+        with pytest.raises(TypeError, match="fraction"):
             nn_.labelled_split(split, bad, 0)
     with pytest.raises(ValueError, match="min_val"):
         nn_.labelled_split(split, 0.5, 0, min_val=0)

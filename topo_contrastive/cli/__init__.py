@@ -5,9 +5,8 @@ Subcommands:
 ``pretrain``
     contrastive pre-training of one configuration on one dataset; writes ``encoder.pt``
     (weights only, atomically), ``pretrain.json`` (``"complete": false`` from the start of
-    training, ``true`` at the end) and, last, the marker ``COMPLETE`` (a stale marker and the
-    previous ``encoder.pt`` are removed before training). Runs under ``torchrun`` with
-    DistributedDataParallel (rank 0 alone writes).
+    training, ``true`` at the end) and, last, the marker ``COMPLETE``. Runs under ``torchrun``
+    with DistributedDataParallel (rank 0 alone writes).
 ``evaluate``
     linear-SVM evaluation of a saved encoder over several random splits.
 ``embed``
@@ -29,6 +28,11 @@ Subcommands:
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
 :class:`~topo_contrastive.datasets.EdgeFlows`; labels are needed by ``evaluate`` only).
+
+Every command checks its arguments and inputs before it touches ``--out``, holds a lock on
+``--out`` while it writes (a second run into it is refused, naming the holder) and, with
+``--overwrite`` over an earlier result, writes the new one beside it and swaps it in only
+once complete (``topo_contrastive/_outputs.py``; docs/guarantees.md).
 
 Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 ``python -m topo_contrastive.cli``.
@@ -95,8 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``topo-contrastive``; returns the exit status.
 
     Bad input (an unknown configuration or dataset, options that contradict each other, a
-    mismatching checkpoint, an unwritable output folder, a missing ocean file) prints
-    ``topo-contrastive: error: ...`` to stderr and returns 2, without writing a result file.
+    mismatching checkpoint, an unwritable output folder, a missing ocean file, an ``--out``
+    held by another run) prints ``topo-contrastive: error: ...`` to stderr and returns 2,
+    without writing a result file. A write that fails during the run (``OSError``: a full
+    disk) prints the error and returns 1; an earlier result in ``--out`` is left as it was.
     Words argparse refuses (an unknown option, ``--epochs 0``) print its usage and message
     and raise ``SystemExit(2)``.
 
@@ -120,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         common.PENDING.clear()
         print(f"{common.PROG}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a folder made read-only meanwhile, ...
+        common.PENDING.clear()
+        print(
+            f"{common.PROG}: error: {err}; an earlier result in --out is as it was (a new one "
+            "replaces it only once complete)",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print(f"{common.PROG}: interrupted", file=sys.stderr)
         return 130

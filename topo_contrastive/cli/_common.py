@@ -24,9 +24,26 @@ LINE_INTERVAL = 30.0
 PENDING: list[str] = []
 
 
+# ---------------------------------------------------------------------------- limits
+#: The largest seed (``topo_contrastive._checks.MAX_SEED``: generators take seeds below 2**32;
+#: the half range leaves room for the derived seeds ``seed + s``).
+MAX_SEED = 2**31 - 1
+#: The most epochs (``topo_contrastive._checks.MAX_EPOCHS``).
+MAX_EPOCHS = 100_000
+#: The most splits or seeds a command runs (``--seeds``).
+MAX_SPLITS = 1000
+#: The most pre-trained encoders per row (``--pretrain-seeds``).
+MAX_PRETRAIN_SEEDS = 100
+#: The widest encoder (``--hidden-channels``).
+MAX_CHANNELS = 4096
+#: The most points / samples of the synthetic trajectory task.
+MAX_TRAJECTORY = 100_000
+
+
 # ---------------------------------------------------------------------------- option types
-def int_at_least(low: int, expected: str):
-    """An argparse ``type`` parsing an integer ``>= low`` (``expected`` names it in errors)."""
+def int_at_least(low: int, expected: str, high: int | None = None):
+    """An argparse ``type`` parsing an integer ``>= low`` (and ``<= high``; ``expected``
+    names it in errors)."""
 
     def parse(text: str) -> int:
         try:
@@ -35,13 +52,48 @@ def int_at_least(low: int, expected: str):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from err
         if value < low:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(
+                f"expected {expected}, got {value}, above the limit {high:,}"
+            )
         return value
 
     return parse
 
 
+def int_between(low: int, high: int):
+    """An argparse ``type`` parsing an integer in ``[low, high]`` (``low`` 0 or 1)."""
+    return int_at_least(low, "a positive integer" if low == 1 else "an integer >= 0", high)
+
+
 positive_int = int_at_least(1, "a positive integer")
 nonneg_int = int_at_least(0, "an integer >= 0")
+#: ``--seed``: an integer in ``[0, MAX_SEED]``.
+seed_int = int_between(0, MAX_SEED)
+#: ``--epochs`` and ``--max-epochs``.
+epochs_int = int_between(1, MAX_EPOCHS)
+#: ``--seeds`` (splits or seeds run).
+splits_int = int_between(1, MAX_SPLITS)
+
+
+def out_path(text: str) -> str:
+    """An argparse ``type`` for ``--out``: a non-empty path."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return text
+
+
+def check_seed_range(seed: int, count: int, option: str = "--seed") -> None:
+    """The seeds ``seed .. seed + count - 1`` a command runs stay in ``[0, MAX_SEED]``.
+
+    Raises:
+        ValueError: naming ``option`` and the last seed.
+    """
+    if seed + count - 1 > MAX_SEED:
+        raise ValueError(
+            f"{option} {seed} with {count} seeds runs up to seed {seed + count - 1}, above the "
+            f"largest seed {MAX_SEED} (2**31 - 1): choose a smaller {option}"
+        )
 
 
 # ---------------------------------------------------------------------------- option groups
@@ -50,7 +102,9 @@ def add_overwrite(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help=f"write even if --out {what} (default: refuse, so that an earlier run is kept)",
+        help=f"write even if --out {what}: the new results are written beside it and "
+        "replace the earlier ones only once complete (a refused, failed or interrupted run "
+        "leaves them as they were; default: refuse, so that an earlier run is kept)",
     )
 
 
@@ -75,13 +129,13 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--trajectory-points",
-        type=positive_int,
+        type=int_between(1, MAX_TRAJECTORY),
         default=400,
         help="points of the synthetic trajectory complex (default: 400, the paper's)",
     )
     g.add_argument(
         "--trajectory-split",
-        type=positive_int,
+        type=int_between(1, MAX_TRAJECTORY),
         nargs=3,
         default=(200, 100, 100),
         metavar=("TRAIN", "VAL", "TEST"),
@@ -124,7 +178,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=None,
         help="torch CPU threads (default: the cores idle at the start, measured over 0.1 s, "
-        "at least 1; `reproduce --quick`: 1, for numbers any machine repeats). Measured on "
+        "at least 1; `reproduce --quick`: 1, for numbers any machine repeats); more than the "
+        "usable cores is lowered to them, with a warning. Measured on "
         "2 cores, one pre-training epoch on 1,088 edges: idle 12.9 s with 2 threads, 15.7 s "
         "with 1; with another process busy 38.7 s with 2, 17.7 s with 1 "
         "(benchmarks/results/bench_threads.md)",
@@ -188,22 +243,27 @@ def check_out(
         resume_hint: name ``--resume`` in the message (``reproduce``).
 
     Raises:
-        ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``.
+        ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
+            another run holds ``path`` (``OutputBusyError``, naming it).
     """
+    from topo_contrastive._outputs import _hidden_machinery, check_not_busy
+
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
+    check_not_busy(out)  # another run writing there is named first
     if overwrite or not out.exists():
         return
     if kind == "file" or not out.is_dir():
         raise ValueError(
-            f"--out '{out}' already exists; pass --overwrite to replace it, or choose another path"
+            f"--out '{out}' already exists; pass --overwrite to replace it once the new result "
+            "is complete, or choose another path"
         )
-    entries = sorted(p.name for p in out.iterdir())
+    entries = sorted(p.name for p in out.iterdir() if not _hidden_machinery(p.name))
     if entries:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
         raise ValueError(
-            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to write into it "
-            f"(files of the same names are replaced){hint}, or choose another folder"
+            f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to replace its "
+            f"results once the new ones are complete{hint}, or choose another folder"
         )
 
 
@@ -283,6 +343,15 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
 
     if args.threads:
         threads, why = args.threads, "--threads"
+        cores = _numerics.usable_cores()
+        if threads > cores:
+            print(
+                f"{PROG}: warning: --threads {threads} is more than the {cores} usable cores; "
+                f"using {cores}",
+                file=sys.stderr,
+                flush=True,
+            )
+            threads, why = cores, f"--threads {args.threads}, lowered to the usable cores"
     elif getattr(args, "quick", False):
         threads, why = 1, "the quick preset's fixed count"
     else:

@@ -149,12 +149,12 @@ def check_conflicts(args: argparse.Namespace, given: set[str]) -> None:
                 "--overwrite applies to --out, which is not given: add --out FILE, or drop "
                 "--overwrite"
             )
+    if command in ("reproduce", "label-efficiency") and args.resume and args.overwrite:
+        raise ValueError(
+            "--resume keeps the finished runs in --out and --overwrite starts over: give "
+            "one of them"
+        )
     if command == "reproduce":
-        if args.resume and args.overwrite:
-            raise ValueError(
-                "--resume keeps the finished runs in --out and --overwrite starts over: give "
-                "one of them"
-            )
         fig2 = args.figure2_dataset
         if fig2 is not None and fig2.strip().lower() != "none":
             chosen = {_dataset(d) for d in args.datasets}

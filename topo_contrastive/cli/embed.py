@@ -4,6 +4,7 @@ and ``.csv`` (:func:`~topo_contrastive.experiments.runs.embed_to_folder`)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from topo_contrastive.cli import _common as common
 
@@ -18,13 +19,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         required=True,
+        type=common.out_path,
         help="output folder: embeddings.npz, embeddings.csv and embeddings.json are written there",
     )
     p.add_argument(
         "--batch-size",
-        type=common.positive_int,
+        type=common.int_between(1, 1_000_000),
         default=256,
-        help="samples per forward (default: 256)",
+        help="samples per forward, at most 1,000,000 (default: 256)",
     )
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
@@ -42,8 +44,10 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the ``--data-file`` or the checkpoint does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive._files import check_output_dir, check_output_possible, require_file
-    from topo_contrastive.experiments.runs import embed_to_folder
+    from topo_contrastive._files import check_output_possible, require_file
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.runs import EMBED_OUTPUTS, embed_to_folder
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")
@@ -51,15 +55,17 @@ def run(args: argparse.Namespace) -> int:
     common.check_out(args.out, args.overwrite)
     check_output_possible(args.out)
     data = common.load_data(args)  # bad data is refused before --out is made
-    out = check_output_dir(args.out)
-    done = embed_to_folder(
-        args.checkpoint, data, out, device=args.device, batch_size=args.batch_size,
-        data_file=args.data_file,
-    )  # fmt: skip
+    load_encoder(args.checkpoint, data=data)  # a checkpoint of other data too
+    with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
+        done = embed_to_folder(
+            args.checkpoint, data, work, device=args.device, batch_size=args.batch_size,
+            data_file=args.data_file,
+        )  # fmt: skip
+    out = Path(args.out).expanduser().absolute()
     samples, dims = done.shape
     common.say(
         f"embedded {samples} samples of {data.name} into {dims} dimensions "
-        f"({done.encoder.get('config', '?')} encoder); wrote {done.paths['npz']} and "
-        f"{done.paths['csv']}"
+        f"({done.encoder.get('config', '?')} encoder); wrote {out / done.paths['npz'].name} and "
+        f"{out / done.paths['csv'].name}"
     )
     return 0

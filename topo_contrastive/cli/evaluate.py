@@ -6,6 +6,7 @@ encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     common.add_data_choice(p)
     p.add_argument(
         "--seeds",
-        type=common.positive_int,
+        type=common.splits_int,
         default=16,
-        help="number of random splits (default: 16)",
+        help=f"number of random splits, at most {common.MAX_SPLITS:,} (default: 16)",
     )
     p.add_argument(
-        "--seed", type=common.nonneg_int, default=0, help="first split seed (default: 0)"
-    )
+        "--seed", type=common.seed_int, default=0,
+        help="first split seed, at most 2**31 - 1 (default: 0)",
+    )  # fmt: skip
     p.add_argument(
         "--config",
         default=None,
@@ -47,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         default=None,
+        type=common.out_path,
         help="write the per-split results to this JSON file (with a 'references' block) and "
         "the table of the rows to the Markdown file beside it (eval.json -> eval.md)",
     )
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
     from topo_contrastive.experiments.runs import evaluate_saved
 
+    common.check_seed_range(args.seed, args.seeds)
     task = common.config_task(args)
     expected: dict[str, Any] = {}
     if args.config:
@@ -142,11 +146,21 @@ def run(args: argparse.Namespace) -> int:
         ref_bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
         ref_bar.update(1)
 
-    summary = evaluate_saved(
-        encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta, device=args.device,
-        out=args.out, progress=tick, references=not args.no_references,
-        reference_progress=ref_tick, fine_tune=args.fine_tune, supervised=supervised,
-    )  # fmt: skip
+    held, out = contextlib.nullcontext(None), None
+    if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
+        from topo_contrastive._outputs import output_run
+        from topo_contrastive.experiments.runs import markdown_path
+
+        out = Path(args.out).expanduser().absolute()
+        files = [markdown_path(out), out] if refs else [out]  # the report only with rows
+        held = output_run(out, files=files, overwrite=args.overwrite)
+    with held as work:
+        summary = evaluate_saved(
+            encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta,
+            device=args.device, out=None if work is None else work / out.name, progress=tick,
+            references=not args.no_references, reference_progress=ref_tick,
+            fine_tune=args.fine_tune, supervised=supervised,
+        )  # fmt: skip
     bar.close()
     if ref_bar is not None:
         ref_bar.close()

@@ -31,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         DEFAULT_FRACTIONS,
         ROW_KINDS,
     )
+    from topo_contrastive.experiments.labelled_subsets import MAX_DRAWS
 
     p = sub.add_parser(
         "label-efficiency",
@@ -38,28 +39,32 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "supervised and reference rows (resumable)",
     )
     common.add_data_choice(p)
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, type=common.out_path, help="output folder")
     p.add_argument(
         "--fractions",
         type=_fraction,
         nargs="+",
         default=list(DEFAULT_FRACTIONS),
-        help="labelled fractions of the training split, in (0, 1] (default: "
-        f"{' '.join(f'{f:g}' for f in DEFAULT_FRACTIONS)})",
+        help="labelled fractions of the training split, in (0, 1], each giving another number "
+        f"of labels (default: {' '.join(f'{f:g}' for f in DEFAULT_FRACTIONS)})",
     )
     p.add_argument(
         "--draws",
-        type=common.positive_int,
+        type=common.int_between(1, MAX_DRAWS),
         default=DEFAULT_DRAWS,
-        help=f"stratified draws per fraction (default: {DEFAULT_DRAWS})",
+        help=f"stratified draws per fraction, at most {MAX_DRAWS:,} and at most the distinct "
+        f"subsets of every fraction below 1 (default: {DEFAULT_DRAWS})",
     )
     p.add_argument(
-        "--split", type=common.nonneg_int, default=0, help="the standard split (default: 0)"
+        "--split", type=common.seed_int, default=0, help="the standard split (default: 0)"
     )
-    p.add_argument("--seed", type=common.nonneg_int, default=0, help="base seed (default: 0)")
+    p.add_argument(
+        "--seed", type=common.seed_int, default=0,
+        help="base seed, at most 2**31 - 1 (default: 0)",
+    )  # fmt: skip
     p.add_argument(
         "--pretrain-seeds",
-        type=common.positive_int,
+        type=common.int_between(1, common.MAX_PRETRAIN_SEEDS),
         default=1,
         help="encoders pre-trained per method and edition (default: 1)",
     )
@@ -78,20 +83,21 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         default=None,
-        help="pre-training epochs (default: the configurations')",
+        help=f"pre-training epochs, at most {common.MAX_EPOCHS:,} (default: the "
+        "configurations')",
     )
     p.add_argument(
         "--max-epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         default=None,
         help="largest epoch count of fine-tuning and the supervised SCNN (default: 40 and the "
         "configuration's 200)",
     )
     p.add_argument(
         "--hidden-channels",
-        type=common.positive_int,
+        type=common.int_between(1, common.MAX_CHANNELS),
         default=None,
         help="encoder width of every row (default: the configurations')",
     )
@@ -120,34 +126,51 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown dataset, row or edition; a non-empty ``--out`` without
             ``--overwrite`` or ``--resume``; ``--resume`` into another command's folder or a
             run of other settings; data without labels; a fraction too small for a label
-            per class.
+            per class, two fractions of the same number of labels, more draws than distinct
+            subsets; ``--out`` held by another run (all before ``--out`` is touched).
         FileNotFoundError: the ``--data-file`` does not exist.
     """
-    from topo_contrastive._files import check_output_dir
-    from topo_contrastive.experiments.label_efficiency import label_efficiency, resolve_rows
+    from pathlib import Path
+
+    from topo_contrastive._files import check_output_possible
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive.experiments.label_efficiency import (
+        OUTPUTS,
+        label_efficiency,
+        resolve_rows,
+    )
+    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
 
     task = common.config_task(args)
     resolve_rows(args.rows, args.editions)  # before any work
+    common.check_seed_range(args.seed, args.draws + args.pretrain_seeds)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)
-    check_output_dir(args.out)
+    check_output_possible(args.out)
     data = common.load_data(args)
-    data.require_labels("label-efficiency")
+    labels = data.require_labels("label-efficiency")
+    # the fractions and draws against the data (too few labels, repeated sizes, more draws
+    # than distinct subsets), before --out is touched
+    labelled_subsets(labels.numpy(), data.split(args.split)["train"], args.fractions,
+                     args.draws, args.seed)  # fmt: skip
     words = sys.argv[1:] if args._argv is None else args._argv
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
     start = time.perf_counter()
-    result = label_efficiency(
-        data, args.out, task, fractions=args.fractions, draws=args.draws, split=args.split,
-        seed=args.seed, pretrain_seeds=args.pretrain_seeds, rows=args.rows,
-        editions=args.editions, pretrain_epochs=args.epochs, max_epochs=args.max_epochs,
-        classifier=args.classifier, overrides=overrides, device=args.device,
-        resume=args.resume, log=None if args.no_progress else common.say,
-        progress=lambda n: common.progress(args, n, f"label-efficiency {data.name}", "cell"),
-        command=" ".join([common.PROG, *map(shlex.quote, words)]),
-    )  # fmt: skip
-    print((result.out / "label_efficiency.md").read_text(encoding="utf-8"))
+    with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
+                    resume_hint=True) as work:  # fmt: skip
+        result = label_efficiency(
+            data, work, task, fractions=args.fractions, draws=args.draws, split=args.split,
+            seed=args.seed, pretrain_seeds=args.pretrain_seeds, rows=args.rows,
+            editions=args.editions, pretrain_epochs=args.epochs, max_epochs=args.max_epochs,
+            classifier=args.classifier, overrides=overrides, device=args.device,
+            resume=args.resume, log=None if args.no_progress else common.say,
+            progress=lambda n: common.progress(args, n, f"label-efficiency {data.name}", "cell"),
+            command=" ".join([common.PROG, *map(shlex.quote, words)]),
+        )  # fmt: skip
+    out = Path(args.out).expanduser().absolute()
+    print((out / "label_efficiency.md").read_text(encoding="utf-8"))
     common.say(
         f"done in {time.perf_counter() - start:.0f} s ({result.computed_cells} cells computed, "
-        f"{result.resumed_cells} resumed); outputs in {result.out}"
+        f"{result.resumed_cells} resumed); outputs in {out}"
     )
     return 0

@@ -20,16 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
     common.add_data_choice(p, configured=False)
     p.add_argument(
-        "--seeds", type=common.positive_int, default=5,
-        help="seeds: each cuts the paths, picks the split and initialises the heads (default: 5)",
+        "--seeds", type=common.splits_int, default=5,
+        help="seeds: each cuts the paths, picks the split and initialises the heads (at most "
+        f"{common.MAX_SPLITS:,}; default: 5)",
     )  # fmt: skip
     p.add_argument(
-        "--seed", type=common.nonneg_int, default=0, help="first seed (default: 0)"
-    )
+        "--seed", type=common.seed_int, default=0,
+        help="first seed, at most 2**31 - 1 (default: 0)",
+    )  # fmt: skip
     p.add_argument(
-        "--epochs", type=common.positive_int, default=100,
+        "--epochs", type=common.epochs_int, default=100,
         help="head training epochs; the epoch with the best validation accuracy is kept "
-        "(default: 100)",
+        f"(at most {common.MAX_EPOCHS:,}; default: 100)",
     )  # fmt: skip
     p.add_argument(
         "--fraction", type=float, default=1.0,
@@ -53,8 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "region)",
     )  # fmt: skip
     p.add_argument(
-        "--out", default=None,
-        help="write the rows to this JSON file (and a Markdown table beside it)",
+        "--out", default=None, type=common.out_path,
+        help="write the rows to this JSON file and a Markdown table beside it (pn.json -> "
+        "pn.md; a name ending in .md gets .md appended)",
     )  # fmt: skip
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
@@ -71,12 +74,15 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
 
+    import math
+
     from topo_contrastive._files import require_file
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
 
-    if not 0.0 < args.fraction <= 1.0:
+    if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
         raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
+    common.check_seed_range(args.seed, args.seeds)
     if args.fraction < 1.0 and args.transfer:
         raise ValueError("--fraction is not part of --transfer: the generalisation tests use "
                          "every labelled prefix")  # fmt: skip
@@ -127,13 +133,25 @@ def run(args: argparse.Namespace) -> int:
     name = meta.get("config", "encoder")
     lines = [f"# Next-node prediction on {data.name} ({name} encoder)", "",
              f"{len(seeds)} seed(s), {summary['samples']} paths, "
-             + (f"{100 * args.fraction:g} % of the training prefixes labelled, "
-                if args.fraction < 1 else "")
+             + (_labelled_words(summary["labelled"], args.fraction) if args.fraction < 1 else "")
              + f"head epochs <= {args.epochs} (best validation accuracy), test accuracy:", "",
              "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
     for r in summary["rows"]:
         lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")
     return _emit(args, lines, summary)
+
+
+def _labelled_words(labelled: list[dict[str, int]], fraction: float) -> str:
+    """``"1 of 24 training prefixes labelled (4.2 %; --fraction 0.01), "``: the share really
+    labelled after rounding (a range over the seeds where it differs)."""
+    counts = sorted({(c["train"], c["train_total"]) for c in labelled})
+    shares = sorted(100 * n / total for n, total in counts)
+    if len(counts) == 1:
+        n, total = counts[0]
+        return (f"{n} of {total} training prefixes labelled ({shares[0]:.1f} %; --fraction "
+                f"{fraction:g}), ")  # fmt: skip
+    return (f"{shares[0]:.1f}-{shares[-1]:.1f} % of the training prefixes labelled (--fraction "
+            f"{fraction:g}), ")  # fmt: skip
 
 
 def _transfer_table(
@@ -165,11 +183,15 @@ def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -
     from pathlib import Path
 
     from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.runs import markdown_path
 
     table = "\n".join(lines) + "\n"
-    if args.out:
-        out = Path(args.out).expanduser()
-        write_text(out.with_suffix(".md"), table)
-        write_json(out, summary)
+    if args.out:  # locked; the table, then the JSON (the marker), put in place when both are
+        from topo_contrastive._outputs import output_run
+
+        out = Path(args.out).expanduser().absolute()
+        with output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite) as work:
+            write_text(work / markdown_path(out).name, table)
+            write_json(work / out.name, summary)
     print(table, end="")
     return 0

@@ -5,6 +5,7 @@ DistributedDataParallel (:func:`~topo_contrastive.experiments.runs.process_group
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from topo_contrastive.cli import _common as common
@@ -24,18 +25,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"a contrastive row of Table 1: {', '.join(contrastive)} (the supervised SCNN "
         "row runs in `reproduce`)",
     )
-    p.add_argument("--seed", type=common.nonneg_int, default=0, help="seed (default: 0)")
+    p.add_argument(
+        "--seed", type=common.seed_int, default=0, help="seed, at most 2**31 - 1 (default: 0)"
+    )
     p.add_argument(
         "--epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         default=None,
-        help="epochs (default: the configuration's, 30-60)",
+        help=f"epochs, at most {common.MAX_EPOCHS:,} (default: the configuration's, 30-60)",
     )
     p.add_argument(
         "--hidden-channels",
-        type=common.positive_int,
+        type=common.int_between(1, common.MAX_CHANNELS),
         default=None,
-        help="encoder width (default: the configuration's 64)",
+        help=f"encoder width, at most {common.MAX_CHANNELS:,} (default: the configuration's 64)",
     )
     common.add_edition_options(p)
     p.add_argument(
@@ -47,16 +50,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "'gamma=(0,1,1)' K=3 (sets K_down and K_up)",
     )
     p.add_argument(
-        "--out", required=True, help="output folder: encoder.pt and pretrain.json are written there"
+        "--out",
+        required=True,
+        type=common.out_path,
+        help="output folder: encoder.pt and pretrain.json are written there",
     )
     p.add_argument(
         "--dist-timeout",
-        type=common.positive_int,
+        type=common.int_between(1, 86_400),
         default=600,
         metavar="SECONDS",
         help="under torchrun: how long a process waits for the others in a collective "
         "(rendezvous, gradient all-reduce, final barrier) before it fails instead of hanging "
-        "(default: 600)",
+        "(default: 600; at most a day)",
     )
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
@@ -70,12 +76,14 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
             a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
-            work).
+            work); ``--out`` held by another run.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive._files import check_output_dir, check_output_possible
+    from topo_contrastive._files import check_output_possible
+    from topo_contrastive._outputs import output_run
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.runs import (
+        PRETRAIN_OUTPUTS,
         pretrain_to_folder,
         process_group,
         require_contrastive,
@@ -92,26 +100,34 @@ def run(args: argparse.Namespace) -> int:
             common.check_out(args.out, args.overwrite)
             check_output_possible(args.out)
         data = common.load_data(args)  # bad data is refused before --out is made
-        out = check_output_dir(args.out) if group.rank == 0 else Path(args.out)
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
             record.update(data_file=str(Path(args.data_file)), tuned_for=task)
-        if group.rank == 0:
-            bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
-        else:
-            bar = common.progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
+        # rank 0 holds --out (locked; with --overwrite the new run is written beside it and
+        # swapped in when complete); the other ranks write nothing
+        held = (
+            output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS)
+            if group.rank == 0
+            else contextlib.nullcontext(Path(args.out))
+        )
+        with held as work:
+            if group.rank == 0:
+                bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
+            else:
+                bar = common.progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
 
-        def tick(epoch: int, loss: float) -> None:
-            bar.set_postfix(loss=f"{loss:.4f}")
-            bar.update(1)
+            def tick(epoch: int, loss: float) -> None:
+                bar.set_postfix(loss=f"{loss:.4f}")
+                bar.update(1)
 
-        result = pretrain_to_folder(
-            data, config, out, seed=args.seed, epochs=epochs, group=group, record=record,
-            progress=tick,
-        )  # fmt: skip
-        bar.close()
+            result = pretrain_to_folder(
+                data, config, work, seed=args.seed, epochs=epochs, group=group, record=record,
+                progress=tick,
+            )  # fmt: skip
+            bar.close()
         if group.rank == 0:
+            out = Path(args.out).expanduser().absolute()
             common.say(
                 f"pretrained {config.name} on {data.name} ({epochs} epochs, "
                 f"{result.seconds:.1f} s, world size {result.world_size}, final loss "

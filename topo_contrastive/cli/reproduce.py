@@ -27,24 +27,30 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         default=None,
+        type=common.out_path,
         help="output folder (default: results/full, or results/quick with --quick)",
     )
-    p.add_argument("--seed", type=common.nonneg_int, default=0, help="base seed (default: 0)")
+    p.add_argument(
+        "--seed", type=common.seed_int, default=0,
+        help="base seed, at most 2**31 - 1 (default: 0)",
+    )  # fmt: skip
     p.add_argument(
         "--seeds",
-        type=common.positive_int,
+        type=common.splits_int,
         default=None,
-        help="evaluation splits per row (default: 16; 4 with --quick)",
+        help=f"evaluation splits per row, at most {common.MAX_SPLITS:,} (default: 16; 4 with "
+        "--quick)",
     )
     p.add_argument(
         "--pretrain-seeds",
-        type=common.positive_int,
+        type=common.int_between(1, common.MAX_PRETRAIN_SEEDS),
         default=None,
-        help="pre-trained encoders per contrastive row (default: 2 per dataset; 1 with --quick)",
+        help="pre-trained encoders per contrastive row, at most "
+        f"{common.MAX_PRETRAIN_SEEDS} (default: 2 per dataset; 1 with --quick)",
     )
     p.add_argument(
         "--epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         default=None,
         help="epochs of every contrastive run and maximum epochs of the supervised SCNN "
         "(default: the configurations'; fewer with --quick)",
@@ -86,13 +92,16 @@ def run(args: argparse.Namespace) -> int:
             without ``--overwrite`` or ``--resume`` or an unwritable one (before any work),
             or ``--resume`` into a run of other settings.
     """
-    from topo_contrastive._files import check_output_dir
+    from pathlib import Path
+
+    from topo_contrastive._files import check_output_possible
+    from topo_contrastive._outputs import output_run
     from topo_contrastive.experiments.configs import (
         resolve_config_name,
         resolve_dataset_name,
         resolve_edition,
     )
-    from topo_contrastive.experiments.reproduce import PRESETS, reproduce
+    from topo_contrastive.experiments.reproduce import OUTPUTS, PRESETS, reproduce
     from topo_contrastive.experiments.runs import adjust_preset
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
@@ -116,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         figure2=not skip_figure2,
         figure1=not args.no_figure1,
     )
-    check_output_dir(args.out)  # before any work, after every name was checked
+    common.check_seed_range(args.seed, max(preset.num_splits, *preset.pretrain_seeds.values()))
+    check_output_possible(args.out)  # before any work, after every name was checked
     if preset.reduced:
         common.say(
             f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "
@@ -125,20 +135,23 @@ def run(args: argparse.Namespace) -> int:
     words = sys.argv[1:] if args._argv is None else args._argv
     start = time.perf_counter()
     show_bar = common.progress_enabled(args)
-    result = reproduce(
-        lambda name: common.load(args, name),
-        args.out,
-        preset=preset,
-        dataset_names=datasets,
-        config_names=configs,
-        seed=args.seed,
-        device=args.device,
-        progress=show_bar,
-        command=" ".join([common.PROG, *map(shlex.quote, words)]),
-        log=None if show_bar else common.say,
-        editions=args.editions,
-        resume=args.resume,
-    )
-    print((result.out / "table1.md").read_text(encoding="utf-8"))
-    common.say(f"done in {time.perf_counter() - start:.0f} s; outputs in {result.out}")
+    with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
+                    resume_hint=True) as work:  # fmt: skip
+        reproduce(
+            lambda name: common.load(args, name),
+            work,
+            preset=preset,
+            dataset_names=datasets,
+            config_names=configs,
+            seed=args.seed,
+            device=args.device,
+            progress=show_bar,
+            command=" ".join([common.PROG, *map(shlex.quote, words)]),
+            log=None if show_bar else common.say,
+            editions=args.editions,
+            resume=args.resume,
+        )
+    out = Path(args.out).expanduser().absolute()
+    print((out / "table1.md").read_text(encoding="utf-8"))
+    common.say(f"done in {time.perf_counter() - start:.0f} s; outputs in {out}")
     return 0

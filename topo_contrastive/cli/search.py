@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _common as common
@@ -30,19 +31,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         default=None,
-        help="epochs (default: the configuration's, 30-60)",
+        help=f"epochs, at most {common.MAX_EPOCHS:,} (default: the configuration's, 30-60)",
     )
     p.add_argument(
         "--seeds",
-        type=common.positive_int,
+        type=common.int_between(1, common.MAX_SPLITS),
         default=2,
-        help="encoders/splits per point (default: 2)",
+        help=f"encoders/splits per point, at most {common.MAX_SPLITS:,} (default: 2)",
     )
     p.add_argument(
         "--eval-epochs",
-        type=common.positive_int,
+        type=common.epochs_int,
         nargs="+",
         default=(),
         metavar="E",
@@ -51,12 +52,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--splits-per-seed",
-        type=common.positive_int,
+        type=common.int_between(1, 100),
         default=1,
-        help="evaluation splits per encoder/seed (default: 1)",
+        help="evaluation splits per encoder/seed, at most 100 (default: 1)",
     )
     common.add_edition_options(p)
-    p.add_argument("--out", required=True, help="CSV file of the search results")
+    p.add_argument(
+        "--out", required=True, type=common.out_path,
+        help="CSV file of the search results (with its status <out>.json and, once every point "
+        "is done, the marker <out>.COMPLETE)",
+    )  # fmt: skip
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -87,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown configuration, dataset or field, a bad ``--grid`` value, an
             existing ``--out`` without ``--overwrite`` or an unwritable one (before any work).
     """
+    from topo_contrastive._files import marker_beside
+    from topo_contrastive._outputs import output_run
     from topo_contrastive.experiments.configs import get_config, resolve_dataset_name
     from topo_contrastive.experiments.search import grid_search
 
@@ -100,18 +107,22 @@ def run(args: argparse.Namespace) -> int:
     grid = parse_grid(args.grid)
     check_grid(base, grid)
     common.check_file_out(args)
-    rows = grid_search(
-        common.load(args, dataset),
-        base,
-        grid,
-        epochs=args.epochs,
-        seeds=args.seeds,
-        device=args.device,
-        out=args.out,
-        log=common.say,
-        eval_epochs=args.eval_epochs,
-        splits_per_seed=args.splits_per_seed,
-    )
+    data = common.load(args, dataset)
+    out = Path(args.out).expanduser().absolute()
+    files = [out, out.with_name(f"{out.name}.json"), marker_beside(out)]
+    with output_run(out, files=files, overwrite=args.overwrite) as work:
+        rows = grid_search(
+            data,
+            base,
+            grid,
+            epochs=args.epochs,
+            seeds=args.seeds,
+            device=args.device,
+            out=work / out.name,
+            log=common.say,
+            eval_epochs=args.eval_epochs,
+            splits_per_seed=args.splits_per_seed,
+        )
     best = max(rows, key=lambda r: r["score"])
     print(json.dumps({"best": best}, indent=2, default=str))
     return 0

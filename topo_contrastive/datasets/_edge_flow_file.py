@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._checks import label_values
 from topo_contrastive._files import atomic_write, read_npz
 from topo_contrastive.complex import SimplicialOperators
 
@@ -114,17 +115,12 @@ def _check_labels(labels: Any, num_samples: int, name: str) -> np.ndarray:
             f"{name} must have shape [S] with S = {num_samples} (one label per sample), got "
             f"shape {tuple(arr.shape)}"
         )
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        bad = ~np.isfinite(arr) | (np.nan_to_num(arr) % 1 != 0)
-        if not bad.any():
-            return arr.astype(np.int64)
-        raise TypeError(
-            f"{name} must hold integer class ids, got the value {arr[bad][0].item()!r} (sample "
-            f"{int(np.flatnonzero(bad)[0])})"
-        )
-    raise TypeError(f"{name} must hold integer class ids, got dtype {arr.dtype}")
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integer class ids, got dtype {arr.dtype}")
+    try:
+        return label_values(arr, "labels")
+    except (TypeError, ValueError) as err:  # say which input: the argument or the file key
+        raise type(err)(str(err).replace("`labels`", name, 1)) from None
 
 
 def _check_pos(pos: Any, n0: int, name: str) -> np.ndarray:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from topo_contrastive._checks import check_bool, check_seed
 from topo_contrastive.complex import SimplicialOperators
 
 __all__ = ["NextNodeSamples", "next_node_samples"]
@@ -98,8 +99,11 @@ def next_node_samples(
         :class:`NextNodeSamples` with ``M = len(paths)`` samples.
 
     Raises:
-        TypeError: ``ops`` is not a :class:`~topo_contrastive.SimplicialOperators`.
-        ValueError: no paths; a path of fewer than 3 nodes (no prefix flow and target: says
+        TypeError: ``ops`` is not a :class:`~topo_contrastive.SimplicialOperators`; a path
+            of booleans or fractional node ids; a flag that is not a bool, a seed that is not
+            an int.
+        ValueError: no paths; a path that is not 1-D; a seed outside ``[0, 2**31 - 1]``; a
+            path of fewer than 3 nodes (no prefix flow and target: says
             which path and its length); a step that is not an edge of the complex (says which
             path and step); node ids outside the complex.
 
@@ -111,6 +115,10 @@ def next_node_samples(
     """
     if not isinstance(ops, SimplicialOperators):
         raise TypeError(f"`ops` must be a SimplicialOperators, got {type(ops).__name__}")
+    truncate, reverse = check_bool(truncate, "truncate"), check_bool(reverse, "reverse")
+    seed = check_seed(seed)
+    if isinstance(paths, (str, bytes)) or not hasattr(paths, "__len__"):
+        raise TypeError(f"`paths` must be a sequence of node paths, got {type(paths).__name__}")
     if len(paths) == 0:
         raise ValueError("`paths` is empty: next-node samples need at least one path")
     n0 = int(ops.num_nodes)
@@ -119,7 +127,22 @@ def next_node_samples(
     flows, last, target, cands, prefixes = [], [], [], [], []
     for k, raw in enumerate(paths):
         p = np.asarray(raw.detach().cpu().numpy() if isinstance(raw, torch.Tensor) else raw)
-        p = p.astype(np.int64).ravel()
+        if p.ndim != 1:
+            raise ValueError(
+                f"path {k} must be a 1-D sequence of node ids, got shape {tuple(p.shape)}"
+            )
+        if p.dtype == bool or (p.size and p.dtype.kind not in "iuf"):
+            raise TypeError(f"path {k} must hold integer node ids, got dtype {p.dtype}")
+        if p.dtype.kind == "f":
+            bad = ~np.isfinite(p) | (np.nan_to_num(p) % 1 != 0)
+            if bad.any():
+                raise TypeError(
+                    f"path {k} must hold integer node ids, got {p[bad][0].item()!r} (position "
+                    f"{int(np.flatnonzero(bad)[0])})"
+                )
+            if np.abs(p).max() >= 2.0**62:
+                raise ValueError(f"path {k} has node ids outside [0, {n0})")
+        p = p.astype(np.int64)
         if p.size < 3:
             raise ValueError(
                 f"path {k} has {p.size} node(s); a next-node sample needs at least 3 (a prefix "

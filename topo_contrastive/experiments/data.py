@@ -195,11 +195,21 @@ class ExperimentData:
         complex: its :class:`~topo_contrastive.SimplicialOperators`.
         flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples (at rank k:
             the signals ``x_k`` ``[S, N_k]``; the rank is :attr:`rank`, that of ``hodge``).
-        labels: ``int64 [S]``, or ``None`` for unlabelled data (pre-training and embeddings
-            need no labels; :meth:`require_labels` raises for what does).
+        labels: ``int64 [S]`` class ids ``0 .. C-1``, or ``None`` for unlabelled data
+            (pre-training and embeddings need no labels; :meth:`require_labels` raises for
+            what does). Label values of any integer type or integral floats, negative or
+            non-contiguous ones included, are mapped to class ids in increasing order of
+            value (as the SVM probe does); :attr:`label_values` keeps the values.
         hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex (of
             rank k for signals of rank k).
         hodge_parts: ``float32 [3, S, N1]`` gradient, curl and harmonic parts of the flows.
+        label_values: ``int64 [C]``: the label value of every class id (sorted), or
+            ``None`` for unlabelled data; set from the labels given.
+
+    Raises:
+        TypeError: labels that are not integral (``0.5``, NaN, strings, booleans).
+        ValueError: labels outside the int64 range (``1e20``); NaN or inf in ``flows``
+            (naming the samples).
     """
 
     name: str
@@ -209,10 +219,26 @@ class ExperimentData:
     labels: torch.Tensor | None
     hodge: HodgeDecomposition
     hodge_parts: torch.Tensor
+    label_values: torch.Tensor | None = field(default=None, repr=False)
     _drop_prob: dict[tuple, torch.Tensor] = field(default_factory=dict, repr=False)
     _laplacians: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = field(
         default_factory=dict, repr=False
     )
+
+    def __post_init__(self) -> None:
+        from topo_contrastive._checks import check_finite, class_ids
+
+        check_finite(self.flows, "flows")
+        if self.labels is not None:
+            ids, values = class_ids(self.labels, "labels")
+            self.labels = torch.from_numpy(ids)
+            self.label_values = torch.from_numpy(values)
+
+    def original_labels(self) -> torch.Tensor | None:
+        """The label values as given (``int64 [S]``), or ``None`` for unlabelled data."""
+        if self.labels is None or self.label_values is None:
+            return self.labels
+        return self.label_values[self.labels]
 
     @property
     def rank(self) -> int:
@@ -252,9 +278,9 @@ class ExperimentData:
         if getattr(dataset._data, "y", None) is None:
             labels = None  # unlabelled
         elif dataset._indices is None:
-            labels = dataset._data.y.view(-1).long().clone()
+            labels = dataset._data.y.view(-1).clone()
         else:
-            labels = torch.cat([d.y.view(-1) for d in dataset]).long()
+            labels = torch.cat([d.y.view(-1) for d in dataset])
         if labels is not None and labels.numel() != flows.shape[0]:
             raise ValueError("every sample must have exactly one label `y`")
         hodge = HodgeDecomposition(ops, backend="exact" if n1 <= 4000 else "iterative")
@@ -290,7 +316,7 @@ class ExperimentData:
         elif any(y is None or y.numel() != 1 for y in ys):
             raise ValueError("every sample must have exactly one label `y`")
         else:
-            labels = torch.cat([y.view(-1) for y in ys]).long()
+            labels = torch.cat([y.view(-1) for y in ys])
         hodge = HodgeDecomposition(
             ops, backend="exact" if n <= 4000 else "iterative", rank=rank
         )

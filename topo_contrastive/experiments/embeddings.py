@@ -58,7 +58,9 @@ def write_embeddings(
         ``{"npz": path, "csv": path, "json": path}``.
 
     Raises:
-        ValueError: ``embeddings`` not 2-D or not finite; ids or labels of another length.
+        ValueError: ``embeddings`` not 2-D or not finite; ids or labels of another length;
+            labels outside the int64 range.
+        TypeError: labels that are not integral.
     """
     emb = np.asarray(
         embeddings.detach().cpu().numpy() if hasattr(embeddings, "detach") else embeddings,
@@ -72,10 +74,21 @@ def write_embeddings(
     ids = np.arange(num) if sample_ids is None else np.asarray(list(sample_ids))
     if ids.shape != (num,):
         raise ValueError(f"`sample_ids` must have {num} entries (one per row), got {ids.shape}")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(
+            f"`sample_ids` must be unique, but {uniq[counts > 1][0].item()!r} occurs "
+            f"{int(counts.max())} times"
+        )
     arrays: dict[str, np.ndarray] = {"embeddings": emb, "sample_ids": ids}
     lab = None
     if labels is not None:
-        lab = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels).astype(np.int64)
+        from topo_contrastive._checks import label_values
+
+        raw = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels)
+        if raw.shape != (num,):
+            raise ValueError(f"`labels` must have {num} entries (one per row), got {raw.shape}")
+        lab = label_values(raw, "labels")
         if lab.shape != (num,):
             raise ValueError(f"`labels` must have {num} entries (one per row), got {lab.shape}")
         arrays["labels"] = lab

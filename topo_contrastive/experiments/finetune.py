@@ -40,7 +40,6 @@ No extra labels are used: in rule 2 and 3 only the labelled samples are seen.
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +50,16 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 from torch import Tensor, nn
 
+from topo_contrastive._checks import (
+    MAX_EPOCHS,
+    check_bool,
+    check_disjoint,
+    check_indices,
+    check_int,
+    check_lr,
+    check_real,
+    check_seed,
+)
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.training import build_encoder, resolve_device
@@ -154,24 +163,12 @@ class FineTuneResult:
 
 
 # ---------------------------------------------------------------------------- checks
-def _indices(name: str, idx: Any, num_samples: int, allow_empty: bool = False) -> np.ndarray:
-    out = np.asarray(idx, dtype=np.int64).reshape(-1) if idx is not None else np.zeros(0, int)
-    if out.size == 0 and not allow_empty:
-        raise ValueError(f"`{name}` must hold at least one sample index, got none")
-    if out.size and (out.min() < 0 or out.max() >= num_samples):
-        raise ValueError(
-            f"`{name}` must hold indices in [0, {num_samples}), got values in "
-            f"[{out.min()}, {out.max()}]"
-        )
-    return out
-
-
 def _positive(name: str, value: Any, kind: type = float) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"`{name}` must be a positive {kind.__name__}, got {value!r}")
-    if not (math.isfinite(value) and value > 0) or (kind is int and int(value) != value):
-        raise ValueError(f"`{name}` must be a positive {kind.__name__}, got {value!r}")
-    return kind(value)
+    """A count (``kind=int``: an int in ``[1, MAX_EPOCHS]``) or a learning rate (finite,
+    > 0)."""
+    if kind is int:
+        return check_int(value, name, 1, MAX_EPOCHS)
+    return check_lr(value, name)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -340,7 +337,14 @@ def select_hyperparameters(
 
     Returns:
         :class:`Selection` (``rule`` ``"cv"`` or ``"default"``).
+
+    Raises:
+        ValueError: ``folds < 2``, ``max_epochs`` outside ``[1, MAX_EPOCHS]``, a seed
+            outside ``[0, 2**31 - 1]``.
     """
+    folds = check_int(folds, "folds", 2)
+    max_epochs = check_int(max_epochs, "max_epochs", 1, MAX_EPOCHS)
+    seed = check_seed(seed)
     y = np.asarray(labels)[train_idx]
     _, counts = np.unique(y, return_counts=True)
     if counts.size < 2 or counts.min() < MIN_LABELS_FOR_CV:
@@ -426,27 +430,41 @@ def fine_tune(
         :class:`FineTuneResult`; its ``encoder`` is the trained copy.
 
     Raises:
-        TypeError: ``encoder`` is not an ``SCNN``; a learning rate or epoch count that is
-            not a number.
-        ValueError: ``data`` without labels, an unknown ``head``, empty or out-of-range
-            indices, test indices among the training ones, a non-positive learning rate or
-            epoch count, a non-finite loss.
+        TypeError: ``encoder`` is not an ``SCNN``, ``config`` not an
+            :class:`ExperimentConfig`; a learning rate, count, seed or flag of another type;
+            indices given as a boolean mask or fractional numbers.
+        ValueError: ``data`` without labels, an unknown ``head``; empty, out-of-range or
+            repeated indices, or indices shared by two of ``train_idx``, ``val_idx`` and
+            ``test_idx`` (no epoch is selected on test or training samples); a learning rate
+            that is not a finite number > 0; an epoch count outside ``[1, MAX_EPOCHS]``;
+            ``folds < 2``; a negative ``weight_decay``; a seed outside ``[0, 2**31 - 1]``;
+            a non-finite loss.
     """
     start = time.perf_counter()
     if not isinstance(encoder, SCNN):
         raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
-    if head not in HEADS:
+    if config is not None and not isinstance(config, ExperimentConfig):
+        raise TypeError(
+            f"`config` must be an ExperimentConfig or None, got {type(config).__name__} "
+            f"({config!r}); e.g. get_config('SCL', task)"
+        )
+    if not isinstance(head, str) or head not in HEADS:
         raise ValueError(f"`head` must be one of {', '.join(HEADS)}, got {head!r}")
+    frozen = check_bool(frozen, "frozen")
     labels = data.require_labels("fine-tuning").numpy()
     S = data.num_samples
-    train_idx = _indices("train_idx", train_idx, S)
-    test_idx = _indices("test_idx", test_idx, S)
-    val_idx = _indices("val_idx", val_idx, S, allow_empty=True)
-    if np.intersect1d(train_idx, test_idx).size:
-        raise ValueError("`train_idx` and `test_idx` must not share samples")
+    train_idx = check_indices(train_idx, "train_idx", S)
+    test_idx = check_indices(test_idx, "test_idx", S)
+    val_idx = check_indices(val_idx, "val_idx", S, allow_empty=True)
+    check_disjoint({"train_idx": train_idx, "val_idx": val_idx, "test_idx": test_idx})
     max_epochs = _positive("max_epochs", max_epochs, int)
     encoder_lr = _positive("encoder_lr", encoder_lr)
     head_lr = _positive("head_lr", head_lr)
+    if encoder_lrs is not None:
+        encoder_lrs = [check_lr(v, f"encoder_lrs[{i}]") for i, v in enumerate(encoder_lrs)]
+    weight_decay = check_real(weight_decay, "weight_decay", minimum=0.0)
+    folds = check_int(folds, "folds", 2)
+    seed = check_seed(seed)
     batch_size = int(config.batch_size) if config is not None else DEFAULT_BATCH_SIZE
     dev = resolve_device(device)
     classes = int(labels.max()) + 1
@@ -539,8 +557,9 @@ def supervised_from_scratch(
     """
     if not isinstance(config, ExperimentConfig):
         raise TypeError(f"`config` must be an ExperimentConfig, got {type(config).__name__}")
+    seed = check_seed(seed)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+        torch.manual_seed(seed)
         encoder = build_encoder(config, data.hodge)
     return fine_tune(
         data, encoder, config, train_idx, test_idx, head="linear", frozen=False,

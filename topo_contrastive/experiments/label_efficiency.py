@@ -101,6 +101,9 @@ ROW_KINDS: tuple[str, ...] = (
 HARMONIC_MAX = 256
 #: The file of cell records.
 RECORDS_FILE = "label_efficiency.json"
+#: The entries :func:`label_efficiency` writes into its folder (an ``--overwrite`` removes an
+#: earlier run's and keeps other files).
+OUTPUTS = ("label_efficiency.*", "encoders", COMPLETE_MARKER)
 COMMAND = "label-efficiency"
 
 
@@ -158,9 +161,20 @@ def resolve_rows(
     ``finetune:SCL:paper`` (case-insensitive).
 
     Raises:
-        ValueError: an unknown row or edition, or an empty selection.
+        ValueError: an unknown row or edition, an edition given twice, or an empty
+            selection.
     """
+    if isinstance(editions, str):
+        editions = [editions]
     eds = [resolve_edition(e) for e in editions]
+    if not eds:
+        raise ValueError("choose at least one edition")
+    if len(set(eds)) != len(eds):
+        twice = next(e for e in eds if eds.count(e) > 1)
+        raise ValueError(
+            f"the edition {twice!r} is given twice ({', '.join(map(str, editions))}): the "
+            "same rows twice; give each edition once"
+        )
     every = _all_rows(eds)
     if rows is None:
         chosen = every
@@ -310,9 +324,14 @@ class _Features:
         log_file = run_dir / "pretrain.json"
         done = (run_dir / COMPLETE_MARKER).is_file() and log_file.is_file()
         if done:
-            meta = json.loads(log_file.read_text(encoding="utf-8"))
-            done = meta.get("config") == json.loads(json.dumps(cfg.to_dict())) and (
-                meta.get("seed"), meta.get("epochs")) == (pseed, epochs)  # fmt: skip
+            try:
+                meta = json.loads(log_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # unreadable (truncated, edited): pre-train again
+                self.log(f"{log_file} is not readable JSON: pre-training {method} again")
+                meta = {}
+            done = isinstance(meta, dict) and meta.get("config") == json.loads(
+                json.dumps(cfg.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
+                pseed, epochs)  # fmt: skip
         if done:
             encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")

@@ -13,16 +13,21 @@ same draw), stratified, and the **same for every row** of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "labelled_subsets", "subset_sizes"]
+from topo_contrastive._checks import check_indices, check_int, check_seed, label_values
+
+__all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "MAX_DRAWS", "labelled_subsets", "subset_sizes"]
 
 #: Default labelled fractions of the training split.
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
 #: Default draws per fraction.
 DEFAULT_DRAWS = 10
+#: The most draws per fraction accepted (each draw runs every row once per fraction).
+MAX_DRAWS = 1000
 
 
 def subset_sizes(num_train: int, num_classes: int, fractions: Sequence[float]) -> list[int]:
@@ -30,12 +35,20 @@ def subset_sizes(num_train: int, num_classes: int, fractions: Sequence[float]) -
 
     Raises:
         TypeError: a fraction that is not a number.
-        ValueError: a fraction outside ``(0, 1]``, or one whose size is below
-            ``num_classes`` (some class would get no label).
+        ValueError: no fractions; a fraction outside ``(0, 1]``, one whose size is below
+            ``num_classes`` (some class would get no label), or two fractions that give the
+            same number of labels (``0.5`` twice, or ``0.5`` and ``0.5000001``: the same
+            cells twice).
     """
-    sizes = []
+    if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__iter__"):
+        raise TypeError(
+            f"`fractions` must be a sequence of numbers, got {type(fractions).__name__}"
+        )
+    sizes: list[int] = []
     for f in fractions:
-        if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)):
+        if isinstance(f, (bool, np.bool_)) or not isinstance(
+            f, (int, float, np.integer, np.floating)
+        ):
             raise TypeError(f"a labelled fraction must be a number in (0, 1], got {f!r}")
         if not (0 < float(f) <= 1):
             raise ValueError(f"a labelled fraction must be in (0, 1], got {f}")
@@ -46,7 +59,15 @@ def subset_sizes(num_train: int, num_classes: int, fractions: Sequence[float]) -
                 f"label(s), fewer than the {num_classes} classes: some class would have no "
                 f"label; use a fraction >= {num_classes / num_train:.3g}"
             )
+        if n in sizes:
+            g = list(fractions)[sizes.index(n)]
+            raise ValueError(
+                f"the labelled fractions {g!r} and {f!r} both give {n} of the {num_train} "
+                "training samples: the same cells twice; give each fraction once"
+            )
         sizes.append(n)
+    if not sizes:
+        raise ValueError("`fractions` is empty: give at least one labelled fraction")
     return sizes
 
 
@@ -73,11 +94,18 @@ def labelled_subsets(
         ``{(fraction, draw): sorted int64 indices}``.
 
     Raises:
-        ValueError: a fraction outside ``(0, 1]`` or too small for one label per class, a
-            class of ``labels`` without a sample in ``train_idx``, ``draws < 1``.
+        ValueError: a fraction outside ``(0, 1]``, too small for one label per class or
+            giving as many labels as another, a class of ``labels`` without a sample in
+            ``train_idx``, ``draws`` outside ``[1, MAX_DRAWS]`` or above the number of
+            distinct subsets of a fraction below 1, a seed outside ``[0, 2**31
+            - 1]``, indices out of range or repeated.
+        TypeError: labels that are not class ids, ``draws`` or ``seed`` not an int, indices
+            given as a boolean mask.
     """
-    y = np.asarray(labels).reshape(-1)
-    train_idx = np.asarray(train_idx, dtype=np.int64).reshape(-1)
+    y = label_values(labels, "labels")
+    train_idx = check_indices(train_idx, "train_idx", y.size)
+    draws = check_int(draws, "draws", 1, MAX_DRAWS)
+    seed = check_seed(seed)
     classes = np.unique(y)
     missing = np.setdiff1d(classes, y[train_idx])
     if missing.size:
@@ -85,9 +113,16 @@ def labelled_subsets(
             f"class(es) {missing.tolist()} have no sample in the training split: they cannot "
             "get a label"
         )
-    if int(draws) < 1:
-        raise ValueError(f"`draws` must be >= 1, got {draws}")
     sizes = subset_sizes(train_idx.size, classes.size, fractions)
+    for f, n in zip(fractions, sizes, strict=True):
+        # fewer distinct subsets than draws: some draws would repeat others (the whole
+        # split, n = N, is one subset; its draws differ in the rows' seeds only)
+        if n < train_idx.size and math.comb(train_idx.size, n) < draws:
+            raise ValueError(
+                f"`draws` = {draws} is more than the {math.comb(train_idx.size, n)} distinct "
+                f"subsets of {n} of the {train_idx.size} training samples (fraction {f:g}): "
+                "some draws would repeat others; use fewer draws"
+            )
     out = {}
     for d in range(int(draws)):
         rng = np.random.default_rng([int(seed), d])

@@ -154,12 +154,12 @@ def low_label_probe(
         )
     if not np.isfinite(X).all():
         raise ValueError("`features` contains NaN or inf values")
-    train_idx = np.asarray(train_idx, dtype=np.int64).reshape(-1)
-    test_idx = np.asarray(test_idx, dtype=np.int64).reshape(-1)
-    if train_idx.size == 0 or test_idx.size == 0:
-        raise ValueError("`train_idx` and `test_idx` must not be empty")
-    if np.intersect1d(train_idx, test_idx).size:
-        raise ValueError("`train_idx` and `test_idx` must not share samples")
+    from topo_contrastive._checks import check_disjoint, check_indices, check_seed
+
+    train_idx = check_indices(train_idx, "train_idx", len(y))
+    test_idx = check_indices(test_idx, "test_idx", len(y))
+    check_disjoint({"train_idx": train_idx, "test_idx": test_idx})
+    seed = check_seed(seed)
     classes, counts = np.unique(y[train_idx], return_counts=True)
     if classes.size < 2:
         raise ValueError(f"the labelled samples need at least two classes, got {classes.tolist()}")

@@ -28,11 +28,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._checks import (
+    MAX_EPOCHS,
+    check_bool,
+    check_disjoint,
+    check_indices,
+    check_int,
+    check_lr,
+    check_real,
+    check_seed,
+    check_seeds,
+)
 from topo_contrastive.datasets.next_node import NextNodeSamples
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.nn import SCNN, NextNodeHead
 
 __all__ = [
+    "MAX_EPOCHS",
     "MODES",
     "ROWS",
     "NextNodeResult",
@@ -48,6 +60,7 @@ __all__ = [
 
 #: How :func:`train_next_node` treats the encoder.
 MODES = ("frozen", "finetune", "scratch", "untrained")
+
 
 
 @dataclass(frozen=True)
@@ -76,8 +89,14 @@ class NextNodeResult:
 
 
 def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
-    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``."""
-    counts = samples.candidates[torch.as_tensor(np.asarray(idx, dtype=np.int64))].sum(1)
+    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``.
+
+    Raises:
+        TypeError, ValueError: ``idx`` is not a set of sample indices (see
+            :func:`train_next_node`).
+    """
+    idx = check_indices(idx, "idx", len(samples))
+    counts = samples.candidates[torch.as_tensor(idx)].sum(1)
     return float((1.0 / counts.double()).mean())
 
 
@@ -86,9 +105,12 @@ def markov_accuracy(samples: NextNodeSamples, train_idx: np.ndarray, test_idx: n
     their prefixes and the step to their next node), scored on ``test_idx``.
 
     Raises:
-        ValueError: empty ``train_idx`` or ``test_idx``.
+        ValueError: empty ``train_idx`` or ``test_idx``, indices out of range or repeated
+            (scoring the training samples themselves is allowed: a training accuracy).
+        TypeError: indices given as a boolean mask or fractional numbers.
     """
-    train_idx, test_idx = np.asarray(train_idx), np.asarray(test_idx)
+    train_idx = check_indices(train_idx, "train_idx", len(samples), allow_empty=True)
+    test_idx = check_indices(test_idx, "test_idx", len(samples), allow_empty=True)
     if train_idx.size == 0 or test_idx.size == 0:
         raise ValueError("the Markov baseline needs training and test samples")
     n0 = samples.candidates.shape[1]
@@ -168,20 +190,33 @@ def train_next_node(
         :class:`NextNodeResult`.
 
     Raises:
-        ValueError: an unknown ``mode``; empty training or test indices, or indices that
-            overlap; samples of another complex (``N1``).
+        TypeError: ``encoder`` not an SCNN; indices given as a boolean mask or fractional
+            numbers; counts, rates or the seed of another type.
+        ValueError: an unknown ``mode``; empty training or test indices; indices that are
+            negative, out of range, repeated or shared between the parts; ``epochs``
+            outside ``[1, MAX_EPOCHS]``, ``batch_size < 1``, a learning rate that is not a
+            finite number > 0, a negative ``weight_decay``, a seed outside ``[0, 2**31 -
+            1]``; ``test_parts`` that do not add up; samples of another complex (``N1``).
     """
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"`epochs` must be an int >= 1, got {epochs!r}")
-    tr, va, te = (np.asarray(i, dtype=np.int64) for i in (train_idx, val_idx, test_idx))
-    if min(tr.size, te.size) == 0:
-        raise ValueError("train_next_node needs training and test samples")
-    if len(set(tr) & set(te)) or len(set(va) & set(te)) or len(set(tr) & set(va)):
-        raise ValueError("the training, validation and test indices must be disjoint")
-    if test_parts and sum(int(n) for n in test_parts) != te.size:
-        raise ValueError(f"`test_parts` {tuple(test_parts)} must add up to the {te.size} test "
+    if not isinstance(encoder, SCNN) and not hasattr(encoder, "edge_embeddings"):
+        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    if not isinstance(samples, NextNodeSamples):
+        raise TypeError(f"`samples` must be NextNodeSamples, got {type(samples).__name__}")
+    epochs = check_int(epochs, "epochs", 1, MAX_EPOCHS)
+    head_lr, encoder_lr = check_lr(head_lr, "head_lr"), check_lr(encoder_lr, "encoder_lr")
+    weight_decay = check_real(weight_decay, "weight_decay", minimum=0.0)
+    batch_size = check_int(batch_size, "batch_size", 1)
+    seed = check_seed(seed)
+    m = len(samples)
+    tr = check_indices(train_idx, "train_idx", m)
+    va = check_indices(val_idx, "val_idx", m, allow_empty=True)
+    te = check_indices(test_idx, "test_idx", m)
+    check_disjoint({"train_idx": tr, "val_idx": va, "test_idx": te})
+    parts = [check_int(n, "test_parts[]", 0) for n in test_parts]
+    if parts and sum(parts) != te.size:
+        raise ValueError(f"`test_parts` {tuple(parts)} must add up to the {te.size} test "
                          "samples")  # fmt: skip
     if samples.flows.shape[1] != data.sizes[1]:
         raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
@@ -189,7 +224,7 @@ def train_next_node(
     from topo_contrastive.experiments.training import resolve_device
 
     dev = resolve_device(device)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(seed)
     enc = copy.deepcopy(encoder).cpu()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
@@ -231,13 +266,12 @@ def train_next_node(
             te_t = torch.as_tensor(te, device=dev)
             pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
             hit = (pred == targets[te_t]).double()
-            parts = tuple(float(h.mean()) for h in torch.split(hit, [int(n) for n in test_parts])) \
-                if test_parts else ()  # fmt: skip
-            best = (val, epoch, float(hit.mean()), acc(tr), parts, tuple(pred.tolist()))
-    val_acc, epoch, test_acc, train_acc, parts, pred = best  # type: ignore[misc]  (epochs >= 1)
+            scores = tuple(float(h.mean()) for h in torch.split(hit, parts)) if parts else ()
+            best = (val, epoch, float(hit.mean()), acc(tr), scores, tuple(pred.tolist()))
+    val_acc, epoch, test_acc, train_acc, scores, pred = best  # type: ignore[misc]  (epochs >= 1)
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
-        epoch=epoch, epochs=int(epochs), test_parts=parts, test_predictions=pred,
+        epoch=epoch, epochs=int(epochs), test_parts=scores, test_predictions=pred,
     )
 
 
@@ -311,14 +345,13 @@ def labelled_split(
         ``{"train", "val", "test"}`` (sorted ``int64``; ``"val"`` may be empty).
 
     Raises:
-        ValueError: ``fraction`` outside ``(0, 1]``; ``min_val`` below 1.
+        ValueError: ``fraction`` outside ``(0, 1]``; ``min_val`` below 1; a seed outside
+            ``[0, 2**31 - 1]``.
+        TypeError: ``fraction``, ``min_val`` or ``seed`` of another type.
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not (
-        0.0 < float(fraction) <= 1.0
-    ):
-        raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}")
-    if isinstance(min_val, bool) or not isinstance(min_val, int) or min_val < 1:
-        raise ValueError(f"`min_val` must be an int >= 1, got {min_val!r}")
+    fraction = check_real(fraction, "fraction", minimum=0.0, maximum=1.0, open_low=True)
+    min_val = check_int(min_val, "min_val", 1)
+    seed = check_seed(seed)
     out = {k: np.sort(np.asarray(v, dtype=np.int64)) for k, v in split.items()}
     if float(fraction) == 1.0:
         return out
@@ -377,6 +410,12 @@ def next_node_cell(
     Raises:
         ValueError: an unknown ``row``; see :func:`train_next_node`.
     """
+    if not hasattr(split, "keys") or not {"train", "val", "test"} <= set(split.keys()):
+        raise ValueError(
+            "`split` must be a mapping with the sample indices 'train', 'val' and 'test' "
+            f"(next_node_split), got {type(split).__name__}"
+            + (f" with keys {sorted(split.keys())}" if hasattr(split, "keys") else "")
+        )
     tr, va, te = split["train"], split["val"], split["test"]
     if row == "uniform":
         return {"test_accuracy": uniform_accuracy(samples, te)}
@@ -427,14 +466,23 @@ def next_node_rows(
     Returns:
         A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
         ``mean_accuracy`` and ``std_accuracy`` in percent, ``splits`` with one dict per
-        seed), ``seeds``, ``epochs`` and ``samples``.
+        seed), ``seeds``, ``epochs``, ``samples``, ``fraction`` and ``labelled`` (per seed:
+        the labelled training and validation prefixes and the split's totals: the fraction
+        really labelled, after rounding).
 
     Raises:
-        ValueError: a dataset without node paths; see :func:`train_next_node`.
+        ValueError: empty or repeated ``seeds``, a seed outside ``[0, 2**31 - 1]``,
+            ``epochs`` outside ``[1, MAX_EPOCHS]``, ``fraction`` outside ``(0, 1]``, a
+            dataset without node paths; see :func:`train_next_node`.
+        TypeError: a seed, ``epochs``, ``fraction`` or flag of another type.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
     from topo_contrastive.datasets.next_node import next_node_samples
 
+    seeds = check_seeds(seeds)
+    epochs = check_int(epochs, "epochs", 1, MAX_EPOCHS)
+    fraction = check_real(fraction, "fraction", minimum=0.0, maximum=1.0, open_low=True)
+    truncate, scone = check_bool(truncate, "truncate"), check_bool(scone, "scone")
     paths = require_paths(data)
     rows_run = ROWS + (("scone",) if scone else ())
     if scone:
@@ -442,9 +490,14 @@ def next_node_rows(
 
         SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
     cells: dict[str, list[dict[str, Any]]] = {row: [] for row in rows_run}
+    labelled = []
     for s in seeds:
         samples = next_node_samples(data.complex, paths, truncate=truncate, seed=int(s))
-        split = labelled_split(next_node_split(data, int(s)), fraction, int(s))
+        full = next_node_split(data, int(s))
+        split = labelled_split(full, fraction, int(s))
+        labelled.append({"seed": int(s), "train": int(split["train"].size),
+                         "train_total": int(full["train"].size), "val": int(split["val"].size),
+                         "val_total": int(full["val"].size)})  # fmt: skip
         for row in rows_run:
             rec = next_node_cell(row, data, samples, encoder, split, epochs=epochs, seed=int(s),
                                  device=device)
@@ -458,4 +511,5 @@ def next_node_rows(
         rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
                      "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
     return {"rows": rows, "seeds": [int(s) for s in seeds], "epochs": int(epochs),
-            "samples": len(paths), "fraction": float(fraction)}  # fmt: skip
+            "samples": len(paths), "fraction": float(fraction),
+            "labelled": labelled}  # fmt: skip

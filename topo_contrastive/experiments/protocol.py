@@ -42,7 +42,13 @@ def evaluate_encoder(
 
     Accuracies are fractions; see :func:`~topo_contrastive.experiments.linear_probe`.
     ``progress``, if given, is called with each split's dict as soon as it is done.
+
+    Raises:
+        ValueError: no split seeds, a seed given twice or outside ``[0, 2**31 - 1]``.
     """
+    from topo_contrastive._checks import check_seeds
+
+    split_seeds = check_seeds(split_seeds, "split_seeds")
     return probe_splits(embed(encoder, data, device=device), data, split_seeds, progress)
 
 

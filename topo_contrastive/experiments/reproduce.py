@@ -74,6 +74,7 @@ from topo_contrastive.experiments.protocol import (
 from topo_contrastive.experiments.table import format_table, summarize
 
 __all__ = [
+    "OUTPUTS",
     "PRESETS",
     "Preset",
     "ReproduceResult",
@@ -82,6 +83,10 @@ __all__ = [
     "reproduce",
     "summarize",
 ]
+
+#: The entries :func:`reproduce` writes into its folder (an ``--overwrite`` removes an earlier
+#: run's and keeps other files).
+OUTPUTS = ("runs.json", "runs.csv", "table1.md", "figure1.png", "figure2.png", COMPLETE_MARKER)
 
 # kept under their old private names (tests and callers patch or import them)
 _split_assignment = split_assignment

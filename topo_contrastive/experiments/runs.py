@@ -119,6 +119,13 @@ def process_group(device: str | torch.device, timeout: float = 600) -> Iterator[
             dist.destroy_process_group()
 
 
+#: The entries :func:`pretrain_to_folder` writes into its folder (an ``--overwrite`` removes an
+#: earlier run's and keeps other files).
+PRETRAIN_OUTPUTS = ("encoder.pt", "pretrain.json", COMPLETE_MARKER)
+#: The entries :func:`embed_to_folder` writes into its folder.
+EMBED_OUTPUTS = ("embeddings.npz", "embeddings.csv", "embeddings.json", COMPLETE_MARKER)
+
+
 def require_contrastive(config: ExperimentConfig) -> ExperimentConfig:
     """``config``, checked to be a contrastive row (the ones :func:`pretrain_to_folder` runs).
 
@@ -357,7 +364,7 @@ def embed_to_folder(
         out,
         emb,
         sample_ids=getattr(data.dataset, "sample_ids", None),
-        labels=data.labels,
+        labels=data.original_labels(),
         metadata={
             "checkpoint": str(checkpoint),
             "dataset": data.name,

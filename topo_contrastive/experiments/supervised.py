@@ -58,7 +58,13 @@ def carve_validation(
 
     Used when a task has no validation split (the ocean drifters): 20% of the training split
     by default.
+
+    Raises:
+        ValueError: a seed outside ``[0, 2**31 - 1]``.
     """
+    from topo_contrastive._checks import check_seed
+
+    seed = check_seed(seed)
     tr, va = train_test_split(
         np.asarray(train_idx),
         test_size=fraction,
@@ -120,6 +126,9 @@ def train_supervised(
     epochs = config.epochs if epochs is None else int(epochs)
     dev = resolve_device(device)
     labels_np = data.require_labels("the supervised baseline").numpy()
+    from topo_contrastive._checks import check_seed
+
+    seed = check_seed(seed)
     train_idx, val_idx, test_idx, carved = _split_indices(split, labels_np, seed)
     num_classes = int(labels_np.max()) + 1
     with torch.random.fork_rng(devices=[]):

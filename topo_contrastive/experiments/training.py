@@ -30,6 +30,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from torch.utils.data.distributed import DistributedSampler
 
+from topo_contrastive._checks import MAX_EPOCHS, check_int, check_seed
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.hodge import HodgeDecomposition
@@ -227,14 +228,15 @@ def pretrain(
         :class:`PretrainResult` with the trained encoder.
 
     Raises:
-        ValueError: a supervised configuration, or non-finite loss (divergence: lower the
-            learning rate).
+        ValueError: a supervised configuration, ``epochs`` outside ``[1, 100000]``, a seed
+            outside ``[0, 2**31 - 1]``, or non-finite loss (divergence: lower the learning
+            rate).
+        TypeError: ``epochs`` or ``seed`` not an int.
     """
     if not config.is_contrastive:
         raise ValueError(f"configuration {config.name!r} is not contrastive; use train_supervised")
-    epochs = config.epochs if epochs is None else int(epochs)
-    if epochs < 1:
-        raise ValueError(f"`epochs` must be >= 1, got {epochs}")
+    epochs = config.epochs if epochs is None else check_int(epochs, "epochs", 1, MAX_EPOCHS)
+    seed = check_seed(seed)
     dev = resolve_device(device)
     rank, world = _dist_context()
     distributed = world > 1
@@ -338,7 +340,12 @@ def embed(
     The samples run on ``device``; an encoder whose parameters are elsewhere (e.g. built or
     loaded on the CPU) is moved there for the call and moved back after it, with its
     training mode.
+
+    Raises:
+        ValueError: ``batch_size < 1``.
+        TypeError: ``batch_size`` not an int.
     """
+    batch_size = check_int(batch_size, "batch_size", 1)
     dev = resolve_device(device)
     was_training = encoder.training
     home = next(iter(encoder.parameters()), torch.empty(0)).device

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_finite
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
@@ -196,7 +197,9 @@ class HodgeReadout(torch.nn.Module):
             empty readout (``pool="none"`` without energies on a complex with
             :math:`\beta_1 = 0`);
             (``forward``) features whose edge count is not the complex's ``N1`` (a
-            readout built on another complex), or a wrong number of dimensions.
+            readout built on another complex), or a wrong number of dimensions; NaN or
+            inf in ``H`` (naming the samples; skipped with the attribute
+            ``check_finite = False``).
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
@@ -209,6 +212,9 @@ class HodgeReadout(torch.nn.Module):
     """
 
     harmonic_basis: Tensor
+    #: Refuse NaN/inf in ``H`` (a ``ValueError`` naming the samples); set ``False`` on an
+    #: instance to skip the check.
+    check_finite: bool = True
 
     def __init__(
         self,
@@ -227,13 +233,16 @@ class HodgeReadout(torch.nn.Module):
         if not isinstance(energies, bool):
             raise TypeError(f"`energies` must be a bool, got {type(energies).__name__}")
         if harmonic_channels is not None:
-            if isinstance(harmonic_channels, bool) or not isinstance(harmonic_channels, int):
+            if isinstance(harmonic_channels, bool) or not isinstance(
+                harmonic_channels, (int, np.integer)
+            ):
                 raise TypeError(
                     f"`harmonic_channels` must be an int or None, got "
                     f"{type(harmonic_channels).__name__}"
                 )
             if harmonic_channels < 1:
                 raise ValueError(f"`harmonic_channels` must be >= 1, got {harmonic_channels}")
+            harmonic_channels = int(harmonic_channels)
         self.harmonic_channels = harmonic_channels
         self.pool = pool
         self.energies = energies
@@ -362,6 +371,8 @@ class HodgeReadout(torch.nn.Module):
         check_num_simplices(
             H, 1, n1, self.rank, "H", f"the readout was built on a complex with {nk} = {n1} {what}"
         )
+        if self.check_finite:
+            check_finite(H, "H")
         B, _, C = H.shape
         blocks = []
         if self.pool == "mean":

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_finite
 from topo_contrastive.complex import SimplicialOperators
 
 __all__ = ["NextNodeHead"]
@@ -45,7 +46,9 @@ class NextNodeHead(torch.nn.Module):
         TypeError: (``__init__``) ``ops`` is not a ``SimplicialOperators`` or ``in_channels``
             not an int; (``forward``) ``H`` not floating or ``candidates`` not bool.
         ValueError: (``__init__``) ``in_channels < 1`` or a complex without edges;
-            (``forward``) shapes that do not match the complex, or a row without candidates.
+            (``forward``) shapes that do not match the complex, a row without candidates,
+            or NaN/inf in ``H`` (naming the samples; skipped with the attribute
+            ``check_finite = False``).
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [])
@@ -57,6 +60,9 @@ class NextNodeHead(torch.nn.Module):
 
     b1_index: Tensor
     b1_value: Tensor
+    #: Refuse NaN/inf in ``H`` (a ``ValueError`` naming the samples); set ``False`` on an
+    #: instance to skip the check.
+    check_finite: bool = True
 
     def __init__(self, in_channels: int, ops: SimplicialOperators) -> None:
         super().__init__()
@@ -94,6 +100,8 @@ class NextNodeHead(torch.nn.Module):
                 f"`H` must be [B, {self.num_edges}, {self.in_channels}] (N1, C of the head), "
                 f"got {tuple(H.shape)}"
             )
+        if self.check_finite:
+            check_finite(H, "H")
         edge = H @ self.weight.to(H.dtype)  # [B, N1]
         row, col = self.b1_index
         out = H.new_zeros(H.shape[0], self.num_nodes)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from topo_contrastive._checks import check_finite
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.nn._complexes import blocks_of, check_complexes_batch
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
@@ -100,7 +101,10 @@ class SCNN(torch.nn.Module):
         TypeError: (``__init__``) a non-integer size/order, a non-string ``act``, a
             ``readout`` that is neither a string nor a module, a non-bool flag.
         ValueError: (``__init__``) an unknown ``act`` or ``readout``, sizes below 1,
-            negative orders; (``forward``) see :meth:`SCNNConv.forward`.
+            negative orders; (``forward``) see :meth:`SCNNConv.forward`; NaN or inf in ``x``
+            (the message names the samples; set the attribute ``check_finite = False`` to
+            skip this check, e.g. to save its device synchronisation in a loop whose
+            inputs are known to be finite).
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
@@ -109,6 +113,10 @@ class SCNN(torch.nn.Module):
         >>> encoder(torch.randn(100, 3, 1), L_down, L_up).shape
         torch.Size([100, 64])
     """
+
+    #: Refuse NaN/inf in the input features (a ``ValueError`` naming the samples); set
+    #: ``False`` on an instance to skip the check.
+    check_finite: bool = True
 
     def __init__(
         self,
@@ -276,6 +284,8 @@ class SCNN(torch.nn.Module):
         x = self._add_channel_dim(x)
         first = self.convs[0]
         x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
+        if self.check_finite:
+            check_finite(x3, "x")
         fused = self.act in FUSED_ACTIVATIONS
         act = _ACTIVATIONS[self.act]
         order = locality_order(L_down, L_up)

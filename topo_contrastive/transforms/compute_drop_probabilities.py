@@ -253,15 +253,35 @@ class ComputeDropProbabilities(BaseTransform):
         )
         return p.sum(0).reshape(-1, 1)  # each row belongs to one sample
 
+    @property
+    def settings_attr(self) -> str:
+        """The attribute stored beside the probabilities (``drop_prob_settings``, int32
+        ``[rows, 1]``): a tag of the settings they were computed with, so that a mask of other
+        settings (another budget) refuses them instead of drawing from them."""
+        return f"{self.prob_attr}_settings"
+
+    def settings_tag(self) -> int:
+        """The tag of every setting that changes the probabilities (31 bits of the sha256 of
+        this transform's ``repr``)."""
+        import hashlib
+
+        return int(hashlib.sha256(repr(self).encode()).hexdigest()[:7], 16)
+
+    def _with_tag(self, p: Tensor) -> dict[str, Tensor]:
+        tag = torch.full((p.shape[0], 1), self.settings_tag(), dtype=torch.int32, device=p.device)
+        return {self.prob_attr: p, self.settings_attr: tag}
+
     def forward(self, data: Any) -> Any:
         if has_own_complex(data):
             data = as_complex_data(data)
             x = get_flow(data, self.attr)
-            store(data, self.prob_attr, self.probabilities_per_complex(data, x), like=self.attr)
+            for key, value in self._with_tag(self.probabilities_per_complex(data, x)).items():
+                store(data, key, value, like=self.attr)
             return data
         x = get_flow(data, self.attr)
         num_flows(data, x, self.num_edges, self.attr, rank=self.hodge.rank)
-        store(data, self.prob_attr, self.probabilities(x), like=self.attr)
+        for key, value in self._with_tag(self.probabilities(x)).items():
+            store(data, key, value, like=self.attr)
         return data
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
@@ -293,14 +313,14 @@ class ComputeDropProbabilities(BaseTransform):
                 dataset,
                 self.attr,
                 self.rank,
-                lambda batch, x, rows: {self.prob_attr: self.probabilities_per_complex(batch, x)},
+                lambda batch, x, rows: self._with_tag(self.probabilities_per_complex(batch, x)),
             )
         self.bind(dataset)
         return fit_attributes(
             dataset,
             self.attr,
             self.num_edges,
-            lambda x: {self.prob_attr: self.probabilities(x)},
+            lambda x: self._with_tag(self.probabilities(x)),
             rank=self.hodge.rank,
         )
 

@@ -218,6 +218,15 @@ class HodgeSpectralMask(BaseTransform):
             )
         if not bool(((p >= 0) & (p <= 1)).all()):  # also rejects NaN
             raise ValueError(f"`{name}` must lie in [0, 1] (and not be NaN)")
+        key = self.precompute.settings_attr
+        tag = data[key] if key in data.keys() else None  # noqa: SIM118 - Data API
+        if isinstance(tag, Tensor) and bool((tag != self.precompute.settings_tag()).any()):
+            raise ValueError(
+                f"`{name}` was computed with other settings than this mask's "
+                f"({self.precompute!r}), e.g. another budget: fit the dataset with this mask "
+                "again (mask.fit(dataset), or ContrastiveViews(mask).fit(dataset)), or use the "
+                "mask it was fitted with"
+            )
         return p
 
     def forward(self, data: Any) -> Any:

@@ -1,0 +1,235 @@
+"""Nothing lost: a refused, failed, concurrent or interrupted run never deletes or mixes an
+earlier result in ``--out`` (``topo_contrastive/_outputs.py`` and the commands built on it).
+
+Fast cases (the default suite): the lock, the staging folder and its swap, a full disk made
+by an ``OSError``-raising writer, refusals before ``--out`` is touched. The kill and
+two-process cases are in ``test_concurrency.py`` (slow).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.bad_input.conftest import EDGES, TRIANGLES, run_cli
+from topo_contrastive import SimplicialOperators
+from topo_contrastive._outputs import OutputBusyError, OutputLock, output_run
+from topo_contrastive.datasets import EdgeFlows
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+# ---------------------------------------------------------------------------- the helper
+def test_fresh_folder_is_written_in_place_and_refused_after(tmp_path):
+    out = tmp_path / "run"
+    with output_run(out) as work:
+        assert work == out and out.is_dir()
+        (work / "result.json").write_text("1")
+    with pytest.raises(ValueError, match="is not empty .*result.json.*--overwrite"):
+        with output_run(out):
+            pass
+    assert _names(tmp_path) == ["run"]  # no lock file, no staging folder left
+
+
+def test_overwrite_swaps_only_a_complete_result(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "result.json").write_text("old")
+    (out / "COMPLETE").write_text("done")
+    (out / "notes.txt").write_text("the user's")
+    with pytest.raises(RuntimeError):  # a failing run: the earlier result stays
+        with output_run(out, overwrite=True, owns=("result.json", "COMPLETE")) as work:
+            assert work != out and work.parent == tmp_path and work.name.startswith(".run.")
+            (work / "result.json").write_text("half")
+            assert (out / "result.json").read_text() == "old"  # a reader sees the old run
+            raise RuntimeError("refused midway")
+    kept = {"result.json": b"old", "COMPLETE": b"done", "notes.txt": b"the user's"}
+    assert _snapshot(out) == kept
+    assert _names(tmp_path) == ["run"]
+    with output_run(out, overwrite=True, owns=("result.json", "COMPLETE")) as work:
+        (work / "result.json").write_text("new")  # no marker this time
+    # the new result, the user's file carried over, the old run's marker gone (not mixed)
+    assert _snapshot(out) == {"result.json": b"new", "notes.txt": b"the user's"}
+    assert _names(tmp_path) == ["run"]
+
+
+def test_full_disk_leaves_the_earlier_result(tmp_path, monkeypatch):
+    """An ``OSError`` (ENOSPC) from a writer inside the run: the earlier files as they were."""
+    import errno
+
+    from topo_contrastive import _files
+
+    out = tmp_path / "run"
+    out.mkdir()
+    _files.write_text(out / "a.txt", "old a")
+    _files.write_text(out / "b.txt", "old b")
+    calls = []
+
+    def full(path, write):
+        calls.append(Path(path).name)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, write)
+
+    real = _files.atomic_write
+    monkeypatch.setattr(_files, "atomic_write", full)
+    with pytest.raises(OSError, match="No space left"):
+        with output_run(out, overwrite=True, owns=("*.txt",)) as work:
+            _files.write_text(work / "a.txt", "new a")
+            _files.write_text(work / "b.txt", "new b")
+    assert _snapshot(out) == {"a.txt": b"old a", "b.txt": b"old b"}
+    assert _names(tmp_path) == ["run"]
+
+
+def test_files_are_swapped_with_the_marker_last(tmp_path):
+    md, js = tmp_path / "eval.md", tmp_path / "eval.json"
+    with output_run(js, files=[md, js]) as work:
+        assert work == tmp_path
+        md.write_text("m1")
+        js.write_text("j1")
+    with pytest.raises(ValueError, match="already exists; pass --overwrite"):
+        with output_run(js, files=[md, js]):
+            pass
+    with output_run(js, files=[md, js], overwrite=True) as work:
+        assert work != tmp_path
+        (work / "eval.json").write_text("j2")  # this run writes no report
+        assert js.read_text() == "j1" and md.read_text() == "m1"
+    assert _names(tmp_path) == ["eval.json"] and js.read_text() == "j2"  # not m1 beside j2
+
+
+def test_a_held_lock_names_its_holder(tmp_path):
+    out = tmp_path / "run"
+    with OutputLock(out):
+        with pytest.raises(OutputBusyError) as info:
+            with output_run(out):
+                pass
+    message = str(info.value)
+    assert f"pid {os.getpid()}" in message and "being written by another run" in message
+    assert "host" in message and ".run.lock" in message
+    assert not out.exists()  # refused before anything was made
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
+    out = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom topo_contrastive._outputs import "
+         "OutputLock\nOutputLock(sys.argv[1]).acquire()\nprint('held', flush=True)\n"
+         "time.sleep(120)", str(out)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputBusyError, match=f"pid {holder.pid} "):
+            OutputLock(out).acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (tmp_path / ".run.lock").exists()  # left behind by the killed run
+    lock = OutputLock(out).acquire()
+    assert lock.stale is not None and lock.stale["pid"] == holder.pid
+    lock.release()
+    assert not (tmp_path / ".run.lock").exists()
+
+
+def test_overwrite_of_the_current_folder_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "x").write_text("1")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="holds the current folder"):
+        with output_run(tmp_path, overwrite=True):
+            pass
+    assert _names(tmp_path) == ["x"]
+
+
+# ---------------------------------------------------------------------------- the commands
+@pytest.fixture(scope="module")
+def paths_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("paths")
+    ops = SimplicialOperators.from_simplices(EDGES, TRIANGLES)
+    paths = [[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)]
+    EdgeFlows.write_npz(root / "paths.npz", ops, paths=paths, labels=np.arange(30) % 2)
+    return root / "paths.npz"
+
+
+def _predict(files, paths_file, out, *more):
+    return ["predict-next", "--checkpoint", files["checkpoint"], "--data-file", paths_file,
+            "--seeds", "1", "--epochs", "1", "--out", out, "--data-root", files["root"] / "dr",
+            "--no-progress", "--threads", "1", *more]  # fmt: skip
+
+
+def test_predict_next_full_disk_keeps_the_earlier_result(files, paths_file, tmp_path, monkeypatch):
+    """``predict-next --overwrite`` with the disk full while writing: status 1, the error
+    named, the earlier JSON and Markdown unchanged (not a new table beside an old JSON)."""
+    import errno
+
+    from topo_contrastive import _files
+
+    out = tmp_path / "pn.json"
+    assert run_cli(_predict(files, paths_file, out))[0] == 0
+    before = _snapshot(tmp_path)
+    assert sorted(before) == ["pn.json", "pn.md"]
+    real = _files.atomic_write
+
+    def full(path, write):
+        if Path(path).suffix == ".json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, write)
+
+    monkeypatch.setattr(_files, "atomic_write", full)
+    status, err = run_cli(_predict(files, paths_file, out, "--seeds", "2", "--overwrite"))
+    assert status == 1 and "No space left on device" in err and "as it was" in err
+    assert _snapshot(tmp_path) == before and _names(tmp_path) == ["pn.json", "pn.md"]
+
+
+def test_predict_next_reports_the_fraction_really_labelled(files, paths_file, tmp_path):
+    status, _ = run_cli(_predict(files, paths_file, tmp_path / "pn.json", "--fraction", "0.01"))
+    assert status == 0
+    table = (tmp_path / "pn.md").read_text()
+    summary = json.loads((tmp_path / "pn.json").read_text())
+    (cell,) = summary["labelled"]
+    assert cell["train"] == 1 and cell["train_total"] > 1
+    share = 100 * cell["train"] / cell["train_total"]
+    total = cell["train_total"]
+    words = f"1 of {total} training prefixes labelled ({share:.1f} %; --fraction 0.01)"
+    assert words in table
+
+
+def test_predict_next_out_named_md_keeps_json_and_table_apart(files, paths_file, tmp_path):
+    status, _ = run_cli(_predict(files, paths_file, tmp_path / "result.md"))
+    assert status == 0
+    json.loads((tmp_path / "result.md").read_text())  # the JSON at --out
+    assert (tmp_path / "result.md.md").read_text().startswith("# Next-node prediction")
+
+
+def test_evaluate_refused_overwrite_keeps_the_earlier_result(files, tmp_path):
+    out = tmp_path / "eval.json"
+    base = ["evaluate", "--checkpoint", files["checkpoint"], "--data-file", files["data"],
+            "--seeds", "1", "--no-references", "--out", out, "--data-root", files["root"] / "dr",
+            "--no-progress", "--threads", "1"]  # fmt: skip
+    assert run_cli(base)[0] == 0
+    before = _snapshot(tmp_path)
+    for bad in (["--seed", str(2**31 - 1), "--seeds", "2"], ["--seed", str(2**70)]):
+        status, err = run_cli([*base, "--overwrite", *bad])
+        assert status == 2 and "--seed" in err
+        assert _snapshot(tmp_path) == before
+
+
+def test_a_command_into_a_locked_out_is_refused(files, tmp_path):
+    out = tmp_path / "run"
+    with OutputLock(out):
+        status, err = run_cli(["embed", "--checkpoint", files["checkpoint"], "--data-file",
+                               files["data"], "--out", out, "--data-root", files["root"] / "dr",
+                               "--no-progress", "--threads", "1"])  # fmt: skip
+    assert status == 2 and "is being written by another run" in err and f"pid {os.getpid()}" in err
+    assert not out.exists()
