@@ -385,7 +385,13 @@ def test_cell_complex_data_files_by_cycles_and_by_incidence(tmp_path):
         assert HodgeDecomposition(ds.complex).dims["harmonic"] == 1
         assert torch.equal(ds[0].x_1.view(-1), ops.path_to_flow(paths[0]))
     bad = tmp_path / "bad.npz"
-    np.savez(bad, edge_index=ops.edges.T, cell_nodes=np.array([0, 1, 7]),
-             cell_ptr=np.array([0, 3]), path_nodes=np.array([0, 1]), path_ptr=np.array([0, 2]))  # fmt: skip
+    np.savez(
+        bad,
+        edge_index=ops.edges.T,
+        cell_nodes=np.array([0, 1, 7]),
+        cell_ptr=np.array([0, 3]),
+        path_nodes=np.array([0, 1]),
+        path_ptr=np.array([0, 2]),
+    )
     with pytest.raises(ValueError, match="cell_nodes.*a 2-cell steps along a pair"):
         EdgeFlows(str(tmp_path / "c"), file=bad, log=False)
