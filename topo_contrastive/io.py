@@ -34,7 +34,7 @@ import torch
 from topo_contrastive._files import atomic_torch_save, require_file
 from topo_contrastive.complex import SimplicialOperators
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.nn import SCNN, HodgeReadout
+from topo_contrastive.nn import SCNN, HodgeReadout, TopoModelXEncoder
 
 __all__ = [
     "ENCODER_FORMAT",
@@ -184,8 +184,10 @@ def save_encoder(
         >>> torch.equal(loaded(x, *L), encoder.eval()(x, *L))
         True
     """
-    if not isinstance(encoder, SCNN):
-        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    if not isinstance(encoder, (SCNN, TopoModelXEncoder)):
+        raise TypeError(
+            f"`encoder` must be an SCNN or a TopoModelXEncoder, got {type(encoder).__name__}"
+        )
     ops = _operators(complex)
     reserved = {"architecture", "complex"} & set(metadata)
     if reserved:
@@ -204,7 +206,9 @@ def save_encoder(
         "state_dict": state,
         "weights_sha256": weights_digest(state),
         "metadata": {
-            "architecture": _architecture(encoder, ops),
+            "architecture": _tmx_architecture(encoder)
+            if isinstance(encoder, TopoModelXEncoder)
+            else _architecture(encoder, ops),
             "complex": None
             if ops is None
             else {
@@ -281,7 +285,8 @@ def load_encoder(
     if not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise _fail(path, "its state_dict holds entries that are not tensors")
     arch = meta.get("architecture", {})
-    if not isinstance(arch, dict) or any(k not in arch for k in _ARCH_KEYS):
+    tmx = isinstance(arch, dict) and arch.get("kind") == "topomodelx"
+    if not isinstance(arch, dict) or (not tmx and any(k not in arch for k in _ARCH_KEYS)):
         raise _fail(path, f"its architecture metadata lacks some of {_ARCH_KEYS}")
     saved = meta.get("complex") or {}
     if ops is not None and saved:
@@ -302,7 +307,7 @@ def load_encoder(
             raise ValueError(
                 f"checkpoint '{path}' has another architecture than expected ({detail})"
             )
-    encoder = _build(path, arch, complex)
+    encoder = _build_tmx(path, arch) if tmx else _build(path, arch, complex)
     own_state = encoder.state_dict()
     if set(own_state) != set(state):
         raise _fail(path, f"its weights are {sorted(state)}, expected {sorted(own_state)}")
@@ -347,6 +352,38 @@ def _check_digest(path: Any, recorded: Any, state: Mapping[str, torch.Tensor]) -
             f"its weights were changed after saving: their sha256 is {actual[:16]}..., but "
             f"{recorded[:16]}... was recorded at save time (an edited or corrupted file)",
         )
+
+
+def _tmx_architecture(encoder: TopoModelXEncoder) -> dict[str, Any]:
+    """The architecture entry of a TopoModelX encoder: its model and the model's arguments."""
+
+    def plain(v: Any) -> Any:
+        return list(v) if isinstance(v, tuple) else v
+
+    kwargs = {k: plain(v) for k, v in encoder.model_kwargs.items()}
+    _check_plain(kwargs, "the TopoModelX model's arguments")
+    return {
+        "kind": "topomodelx",
+        "model": encoder.kind,
+        "readout": encoder.readout,
+        "model_kwargs": kwargs,
+    }
+
+
+def _build_tmx(path: Any, arch: Mapping[str, Any]) -> TopoModelXEncoder:
+    """The TopoModelX encoder described by ``arch`` (needs the ``topomodelx`` extra)."""
+    try:
+        return TopoModelXEncoder(
+            str(arch["model"]), readout=str(arch.get("readout", "mean")),
+            **dict(arch.get("model_kwargs") or {}),
+        )  # fmt: skip
+    except ImportError as err:
+        raise ImportError(
+            f"checkpoint '{path}' holds a TopoModelX {arch.get('model')!r} encoder, which needs "
+            f"TopoModelX installed ({err})"
+        ) from err
+    except (KeyError, TypeError, ValueError) as err:
+        raise _fail(path, f"its TopoModelX architecture is invalid ({err})") from err
 
 
 def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:

@@ -308,3 +308,26 @@ def test_adapter_refuses_operators_without_their_complex():
         TopoModelXEncoder("sccnn", **_KINDS["sccnn"])(torch.ones(ops.num_edges, 1), *L)
     with pytest.raises(ValueError, match="`kind` must be one of"):
         TopoModelXEncoder("gat")
+
+
+def test_adapter_pretrains_with_the_library_and_saves(tmp_path):
+    """``pretrain(..., encoder=TopoModelXEncoder(...))`` trains it with the library's views and
+    loss; ``save_encoder`` / ``load_encoder`` round-trip it (same embeddings)."""
+    from tests.experiments.conftest import tiny_dataset
+    from topo_contrastive.experiments import ExperimentData, get_config, pretrain
+    from topo_contrastive.io import load_encoder, save_encoder
+    from topo_contrastive.nn import TopoModelXEncoder
+
+    data = ExperimentData.from_dataset(tiny_dataset(tmp_path / "data"), "trajectory")
+    torch.manual_seed(0)
+    encoder = TopoModelXEncoder("sccnn", **_KINDS["sccnn"])
+    before = [p.detach().clone() for p in encoder.parameters()]
+    result = pretrain(data, get_config("SSCL_Spec", "trajectory"), epochs=1, encoder=encoder)
+    assert result.encoder is encoder
+    assert any(not torch.equal(a, b) for a, b in zip(before, encoder.parameters(), strict=True))
+    save_encoder(encoder, tmp_path / "tmx.pt", epochs=1)
+    loaded, meta = load_encoder(tmp_path / "tmx.pt")
+    assert meta["architecture"]["model"] == "sccnn"
+    x = data.flows[:3].unsqueeze(-1)
+    L = data.laplacians()
+    torch.testing.assert_close(loaded(x, *L), encoder.eval()(x, *L))

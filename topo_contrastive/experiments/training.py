@@ -209,6 +209,7 @@ def pretrain(
     drop_prob: float | None = None,
     progress: Callable[[int, float], None] | None = None,
     snapshot_epochs: Sequence[int] = (),
+    encoder: nn.Module | None = None,
 ) -> PretrainResult:
     r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
 
@@ -223,6 +224,10 @@ def pretrain(
         snapshot_epochs: epochs (1-based) after which a copy of the encoder's weights is kept
             in :attr:`PretrainResult.snapshots` (e.g. to score several epoch counts with one
             run; the training itself is unchanged).
+        encoder: the encoder to train instead of the configuration's SCNN, any module with
+            the SCNN's interface ``encoder(x, L_down, L_up) -> [B, D]`` and
+            ``out_channels`` (e.g. :class:`~topo_contrastive.nn.TopoModelXEncoder`); trained
+            in place (default ``None``: ``config``'s SCNN, initialised from ``seed``).
 
     Returns:
         :class:`PretrainResult` with the trained encoder.
@@ -241,7 +246,7 @@ def pretrain(
     rank, world = _dist_context()
     distributed = world > 1
 
-    model, net = _contrastive_model(data, config, seed, dev, distributed)
+    model, net = _contrastive_model(data, config, seed, dev, distributed, encoder)
     encoder = model.encoder
     loss_fn = _make_loss(config, distributed)
     optimizer = make_optimizer(model.parameters(), config)
@@ -308,13 +313,14 @@ def _contrastive_model(
     seed: int,
     dev: torch.device,
     distributed: bool,
+    given: nn.Module | None = None,
 ) -> tuple[ContrastiveModel, nn.Module]:
     """The encoder and projection head, initialised from ``seed`` (without touching the
     global random state), on ``dev``; and the module to train: the model, or its
     ``DistributedDataParallel`` wrapper."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        encoder = build_encoder(config, data.hodge)
+        encoder = build_encoder(config, data.hodge) if given is None else given
         head = ProjectionHead(
             encoder.out_channels, config.projection_channels, config.projection_channels
         )

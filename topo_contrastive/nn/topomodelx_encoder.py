@@ -97,8 +97,8 @@ class TopoModelXEncoder(torch.nn.Module):
             sc_order=2`` for ``"sccnn"``); recorded, so that the encoder can be rebuilt.
 
     Shapes:
-        - **input:** as :class:`~topo_contrastive.nn.SCNN`: ``x`` ``[N1, C]`` or
-          ``[B * N1, C]`` with ``batch`` on one complex, ``[sum N1, C]`` with ``batch`` on
+        - **input:** as :class:`~topo_contrastive.nn.SCNN`: ``x`` ``[N1, C]``,
+          ``[B, N1, C]`` or ``[B * N1, C]`` with ``batch`` on one complex, ``[sum N1, C]`` with ``batch`` on
           a batch of complexes; float32 on the CPU (TopoModelX builds its identities with
           the default device and dtype).
         - **output:** ``[B, out_channels]``.
@@ -227,6 +227,12 @@ class TopoModelXEncoder(torch.nn.Module):
         if x.dim() == 1:
             x = x.unsqueeze(-1)
         n1 = int(L_down.shape[0])
+        if x.dim() == 3:  # dense samples [B, N1, C] on one complex: PyG's rows and batch
+            if batch is not None:
+                raise ValueError("`batch` is only used with a 2-D `x`")
+            num = int(x.shape[0])
+            x = x.reshape(-1, x.shape[-1])
+            batch = torch.arange(num, device=x.device).repeat_interleave(n1)
         rows = int(x.shape[0])
         if batch is None:
             if rows != n1:
