@@ -311,7 +311,8 @@ class _Features:
         done = (run_dir / COMPLETE_MARKER).is_file() and log_file.is_file()
         if done:
             meta = json.loads(log_file.read_text(encoding="utf-8"))
-            done = meta.get("config") == json.loads(json.dumps(cfg.to_dict())) and (
+            ran = cfg.replace(epochs=epochs) if epochs != cfg.epochs else cfg
+            done = meta.get("config") == json.loads(json.dumps(ran.to_dict())) and (
                 meta.get("seed"), meta.get("epochs")) == (pseed, epochs)  # fmt: skip
         if done:
             encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)
