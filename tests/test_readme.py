@@ -1,4 +1,5 @@
-"""The README's code examples run and do what their comments say."""
+"""The README's code examples (the same as the quickstart page's) run and do what their
+comments say; the README's commands are the ones CI runs."""
 
 import re
 from pathlib import Path
@@ -8,16 +9,24 @@ import torch
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def _blocks() -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) >= 2, "README.md lost its python examples"
+PAGE = README.parent / "docs" / "quickstart.md"
+
+
+def _blocks(path: Path = README) -> list[str]:
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    assert len(blocks) >= 2, f"{path.name} lost its python examples"
     return blocks
 
 
-def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch):
-    """Dataset with transform=ContrastiveViews, a DataLoader with workers, SCNN and the
-    debiased loss: a training step runs, in under 25 lines. (The example's epoch is cut to
-    its first batch here: the other three only repeat it, at a few seconds each.)"""
+def _block(path: Path, containing: str) -> str:
+    found = [b for b in _blocks(path) if containing in b]
+    assert len(found) == 1, f"{path.name}: {len(found)} python blocks with {containing!r}"
+    return found[0]
+
+
+def _run_quickstart(code: str, monkeypatch, capsys) -> dict:
+    """Run the quickstart with each epoch cut to its first batch and two epochs (the
+    others only repeat them, at seconds each); returns its namespace."""
     import itertools
 
     import torch_geometric.loader
@@ -26,12 +35,25 @@ def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch)
         def __iter__(self):
             return itertools.islice(super().__iter__(), 1)
 
-    code = _blocks()[0]
-    assert len(code.strip().splitlines()) < 25
-    monkeypatch.chdir(tmp_path)  # the example builds data/trajectories
+    assert "for epoch in range(5):" in code
     monkeypatch.setattr(torch_geometric.loader, "DataLoader", FirstBatchOnly)
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code.replace("range(5)", "range(2)"), "quickstart", "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    assert [ln.split(":")[0] for ln in printed] == ["epoch 0", "epoch 1"], printed
+    assert all(float(ln.rsplit(" ", 1)[1]) > 0 for ln in printed)
+    return namespace
+
+
+def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch, capsys):
+    """Dataset with transform=ContrastiveViews, a DataLoader with workers, SCNN and the
+    debiased loss: training runs, printing the loss of every epoch, in under 30 lines; the
+    same code as the site's quickstart page."""
+    code = _block(README, "HodgeDebiasedInfoNCE")
+    assert len(code.strip().splitlines()) < 30
+    assert code == _block(PAGE, "HodgeDebiasedInfoNCE")
+    monkeypatch.chdir(tmp_path)  # the example builds data/trajectories
+    namespace = _run_quickstart(code, monkeypatch, capsys)
     batch, loss = namespace["batch"], namespace["loss"]
     n1 = namespace["ds"].complex.num_edges
     assert batch.x_1_view1.shape == batch.x_1.shape == (batch.num_graphs * n1, 1)
@@ -41,10 +63,25 @@ def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch)
     grads = [p.grad for p in namespace["encoder"].parameters()]
     assert all(g is not None and torch.isfinite(g).all() for g in grads)
 
+    # saving and loading: load_encoder returns (encoder, metadata), as the README uses it
+    trained = namespace["encoder"]
+    code = _block(README, "load_encoder")
+    assert code == _block(PAGE, "load_encoder")
+    exec(compile(code, "README.md", "exec"), namespace)
+    from topo_contrastive.nn import SCNN
 
-def test_readme_own_complex_example(capsys):
+    encoder, metadata = namespace["encoder"], namespace["metadata"]
+    assert isinstance(encoder, SCNN) and encoder is not trained
+    assert metadata["epochs"] == 5 and metadata["architecture"]["hidden_channels"] == 64
+    assert namespace["h"].shape == (1, 64)
+    L = namespace["L_down"], namespace["L_up"]
+    x = namespace["ds"][0].x_1
+    torch.testing.assert_close(namespace["h"], trained.eval()(x, *L))
+
+
+def test_quickstart_page_own_complex_example(capsys):
     namespace: dict = {}
-    exec(compile(_blocks()[1], "README.md", "exec"), namespace)
+    exec(compile(_block(PAGE, "SimplicialOperators"), "quickstart.md", "exec"), namespace)
     assert "{'gradient': 3, 'curl': 1, 'harmonic': 1}" in capsys.readouterr().out
     parts, x_1 = namespace["parts"], namespace["x_1"]
     assert parts.harmonic.shape == x_1.shape == (5, 1)
