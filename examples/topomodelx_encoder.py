@@ -27,7 +27,8 @@ masking); the loss is ``InfoNCE`` at ``--temperature`` (SimCLR's NT-Xent: both
 directions, 2(B - 1) negatives per anchor).
 
 Needs TopoModelX for ``--encoder topomodelx``, installed without its dependencies
-(``pip install --no-deps topomodelx==0.0.1``, docs/install.md); ``--encoder scnn`` runs our batched encoder for comparison.
+(``pip install --no-deps topomodelx==0.0.1``, docs/install.md); ``--encoder scnn``
+runs our batched encoder for comparison.
 Writes ``results.json``, ``results.md`` and ``loss.png`` to ``--out-dir``.
 
 Example::
