@@ -36,6 +36,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "mathml_math",
+    "viewcode_backlinks",
 ]
 html_math_renderer = "mathml"
 autosummary_generate = False  # the API pages are written by hand, one per module

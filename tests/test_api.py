@@ -107,8 +107,8 @@ def test_every_public_name_is_documented_once_at_its_shortest_path():
 
 
 def test_every_api_page_summarises_what_it_documents():
-    """Each module's page opens with an autosummary table of exactly the names it documents
-    (so the table cannot drift from the page)."""
+    """Each module's page opens with an autosummary table of exactly the classes and functions
+    it documents (so the table cannot drift from the page)."""
     pattern = r"^\.\. (?:auto(?:class|function|data|exception)|py:data)::\s+(\S+)"
     pages = sorted(API_DIR.glob("*.rst"))
     assert len(pages) >= 8
@@ -130,4 +130,6 @@ def test_every_api_page_summarises_what_it_documents():
                 documented += [
                     f"{m.group(1)}.{n}" for n in re.split(r"[,\s]+", members.group(1)) if n
                 ]
-        assert sorted(summary) == sorted(documented), page.name
+        # constants are documented on the page but left out of the table (autosummary would
+        # show their type's docstring)
+        assert sorted(summary) == sorted(d for d in documented if callable(_resolve(d))), page.name
