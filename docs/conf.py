@@ -13,9 +13,12 @@ broken internal links.
 """
 
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
+
+import sphinx.ext.autosummary
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -40,6 +43,8 @@ extensions = [
 ]
 html_math_renderer = "mathml"
 autosummary_generate = False  # the API pages are written by hand, one per module
+# the summary tables take a docstring's first sentence: not one that ends at "eq." or "e.g."
+sphinx.ext.autosummary.periods_re = re.compile(r"(?<!\beq)(?<!\beqs)(?<!e\.g)(?<!i\.e)\.(?:\s+)")
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"

@@ -38,9 +38,10 @@ views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))
 ds = SyntheticTrajectories(
     "data/trajectories_small", num_points=200, num_train=100, num_val=50, num_test=50,
     transform=views, log=False,
-)  # fmt: skip
+)
 ops = ds.complex  # SimplicialOperators: B1, B2, Laplacians
-print(ds, "nodes, edges, triangles:", ops.num_nodes, ops.num_edges, ops.num_triangles)
+print(ds)
+print("nodes, edges, triangles:", ops.num_nodes, ops.num_edges, ops.num_triangles)
 print("Hodge subspaces:", HodgeDecomposition(ops).dims)
 
 fig, ax = plt.subplots(figsize=(5, 5))
@@ -62,7 +63,7 @@ print(sample)
 print("edges dropped in the two views:",
       int(((sample.x_1 != 0) & (sample.x_1_view1 == 0)).sum()),
       int(((sample.x_1 != 0) & (sample.x_1_view2 == 0)).sum()),
-      "of", int((sample.x_1 != 0).sum()))  # fmt: skip
+      "of", int((sample.x_1 != 0).sum()))
 
 # %%
 # Pre-training

@@ -34,7 +34,7 @@ views = ContrastiveViews(EdgeFlowMask(0.3, generator=0))  # uniform masks
 ds = SyntheticTrajectories(
     "data/trajectories_small", num_points=200, num_train=100, num_val=50, num_test=50,
     transform=views, log=False,
-)  # fmt: skip
+)
 views.fit(ds)
 L_down, L_up = ds.complex.laplacians()  # torch sparse [N1, N1]
 

@@ -139,10 +139,14 @@ class EdgeLookupMixin:
                     for i in range(p.size - 1)
                     if not self._is_edge(int(p[i]), int(p[i + 1]))
                 )
-                names = getattr(self, "node_labels", None) or range(self.num_nodes)
+                labels = getattr(self, "node_labels", None)
+
+                def name(i: int) -> Any:  # a TopoNetX complex's label, else the node id
+                    return labels[i] if labels is not None else i
+
                 raise ValueError(
-                    f"step {bad} of the path, {names[int(p[bad])]!r} -> "
-                    f"{names[int(p[bad + 1])]!r}, is not an edge of the complex"
+                    f"step {bad} of the path, {name(int(p[bad]))!r} -> "
+                    f"{name(int(p[bad + 1]))!r}, is not an edge of the complex"
                 ) from None
             np.add.at(flow, col, sign)
         return torch.from_numpy(flow).to(device=device, dtype=dtype)
