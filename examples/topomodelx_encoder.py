@@ -291,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--out-dir", type=Path, default=Path("results/topomodelx_encoder"),
         help="output folder (default results/topomodelx_encoder)",
     )
+    p.add_argument(
+        "--fast",
+        action="store_true",
+        help="smoke run: 30 points, 20 flows, 2 epochs, width 8 (overrides those flags)",
+    )
     return p
 
 
@@ -300,6 +305,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     a = parse_args()
+    if a.fast:
+        a.num_points, a.num_flows, a.epochs, a.hidden, a.batch_size = 30, 20, 2, 8, 10
     main(
         encoder=a.encoder,
         num_points=a.num_points,

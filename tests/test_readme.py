@@ -130,3 +130,24 @@ def test_citation_and_licence_files_match_the_package():
     citing = README.read_text().split("## Citing", 1)[1]
     assert "CITATION.cff" in citing and f"version = {{{version}}}" in citing
     assert "moellers2024hodge" in citing
+
+
+def test_readme_links_resolve_and_the_front_page_stays_short():
+    """Every relative link of the README names a file or folder of the repository (and a
+    heading of a docs page for a #fragment); the front page stays at most 8 kB."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) <= 8192
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert len(links) >= 6
+    for link in links:
+        if re.match(r"[a-z]+:", link):
+            continue
+        path, _, fragment = link.partition("#")
+        target = README.parent / path
+        assert target.exists(), link
+        if fragment:
+            headings = re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), flags=re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert fragment in slugs, link
+    for stale in ("tests in", " s on 2 cores", "issue "):
+        assert stale not in text, stale  # no test counts, per-run timings or issue numbers
