@@ -39,7 +39,7 @@ process and reports the peak resident set of one step above the set before it.
 Run::
 
     python benchmarks/bench_scnn.py                       # library and reference, ~3 min
-    .venv-tmx/bin/python benchmarks/bench_scnn.py         # with TopoModelX
+    .venv/bin/python benchmarks/bench_scnn.py             # with topomodelx installed
     python benchmarks/bench_scnn.py --help
 """
 

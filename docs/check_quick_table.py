@@ -1,8 +1,8 @@
-"""Check (or update) the quick-preset tables of docs/results.md against a fresh run.
+"""Check (or update) the quick-preset tables of docs/results/quick.md against a fresh run.
 
 The page's numbers must come from the code: CI runs ``topo-contrastive reproduce --quick
 --out results/quick`` (deterministic on a given machine) and then this script, which compares
-the Markdown tables in the section "The quick preset" of ``docs/results.md`` (up to the next
+the Markdown tables in the section "The quick preset" of ``docs/results/quick.md`` (up to the next
 heading of the same level; sub-headings may separate the tables) with the tables of
 ``results/quick/table1.md`` (one per edition), in order: the page's first table with the
 run's first, and so on. Within a pair, rows are matched by model name and columns by dataset
@@ -18,7 +18,7 @@ AVX2 code paths of PyTorch, MKL, oneDNN and OpenBLAS: ``topo_contrastive/_numeri
 that a machine of this kind repeats it; what pinning cannot rule out (another CPU family, a
 library build) moves a one-epoch training run by a last-bit difference that training amplifies.
 The tolerances are derived from the spread measured over runs with other thread counts and
-other code paths (docs/results.md, "The quick preset"; the runs' tables are kept in
+other code paths (docs/results/quick.md, "The quick preset"; the runs' tables are kept in
 ``tests/docs/data/``): against the pinned 1-thread run, the unpinned 2-thread run moved 7 of
 the 18 paper-encoder cells by up to 5.9 points and none of the HodgeReadout cells; a run on
 other code paths (PyTorch's default kernels instead of AVX2, MKL's SSE4.2 branch, OpenBLAS's
@@ -59,7 +59,7 @@ __all__ = [
     "update_cells",
 ]
 
-DOCS = Path(__file__).resolve().parent / "results.md"
+DOCS = Path(__file__).resolve().parent / "results" / "quick.md"
 SECTION = "The quick preset"
 #: Largest allowed difference of a cell's mean (accuracy points) by table: the heading's start
 #: (lower case) -> tolerance; see the module docstring for how they were derived.

@@ -1,4 +1,4 @@
-"""Collect finished or partial ``label-efficiency`` runs for docs/results.md.
+"""Collect finished or partial ``label-efficiency`` runs for docs/results/label_efficiency.md.
 
 For every ``NAME=FOLDER[,FOLDER...]`` given, reads ``FOLDER/label_efficiency.json``
 (finished cells only, also of a run still going or interrupted; several folders of one
@@ -11,7 +11,8 @@ they drew the same labelled subsets), and writes
 - ``docs/_static/label_efficiency_NAME.png``: the curves;
 
 and replaces the text between ``<!-- label-efficiency:NAME -->`` and
-``<!-- /label-efficiency:NAME -->`` in docs/results.md by the table (without its title).
+``<!-- /label-efficiency:NAME -->`` in docs/results/label_efficiency.md by the table (without
+its title).
 
     python docs/label_efficiency_section.py trajectory=runs/le_trajectory ocean=runs/le_ocean
 """
@@ -76,7 +77,9 @@ def collect(name: str, folders: list[Path]) -> str:
     return text
 
 
-def update_results(name: str, table: str, page: Path = DOCS / "results.md") -> None:
+def update_results(
+    name: str, table: str, page: Path = DOCS / "results" / "label_efficiency.md"
+) -> None:
     """Put ``table`` (without its ``# title`` line) between the markers of ``name`` in
     ``page``.
 
@@ -94,7 +97,8 @@ def update_results(name: str, table: str, page: Path = DOCS / "results.md") -> N
 
 
 def main(runs: list[str]) -> None:
-    """Collect every ``NAME=FOLDER`` of ``runs``, update docs/results.md, print the tables."""
+    """Collect every ``NAME=FOLDER`` of ``runs``, update docs/results/label_efficiency.md,
+    print the tables."""
     for item in runs:
         name, _, folder = item.partition("=")
         if not folder:

@@ -1,5 +1,5 @@
 """Collect per-seed ``predict-next --transfer`` runs (SCoNe's generalisation tests) into one
-table for docs/results.md.
+table for docs/results/next_node.md.
 
 Reads every ``FOLDER/<dataset>_seed<k>.json`` (one finished ``predict-next --transfer
 --seed k --seeds 1 --out ...`` run each; a run per seed so that an interrupted campaign keeps

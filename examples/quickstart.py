@@ -110,6 +110,7 @@ def main(
             optimizer.step()
             total += float(loss.detach())
         losses.append(total / len(loader))
+        tqdm.write(f"epoch {len(losses) - 1}: loss {losses[-1]:.4f}")
 
     # 5. linear evaluation on the embeddings h (not the projection head's output)
     encoder.eval()

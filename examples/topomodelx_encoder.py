@@ -26,8 +26,9 @@ Views drop each edge's flow with probability ``--drop-prob`` (``EdgeFlowMask``, 
 masking); the loss is ``InfoNCE`` at ``--temperature`` (SimCLR's NT-Xent: both
 directions, 2(B - 1) negatives per anchor).
 
-Needs the ``topomodelx`` extra (``pip install -e '.[topomodelx]'``) for
-``--encoder topomodelx``; ``--encoder scnn`` runs our batched encoder for comparison.
+Needs TopoModelX for ``--encoder topomodelx``, installed without its dependencies
+(``pip install --no-deps topomodelx==0.0.1``, docs/install.md); ``--encoder scnn``
+runs our batched encoder for comparison.
 Writes ``results.json``, ``results.md`` and ``loss.png`` to ``--out-dir``.
 
 Example::
@@ -290,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--out-dir", type=Path, default=Path("results/topomodelx_encoder"),
         help="output folder (default results/topomodelx_encoder)",
     )
+    p.add_argument(
+        "--fast",
+        action="store_true",
+        help="smoke run: 30 points, 20 flows, 2 epochs, width 8 (overrides those flags)",
+    )
     return p
 
 
@@ -299,6 +305,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     a = parse_args()
+    if a.fast:
+        a.num_points, a.num_flows, a.epochs, a.hidden, a.batch_size = 30, 20, 2, 8, 10
     main(
         encoder=a.encoder,
         num_points=a.num_points,

@@ -250,6 +250,11 @@ def test_reproduce_tiny(tmp_path, data_root, capsys):
     assert {p.name for p in out.iterdir()} == {"runs.json", "runs.csv", "table1.md", "COMPLETE"}
     printed = capsys.readouterr()
     assert "REDUCED SETTINGS" in printed.out and "NOTE: reduced settings" in printed.err
+    # says what its numbers are and are not, what to run for the paper's protocol, and
+    # prints no paper target as missed
+    assert "not the paper's protocol" in printed.out and "not the paper's protocol" in printed.err
+    assert "reproduce --out results/full" in printed.out + printed.err
+    assert "MISSED" not in printed.out + printed.err
     table = (out / "table1.md").read_text()
     assert "--epochs 1" in table
     # every flag the table names exists (it once printed `--quick+overrides`)

@@ -236,3 +236,27 @@ def test_bad_tetrahedra_and_ranks():
     with pytest.raises(ValueError, match="not a rank of this complex"):
         graph.laplacians(rank=2)
     assert graph.up_laplacian(1).nnz == 0 and graph.num_simplices(3) == 0
+
+
+def test_path_to_flow_takes_the_toponetx_complex_own_node_labels():
+    """String labels (and integer labels that are not 0 .. N0 - 1) of a TopoNetX complex: the
+    path's flow equals the one of the same walk in rows of B1, with the sign of each edge."""
+    import toponetx as tnx
+
+    sc = tnx.SimplicialComplex([["a", "b", "c"], ["c", "d"], ["a", "d"]])
+    ops = SimplicialOperators.from_toponetx(sc)
+    assert ops.node_labels == ("a", "b", "c", "d")
+    rows = SimplicialOperators.from_incidence(ops.B1, ops.B2)
+    assert rows.node_labels is None
+    walk = ["a", "b", "c", "d", "a"]
+    want = rows.path_to_flow([ops.node_labels.index(v) for v in walk])
+    torch.testing.assert_close(ops.path_to_flow(walk), want)
+    # by hand: edges (a,b) (a,c) (a,d) (b,c) (c,d); d -> a runs against (a, d)
+    assert ops.path_to_flow(walk).tolist() == [1.0, 0.0, -1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match=r"node 1 of the path, 'x', is not a node label"):
+        ops.path_to_flow(["a", "x"])
+    with pytest.raises(ValueError, match=r"step 0 of the path, 'b' -> 'd', is not an edge"):
+        ops.path_to_flow(["b", "d"])
+    sparse = SimplicialOperators.from_toponetx(tnx.SimplicialComplex([[10, 20, 30], [30, 40]]))
+    assert sparse.path_to_flow([10, 20, 30, 40]).tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert sparse.path_to_flow(torch.tensor([40, 30])).tolist() == [0.0, 0.0, 0.0, -1.0]

@@ -52,3 +52,9 @@ def test_code_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     with np.load(tmp_path / "runs" / "sscl" / "embeddings" / "embeddings.npz") as f:
         assert f["embeddings"].shape == (60, 64 * (1 + beta1)) and f["labels"].shape == (60,)
     assert (tmp_path / "runs" / "sscl" / "embeddings" / "embeddings.csv").is_file()
+    # the page's Python path builds what its command line builds: the same configuration
+    import json
+
+    log = json.loads((tmp_path / "runs" / "sscl" / "pretrain.json").read_text())
+    assert log["config"] == json.loads(json.dumps(namespace["config"].to_dict()))
+    assert log["edition"] == "hodge" and namespace["h"].shape == (60, 64 * (1 + beta1))

@@ -1,4 +1,4 @@
-"""docs/check_quick_table.py: the quick-preset tables of docs/results.md against a run."""
+"""docs/check_quick_table.py: the quick-preset tables of docs/results/quick.md against a run."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def test_the_page_holds_on_other_thread_counts_and_code_paths(run, capsys):
 def test_dropping_the_harmonic_coordinates_fails_the_check():
     """A deliberate change (the HodgeReadout without U_H^T H, run as the quick preset) moves
     the HodgeReadout cells by far more than the tolerance."""
-    page = check.parse_tables((ROOT / "docs" / "results.md").read_text(), check.SECTION)
+    page = check.parse_tables((ROOT / "docs" / "results" / "quick.md").read_text(), check.SECTION)
     hodge_page = next(t for t in page if t.heading.startswith("HodgeReadout"))
     run = check.parse_tables((DATA / "quick_without_harmonic_coordinates.md").read_text())
     assert [t.heading.split(" (")[0] for t in run] == ["HodgeReadout"]

@@ -263,4 +263,15 @@ def test_summary_and_table():
     assert "within 2 std or better" in md
     assert "| linear SVM on raw flows (reference) | 98.0 ± 0.0 | — |" in md
     assert "[hodge] SSCL_Spec on ocean: 97.0 (target >= 96.0) -> met" in md
+    # with reduced settings: what the numbers are and are not, and no target checked (the
+    # same cells are checked against the paper's numbers above)
+    quick = format_table(
+        s, recs, title_note="preset 'quick'", reduced=True, preset_line="p", seconds=1.0,
+        command="c", datasets=["ocean"], configs=["SSCL_Spec", "SCL"], editions=["paper", "hodge"],
+    )  # fmt: skip
+    assert "MISSED" not in quick and "within 2 std" not in quick and "-> met" not in quick
+    assert "not the paper's protocol" in quick and "are not compared with the paper's" in quick
+    assert "`topo-contrastive reproduce --out results/full`" in quick
+    assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in quick  # the paper's numbers stand beside
+    assert quick.split("## Targets", 1)[1].strip().startswith("- not checked")
     assert "[hodge] no row above SSCL_Spec on ocean: NO (raw 98.0)" in md

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from topo_contrastive.experiments import PRESETS, get_config, load_encoder
 from topo_contrastive.experiments.runs import (
@@ -30,6 +31,10 @@ def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["COMPLETE", "encoder.pt", "pretrain.json"]
     log = json.loads((tmp_path / "pretrain.json").read_text())
     assert log["complete"] is True and log["note"] == "from python" and log["seed"] == 1
+    # the epochs that ran, recorded once: the configuration's field says 2, not its preset 20
+    assert config.epochs != 2 and log["config"]["epochs"] == log["epochs"] == 2
+    saved = torch.load(tmp_path / "encoder.pt", weights_only=True)["metadata"]
+    assert saved["epochs"] == 2
     encoder, meta = load_encoder(tmp_path / "encoder.pt", data=tiny_data)
     out = tmp_path / "eval.json"
     summary = evaluate_saved(encoder, tiny_data, [0, 1], checkpoint="x.pt", metadata=meta, out=out)

@@ -216,7 +216,7 @@ def add_edition_options(p: argparse.ArgumentParser) -> None:
 def edition(args: argparse.Namespace) -> str:
     """The edition a command runs: ``--edition`` where given; else ``"hodge"`` for a
     ``--data-file`` without ``--readout`` (the default for a user's own data, see
-    docs/results.md, "Label efficiency"), ``"paper"`` otherwise."""
+    docs/results/label_efficiency.md), ``"paper"`` otherwise."""
     if getattr(args, "edition", None) is not None:
         return args.edition
     if getattr(args, "data_file", None) is not None and not getattr(args, "readout", None):

@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not scone_available():
             raise ValueError(
-                "--scone needs TopoModelX: pip install --no-deps topomodelx==0.0.1 (with "
-                "numpy<2, as .ci/run builds .venv-tmx)"
+                "--scone needs TopoModelX: pip install --no-deps topomodelx==0.0.1 (without "
+                "its dependencies, into this environment; see docs/install.md)"
             )
     if args.data_file is not None:
         require_file(args.data_file, "data file")

@@ -128,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
     common.check_seed_range(args.seed, max(preset.num_splits, *preset.pretrain_seeds.values()))
     check_output_possible(args.out)  # before any work, after every name was checked
     if preset.reduced:
-        common.say(
-            f"NOTE: reduced settings ({preset.describe()}); the numbers are NOT the full "
-            "protocol (the configurations' epochs, 16 splits)."
-        )
+        from topo_contrastive.experiments.table import reduced_note
+
+        common.say(f"NOTE: reduced settings ({preset.describe()}).")
+        for line in reduced_note(f"preset {preset.name!r}"):
+            common.say("NOTE: " + line.replace("**", ""))
     words = sys.argv[1:] if args._argv is None else args._argv
     start = time.perf_counter()
     show_bar = common.progress_enabled(args)

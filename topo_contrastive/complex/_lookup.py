@@ -98,15 +98,24 @@ class EdgeLookupMixin:
         Steps along the stored orientation add ``+1``, against it ``-1``; an edge
         traversed several times accumulates (values of magnitude 2+ occur).
 
+        The nodes are the complex's own labels: for a complex built
+        :meth:`~topo_contrastive.SimplicialOperators.from_toponetx`, TopoNetX's node labels
+        (``node_labels``: strings, tuples, any ints); otherwise the node ids
+        ``0 .. N0 - 1`` (rows of ``B1``).
+
         Args:
-            path: sequence of at least one node id.
+            path: sequence of at least one node (id, or label of a TopoNetX complex).
             dtype: output floating dtype (default ``torch.float32``).
             device: output device (default CPU).
 
         Raises:
-            ValueError: an empty path, node ids that are not integers, or a step of the path
-                that is not an edge (says which step).
+            ValueError: an empty path, node ids that are not integers, a node that is not
+                a label of the complex, or a step of the path that is not an edge (says
+                which step).
         """
+        labels = getattr(self, "_label_rows", None)
+        if labels is not None:
+            path = self._rows_of_labels(path, labels)
         raw = np.asarray(
             path.detach().cpu().numpy() if isinstance(path, torch.Tensor) else path
         )
@@ -130,12 +139,40 @@ class EdgeLookupMixin:
                     for i in range(p.size - 1)
                     if not self._is_edge(int(p[i]), int(p[i + 1]))
                 )
+                labels = getattr(self, "node_labels", None)
+
+                def name(i: int) -> Any:  # a TopoNetX complex's label, else the node id
+                    return labels[i] if labels is not None else i
+
                 raise ValueError(
-                    f"step {bad} of the path, {int(p[bad])} -> {int(p[bad + 1])}, is not an edge "
-                    "of the complex"
+                    f"step {bad} of the path, {name(int(p[bad]))!r} -> "
+                    f"{name(int(p[bad + 1]))!r}, is not an edge of the complex"
                 ) from None
             np.add.at(flow, col, sign)
         return torch.from_numpy(flow).to(device=device, dtype=dtype)
+
+    @staticmethod
+    def _rows_of_labels(path: Any, labels: dict[Any, int]) -> np.ndarray:
+        """Rows of ``B1`` of a path in a TopoNetX complex's node labels."""
+        if isinstance(path, torch.Tensor):
+            path = path.detach().cpu().tolist()
+        elif isinstance(path, np.ndarray):
+            path = path.tolist()
+        if isinstance(path, (str, bytes)) or not isinstance(path, Sequence) or not path:
+            raise ValueError(
+                "`path` must be a non-empty sequence of node labels of the complex, got "
+                f"{path!r}"
+            )
+        rows = []
+        for i, node in enumerate(path):
+            try:
+                rows.append(labels[node])
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"node {i} of the path, {node!r}, is not a node label of the complex "
+                    f"(labels such as {list(labels)[:3]!r})"
+                ) from None
+        return np.asarray(rows, dtype=np.int64)
 
     def _is_edge(self, u: int, v: int) -> bool:
         try:

@@ -83,6 +83,9 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             order of its orientation, starting at its smallest node (see :attr:`faces`).
         num_tetrahedra (int): :math:`N_3` (0 without tetrahedra).
         tetrahedra (numpy.ndarray): ``int64 [N3, 4]`` sorted node ids of each tetrahedron.
+        node_labels (tuple or None): the node labels of a complex built
+            :meth:`from_toponetx`, in row order of ``B1``; ``None`` otherwise (the node
+            ids ``0 .. N0 - 1`` are the labels).
 
     Example:
         >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
@@ -116,6 +119,9 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
         self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
         self._cache: dict[str, sp.csr_matrix] = {}
+        # the node labels of a TopoNetX complex, row i of B1 first (None: rows are the labels)
+        self.node_labels: tuple[Any, ...] | None = None
+        self._label_rows: dict[Any, int] | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -269,6 +275,10 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         ignored. A complex without 2-cells gives an empty ``B2`` (TopoNetX itself raises
         for ``incidence_matrix(2)`` there).
 
+        The complex's node labels (any hashable: ints, strings, tuples) are kept in
+        :attr:`node_labels` (row ``i`` of ``B1`` is ``node_labels[i]``), and
+        :meth:`path_to_flow` takes paths in them.
+
         Args:
             complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
 
@@ -296,7 +306,14 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         _, _, B1 = complex.incidence_matrix(1, index=True)
         B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
         B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
-        return cls.from_incidence(B1, B2, B3)
+        ops = cls.from_incidence(B1, B2, B3)
+        rows, _, _ = complex.incidence_matrix(1, index=True)
+        labels = [None] * ops.num_nodes
+        for key, row in rows.items():  # {frozenset({label}) or (label,): row of B1}
+            labels[row] = next(iter(key))
+        ops.node_labels = tuple(labels)
+        ops._label_rows = {label: row for row, label in enumerate(labels)}
+        return ops
 
     # ------------------------------------------------------------------ 2-cells
     @property

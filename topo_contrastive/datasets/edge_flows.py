@@ -295,8 +295,10 @@ class EdgeFlows(EdgeFlowDataset):
             ValueError / TypeError: as :meth:`from_incidence`; a path or ``pos`` with a node
                 that is not in the complex.
         """
-        ops = SimplicialOperators.from_toponetx(complex)
+        labelled = SimplicialOperators.from_toponetx(complex)
         paths, pos = _rows_of_node_labels(complex, paths, pos)
+        # the paths are rows of B1 now: the dataset's complex is the one its file rebuilds
+        ops = SimplicialOperators.from_incidence(labelled.B1, labelled.B2, labelled.B3)
         return cls._from_operators(
             root, ops, flows, paths=paths, labels=labels, pos=pos, masks=masks,
             sample_ids=sample_ids, **kwargs,

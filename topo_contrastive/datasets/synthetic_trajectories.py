@@ -5,7 +5,7 @@ The procedure is the one of Schaub et al. (2020, §5) as published by Bodnar et 
 Hodge-aware paper follow. The complex and the walk rule are the same; the differences (random
 stream, neighbour and edge order, sample order, a walk that meets its end vertex before its
 checkpoint) leave the distribution of the data unchanged and are listed in
-:func:`generate_trajectories` and in ``docs/results.md`` ("Trajectory generator against the
+:func:`generate_trajectories` and in ``docs/results/protocol.md`` ("Trajectory generator against the
 published procedure").
 """
 

@@ -13,7 +13,7 @@ trajectory task (linear-SVM validation accuracy) and by **10-fold cross-validati
 training split** of the ocean drifters (no validation split there); never on a test split.
 Every search point averages 2 pre-training seeds x 2 evaluation splits; contrastive points are
 scored after several epoch counts of one run (``--eval-epochs``). The search tables are in
-``docs/results.md``.
+``docs/results/protocol.md``.
 
 - **Paper edition** (the paper's encoder): the depth and shape of the authors' public encoder,
   four SCNN layers of width 64, :math:`K_\downarrow = K_\uparrow = 2`, tanh, a bias, the mean
@@ -289,7 +289,7 @@ class ExperimentConfig:
 # ---------------------------------------------------------------------------- the registry
 # Hyper-parameters shared by all rows of a dataset in the paper edition (the paper's encoder:
 # the depth and shape of the authors' public encoder), frozen after the search described in
-# the module docstring and in docs/results.md.
+# the module docstring and in docs/results/protocol.md.
 _SHARED: dict[str, dict[str, Any]] = {
     "trajectory": dict(
         num_layers=4,

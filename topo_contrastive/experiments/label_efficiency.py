@@ -329,8 +329,9 @@ class _Features:
             except (OSError, ValueError):  # unreadable (truncated, edited): pre-train again
                 self.log(f"{log_file} is not readable JSON: pre-training {method} again")
                 meta = {}
+            ran = cfg.replace(epochs=epochs) if epochs != cfg.epochs else cfg
             done = isinstance(meta, dict) and meta.get("config") == json.loads(
-                json.dumps(cfg.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
+                json.dumps(ran.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
                 pseed, epochs)  # fmt: skip
         if done:
             encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)

@@ -445,8 +445,8 @@ def next_node_rows(
     fraction: float = 1.0,
 ) -> dict[str, Any]:
     """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
-    the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node.
-    next_node_samples`), the dataset's split of that seed (without a validation part: 20 %
+    the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node_samples`),
+    the dataset's split of that seed (without a validation part: 20 %
     of its training samples, stratified by the flows' labels where there are labels, else at
     random), and the rows of :data:`ROWS` (:func:`train_next_node` with ``seed``).
 

@@ -19,8 +19,8 @@ of 16 channels; the training recipe here is the other rows' (see
 :func:`~topo_contrastive.experiments.next_node.train_next_node`), not SCoNe's 1,000 epochs at
 learning rate 1e-3.
 
-Needs the ``topomodelx`` extra (``pip install --no-deps topomodelx==0.0.1`` in an environment
-with ``numpy<2``, as ``.ci/run`` builds ``.venv-tmx``).
+Needs TopoModelX, installed without its dependencies into the same environment
+(``pip install --no-deps topomodelx==0.0.1``; docs/install.md).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class SCoNeEncoder(torch.nn.Module):
         except ImportError as exc:
             raise ImportError(
                 "the SCoNe baseline needs TopoModelX: pip install --no-deps topomodelx==0.0.1 "
-                "(with numpy<2; see the README's TopoModelX section)"
+                "(without its dependencies; see docs/install.md)"
             ) from exc
         self.hidden_channels = int(hidden_channels)
         self.num_layers = int(num_layers)

@@ -156,8 +156,9 @@ def pretrain_to_folder(
     and ``pretrain.json`` is written with ``"complete": false``; after it, ``encoder.pt``
     (weights only, atomically), ``pretrain.json`` with ``"complete": true``, the losses and
     the wall time, and, last, the marker ``COMPLETE``. Under ``torchrun`` rank 0 alone writes.
-    ``pretrain.json`` records every setting (the configuration's fields, seed, epochs, torch
-    threads, library version, the complex's fingerprint) and the run's
+    ``pretrain.json`` records every setting (the configuration's fields, with ``epochs`` the
+    number that ran, seed, torch threads, library version, the complex's fingerprint) and
+    the run's
     :func:`~topo_contrastive.experiments.diagnostics.pretrain_diagnostics` (loss against
     chance, embedding spread, warnings), which are also in the result's ``diagnostics``.
 
@@ -182,6 +183,9 @@ def pretrain_to_folder(
     require_contrastive(config)
     group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
     out, epochs = Path(out), epochs or config.epochs
+    # the configuration recorded (pretrain.json, encoder.pt) is the one that ran: its epochs
+    # are the run's, never the preset's beside them
+    config = config.replace(epochs=epochs) if epochs != config.epochs else config
     from topo_contrastive import __version__
 
     log = {

@@ -98,9 +98,9 @@ class TopoModelXEncoder(torch.nn.Module):
 
     Shapes:
         - **input:** as :class:`~topo_contrastive.nn.SCNN`: ``x`` ``[N1, C]``,
-          ``[B, N1, C]`` or ``[B * N1, C]`` with ``batch`` on one complex, ``[sum N1, C]`` with ``batch`` on
-          a batch of complexes; float32 on the CPU (TopoModelX builds its identities with
-          the default device and dtype).
+          ``[B, N1, C]`` or ``[B * N1, C]`` with ``batch`` on one complex,
+          ``[sum N1, C]`` with ``batch`` on a batch of complexes; float32 on the CPU
+          (TopoModelX builds its identities with the default device and dtype).
         - **output:** ``[B, out_channels]``.
 
     Raises:
