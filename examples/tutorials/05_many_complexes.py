@@ -19,8 +19,13 @@ import matplotlib.pyplot as plt
 import torch
 from torch_geometric.loader import DataLoader
 
-from topo_contrastive import (SCNN, ContrastiveViews, HodgeDebiasedInfoNCE, HodgeSpectralMask,
-                              ProjectionHead)
+from topo_contrastive import (
+    SCNN,
+    ContrastiveViews,
+    HodgeDebiasedInfoNCE,
+    HodgeSpectralMask,
+    ProjectionHead,
+)
 from topo_contrastive.datasets import RandomComplexTrajectories, plot_complex
 
 views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))  # no complex bound

@@ -14,7 +14,6 @@ decomposition, the Laplacians, the masks and the SCNN need only ``B1`` and ``B2`
 # beside them. One hole: one harmonic flow.
 import numpy as np
 import toponetx as tnx
-import torch
 
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
 from topo_contrastive.complex import planar_faces
