@@ -260,25 +260,28 @@ class OperatorsMixin:
         if not dtype.is_floating_point:
             raise TypeError(f"`dtype` must be a floating dtype, got {dtype}")
         m = self._get(name)
+        # the values converted as a dense vector: a sparse tensor's .to(dtype) is much slower
         if layout == torch.sparse_csr:
             t = torch.sparse_csr_tensor(
                 torch.from_numpy(m.indptr.astype(np.int64)),
                 torch.from_numpy(m.indices.astype(np.int64)),
-                torch.from_numpy(m.data),
+                torch.from_numpy(m.data).to(dtype),
                 size=m.shape,
                 check_invariants=False,
-            ).to(device=device, dtype=dtype)
+            )
+            t = t if device is None else t.to(device=device)
             return _tag(t, self.fingerprint(), self)
         if layout == torch.sparse_coo:
             c = m.tocoo()
             idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
             t = torch.sparse_coo_tensor(
                 idx,
-                torch.from_numpy(c.data),
+                torch.from_numpy(c.data).to(dtype),
                 size=m.shape,
                 is_coalesced=True,
                 check_invariants=False,
-            ).to(device=device, dtype=dtype)
+            )
+            t = t if device is None else t.to(device=device)
             return _tag(t, self.fingerprint(), self)
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 

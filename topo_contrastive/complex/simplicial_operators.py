@@ -78,9 +78,6 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             complex).
         edges (numpy.ndarray): ``int64 [N1, 2]``, tail and head node of every edge
             in column order (``B1[tail, e] = -1``, ``B1[head, e] = +1``).
-        face_nodes, face_ptr (numpy.ndarray): the boundary cycle of 2-cell ``f`` is
-            ``face_nodes[face_ptr[f]:face_ptr[f + 1]]`` (``int64``), its nodes in the
-            order of its orientation, starting at its smallest node (see :attr:`faces`).
         num_tetrahedra (int): :math:`N_3` (0 without tetrahedra).
         tetrahedra (numpy.ndarray): ``int64 [N3, 4]`` sorted node ids of each tetrahedron.
         node_labels (tuple or None): the node labels of a complex built
@@ -115,7 +112,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         self.B3 = sp.csr_matrix((self.num_faces, 0)) if B3 is None else B3
         self.num_tetrahedra = self.B3.shape[1]
         self.edges, self._triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
-        self.face_nodes, self.face_ptr = face_cycles(self.edges, B2)
+        self._face_cycles: tuple[np.ndarray, np.ndarray] | None = None  # made on first use
         # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
         self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
         self._cache: dict[str, sp.csr_matrix] = {}
@@ -350,6 +347,21 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         return self._triangles is not None
 
     @property
+    def face_nodes(self) -> np.ndarray:
+        """``int64 [sum of lengths]``: the nodes of every 2-cell's boundary cycle, one cycle
+        after the other (cell ``f`` is ``face_nodes[face_ptr[f]:face_ptr[f + 1]]``)."""
+        if self._face_cycles is None:
+            self._face_cycles = face_cycles(self.edges, self.B2)
+        return self._face_cycles[0]
+
+    @property
+    def face_ptr(self) -> np.ndarray:
+        """``int64 [N2 + 1]``: where each 2-cell's cycle starts in :attr:`face_nodes`."""
+        if self._face_cycles is None:
+            self._face_cycles = face_cycles(self.edges, self.B2)
+        return self._face_cycles[1]
+
+    @property
     def faces(self) -> list[list[int]]:
         """The 2-cells as node cycles: ``faces[f]`` lists the nodes of 2-cell ``f`` in the
         order of its orientation, starting at its smallest node (a triangle ``a < b < c``
@@ -360,7 +372,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     @property
     def face_sizes(self) -> np.ndarray:
         """``int64 [N2]``: the number of edges (= nodes) of every 2-cell."""
-        return np.diff(self.face_ptr)
+        return np.diff(self.B2.tocsc().indptr).astype(np.int64)
 
     # ------------------------------------------------------------------ sizes and ranks
     @property

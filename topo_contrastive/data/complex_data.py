@@ -393,7 +393,7 @@ def _sample_matrices(data: ComplexData, counts: Sequence[int]) -> tuple[sp.csr_m
     out = []
     for k in (1, 2):
         idx = data._store[f"incidence_{k}_index"].detach().cpu().numpy()
-        val = data._store[f"incidence_{k}_value"].detach().cpu().double().numpy()
+        val = data._store[f"incidence_{k}_value"].detach().cpu().numpy().astype(np.float64)
         out.append(sp.csr_matrix((val, (idx[0], idx[1])), shape=(counts[k - 1], counts[k])))
     return tuple(out)
 
@@ -417,7 +417,7 @@ def _assemble(data: ComplexData) -> SimplicialOperators:
     mats = []
     for k in (1, 2):
         idx = data._store[f"incidence_{k}_index"].detach().cpu().numpy()
-        val = data._store[f"incidence_{k}_value"].detach().cpu().double().numpy()
+        val = data._store[f"incidence_{k}_value"].detach().cpu().numpy().astype(np.float64)
         shape = (int(totals[k - 1]), int(totals[k]))
         if idx.size and (
             idx.min() < 0 or idx[0].max() >= shape[0] or idx[1].max() >= shape[1]
