@@ -16,6 +16,7 @@ PUBLIC = (
     "topo_contrastive",
     "topo_contrastive.complex",
     "topo_contrastive.data",
+    "topo_contrastive.hodge",
     "topo_contrastive.nn",
     "topo_contrastive.transforms",
     "topo_contrastive.losses",

@@ -23,6 +23,7 @@ layouts are converted by :mod:`topo_contrastive._layout`).
 
 from topo_contrastive.hodge import parts as _parts
 from topo_contrastive.hodge.decomposition import HodgeDecomposition
+from topo_contrastive.hodge.interpolation import interpolate_flows
 from topo_contrastive.hodge.parts import HodgeParts
 
 # re-exported by assignment so that the documentation finds the comments
@@ -31,4 +32,10 @@ COMPONENTS = _parts.COMPONENTS
 #: Ranks of signals :class:`~topo_contrastive.HodgeDecomposition` decomposes.
 SUPPORTED_RANKS = _parts.SUPPORTED_RANKS
 
-__all__ = ["COMPONENTS", "SUPPORTED_RANKS", "HodgeDecomposition", "HodgeParts"]
+__all__ = [
+    "COMPONENTS",
+    "SUPPORTED_RANKS",
+    "HodgeDecomposition",
+    "HodgeParts",
+    "interpolate_flows",
+]
