@@ -24,6 +24,7 @@ __all__ = [
     "operator_blocks",
     "operator_complex",
     "operator_fingerprint",
+    "operator_symmetric",
     "tag_batch",
 ]
 
@@ -42,6 +43,23 @@ def _tag(t: torch.Tensor, fingerprint: str, complex: Any = None) -> torch.Tensor
     ref = weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None))
     _ORIGIN[key] = (ref, fingerprint, None if complex is None else weakref.ref(complex))
     return t
+
+
+# ids of the tagged operators that are symmetric (the Laplacians): the kernel skips its check
+_SYMMETRIC: dict[int, weakref.ref] = {}
+
+
+def _tag_symmetric(t: torch.Tensor) -> torch.Tensor:
+    key = id(t)
+    _SYMMETRIC[key] = weakref.ref(t, lambda _, key=key: _SYMMETRIC.pop(key, None))
+    return t
+
+
+def operator_symmetric(t: Any) -> bool:
+    """``True`` for a Laplacian made by :meth:`OperatorsMixin.operator` (symmetric by
+    construction), while it is alive; ``False`` otherwise (unknown)."""
+    ref = _SYMMETRIC.get(id(t))
+    return ref is not None and ref() is t
 
 
 def operator_complex(t: Any) -> Any:
@@ -270,6 +288,8 @@ class OperatorsMixin:
                 check_invariants=False,
             )
             t = t if device is None else t.to(device=device)
+            if name.startswith("L"):
+                _tag_symmetric(t)
             return _tag(t, self.fingerprint(), self)
         if layout == torch.sparse_coo:
             c = m.tocoo()
@@ -282,6 +302,8 @@ class OperatorsMixin:
                 check_invariants=False,
             )
             t = t if device is None else t.to(device=device)
+            if name.startswith("L"):
+                _tag_symmetric(t)
             return _tag(t, self.fingerprint(), self)
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 

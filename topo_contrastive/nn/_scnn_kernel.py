@@ -42,6 +42,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from topo_contrastive.complex._operators import operator_symmetric
+
 __all__ = ["FUSED_ACTIVATIONS", "chunk_samples", "prepare_operator", "scnn_layer"]
 
 # Below this size the largest eigenvalue is computed with a dense eigensolver
@@ -185,12 +187,15 @@ def prepare_operator(L: Tensor, normalize: bool, name: str = "L") -> Prepared:
                     f"{at[1]}); an operator must be finite (build it with "
                     "SimplicialOperators.laplacians())"
                 )
-            coo_t = coo.t().coalesce()
             csr = _csr(L.detach())
-            symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(
-                coo.values(), coo_t.values()
-            )
-            csr_t = csr if symmetric else _csr(coo_t)
+            if operator_symmetric(L):  # a Laplacian of the library: symmetric by construction
+                csr_t = csr
+            else:
+                coo_t = coo.t().coalesce()
+                symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(
+                    coo.values(), coo_t.values()
+                )
+                csr_t = csr if symmetric else _csr(coo_t)
             per_flag[False] = Prepared(csr, csr_t, None)
     return per_flag[normalize]
 

@@ -425,9 +425,12 @@ class HodgeReadout(torch.nn.Module):
                 "the basis-free HodgeReadout (hodge=None) computes its energies from the "
                 "operators: call it with L_down and L_up (the SCNN passes its own)"
             )
+        from topo_contrastive.nn._scnn_kernel import prepare_operator
+
         n = int(L_down.shape[0])
-        Ld = L_down.to_sparse_csr() if L_down.layout == torch.sparse_coo else L_down
-        Lu = L_up.to_sparse_csr() if L_up.layout == torch.sparse_coo else L_up
+        # the CSR forms the layers prepared (cached per operator object)
+        Ld = prepare_operator(L_down, False, "L_down").csr
+        Lu = prepare_operator(L_up, False, "L_up").csr
         if batch is None:  # one complex: [N1, C], [B, N1, C] or [B*N1, C]
             if H.dim() == 2:
                 H = rows_to_samples(H, n, 1, "H", of=f"the operators' N1 = {n}")
