@@ -9,7 +9,8 @@ intercept; scikit-learn's ``RidgeClassifier``) with penalty :math:`\alpha`:
     \mathbf{Y} \rVert_F^2 + \alpha \lVert \mathbf{W} \rVert_F^2 .
 
 With the training samples centred, :math:`\mathbf{X}_c = \mathbf{U}\mathbf{S}\mathbf{V}^\top`
-(thin SVD), every :math:`\alpha` of a grid costs a diagonal scaling:
+(thin SVD, from the eigendecomposition of the smaller Gram matrix), every :math:`\alpha` of
+a grid costs a diagonal scaling:
 :math:`\mathbf{W}_\alpha = \mathbf{V}\,\mathrm{diag}\big(s/(s^2 + \alpha)\big)\,
 \mathbf{U}^\top \mathbf{Y}_c`, and the hat matrix :math:`\mathbf{H}_\alpha =
 \mathbf{1}\mathbf{1}^\top / n + \mathbf{U}\,\mathrm{diag}\big(s^2/(s^2+\alpha)\big)\,
@@ -81,6 +82,26 @@ class RidgePath:
         return self.labels_of(self.decision(X))
 
 
+#: Eigenvalues of the Gram matrix below this fraction of the largest are dropped (directions
+#: at the level of its rounding errors; the ridge shrinks them to nothing anyway).
+_RTOL = 1e-12
+
+
+def _thin_svd(Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``U [n, r], s [r], V [D, r]`` of ``Xc [n, D]`` from the eigendecomposition of the
+    smaller Gram matrix (``Xc Xc^T`` or ``Xc^T Xc``): a matrix product and an ``eigh`` of
+    ``min(n, D)``, several times faster than LAPACK's SVD of a wide matrix."""
+    n, d = Xc.shape
+    gram = Xc @ Xc.T if n <= d else Xc.T @ Xc
+    lam, vec = np.linalg.eigh(gram)
+    keep = lam > max(float(lam[-1]), 0.0) * _RTOL if lam.size else lam > 0
+    lam, vec = lam[keep], vec[:, keep]
+    s = np.sqrt(lam)
+    if n <= d:
+        return vec, s, (Xc.T @ vec) / s
+    return (Xc @ vec) / s, s, vec
+
+
 def ridge_path(X: np.ndarray, y: np.ndarray, alphas: Sequence[float] = RIDGE_ALPHAS) -> RidgePath:
     r"""Ridge classifiers for every penalty of ``alphas`` from one thin SVD of the centred
     ``X`` (module docstring), with their exact leave-one-out decision values.
@@ -117,16 +138,14 @@ def ridge_path(X: np.ndarray, y: np.ndarray, alphas: Sequence[float] = RIDGE_ALP
         Y = Y[:, 1:]
     mean = X.mean(axis=0)
     ybar = Y.mean(axis=0)
-    U, s, Vt = np.linalg.svd(X - mean, full_matrices=False)
-    keep = s > (s[0] if s.size else 0.0) * 1e-12
-    U, s, Vt = U[:, keep], s[keep], Vt[keep]
+    U, s, V = _thin_svd(X - mean)
     UtY = U.T @ (Y - ybar)  # [r, T]
     shrink = s[None, :] ** 2 / (s[None, :] ** 2 + a[:, None])  # [A, r]
     coef = (shrink / np.where(s > 0, s, 1.0)[None, :])[:, :, None] * UtY[None]  # [A, r, T]
     fitted = np.einsum("nr,ar,rt->nat", U, shrink, UtY) + ybar  # [n, A, T]
     hat = 1.0 / n + (U**2) @ shrink.T  # [n, A]
     loo = Y[:, None, :] - (Y[:, None, :] - fitted) / np.maximum(1.0 - hat, 1e-12)[..., None]
-    return RidgePath(classes=classes, alphas=a, mean=mean, components=Vt.T, coef=coef,
+    return RidgePath(classes=classes, alphas=a, mean=mean, components=V, coef=coef,
                      intercept=ybar, loo=loo)  # fmt: skip
 
 
