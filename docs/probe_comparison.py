@@ -115,8 +115,22 @@ def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _order(entries: list[dict[str, Any]], probe: str) -> list[str]:
-    return [e["row"] for e in sorted(entries, key=lambda e: -e[probe]["mean"])]
+def ranking(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """How the two probes order the rows of one dataset: every pair of rows whose SVM means
+    differ by more than the larger standard error of the two (``separated``) and whether the
+    ridge probe orders each such pair alike; pairs within their standard errors are ties."""
+    separated, same = [], []
+    for i, a in enumerate(entries):
+        for b in entries[i + 1 :]:
+            d = a["svm"]["mean"] - b["svm"]["mean"]
+            if abs(d) <= max(a["svm"]["sem"], b["svm"]["sem"]):
+                continue
+            separated.append((a["row"], b["row"]) if d > 0 else (b["row"], a["row"]))
+            r = a["ridge"]["mean"] - b["ridge"]["mean"]
+            same.append(bool(np.sign(r) == np.sign(d)))
+    order = [e["row"] for e in sorted(entries, key=lambda e: -e["svm"]["mean"])]
+    return {"svm_order": order, "separated": separated, "same": same,
+            "agree": all(same)}  # fmt: skip
 
 
 def table(summary: list[dict[str, Any]]) -> str:
@@ -135,10 +149,14 @@ def table(summary: list[dict[str, Any]]) -> str:
                 f"{e['difference']:+.1f} | {'yes' if e['within_sem'] else 'no'} |"
             )
         if mine:
-            so, ro = _order(mine, "svm"), _order(mine, "ridge")
-            same = "the same order" if so == ro else "another order"
-            notes.append(f"- {NAMES[name]}: SVM order {' > '.join(so)}; ridge: {same}"
-                         + ("" if so == ro else f" ({' > '.join(ro)})") + ".")  # fmt: skip
+            rk = ranking(mine)
+            pairs = len(rk["separated"])
+            flipped = [f"{a} > {b}" for (a, b), ok in zip(rk["separated"], rk["same"],
+                                                            strict=True) if not ok]  # fmt: skip
+            verdict = ("the ridge probe orders every one alike" if rk["agree"]
+                       else f"the ridge probe reverses {', '.join(flipped)}")  # fmt: skip
+            notes.append(f"- {NAMES[name]}: {pairs} pair(s) of rows the SVM separates by more "
+                         f"than their standard errors; {verdict}.")  # fmt: skip
     return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 
 
