@@ -109,6 +109,10 @@ def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             "cpu_seconds": float(sum(by[p][s]["cpu_seconds"] for s in common))}
             diff = entry["ridge"]["mean"] - entry["svm"]["mean"]
             entry["difference"] = float(diff)
+            paired = 100 * np.array([by["ridge"][s]["test_accuracy"] - by["svm"][s]["test_accuracy"]
+                                     for s in common])  # fmt: skip
+            entry["paired_sem"] = (float(paired.std(ddof=1) / np.sqrt(paired.size))
+                                   if paired.size > 1 else float("nan"))  # fmt: skip
             entry["within_sem"] = bool(abs(diff) <= max(entry["svm"]["sem"],
                                                         entry["ridge"]["sem"]) + 1e-9)
             out.append(entry)
@@ -118,25 +122,26 @@ def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def ranking(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """How the two probes order the rows of one dataset: every pair of rows whose SVM means
     differ by more than the larger standard error of the two (``separated``) and whether the
-    ridge probe orders each such pair alike; pairs within their standard errors are ties."""
+    ridge probe orders each such pair alike (``same``: ``"alike"``, ``"tied"``: equal means,
+    or ``"reversed"``); pairs within their standard errors are ties."""
     separated, same = [], []
     for i, a in enumerate(entries):
         for b in entries[i + 1 :]:
             d = a["svm"]["mean"] - b["svm"]["mean"]
-            if abs(d) <= max(a["svm"]["sem"], b["svm"]["sem"]):
+            if d == 0 or abs(d) <= np.nan_to_num(max(a["svm"]["sem"], b["svm"]["sem"])):
                 continue
             separated.append((a["row"], b["row"]) if d > 0 else (b["row"], a["row"]))
             r = a["ridge"]["mean"] - b["ridge"]["mean"]
-            same.append(bool(np.sign(r) == np.sign(d)))
+            same.append("alike" if r * d > 0 else "tied" if r == 0 else "reversed")
     order = [e["row"] for e in sorted(entries, key=lambda e: -e["svm"]["mean"])]
     return {"svm_order": order, "separated": separated, "same": same,
-            "agree": all(same)}  # fmt: skip
+            "agree": "reversed" not in same}  # fmt: skip
 
 
 def table(summary: list[dict[str, Any]]) -> str:
     """The Markdown table and one line per dataset on the rows' order."""
     lines = ["| dataset | row | features | splits | SVM (10-fold CV) % | ridge (LOO) % | "
-             "ridge - SVM | within SEM |",
+             "ridge - SVM (paired) | within SEM |",
              "|---|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     notes = []
     for name in DATASETS:
@@ -146,17 +151,20 @@ def table(summary: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| {NAMES[name]} | {LABELS[e['row']]} | {e['features']:,} | {e['splits']} | "
                 f"{s['mean']:.1f} ± {s['sem']:.1f} | {r['mean']:.1f} ± {r['sem']:.1f} | "
-                f"{e['difference']:+.1f} | {'yes' if e['within_sem'] else 'no'} |"
+                f"{e['difference']:+.1f} ± {e['paired_sem']:.1f} | "
+                f"{'yes' if e['within_sem'] else 'no'} |"
             )
         if mine:
             rk = ranking(mine)
-            pairs = len(rk["separated"])
-            flipped = [f"{a} > {b}" for (a, b), ok in zip(rk["separated"], rk["same"],
-                                                            strict=True) if not ok]  # fmt: skip
-            verdict = ("the ridge probe orders every one alike" if rk["agree"]
-                       else f"the ridge probe reverses {', '.join(flipped)}")  # fmt: skip
-            notes.append(f"- {NAMES[name]}: {pairs} pair(s) of rows the SVM separates by more "
-                         f"than their standard errors; {verdict}.")  # fmt: skip
+            pairs = list(zip(rk["separated"], rk["same"], strict=True))
+            flipped = [f"{a} > {b}" for (a, b), how in pairs if how == "reversed"]
+            tied = [f"{a} > {b}" for (a, b), how in pairs if how == "tied"]
+            verdict = ("the ridge probe orders every one alike" if not flipped and not tied
+                       else "the ridge probe reverses " + ", ".join(flipped) if flipped
+                       else "the ridge probe orders the others alike and ties "
+                       + ", ".join(tied))  # fmt: skip
+            notes.append(f"- {NAMES[name]}: {len(pairs)} pair(s) of rows the SVM separates by "
+                         f"more than their standard errors; {verdict}.")  # fmt: skip
     return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 
 
