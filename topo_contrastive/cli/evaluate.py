@@ -102,10 +102,7 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
-    from topo_contrastive.experiments.runs import evaluate_saved
 
     task = common.config_task(args)
     expected: dict[str, Any] = {}
@@ -124,8 +121,24 @@ def run(args: argparse.Namespace) -> int:
                     f"the Markdown report '{md}' beside --out already exists; pass --overwrite "
                     "to replace it, or choose another --out"
                 )
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    # numpy's BLAS (the Hodge decomposition, the harmonic basis, the probes) on the torch
+    # threads chosen for this run: OpenBLAS's default of every core spins against the other
+    # processes of a busy machine
+    with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
+        return _evaluate(args, task, expected)
+
+
+def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
+    """The work of :func:`run` once the options are checked."""
     from topo_contrastive._files import require_file
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import check_probe_splits
+    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
+    from topo_contrastive.experiments.runs import evaluate_saved
 
     require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
