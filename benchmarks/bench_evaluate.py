@@ -129,6 +129,51 @@ def label_cells(net: Path, out: Path, data_root: Path, classifier: str) -> dict[
     }  # fmt: skip
 
 
+def probe_cells(net: Path, data_root: Path, ckpt: Path, draws: int = 2,
+                fractions: tuple[float, ...] = (0.1, 1.0)) -> dict[str, Any]:
+    """The probe of a label-efficiency cell alone, in this process: ``low_label_probe`` with
+    the logistic and the ridge classifier on the same features (the encoder of ``ckpt``,
+    its untrained twin, raw flows, ``|flows|``, ``U_H^T x``) and labelled subsets of split 0;
+    wall and CPU seconds per cell and the mean test accuracy (the reading) per row."""
+    import torch
+
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.data import ExperimentData, load_data_file
+    from topo_contrastive.experiments.evaluation import reference_features
+    from topo_contrastive.experiments.label_efficiency import labelled_subsets
+    from topo_contrastive.experiments.low_label_probe import low_label_probe
+    from topo_contrastive.experiments.references import untrained_like
+    from topo_contrastive.experiments.training import embed
+
+    torch.set_num_threads(2)
+    data = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)
+    encoder, _ = load_encoder(ckpt, data=data)
+    feats = {"encoder": embed(encoder, data),
+             "untrained": embed(untrained_like(encoder, data), data),
+             **{k: reference_features(data, k) for k in ("raw", "abs", "harmonic")}}  # fmt: skip
+    y = data.labels.numpy()
+    idx = data.split(0)
+    subsets = labelled_subsets(y, idx["train"], fractions, draws, 0)
+    out: dict[str, Any] = {"fractions": list(fractions), "draws": draws, "rows": {}}
+    for row, X in feats.items():
+        out["rows"][row] = {"features": int(X.shape[1])}
+        for c in ("logistic", "ridge"):
+            wall, cpu, acc = [], [], []
+            for (_f, d), sub in subsets.items():
+                w0, c0 = time.perf_counter(), time.process_time()
+                res = low_label_probe(X, y, sub, idx["test"], classifier=c, seed=d)
+                wall.append(time.perf_counter() - w0)
+                cpu.append(time.process_time() - c0)
+                acc.append(100 * res.test_accuracy)
+            out["rows"][row][c] = {"wall_s": float(np.mean(wall)), "cpu_s": float(np.mean(cpu)),
+                                   "mean": float(np.mean(acc))}  # fmt: skip
+        r = out["rows"][row]
+        print(f"  cell probe {row}: logistic {r['logistic']['cpu_s']:.2f} s CPU "
+              f"({r['logistic']['mean']:.1f} %), ridge {r['ridge']['cpu_s']:.2f} s CPU "
+              f"({r['ridge']['mean']:.1f} %)", flush=True)  # fmt: skip
+    return out
+
+
 def main(networks: list[str], svm_splits: int, epochs: int | None, seed: int,
          out: Path = RESULTS, work: Path | None = None,
          checkpoints: Path | None = None) -> dict[str, Any]:  # fmt: skip
@@ -183,6 +228,7 @@ def main(networks: list[str], svm_splits: int, epochs: int | None, seed: int,
                     c: label_cells(net, tmp / f"le_{c}_{net_name}", data_root, c)
                     for c in ("logistic", "ridge")
                 }
+                entry["cell_probe"] = probe_cells(net, data_root, ckpt)
             results["networks"][net_name] = entry
             out.mkdir(parents=True, exist_ok=True)  # what is done so far, in case of a stop
             (out / "bench_evaluate.json").write_text(json.dumps(results, indent=1) + "\n")
@@ -236,6 +282,20 @@ def render(results: dict[str, Any]) -> str:
                          f"{w['mean']:.1f} |")  # fmt: skip
         lines.append(f"| all cells | {lo['cell_s']:.2f} | {ri['cell_s']:.2f} | "
                      f"{lo['cell_s'] / max(ri['cell_s'], 1e-9):.1f}x | | |")  # fmt: skip
+        cp = e.get("cell_probe")
+        if cp:
+            lines += ["", f"The probe of a cell alone on {name} (in one process, 2 threads; "
+                      f"fractions {', '.join(f'{f:g}' for f in cp['fractions'])} of split 0's "
+                      f"training part, {cp['draws']} draws each; mean per cell):", "",
+                      "| row | features | logistic CPU s | ridge CPU s | ratio | logistic wall s "
+                      "| ridge wall s | logistic % | ridge % |",
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+            for row, v in cp["rows"].items():
+                lo_, ri_ = v["logistic"], v["ridge"]
+                lines.append(f"| {row} | {v['features']:,} | {lo_['cpu_s']:.2f} | "
+                             f"{ri_['cpu_s']:.2f} | {lo_['cpu_s'] / max(ri_['cpu_s'], 1e-9):.1f}x"
+                             f" | {lo_['wall_s']:.2f} | {ri_['wall_s']:.2f} | {lo_['mean']:.1f} "
+                             f"| {ri_['mean']:.1f} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -253,9 +313,19 @@ if __name__ == "__main__":
                         help="keep the data and runs in this folder (default: a temporary one)")
     parser.add_argument("--checkpoints", type=Path, default=None,
                         help="reuse the pretrain runs DIR/<network>/ (default: pre-train)")
+    parser.add_argument("--cells-only", action="store_true",
+                        help="only measure the cell probes on the first network, into --out's "
+                        "bench_evaluate.json (with --checkpoints and --work of an earlier run)")
     parser.add_argument("--render", action="store_true",
                         help="only re-write the Markdown from --out's bench_evaluate.json")
     a = parser.parse_args()
+    if a.cells_only:
+        res = json.loads((a.out / "bench_evaluate.json").read_text())
+        name = a.networks[0]
+        res["networks"][name]["cell_probe"] = probe_cells(
+            a.work / f"{name}.npz", a.work / "data", a.checkpoints / name / "encoder.pt")
+        (a.out / "bench_evaluate.json").write_text(json.dumps(res, indent=1) + "\n")
+        a.render = True
     if a.render:
         text = render(json.loads((a.out / "bench_evaluate.json").read_text()))
         (a.out / "bench_evaluate.md").write_text(text)

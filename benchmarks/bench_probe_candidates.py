@@ -12,7 +12,7 @@ Candidates (all on features standardised on the training split):
   ``alpha`` path, the squared error selecting);
 - ``ridge_acc``: the same selecting by leave-one-out accuracy (ties to the first ``alpha``);
 - ``library``: the library's ridge probe
-  (:func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`: leave-one-out accuracy,
+  (:func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`: leave-one-out squared hinge,
   ties to the larger ``alpha``).
 
 Rows: the untrained HodgeReadout encoder of the data file's default configuration (seed 0),

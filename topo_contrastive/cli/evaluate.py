@@ -26,8 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=PROBES,
         default=DEFAULT_PROBE,
         help="the linear probe of every row: ridge (default: standardised features, a ridge "
-        "classifier whose penalty is chosen by leave-one-out accuracy on the training split, "
-        "the whole path from one SVD per split; seconds where the SVM takes minutes) or svm "
+        "classifier whose penalty is chosen by the leave-one-out squared hinge loss on the "
+        "training split, the whole penalty path from one factorisation per split; seconds "
+        "where the SVM takes minutes) or svm "
         "(Table 1's protocol: LinearSVC, C by stratified 10-fold CV on the training split)",
     )
     p.add_argument(

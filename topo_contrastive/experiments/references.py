@@ -6,7 +6,8 @@ coordinates (93 %). :func:`reference_rows` probes, **on the same splits, with th
 classifier and the same selection rule** as the encoder
 (:func:`~topo_contrastive.experiments.evaluation.probe_splits`; by default the fast ridge
 probe, :func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`: ``StandardScaler`` and
-a ridge classifier, its penalty by leave-one-out accuracy on the training split; with
+a ridge classifier, its penalty by the leave-one-out squared hinge loss on the training
+split; with
 ``probe="svm"`` the paper's ``StandardScaler + LinearSVC``, ``C`` by stratified k-fold
 cross-validation on the training split):
 
@@ -168,7 +169,8 @@ def protocol_summary(
             "alpha_grid": list(RIDGE_ALPHAS),
             "classifier": "ridge classifier (squared loss on +-1 targets, L2) on standardised "
             "features",
-            "selection": "alpha by leave-one-out accuracy on the training split (one SVD)",
+            "selection": "alpha by the leave-one-out squared hinge loss on the training split "
+            "(one factorisation)",
             "score": "accuracy on the test split",
         }
     return {
@@ -461,7 +463,8 @@ def protocol_line(protocol: Mapping[str, Any]) -> str:
         a = protocol["alpha_grid"]
         return head + (
             f"ridge classifier on standardised features, alpha in {len(a)} values "
-            f"{min(a):g}-{max(a):g} by leave-one-out accuracy on the training split, test "
+            f"{min(a):g}-{max(a):g} by leave-one-out squared hinge loss on the training split, "
+            "test "
             "accuracy"
         )
     grid = ", ".join(f"{c:g}" for c in protocol["C_grid"])
