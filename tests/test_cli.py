@@ -91,7 +91,10 @@ def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
     assert all(len(r["splits"]) == 2 for r in refs["rows"])
     assert refs["protocol"]["split_seeds"] == [0, 1]
     assert "Same splits, same probe: 2 split(s) (seeds 0-1) of " in printed
-    assert "LinearSVC on standardised features" in printed and "stratified" in printed
+    # the default probe: ridge, its penalty by leave-one-out on the training split
+    assert "(ridge probe, alpha by leave-one-out)" in printed and res["probe"] == "ridge"
+    assert "ridge classifier on standardised features" in printed and "leave-one-out" in printed
+    assert all("alpha" in s for r in refs["rows"] for s in r["splits"])
     for r in refs["rows"]:
         assert f"{r['label']}" in printed and f"{r['mean_accuracy']:5.1f} ±" in printed
     line = refs["line"][0].upper() + refs["line"][1:] + "."
@@ -107,10 +110,13 @@ def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
     assert main(argv) == 2
     assert "again.md' beside --out already exists" in capsys.readouterr().err
     assert not again.exists() and (tmp_path / "again.md").read_text() == "notes"
-    # --no-references: the encoder alone, as before
-    assert main([*argv, "--no-references"]) == 0
-    assert "Same splits" not in capsys.readouterr().out
-    assert "references" not in json.loads(again.read_text())
+    # --no-references: the encoder alone, as before; --probe svm: Table 1's probe
+    assert main([*argv, "--no-references", "--probe", "svm"]) == 0
+    printed = capsys.readouterr().out
+    assert "Same splits" not in printed and "(linear SVM, C by 10-fold CV)" in printed
+    again_res = json.loads(again.read_text())
+    assert "references" not in again_res and again_res["probe"] == "svm"
+    assert "C" in again_res["splits"][0] and "alpha" not in again_res["splits"][0]
     assert (tmp_path / "again.md").read_text() == "notes"
 
 
@@ -483,11 +489,12 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
                "--seeds", "2", *flags])  # fmt: skip
     assert rc == 0
     err = capsys.readouterr().err.splitlines()
+    # one display for the encoder and the four reference rows on both splits: the probes
+    # done, the probes left and the expected time of the whole evaluation
     lines = [e for e in err if e.startswith("evaluate SSCL_Spec trajectory:")]
-    assert len(lines) == 2 and "1/2" in lines[0] and "2/2" in lines[1]
-    assert "test_acc=" in lines[1] and "\r" not in "".join(err)
-    refs = [e for e in err if e.startswith("references trajectory:")]  # per split and row
-    assert len(refs) == 8 and "8/8" in refs[-1] and "row=harmonic" in refs[-1]
+    assert len(lines) == 10 and "1/10" in lines[0] and "10/10" in lines[-1]
+    assert "row=encoder" in lines[0] and "row=harmonic" in lines[-1]
+    assert "test_acc=" in lines[1] and "<" in lines[1] and "\r" not in "".join(err)
     rc = main(["pretrain", "--dataset", "trajectory", "--config", "SCL", "--epochs", "2",
                "--hidden-channels", "8", "--out", str(tmp_path / "p"), *flags])  # fmt: skip
     assert rc == 0

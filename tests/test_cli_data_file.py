@@ -342,3 +342,34 @@ def test_default_edition_of_a_data_file_and_what_pretrain_json_records(
     assert {"chance_loss", "loss_drop", "relative_spread", "warnings"} <= set(diag)
     # one epoch of batches of 40 with InfoNCE-like weights: chance is log(2 * 40 - 1)
     assert diag["chance_loss"] == pytest.approx(np.log(79), rel=1e-5)
+
+
+def test_evaluate_refuses_a_split_the_probe_cannot_run_on_before_any_fit(
+    files, tmp_path, capsys, monkeypatch
+):
+    """A class with a single labelled sample: no training split has two of it, so neither
+    probe can run; evaluate says so (split, probe, class counts) before loading the encoder
+    or fitting anything, and writes nothing."""
+    import topo_contrastive.experiments.checkpoint as checkpoint
+
+    with np.load(files["labelled"]) as f:
+        arrays = {k: f[k] for k in f.files}
+    labels = np.zeros_like(arrays["labels"])
+    labels[0] = 1
+    rare = tmp_path / "rare.npz"
+    np.savez(rare, **{**arrays, "labels": labels})
+    ckpt = tmp_path / "encoder.pt"
+    ckpt.write_bytes(b"not read")
+
+    def no_load(*a, **k):
+        raise AssertionError("the encoder was loaded")
+
+    monkeypatch.setattr(checkpoint, "load_encoder", no_load)
+    out = tmp_path / "eval.json"
+    for probe in ("ridge", "svm"):
+        argv = ["evaluate", "--checkpoint", str(ckpt), "--data-file", str(rare), "--probe",
+                probe, "--out", str(out), *_flags(files["root"])]  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"the {probe} probe cannot run on split 0" in err and "{0: " in err
+    assert not out.exists()

@@ -80,6 +80,7 @@ CASES = [
     ("evaluate-checkpoint-text", ["evaluate", "--checkpoint", "{text}", "--data-file", "{data}", "--data-root", "{root}"], "cannot be read with weights_only"),
     ("evaluate-checkpoint-data-file", ["evaluate", "--checkpoint", "{data}", "--data-file", "{data}", "--data-root", "{root}"], "checkpoint|weights_only|format"),
     ("evaluate-seeds-0", EVALUATE + ["--data-file", "{data}", "--seeds", "0"], "--seeds: expected a positive integer"),
+    ("evaluate-unknown-probe", EVALUATE + ["--data-file", "{data}", "--probe", "lasso"], "--probe: invalid choice: 'lasso' \\(choose from '?ridge'?, '?svm'?\\)"),
     ("evaluate-seed-negative", EVALUATE + ["--data-file", "{data}", "--seed", "-2"], "--seed: expected an integer >= 0"),
     ("evaluate-unknown-config", EVALUATE + ["--data-file", "{data}", "--config", "nope"], "unknown configuration 'nope'"),
     ("evaluate-edition-without-config", EVALUATE + ["--data-file", "{data}", "--edition", "hodge"], "--edition hodge selects the edition of --config"),

@@ -42,10 +42,11 @@ def test_untrained_like_is_the_pretraining_start(tiny_data, trained):
 
 
 def test_rows_are_probed_on_the_same_splits(tiny_data, trained):
-    enc = probe_splits(embed(trained, tiny_data), tiny_data, SEEDS)
+    enc = probe_splits(embed(trained, tiny_data), tiny_data, SEEDS, probe="svm")
     seen = []
     refs = reference_rows(
-        trained, tiny_data, SEEDS, enc, seed=3, progress=lambda row, r: seen.append(row)
+        trained, tiny_data, SEEDS, enc, seed=3, progress=lambda row, r: seen.append(row),
+        probe="svm",
     )
     names = [r["row"] for r in refs["rows"]]
     assert names[0] == "encoder" and set(names[1:]) | set(refs["omitted"]) == set(REFERENCE_ROWS)
@@ -75,6 +76,29 @@ def test_rows_are_probed_on_the_same_splits(tiny_data, trained):
         len(idx[k]) for k in ("train", "val", "test")
     )
     assert proto["split_seeds"] == SEEDS and "stratified" in proto["selection"]
+    assert proto["probe"] == "svm" and proto["C_grid"]
+
+
+def test_the_default_probe_is_the_ridge_probe_on_every_row(tiny_data, trained):
+    """reference_rows' default probe is the ridge probe, the same on every row and split."""
+    from topo_contrastive.experiments.references import protocol_line
+    from topo_contrastive.experiments.ridge_probe import ridge_probe
+
+    enc = probe_splits(embed(trained, tiny_data), tiny_data, SEEDS, probe="ridge")
+    refs = reference_rows(trained, tiny_data, SEEDS, enc, seed=3)
+    assert refs["protocol"]["probe"] == "ridge" and refs["protocol"]["folds"] == "loo"
+    assert "leave-one-out" in protocol_line(refs["protocol"])
+    labels = tiny_data.labels.numpy()
+    features = {"raw": tiny_data.flows.numpy(), "abs": np.abs(tiny_data.flows.numpy()),
+                "harmonic": reference_features(tiny_data, "harmonic")}  # fmt: skip
+    rows = {r["row"]: r for r in refs["rows"]}
+    for name, feats in features.items():
+        for s, split in zip(SEEDS, rows[name]["splits"], strict=True):
+            idx = tiny_data.split(s)
+            direct = ridge_probe(feats, labels, idx["train"], idx["test"], val_idx=idx["val"])
+            assert split["test_accuracy"] == direct.test_accuracy
+            assert split["alpha"] == direct.alpha and "C" not in split
+    assert rows["untrained"]["splits"] == rows["encoder"]["splits"]
 
 
 def _refs(encoder: float, **others: float) -> dict:

@@ -85,7 +85,7 @@ def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tm
     assert rows["encoder"]["mean_accuracy"] == summary["mean_accuracy"]
     assert rows["encoder"]["splits"] == summary["splits"]
     assert "seed 2" in rows["untrained"]["label"]  # the checkpoint's pre-training seed
-    raw = probe_splits(reference_features(tiny_data, "raw"), tiny_data, [0, 1])
+    raw = probe_splits(reference_features(tiny_data, "raw"), tiny_data, [0, 1], probe="ridge")
     assert rows["raw"]["splits"] == raw  # same splits, same probe
     assert seen == [(row, s) for row in ("untrained", "raw", "abs", "harmonic") for s in (0, 1)]
     written = json.loads(out.read_text())
@@ -96,7 +96,7 @@ def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tm
     md = markdown_path(out)
     assert md == tmp_path / "eval.md" and md.is_file()
     text = md.read_text()
-    assert "| raw flows |" in text and "stratified" in text and refs["line"][1:] in text
+    assert "| raw flows |" in text and "leave-one-out" in text and refs["line"][1:] in text
     assert markdown_path(tmp_path / "x.md") == tmp_path / "x.md.md"
     # references=False: the summary of before, and no Markdown
     plain = evaluate_saved(encoder, tiny_data, [0], out=tmp_path / "plain.json", references=False)

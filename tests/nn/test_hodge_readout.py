@@ -83,6 +83,21 @@ def test_basis_is_canonical_across_backends_and_orthonormal():
     np.testing.assert_allclose(L1 @ exact, 0.0, atol=1e-10)  # harmonic
 
 
+def test_basis_is_computed_once_per_decomposition(monkeypatch):
+    """A second call on the same decomposition reuses the basis (copies: the caller may
+    change them); another decomposition of the same complex computes its own, equal one."""
+    hodge = HodgeDecomposition(_holey_complex(2))
+    calls = []
+    basis = hodge.basis
+    monkeypatch.setattr(hodge, "basis", lambda part: calls.append(part) or basis(part))
+    first, p1 = canonical_harmonic_basis(hodge)
+    first[:] = 0.0  # the caller's copy
+    second, p2 = canonical_harmonic_basis(hodge)
+    assert calls == ["harmonic"] and p1.tolist() == p2.tolist()
+    fresh, _ = canonical_harmonic_basis(HodgeDecomposition(_holey_complex(2)))
+    np.testing.assert_array_equal(second, fresh)
+
+
 def test_invariant_to_edge_orientation():
     ops = _holey_complex(3)
     rng = np.random.default_rng(0)

@@ -1,7 +1,8 @@
-"""``topo-contrastive evaluate``: linear-SVM evaluation of a saved encoder over several random
+"""``topo-contrastive evaluate``: linear-probe evaluation of a saved encoder over several random
 splits, with reference rows on the same splits (an untrained encoder of the same architecture
 and seed, raw flows, |flows|, harmonic coordinates) and a line saying which of them beat the
-encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`)."""
+encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`). The probe is the fast
+ridge probe by default, the paper's linear SVM with ``--probe svm``."""
 
 from __future__ import annotations
 
@@ -16,10 +17,21 @@ from topo_contrastive.cli import _common as common
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand and its options to ``sub``."""
     from topo_contrastive.experiments.configs import EDITIONS
+    from topo_contrastive.experiments.evaluation import DEFAULT_PROBE, PROBES
 
-    p = sub.add_parser("evaluate", help="linear-SVM evaluation of a saved encoder")
+    p = sub.add_parser("evaluate", help="linear-probe evaluation of a saved encoder")
     p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
     common.add_data_choice(p)
+    p.add_argument(
+        "--probe",
+        choices=PROBES,
+        default=DEFAULT_PROBE,
+        help="the linear probe of every row: ridge (default: standardised features, a ridge "
+        "classifier whose penalty is chosen by the leave-one-out squared hinge loss on the "
+        "training split, the whole penalty path from one factorisation per split; seconds "
+        "where the SVM takes minutes) or svm "
+        "(Table 1's protocol: LinearSVC, C by stratified 10-fold CV on the training split)",
+    )
     p.add_argument(
         "--seeds",
         type=common.splits_int,
@@ -80,21 +92,21 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate as ``args`` say and print the mean test accuracy, then (unless
+    """Evaluate as ``args`` say (``--probe``: the probe of every row) and print the mean test
+    accuracy, then (unless
     ``--no-references``) the splits and the selection rule, one line per reference row and one
     line saying which rows beat the encoder; returns the exit status.
 
     Raises:
         ValueError: an unknown configuration or dataset, an existing ``--out`` without
             ``--overwrite`` (or an existing Markdown report beside it), data without labels,
-            or a checkpoint that does not match the data or the expected architecture.
+            or a checkpoint that does not match the data or the expected architecture; a split
+            whose training part the probe cannot run on (one class, or a class with a single
+            sample), before any fit.
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
-    from topo_contrastive.experiments.runs import evaluate_saved
 
     common.check_seed_range(args.seed, args.seeds)
     task = common.config_task(args)
@@ -114,19 +126,32 @@ def run(args: argparse.Namespace) -> int:
                     f"the Markdown report '{md}' beside --out already exists; pass --overwrite "
                     "to replace it, or choose another --out"
                 )
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    # numpy's BLAS (the Hodge decomposition, the harmonic basis, the probes) on the torch
+    # threads chosen for this run: OpenBLAS's default of every core spins against the other
+    # processes of a busy machine
+    with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
+        return _evaluate(args, task, expected)
+
+
+def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
+    """The work of :func:`run` once the options are checked."""
     from topo_contrastive._files import require_file
+    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.experiments.evaluation import check_probe_splits
+    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
+    from topo_contrastive.experiments.runs import evaluate_saved
 
     require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
-    data.require_labels("evaluate (the linear SVM)")
-    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
+    data.require_labels("evaluate (the linear probe)")
     seeds = list(range(args.seed, args.seed + args.seeds))
+    check_probe_splits(data, seeds, args.probe)  # before any fit
+    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
     name = meta.get("config", "?")
-    bar = common.progress(args, len(seeds), f"evaluate {name} {data.name}", "split")
-
-    def tick(result: dict[str, Any]) -> None:
-        bar.set_postfix(test_acc=f"{100 * result['test_accuracy']:.1f}%")
-        bar.update(1)
 
     supervised = None
     if args.supervised:  # the supervised configuration of the encoder's edition
@@ -135,16 +160,18 @@ def run(args: argparse.Namespace) -> int:
         edition = "hodge" if isinstance(encoder.readout, HodgeReadout) else "paper"
         supervised = get_config("SCNN", task, edition)
     refs = not args.no_references or args.fine_tune or args.supervised
-    ref_bar = None
-    if refs:  # a display of its own, so that the encoder's keeps its steps
-        rows = (0 if args.no_references else len(REFERENCE_ROWS)) + (
-            len(FINE_TUNE_ROWS) if args.fine_tune else 0
-        ) + (1 if args.supervised else 0)
-        ref_bar = common.progress(args, rows * len(seeds), f"references {data.name}", "probe")
+    # one display for the whole evaluation: every row on every split is one step, so that the
+    # steps done, the steps left and the expected time cover the reference rows too
+    rows = 1 + (0 if args.no_references else len(REFERENCE_ROWS)) + (
+        len(FINE_TUNE_ROWS) if args.fine_tune else 0
+    ) + (1 if args.supervised else 0)
+    if not args.no_references and int(data.hodge.dims["harmonic"]) == 0:
+        rows -= 1  # the harmonic row is omitted
+    bar = common.progress(args, rows * len(seeds), f"evaluate {name} {data.name}", "probe")
 
-    def ref_tick(row: str, result: dict[str, Any]) -> None:
-        ref_bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
-        ref_bar.update(1)
+    def tick(result: dict[str, Any], row: str = "encoder") -> None:
+        bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
+        bar.update(1)
 
     held, out = contextlib.nullcontext(None), None
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
@@ -158,15 +185,16 @@ def run(args: argparse.Namespace) -> int:
         summary = evaluate_saved(
             encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta,
             device=args.device, out=None if work is None else work / out.name, progress=tick,
-            references=not args.no_references, reference_progress=ref_tick,
-            fine_tune=args.fine_tune, supervised=supervised,
+            references=not args.no_references,
+            reference_progress=lambda row, result: tick(result, row), fine_tune=args.fine_tune,
+            supervised=supervised, probe=args.probe,
         )  # fmt: skip
     bar.close()
-    if ref_bar is not None:
-        ref_bar.close()
+    how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
+           else "linear SVM, C by 10-fold CV")  # fmt: skip
     print(
         f"{name} on {data.name}: test accuracy {summary['mean_accuracy']:.1f} ± "
-        f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits (linear SVM, C by 10-fold CV)"
+        f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits ({how})"
     )
     if refs:
         print(reference_report(summary["references"]))

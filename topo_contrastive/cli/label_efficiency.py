@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         ROW_KINDS,
     )
     from topo_contrastive.experiments.labelled_subsets import MAX_DRAWS
+    from topo_contrastive.experiments.low_label_probe import CLASSIFIERS
 
     p = sub.add_parser(
         "label-efficiency",
@@ -103,9 +104,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--classifier",
-        choices=("logistic", "svm"),
-        default="logistic",
-        help="the low-label probe's classifier (default: logistic)",
+        choices=CLASSIFIERS,
+        default="ridge",
+        help="the low-label probe's classifier: ridge (default: a ridge classifier, the scaling "
+        "and its penalty chosen by 3-fold CV with one SVD per fold and scaling for the whole "
+        "penalty path), logistic (logistic regression, C by the same CV, a fit per grid point) "
+        "or svm (LinearSVC, likewise)",
     )
     p.add_argument(
         "--resume",

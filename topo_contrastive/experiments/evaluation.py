@@ -1,4 +1,7 @@
-"""Linear evaluation protocol (docs/design.md §2.8): a linear SVM on frozen embeddings."""
+"""Linear evaluation protocol (docs/design.md §2.8): a linear SVM on frozen embeddings (the
+paper's, :func:`linear_probe`), or the fast ridge probe of ``evaluate``
+(:func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`), on several splits
+(:func:`probe_splits`)."""
 
 from __future__ import annotations
 
@@ -19,16 +22,27 @@ from sklearn.svm import LinearSVC
 
 __all__ = [
     "DEFAULT_CS",
+    "DEFAULT_PROBE",
+    "PROBES",
     "ProbeResult",
     "RowSpace",
     "WideLinearSVC",
     "linear_probe",
     "max_iter_for",
+    "check_probe",
+    "check_probe_splits",
     "probe_splits",
     "uses_row_space",
     "reference_features",
 ]
 
+#: The probes of :func:`probe_splits`: ``"ridge"`` (the fast probe,
+#: :func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`) and ``"svm"`` (the paper's,
+#: :func:`linear_probe`).
+PROBES: tuple[str, ...] = ("ridge", "svm")
+#: The probe of ``evaluate`` and of :func:`~topo_contrastive.experiments.runs.evaluate_saved`
+#: (``reproduce`` and every Table 1 protocol keep ``"svm"``).
+DEFAULT_PROBE = "ridge"
 #: Grid of the SVM penalty ``C`` searched by cross-validation.
 DEFAULT_CS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 #: Cross-validation folds of the penalty search (paper §5: 10-fold).
@@ -162,9 +176,12 @@ class ProbeResult:
     Attributes:
         test_accuracy: accuracy on the test samples.
         train_accuracy: accuracy on the training samples.
-        cv_accuracy: mean cross-validation accuracy of the chosen ``C``.
-        C: the chosen penalty.
+        cv_accuracy: mean cross-validation accuracy of the chosen ``C`` (the ridge probe:
+            leave-one-out accuracy of the chosen ``alpha``).
+        C: the chosen penalty of the SVM (``nan`` for the ridge probe).
         val_accuracy: accuracy on the validation samples (``nan`` when none were given).
+        alpha: the chosen penalty of the ridge probe (``nan`` for the SVM).
+        probe: ``"svm"`` or ``"ridge"``.
     """
 
     test_accuracy: float
@@ -172,6 +189,8 @@ class ProbeResult:
     cv_accuracy: float
     C: float
     val_accuracy: float = float("nan")
+    alpha: float = float("nan")
+    probe: str = "svm"
 
 
 def linear_probe(
@@ -289,31 +308,94 @@ def linear_probe(
     )
 
 
+def check_probe(probe: str) -> str:
+    """``probe`` if it is one of :data:`PROBES`.
+
+    Raises:
+        TypeError: ``probe`` is not a string.
+        ValueError: an unknown probe.
+    """
+    if not isinstance(probe, str):
+        raise TypeError(f"`probe` must be a str, one of {', '.join(PROBES)}; got "
+                        f"{type(probe).__name__}")  # fmt: skip
+    if probe not in PROBES:
+        raise ValueError(f"`probe` must be one of {', '.join(PROBES)}, got {probe!r}")
+    return probe
+
+
+def check_probe_splits(data: Any, split_seeds: Sequence[int], probe: str = "svm") -> None:
+    """Check, before any fit, that ``probe`` can run on the training part of every split:
+    at least two classes, and at least two samples of every class (the SVM's stratified
+    k-fold cross-validation needs two folds; it lowers its 10 folds to the smallest class
+    count; the ridge probe's leave-one-out needs a class left in every fold).
+
+    Args:
+        data: the :class:`~topo_contrastive.experiments.ExperimentData` (labels, splits).
+        split_seeds: the splits.
+        probe: one of :data:`PROBES` (default ``"svm"``).
+
+    Raises:
+        TypeError, ValueError: an unknown probe (:func:`check_probe`); data without labels;
+            a split whose training part has one class, or a class with a single sample (the
+            message names the split, the probe and the class counts).
+    """
+    check_probe(probe)
+    labels = data.require_labels("the linear evaluation").numpy()
+    for s in split_seeds:
+        train = data.split(int(s))["train"]
+        classes, counts = np.unique(labels[train], return_counts=True)
+        if classes.size < 2 or (counts.size and counts.min() < 2):
+            need = ("stratified k-fold cross-validation (at least 2 folds)" if probe == "svm"
+                    else "leave-one-out selection")  # fmt: skip
+            got = dict(zip(classes.tolist(), counts.tolist(), strict=True))
+            raise ValueError(
+                f"the {probe} probe cannot run on split {int(s)}: its training part needs "
+                f"two classes with >= 2 samples each for the {need}, got class counts {got} "
+                f"({len(train)} training samples); label more samples of the rare class(es)"
+            )
+
+
 def probe_splits(
     features: np.ndarray,
     data: Any,
     split_seeds: Sequence[int],
     progress: Callable[[dict[str, Any]], None] | None = None,
+    probe: str = "svm",
 ) -> list[dict[str, Any]]:
-    """:func:`linear_probe` of fixed features on several splits of a prepared dataset.
+    """:func:`linear_probe` (or the ridge probe) of fixed features on several splits of a
+    prepared dataset.
 
     Args:
         features: ``[S, D]`` features of all samples (embeddings, or a reference feature).
         data: the :class:`~topo_contrastive.experiments.ExperimentData` (labels, splits).
         split_seeds: the splits (``data.split(seed)``); the probe's folds use the same seed.
         progress: called with each split's dict as soon as it is done (default: nothing).
+        probe: ``"svm"`` (default: the paper's protocol, :func:`linear_probe`) or ``"ridge"``
+            (:func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`).
 
     Returns:
         One dict per split: ``split_seed``, ``test_accuracy``, ``train_accuracy``,
-        ``val_accuracy``, ``cv_accuracy``, ``C`` (accuracies as fractions).
+        ``val_accuracy``, ``cv_accuracy`` and the chosen penalty, ``C`` (the SVM) or
+        ``alpha`` (the ridge probe; ``cv_accuracy`` is then its leave-one-out accuracy)
+        (accuracies as fractions).
+
+    Raises:
+        TypeError, ValueError: an unknown probe, or splits the probe cannot run on
+            (:func:`check_probe_splits`, before any fit).
     """
+    check_probe_splits(data, split_seeds, probe)
     labels = data.require_labels("the linear evaluation").numpy()
+    if probe == "ridge":
+        from topo_contrastive.experiments.ridge_probe import ridge_probe
     out = []
     for s in split_seeds:
         idx = data.split(int(s))
-        res = linear_probe(
-            features, labels, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s)
-        )
+        if probe == "ridge":
+            res = ridge_probe(features, labels, idx["train"], idx["test"], val_idx=idx["val"])
+        else:
+            res = linear_probe(
+                features, labels, idx["train"], idx["test"], val_idx=idx["val"], seed=int(s)
+            )
         out.append(
             {
                 "split_seed": int(s),
@@ -321,7 +403,7 @@ def probe_splits(
                 "train_accuracy": res.train_accuracy,
                 "val_accuracy": res.val_accuracy,
                 "cv_accuracy": res.cv_accuracy,
-                "C": res.C,
+                **({"alpha": res.alpha} if probe == "ridge" else {"C": res.C}),
             }
         )
         if progress is not None:

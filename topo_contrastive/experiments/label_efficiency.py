@@ -406,6 +406,8 @@ def _cell(
         rec.update(test_accuracy=res.test_accuracy, train_accuracy=res.train_accuracy,
                    selection=res.selection, C=res.C, scaling=res.scaling,
                    selection_score=res.cv_accuracy)  # fmt: skip
+        if opts["classifier"] == "ridge":
+            rec["alpha"] = res.alpha
     return rec
 
 
@@ -423,7 +425,7 @@ def label_efficiency(
     editions: Sequence[str] = EDITIONS,
     pretrain_epochs: int | None = None,
     max_epochs: int | None = None,
-    classifier: str = "logistic",
+    classifier: str = "ridge",
     overrides: Mapping[str, Any] | None = None,
     device: str | torch.device = "cpu",
     resume: bool = False,
@@ -452,7 +454,9 @@ def label_efficiency(
         pretrain_epochs: pre-training epochs (default ``None``: the configurations').
         max_epochs: the largest epoch count of fine-tuning and the supervised SCNN (default
             ``None``: 40 for fine-tuning, the configuration's 200 for the supervised SCNN).
-        classifier: the low-label probe's classifier, ``"logistic"`` or ``"svm"``.
+        classifier: the low-label probe's classifier, ``"ridge"`` (default: the fast probe,
+            one SVD per fold and scaling for the whole penalty path), ``"logistic"`` or
+            ``"svm"`` (:func:`~topo_contrastive.experiments.low_label_probe.low_label_probe`).
         overrides: configuration fields changed for every row (e.g. ``hidden_channels``).
         device: training device (default ``"cpu"``).
         resume: keep the finished cells of an earlier call in ``out`` (default ``False``:
@@ -467,10 +471,14 @@ def label_efficiency(
 
     Raises:
         ValueError: data without labels; a fraction outside ``(0, 1]`` or too small for a
-            label per class; an unknown row or edition; ``resume`` into another command's
-            folder or a run of other settings (nothing is written then).
+            label per class; an unknown row, edition or classifier; ``resume`` into another
+            command's folder or a run of other settings (nothing is written then).
     """
     start = time.perf_counter()
+    if classifier not in llp.CLASSIFIERS:
+        raise ValueError(
+            f"`classifier` must be one of {', '.join(llp.CLASSIFIERS)}, got {classifier!r}"
+        )
     labels = data.require_labels("the label-efficiency curves").numpy()
     chosen = resolve_rows(rows, editions)
     idx = data.split(int(split))
@@ -485,7 +493,10 @@ def label_efficiency(
         "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
         "overrides": dict(overrides or {}),
         "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
-                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
+                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
+        if classifier != "ridge" else
+        {"alphas": list(llp.LOW_LABEL_ALPHAS), "default_alpha": llp.DEFAULT_ALPHA,
+         "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
         "finetune": {"head": "linear", "head_lr": ft.DEFAULT_HEAD_LR,
                      "encoder_lr": ft.DEFAULT_ENCODER_LR, "folds": ft.DEFAULT_FOLDS},
     }  # fmt: skip
@@ -535,11 +546,14 @@ def label_efficiency(
         f"Training split: {len(idx['train'])} samples, test split: {test_idx.size} "
         "(the validation split is not used). Subsets stratified with >= 1 label per class, "
         "nested within a draw, the same for every row.",
-        "Probe: logistic regression" if classifier == "logistic" else "Probe: linear SVM",
+        {"logistic": "Probe: logistic regression", "svm": "Probe: linear SVM",
+         "ridge": "Probe: ridge classifier"}[classifier],
     ]
+    penalty = "alpha" if classifier == "ridge" else "C"
     notes[-1] += (
-        " on standardised or L2-normalised features, both and C chosen by 3-fold CV inside "
-        "the labelled subset where every class has >= 5 labels, else L2-normalised, C = 1. "
+        f" on standardised or L2-normalised features, both and {penalty} chosen by 3-fold CV "
+        "inside the labelled subset where every class has >= 5 labels, else L2-normalised, "
+        f"{penalty} = 1. "
         "Fine-tuning: linear head (lr 1e-2), encoder lr 1e-3, Adam; epochs by 3-fold CV "
         "inside the labelled subset where possible, else the maximum. The test split only "
         "scores."

@@ -16,7 +16,11 @@ import torch
 
 from topo_contrastive.experiments.configs import get_config
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.evaluation import probe_splits, reference_features
+from topo_contrastive.experiments.evaluation import (
+    check_probe_splits,
+    probe_splits,
+    reference_features,
+)
 from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.table import SHARED_EDITION
@@ -37,19 +41,25 @@ def evaluate_encoder(
     split_seeds: Sequence[int],
     device: str | torch.device = "cpu",
     progress: Callable[[dict[str, Any]], None] | None = None,
+    probe: str = "svm",
 ) -> list[dict[str, Any]]:
     """Linear-SVM evaluation of one encoder on several splits (one dict per split).
 
     Accuracies are fractions; see :func:`~topo_contrastive.experiments.linear_probe`.
-    ``progress``, if given, is called with each split's dict as soon as it is done.
+    ``progress``, if given, is called with each split's dict as soon as it is done; ``probe``
+    is ``"svm"`` (default, the paper's protocol) or ``"ridge"``
+    (:func:`~topo_contrastive.experiments.evaluation.probe_splits`).
 
     Raises:
-        ValueError: no split seeds, a seed given twice or outside ``[0, 2**31 - 1]``.
+        ValueError: no split seeds, a seed given twice or outside ``[0, 2**31 - 1]``; a split
+            the probe cannot run on.
     """
     from topo_contrastive._checks import check_seeds
 
     split_seeds = check_seeds(split_seeds, "split_seeds")
-    return probe_splits(embed(encoder, data, device=device), data, split_seeds, progress)
+    check_probe_splits(data, split_seeds, probe)  # before the forward passes
+    features = embed(encoder, data, device=device)
+    return probe_splits(features, data, split_seeds, progress, probe=probe)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,12 @@ An accuracy alone does not say whether pre-training helped: on a road network an
 probed at 65 % was below an untrained encoder (70 %), the raw flows (93.5 %) and the harmonic
 coordinates (93 %). :func:`reference_rows` probes, **on the same splits, with the same
 classifier and the same selection rule** as the encoder
-(:func:`~topo_contrastive.experiments.evaluation.probe_splits`: ``StandardScaler +
-LinearSVC``, ``C`` by stratified k-fold cross-validation on the training split):
+(:func:`~topo_contrastive.experiments.evaluation.probe_splits`; by default the fast ridge
+probe, :func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`: ``StandardScaler`` and
+a ridge classifier, its penalty by the leave-one-out squared hinge loss on the training
+split; with
+``probe="svm"`` the paper's ``StandardScaler + LinearSVC``, ``C`` by stratified k-fold
+cross-validation on the training split):
 
 - ``untrained``: an untrained encoder of the same architecture, initialised from the same seed
   as the pre-training run (:func:`untrained_like`);
@@ -39,6 +43,8 @@ from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import (
     DEFAULT_CS,
     DEFAULT_FOLDS,
+    DEFAULT_PROBE,
+    check_probe_splits,
     probe_splits,
     reference_features,
 )
@@ -127,20 +133,48 @@ def _split_sizes(data: ExperimentData, split_seeds: Sequence[int]) -> dict[str, 
     return out
 
 
-def protocol_summary(data: ExperimentData, split_seeds: Sequence[int]) -> dict[str, Any]:
+def protocol_summary(
+    data: ExperimentData, split_seeds: Sequence[int], probe: str = "svm"
+) -> dict[str, Any]:
     """The splits and the selection rule every row is probed with (JSON-ready).
 
+    Args:
+        data: the prepared dataset, with labels.
+        split_seeds: the splits.
+        probe: ``"svm"`` (default) or ``"ridge"``
+            (:func:`~topo_contrastive.experiments.evaluation.probe_splits`).
+
     Returns:
-        ``{"split_seeds", "train", "val", "test", "folds", "C_grid", "classifier",
-        "selection", "score"}``: a size is an int, or ``[min, max]`` when it differs between
-        splits; ``folds`` likewise (lowered below 10 when a class of the training split has
-        fewer samples).
+        ``{"probe", "split_seeds", "train", "val", "test", "folds", "C_grid" (the SVM) or
+        "alpha_grid" (the ridge probe), "classifier", "selection", "score"}``: a size is an
+        int, or ``[min, max]`` when it differs between splits; ``folds`` likewise (the SVM:
+        lowered below 10 when a class of the training split has fewer samples; the ridge
+        probe: ``"loo"``, leave-one-out).
 
     Raises:
-        ValueError: ``data`` has no labels.
+        ValueError: ``data`` has no labels; an unknown ``probe``.
     """
+    from topo_contrastive.experiments.evaluation import check_probe
+
+    check_probe(probe)
     sizes = _split_sizes(data, split_seeds)
+    if probe == "ridge":
+        from topo_contrastive.experiments.ridge_probe import RIDGE_ALPHAS
+
+        return {
+            "probe": probe,
+            "split_seeds": [int(s) for s in split_seeds],
+            **sizes,
+            "folds": "loo",
+            "alpha_grid": list(RIDGE_ALPHAS),
+            "classifier": "ridge classifier (squared loss on +-1 targets, L2) on standardised "
+            "features",
+            "selection": "alpha by the leave-one-out squared hinge loss on the training split "
+            "(one factorisation)",
+            "score": "accuracy on the test split",
+        }
     return {
+        "probe": probe,
         "split_seeds": [int(s) for s in split_seeds],
         **sizes,
         "C_grid": list(DEFAULT_CS),
@@ -173,6 +207,7 @@ def reference_rows(
     rows: Sequence[str] = REFERENCE_ROWS,
     fine_tune: bool = False,
     supervised: ExperimentConfig | None = None,
+    probe: str = DEFAULT_PROBE,
 ) -> dict[str, Any]:
     r"""The encoder's accuracy and the reference rows, probed on the same splits.
 
@@ -193,6 +228,9 @@ def reference_rows(
         supervised: the supervised configuration whose learning rate, weight decay, batch
             size and epochs train the row of :func:`supervised_row` on the same splits
             (default ``None``: no such row).
+        probe: the probe of every row, ``"ridge"`` (default) or ``"svm"``
+            (:func:`~topo_contrastive.experiments.evaluation.probe_splits`); the encoder's
+            ``encoder_splits`` must come from the same probe.
 
     Returns:
         ``{"protocol", "rows", "omitted", "below", "line"}``: :func:`protocol_summary`; one
@@ -203,9 +241,11 @@ def reference_rows(
         :func:`below_line`.
 
     Raises:
-        ValueError: ``data`` has no labels.
+        ValueError: ``data`` has no labels; an unknown ``probe``, or splits it cannot run on
+            (before any fit).
     """
-    protocol = protocol_summary(data, split_seeds)
+    check_probe_splits(data, split_seeds, probe)
+    protocol = protocol_summary(data, split_seeds, probe)
     width = int(getattr(encoder, "out_channels", 0)) or None
     rows_out = [_row("encoder", _LABELS["encoder"], width or 0, encoder_splits)]
     omitted: dict[str, str] = {}
@@ -231,7 +271,7 @@ def reference_rows(
             label = f"harmonic coordinates U_H^T x (beta_1 = {beta})"
         else:
             features = reference_features(data, name)
-        splits = probe_splits(features, data, split_seeds, tick)
+        splits = probe_splits(features, data, split_seeds, tick, probe=probe)
         rows_out.append(_row(name, label, features.shape[1], splits))
     if fine_tune:
         rows_out += fine_tune_rows(encoder, data, split_seeds, seed, device, progress)
@@ -415,10 +455,20 @@ def protocol_line(protocol: Mapping[str, Any]) -> str:
     """The splits and the selection rule in one line (printed and in the Markdown)."""
     seeds = protocol["split_seeds"]
     span = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
-    grid = ", ".join(f"{c:g}" for c in protocol["C_grid"])
-    return (
+    head = (
         f"{len(seeds)} split(s) ({span}) of {_size(protocol['train'])} train / "
         f"{_size(protocol['val'])} val / {_size(protocol['test'])} test samples; every row: "
+    )
+    if protocol.get("probe") == "ridge":
+        a = protocol["alpha_grid"]
+        return head + (
+            f"ridge classifier on standardised features, alpha in {len(a)} values "
+            f"{min(a):g}-{max(a):g} by leave-one-out squared hinge loss on the training split, "
+            "test "
+            "accuracy"
+        )
+    grid = ", ".join(f"{c:g}" for c in protocol["C_grid"])
+    return head + (
         f"LinearSVC on standardised features, C in {{{grid}}} by stratified "
         f"{_size(protocol['folds'])}-fold CV on the training split, test accuracy"
     )

@@ -41,6 +41,7 @@ from topo_contrastive.experiments.configs import ExperimentConfig, get_config
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.diagnostics import pretrain_diagnostics
 from topo_contrastive.experiments.embeddings import write_embeddings
+from topo_contrastive.experiments.evaluation import DEFAULT_PROBE, check_probe_splits
 from topo_contrastive.experiments.presets import Preset
 from topo_contrastive.experiments.protocol import evaluate_encoder
 from topo_contrastive.experiments.references import (
@@ -243,8 +244,9 @@ def evaluate_saved(
     reference_progress: Callable[[str, dict[str, Any]], None] | None = None,
     fine_tune: bool = False,
     supervised: ExperimentConfig | None = None,
+    probe: str = DEFAULT_PROBE,
 ) -> dict[str, Any]:
-    """Linear-SVM evaluation of a saved encoder on several random splits, summarised, with
+    """Linear evaluation of a saved encoder on several random splits, summarised, with
     reference rows probed on the same splits by the same rule
     (:func:`~topo_contrastive.experiments.references.reference_rows`: an untrained encoder of
     the same architecture and seed, the raw flows, their magnitudes and the harmonic
@@ -275,27 +277,37 @@ def evaluate_saved(
             configuration on the same splits
             (:func:`~topo_contrastive.experiments.references.supervised_row`; default
             ``None``: no such row).
+        probe: the linear probe of the encoder and of every reference row: ``"ridge"``
+            (default: the fast probe,
+            :func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`) or ``"svm"`` (the
+            paper's protocol, :func:`~topo_contrastive.experiments.linear_probe`).
 
     Returns:
-        ``{"checkpoint", "dataset", "metadata", "mean_accuracy", "std_accuracy", "splits"}``:
+        ``{"checkpoint", "dataset", "metadata", "probe", "mean_accuracy", "std_accuracy",
+        "splits"}``:
         the test accuracies' mean and standard deviation in percent, and one dict per split;
         with ``references`` also ``"references"``: the dict of
         :func:`~topo_contrastive.experiments.references.reference_rows` (``protocol``,
         ``rows`` with per-split accuracies and mean/std, ``omitted``, ``below``, ``line``).
 
     Raises:
-        ValueError: ``data`` has no labels.
+        ValueError: ``data`` has no labels; an unknown ``probe``, or splits it cannot run on
+            (checked before any output is touched and before any fit).
     """
-    data.require_labels("evaluate (the linear SVM)")
+    data.require_labels("evaluate (the linear probe)")
+    check_probe_splits(data, list(split_seeds), probe)
     report = (references or fine_tune or supervised is not None) and out is not None
     if out is not None:  # the JSON is the marker: written last, an earlier one goes first
         begin_outputs(out, stale=[markdown_path(out)] if report else [])
-    results = evaluate_encoder(encoder, data, list(split_seeds), device=device, progress=progress)
+    results = evaluate_encoder(
+        encoder, data, list(split_seeds), device=device, progress=progress, probe=probe
+    )
     acc = 100 * np.array([r["test_accuracy"] for r in results])
     summary = {
         "checkpoint": None if checkpoint is None else str(checkpoint),
         "dataset": data.name,
         "metadata": dict(metadata or {}),
+        "probe": probe,
         "mean_accuracy": float(acc.mean()),
         "std_accuracy": float(acc.std()),
         "splits": results,
@@ -305,7 +317,7 @@ def evaluate_saved(
         summary["references"] = reference_rows(
             encoder, data, list(split_seeds), results, seed=seed, device=device,
             progress=reference_progress, rows=REFERENCE_ROWS if references else (),
-            fine_tune=fine_tune, supervised=supervised,
+            fine_tune=fine_tune, supervised=supervised, probe=probe,
         )  # fmt: skip
     if out is not None:  # a killed run leaves no JSON, never the JSON of another report
         if report:

@@ -3,6 +3,8 @@ coordinates of the per-edge features)."""
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -80,12 +82,26 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
     basis ``[N_k, beta_k]`` of :math:`\ker \mathbf{L}_k` with pivot simplices of rank k.
 
     Returns:
-        ``(basis, pivots)``: ``float64 [N1, beta_1]`` and the pivot edges ``int64 [beta_1]``.
+        ``(basis, pivots)``: ``float64 [N1, beta_1]`` and the pivot edges ``int64 [beta_1]``
+        (computed once per decomposition object while it lives; each call gets copies).
 
     Raises:
         ValueError: the backend cannot provide a harmonic basis (see
             :meth:`~topo_contrastive.HodgeDecomposition.basis`).
     """
+    cached = _BASES.get(hodge)  # the same decomposition: the same basis (a loaded encoder, an
+    if cached is not None:  # untrained one and U_H^T x of `evaluate` share it)
+        return cached[0].copy(), cached[1].copy()
+    basis, piv = _canonical_harmonic_basis(hodge)
+    _BASES[hodge] = (basis, piv)
+    return basis.copy(), piv.copy()
+
+
+#: The bases computed so far, by decomposition (dropped with it).
+_BASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
     u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal
     n1, beta1 = u.shape
     if beta1 == 0:
