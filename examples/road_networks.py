@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import atomic_write, write_json, write_text
@@ -327,12 +328,20 @@ def fill_cells(
 
 
 def betti_1(cx: dict[str, Any], cells: list[list[int]]) -> int:
-    """:math:`\\beta_1` of the junction graph with ``cells`` filled: the dimension of the
-    harmonic space (:class:`~topo_contrastive.HodgeDecomposition`)."""
-    from topo_contrastive import HodgeDecomposition, SimplicialOperators
+    """:math:`\\beta_1 = N_1 - \\operatorname{rank} B_1 - \\operatorname{rank} B_2` of the
+    junction graph with ``cells`` filled (the dimension of its harmonic space; ``rank B_1``
+    is :math:`N_0` minus the connected components, ``rank B_2`` from a dense SVD, which is
+    fine at these sizes)."""
+    from topo_contrastive import SimplicialOperators
 
-    ops = SimplicialOperators.from_cells(cx["edges"], cells or None, cx["pos"].shape[0])
-    return int(HodgeDecomposition(ops).dims["harmonic"])
+    n0 = cx["pos"].shape[0]
+    ops = SimplicialOperators.from_cells(cx["edges"], cells or None, n0)
+    n1 = cx["edges"].shape[0]
+    graph = sp.csr_matrix((np.ones(n1), (cx["edges"][:, 0], cx["edges"][:, 1])), shape=(n0, n0))
+    rank_b1 = n0 - csgraph.connected_components(graph, directed=False)[0]
+    with threadpool_limits(1):  # a small SVD: more BLAS threads only contend
+        rank_b2 = int(np.linalg.matrix_rank(ops.B2.toarray())) if cells else 0
+    return int(n1 - rank_b1 - rank_b2)
 
 
 def edge_crossing_rows(cx: dict[str, Any]) -> np.ndarray:
