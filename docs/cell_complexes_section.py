@@ -167,16 +167,16 @@ def replace_between(name: str, body: str, page: Path = PAGE) -> None:
     write_text(page, f"{head}{start}\n{body.strip()}\n{end}{tail}")
 
 
-def comparison_markdown() -> str:
+def comparison_markdown(folder: Path = DOCS / "_data" / "label_efficiency") -> str:
     """The side-by-side table of the label-efficiency runs of every variant collected so
-    far (``docs/_data/label_efficiency/<name>.json``)."""
+    far (``<folder>/<name>.json`` of :data:`LABEL_EFFICIENCY`)."""
     from topo_contrastive.experiments.label_efficiency_report import summarize
 
     lines = []
     for network, variants in LABEL_EFFICIENCY.items():
         tables = []
         for variant, name in variants:
-            path = DOCS / "_data" / "label_efficiency" / f"{name}.json"
+            path = Path(folder) / f"{name}.json"
             if path.is_file():
                 obj = json.loads(path.read_text(encoding="utf-8"))
                 tables.append((variant, obj))
