@@ -21,6 +21,8 @@ command line, as a user with their own network would:
    shortest ground route" (under the same limits). With ``--cells cycles`` (no
    coordinates needed) the 2-cells are the chordless cycles of at most
    ``--max-face-length`` roads (:func:`~topo_contrastive.complex.short_cycles`).
+   ``--open-landmark`` leaves open the 2-cells around the landmark of step 3 (a park
+   there): the label is then the winding of the route around a hole, a harmonic flow.
 2. **Trips.** ``num_trips`` origin-destination zone pairs are drawn in proportion to their
    demand, among the pairs whose straight origin-destination segment passes within
    ``radius`` of a landmark point ``c`` (below) while both ends lie farther than ``radius``
@@ -367,8 +369,10 @@ def variant_suffix(
     max_face_length: int | None = None,
     max_face_area: float | None = None,
     overpasses: str = "hole",
+    open_landmark: bool = False,
 ) -> str:
-    """``[_faces|_cycles][_len<L>][_area<A>][_overpasses]``: the file-name suffix of a
+    """``[_faces|_cycles][_len<L>][_area<A>][_overpasses][_openlandmark]``: the file-name
+    suffix of a
     choice of 2-cells (empty for the triangles), so that every variant lies beside the
     others: ``<network><suffix>.npz`` and ``road_networks<suffix>.json``."""
     out = "" if cells == "triangles" else f"_{cells}"
@@ -376,7 +380,8 @@ def variant_suffix(
         out += f"_len{max_face_length}"
     if max_face_area is not None:
         out += f"_area{max_face_area:g}"
-    return out + ("_overpasses" if overpasses == "fill" else "")
+    out += "_overpasses" if overpasses == "fill" else ""
+    return out + ("_openlandmark" if open_landmark else "")
 
 
 def describe_cells(stats: dict[str, Any]) -> str:
@@ -393,6 +398,8 @@ def describe_cells(stats: dict[str, Any]) -> str:
     )
     if stats["cells"] == "faces":
         text += f", overpasses {'filled' if stats['overpasses'] == 'fill' else 'open'}"
+    if "landmark_cells_opened" in stats:
+        text += f", {stats['landmark_cells_opened']} around the landmark open"
     return text
 
 
@@ -403,6 +410,17 @@ def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
     return np.linalg.norm(a + t[..., None] * ab - p, axis=-1)
 
 
+def winding_number(xy: np.ndarray, c: np.ndarray) -> int:
+    """How many times the closed polygon ``xy`` [m, 2] winds around the point ``c``
+    (counter-clockwise positive)."""
+    pts = xy - c
+    loop = np.vstack([pts, pts[:1]])
+    ang = np.arctan2(loop[:, 1], loop[:, 0])
+    turn = np.diff(ang)
+    turn = (turn + np.pi) % (2 * np.pi) - np.pi
+    return int(round(turn.sum() / (2 * np.pi)))
+
+
 def route_side(pos: np.ndarray, path: list[int], c: np.ndarray) -> int:
     """1 when the landmark ``c`` lies to the left of the route ``path`` (junction indices),
     else 0 (step 3 of the module docstring).
@@ -411,11 +429,7 @@ def route_side(pos: np.ndarray, path: list[int], c: np.ndarray) -> int:
     ``c``; the route passes ``c`` on the same side as the straight segment when ``w = 0``.
     """
     pts = pos[path] - c  # [m, 2]
-    loop = np.vstack([pts, pts[:1]])
-    ang = np.arctan2(loop[:, 1], loop[:, 0])
-    turn = np.diff(ang)
-    turn = (turn + np.pi) % (2 * np.pi) - np.pi
-    winding = int(round(turn.sum() / (2 * np.pi)))
+    winding = winding_number(pos[path], c)
     o, d = pts[0], pts[-1]
     straight_left = (d[0] - o[0]) * (-o[1]) - (d[1] - o[1]) * (-o[0]) > 0  # c left of o -> d
     return int(straight_left != (winding != 0))
@@ -531,12 +545,20 @@ def build(
 ) -> dict[str, Any]:
     """Build network ``name``'s complex and trips; returns the arrays of the data file and
     the statistics of the report. ``cells``: keyword arguments of :func:`fill_cells`
-    (default: the triangles); the trips do not depend on them."""
+    (default: the triangles), and ``open_landmark`` (default ``False``): leave open every
+    2-cell around the landmark, a hole there (a park); the trips do not depend on them."""
     rng = np.random.default_rng(seed)
     tntp = load_tntp(find_network(name), name)
     cx = build_complex(tntp)
-    filled = fill_cells(cx, **(cells or {}))
+    choice = dict(cells or {})
+    open_landmark = bool(choice.pop("open_landmark", False))
+    filled = fill_cells(cx, **choice)
     c, radius, tried = _choose_landmark(cx, tntp["demand"], num_trips, rng)
+    if open_landmark:
+        around = [winding_number(cx["pos"][cell], c) != 0 for cell in filled["cells"]]
+        filled["cells"] = [cell for cell, a in zip(filled["cells"], around, strict=True) if not a]
+        filled["stats"]["landmark_cells_opened"] = int(sum(around))
+        filled["stats"]["beta_1"] = betti_1(cx, filled["cells"])
     paths, labels, ids = sample_trips(cx, tntp["demand"], c, radius, num_trips, rng)
     lengths = np.array([len(p) - 1 for p in paths])
     pairs: dict[str, set[int]] = {}
@@ -706,6 +728,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="roads crossing others: leave the cycle each closes open, or fill it "
                         "with the 2-cell back along the shortest ground route (--cells faces; "
                         "default: hole)")  # fmt: skip
+    p.add_argument("--open-landmark", action="store_true",
+                   help="leave open the 2-cells around the landmark: a hole there, whose "
+                        "harmonic flow is the label's winding (default: off)")  # fmt: skip
     return p
 
 
@@ -720,5 +745,6 @@ if __name__ == "__main__":
         check_cells(**choice)
     except ValueError as err:
         parser.error(str(err))
+    choice["open_landmark"] = a.open_landmark
     rep = main(a.out, tuple(a.networks), a.trips, a.seed, not a.no_probe, choice)
     print(report_markdown(rep))

@@ -110,3 +110,22 @@ def test_faces_data_file_has_the_same_trips(rn, tmp_path):
         rn.check_cells("cycles")
     with pytest.raises(ValueError, match="need --cells faces"):
         rn.check_cells("triangles", max_face_area=2.0)
+
+
+def test_open_landmark_leaves_one_face_open_and_the_label_is_its_winding(rn, tmp_path):
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    assert rn.winding_number(square, np.array([0.5, 0.5])) == 1
+    assert rn.winding_number(square[::-1], np.array([0.5, 0.5])) == -1
+    assert rn.winding_number(square, np.array([1.5, 0.5])) == 0
+    cells = {"cells": "faces", "overpasses": "fill", "open_landmark": True}
+    rep = rn.main(str(tmp_path), networks=("anaheim",), num_trips=60, seed=1, probe=False,
+                  cells=cells)  # fmt: skip
+    stats = rep["networks"]["anaheim"]["complex"]
+    closed = rn.fill_cells(rn.build_complex(rn.load_tntp(rn.find_network("anaheim"), "anaheim")),
+                           "faces", overpasses="fill")["stats"]  # fmt: skip
+    # the face of the landmark and the overpass cells around it (independent 2-cells:
+    # beta_1 grows by one each)
+    opened = stats["landmark_cells_opened"]
+    assert opened >= 1 and stats["beta_1"] == closed["beta_1"] + opened
+    f = np.load(tmp_path / "anaheim_faces_overpasses_openlandmark.npz")
+    assert len(f["cell_ptr"]) - 1 == closed["faces"] + closed["overpass_cells"] - opened
