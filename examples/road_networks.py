@@ -399,7 +399,7 @@ def describe_cells(stats: dict[str, Any]) -> str:
     if stats["cells"] == "faces":
         text += f", overpasses {'filled' if stats['overpasses'] == 'fill' else 'open'}"
     if "landmark_cells_opened" in stats:
-        text += f", {stats['landmark_cells_opened']} around the landmark open"
+        text += f", the landmark's {stats['landmark_cells_opened']} open"
     return text
 
 
@@ -557,8 +557,12 @@ def build(
     if open_landmark:
         around = [winding_number(cx["pos"][cell], c) != 0 for cell in filled["cells"]]
         filled["cells"] = [cell for cell, a in zip(filled["cells"], around, strict=True) if not a]
-        filled["stats"]["landmark_cells_opened"] = int(sum(around))
-        filled["stats"]["beta_1"] = betti_1(cx, filled["cells"])
+        lengths = np.bincount([len(cell) for cell in filled["cells"]])
+        filled["stats"].update(
+            landmark_cells_opened=int(sum(around)),
+            beta_1=betti_1(cx, filled["cells"]),
+            cell_lengths={int(k): int(v) for k, v in enumerate(lengths) if v},
+        )
     paths, labels, ids = sample_trips(cx, tntp["demand"], c, radius, num_trips, rng)
     lengths = np.array([len(p) - 1 for p in paths])
     pairs: dict[str, set[int]] = {}

@@ -129,3 +129,4 @@ def test_open_landmark_leaves_one_face_open_and_the_label_is_its_winding(rn, tmp
     assert opened >= 1 and stats["beta_1"] == closed["beta_1"] + opened
     f = np.load(tmp_path / "anaheim_faces_overpasses_openlandmark.npz")
     assert len(f["cell_ptr"]) - 1 == closed["faces"] + closed["overpass_cells"] - opened
+    assert sum(stats["cell_lengths"].values()) == len(f["cell_ptr"]) - 1
