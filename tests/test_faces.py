@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial import Delaunay
 
 from topo_contrastive import HodgeDecomposition, SimplicialOperators
-from topo_contrastive.complex import planar_faces, short_cycles
+from topo_contrastive.complex import edge_crossings, planar_faces, short_cycles
 
 
 def _grid(n: int) -> tuple[list[list[int]], np.ndarray]:
@@ -78,3 +78,114 @@ def test_bad_input():
         planar_faces(edges, pos, max_length="4")
     with pytest.raises(ValueError, match=">= 3"):
         short_cycles(edges, 2)
+
+
+def _harmonic(edges, faces, n):
+    return HodgeDecomposition(SimplicialOperators.from_cells(edges, faces or None, n)).dims[
+        "harmonic"
+    ]
+
+
+def test_a_dead_end_inside_a_face_does_not_keep_it_open():
+    # a square block with a dead-end street 0 - 4 - 5 hanging into it
+    pos = np.array([[0, 0], [2, 0], [2, 2], [0, 2], [0.5, 0.5], [1.0, 1.5]], dtype=float)
+    edges = [[0, 1], [1, 2], [2, 3], [0, 3], [0, 4], [4, 5]]
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert faces == [[0, 1, 2, 3]]
+    assert skipped["outer"] == 1 and skipped["pinched"] == []
+    assert _harmonic(edges, faces, 6) == 0
+    # a dead end through the walk's start: the same face, whichever half-edge starts it
+    pos2 = pos.copy()
+    pos2[4] = [1.9, 1.0]
+    edges2 = [[0, 1], [1, 2], [2, 3], [0, 3], [1, 4]]
+    assert planar_faces(edges2, pos2[:5]) == [[0, 1, 2, 3]]
+
+
+def test_a_face_touching_itself_is_not_filled():
+    # a small block inside a large one, meeting it at node 0 only: the face between them
+    # walks through node 0 twice (its boundary is the large cycle minus the small one)
+    pos = np.array([[0, 0], [4, 0], [4, 4], [0, 4], [2, 1], [2, 2], [1, 2]], dtype=float)
+    edges = [[0, 1], [1, 2], [2, 3], [0, 3], [0, 4], [4, 5], [5, 6], [0, 6]]
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert faces == [[0, 4, 5, 6]]
+    (walk,) = skipped["pinched"]
+    assert sorted(walk) == [0, 0, 1, 2, 3, 4, 5, 6]
+    assert _harmonic(edges, faces, 7) == 1
+
+
+def test_crossing_edges_are_set_aside_and_leave_one_hole_each():
+    edges, pos = _grid(3)
+    overpass = [0, 5]  # (0, 0) -> (2, 1) crosses the street 1 - 4 at (1, 0.5)
+    edges = [*edges, overpass]
+    crossing = edge_crossings(edges, pos)
+    assert crossing.tolist() == [[edges.index([1, 4]), len(edges) - 1]]
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert faces == [[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]
+    assert skipped["set_aside"].tolist() == [overpass] and skipped["crossings"] == 1
+    assert _harmonic(edges, faces, 9) == 1  # the cycle over the overpass and back
+    # an edge running through a node that is not its end crosses the edges there that do
+    # not share one of its ends: (0, 1) -> (2, 1) through node 4 crosses 1 - 4 and 4 - 7
+    grid = _grid(3)[0]
+    found = edge_crossings([*grid, [3, 5]], pos)
+    assert found.tolist() == [[grid.index([1, 4]), 12], [grid.index([4, 7]), 12]]
+
+
+def test_limits_sort_the_faces_left_open():
+    edges, pos = _grid(4)
+    hole = {5, 6, 9, 10}
+    kept = [e for e in edges if not set(e) & hole]
+    kept += [[0, 5], [5, 1]]  # a triangle in the corner, with node 5 back in the drawing
+    faces, skipped = planar_faces(kept, pos, max_length=4, return_skipped=True)
+    assert faces == [[0, 1, 5]]
+    assert [len(c) for c in skipped["too_long"]] == [13] and skipped["too_large"] == []
+    faces, skipped = planar_faces(kept, pos, max_area=2.0, return_skipped=True)
+    assert faces == [[0, 1, 5]] and [len(c) for c in skipped["too_large"]] == [13]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_edge_crossings_equal_a_naive_loop(seed):
+    rng = np.random.default_rng(seed)
+    pos = rng.integers(0, 6, size=(25, 2)).astype(float)  # a small grid: many collinear cases
+    pos = np.unique(pos, axis=0)
+    n = pos.shape[0]
+    pairs = {tuple(sorted(rng.choice(n, 2, replace=False).tolist())) for _ in range(40)}
+    edges = np.array(sorted(pairs))
+
+    def meet(a, b, c, d):
+        def orient(p, q, r):
+            return np.sign((q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]))
+
+        def on(p, q, r):  # r on the segment p q, given collinear
+            lo, hi = np.minimum(p, q), np.maximum(p, q)
+            return bool((lo <= r).all() and (r <= hi).all())
+
+        o1, o2, o3, o4 = orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)
+        if o1 * o2 < 0 and o3 * o4 < 0:
+            return True
+        return bool(
+            (o1 == 0 and on(a, b, c)) or (o2 == 0 and on(a, b, d))
+            or (o3 == 0 and on(c, d, a)) or (o4 == 0 and on(c, d, b))
+        )  # fmt: skip
+
+    naive = [
+        [i, j]
+        for i in range(len(edges))
+        for j in range(i + 1, len(edges))
+        if not set(edges[i]) & set(edges[j]) and meet(*pos[edges[i]], *pos[edges[j]])
+    ]
+    assert edge_crossings(edges, pos).tolist() == naive
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_planar_faces_of_a_thinned_triangulation_leave_only_pinched_faces_open(seed):
+    """Euler: on a planar drawing every bounded face is filled except those whose boundary
+    touches itself, so beta_1 counts those; dead ends and several components included."""
+    rng = np.random.default_rng(seed)
+    pos = rng.random((40, 2))
+    tri = Delaunay(pos).simplices
+    edges = np.unique(np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]),
+                              axis=1), axis=0)  # fmt: skip
+    edges = edges[rng.random(len(edges)) < 0.55]
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert skipped["set_aside"].size == 0 and skipped["crossings"] == 0
+    assert _harmonic(edges, faces, 40) == len(skipped["pinched"])

@@ -153,6 +153,29 @@ def test_no_harmonic_part_returns_the_pooled_block():
         HodgeReadout(HodgeDecomposition(ops), pool="none")
 
 
+def test_a_fully_filled_cell_complex_has_no_harmonic_block(tmp_path):
+    """A street grid with every block filled as a square 2-cell (beta_1 = 0): the
+    HodgeReadout is the mean pool, and an encoder with it saves and loads."""
+    from topo_contrastive.complex import planar_faces
+    from topo_contrastive.io import load_encoder, save_encoder
+
+    pos = np.array([[x, y] for y in range(4) for x in range(4)], dtype=float)
+    edges = [[i, i + 1] for i in range(16) if i % 4 < 3] + [[i, i + 4] for i in range(12)]
+    ops = SimplicialOperators.from_cells(edges, planar_faces(edges, pos))
+    assert ops.num_faces == 9 and not ops.is_simplicial
+    readout = HodgeReadout(HodgeDecomposition(ops))
+    assert readout.beta1 == 0 and readout.out_features(5) == 5
+    H = torch.randn(3, ops.num_edges, 5, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(readout(H), H.mean(1))
+    torch.manual_seed(0)
+    enc = SCNN(hidden_channels=5, num_layers=2, readout=readout)
+    x = torch.randn(3, ops.num_edges, 1)
+    h = enc(x, *ops.laplacians())
+    save_encoder(enc, tmp_path / "encoder.pt", complex=ops)
+    loaded, _ = load_encoder(tmp_path / "encoder.pt", complex=ops)
+    assert torch.equal(loaded(x, *ops.laplacians()), h.detach())
+
+
 def test_bad_inputs():
     ops = tiny_complex()
     hodge = HodgeDecomposition(ops)

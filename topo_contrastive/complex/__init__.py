@@ -32,8 +32,8 @@ orientation of the matrices given.
 # The class is assembled in simplicial_operators.py from parts by responsibility:
 # _build.py (construction and validation), _operators.py (incidence matrices and
 # Laplacians, scipy and torch forms), _lookup.py (oriented edge look-ups and paths).
-from topo_contrastive.complex.faces import planar_faces, short_cycles
+from topo_contrastive.complex.faces import edge_crossings, planar_faces, short_cycles
 from topo_contrastive.complex.simplicial_operators import MAX_RANK as MAX_RANK
 from topo_contrastive.complex.simplicial_operators import SimplicialOperators
 
-__all__ = ["SimplicialOperators", "planar_faces", "short_cycles"]
+__all__ = ["SimplicialOperators", "edge_crossings", "planar_faces", "short_cycles"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["planar_faces", "short_cycles"]
+__all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 
 
 def _edge_array(edges: Any) -> np.ndarray:
@@ -39,24 +39,156 @@ def _check_limit(value: Any, name: str) -> float | None:
     return float(value)
 
 
+def _check_pos(pos: Any, e: np.ndarray) -> np.ndarray:
+    p = np.asarray(pos.detach().cpu() if hasattr(pos, "detach") else pos, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 2 or not np.isfinite(p).all():
+        raise ValueError(f"`pos` must be a finite float array [N0, 2], got shape {p.shape}")
+    if e.size and (e.min() < 0 or e.max() >= p.shape[0]):
+        raise ValueError(
+            f"`edges` has node ids in [{int(e.min())}, {int(e.max())}] but `pos` has "
+            f"{p.shape[0]} rows"
+        )
+    return p
+
+
+def _orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Sign of the turn p -> q -> r (+1 left, -1 right, 0 collinear), rows at a time."""
+    return np.sign((q[:, 0] - p[:, 0]) * (r[:, 1] - p[:, 1])
+                   - (q[:, 1] - p[:, 1]) * (r[:, 0] - p[:, 0]))  # fmt: skip
+
+
+def _crossing_pairs(pairs: np.ndarray, p: np.ndarray, chunk: int = 1 << 22) -> np.ndarray:
+    """Rows ``(i, j)``, ``i < j``, of the segments ``pairs`` [M, 2] that meet away from a
+    shared end node: a sweep over x (only segments whose x-ranges overlap are compared)."""
+    m = pairs.shape[0]
+    if m < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    a, b = p[pairs[:, 0]], p[pairs[:, 1]]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.argsort(lo[:, 0], kind="stable")
+    xmin = lo[order, 0]
+    # in x order, segment k is compared with k+1 .. end[k]-1 (those starting before it ends)
+    end = np.searchsorted(xmin, hi[order, 0], side="right")
+    count = end - np.arange(m) - 1
+    out = []
+    k = 0
+    while k < m:  # chunks of at most `chunk` candidate pairs (one long segment may exceed it)
+        stop = k + max(1, int(np.searchsorted(np.cumsum(count[k:]), chunk, side="right")))
+        rows = np.repeat(np.arange(k, stop), count[k:stop])
+        first = np.repeat(np.cumsum(count[k:stop]) - count[k:stop], count[k:stop])
+        cols = rows + 1 + (np.arange(rows.size) - first)
+        i, j = order[rows], order[cols]
+        keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
+        keep &= (pairs[i, 0] != pairs[j, 0]) & (pairs[i, 0] != pairs[j, 1])
+        keep &= (pairs[i, 1] != pairs[j, 0]) & (pairs[i, 1] != pairs[j, 1])
+        i, j = i[keep], j[keep]
+        o1, o2 = _orient(a[i], b[i], a[j]), _orient(a[i], b[i], b[j])
+        o3, o4 = _orient(a[j], b[j], a[i]), _orient(a[j], b[j], b[i])
+        # collinear segments (all four turns 0) meet too: their boxes overlap in x (the
+        # sweep) and in y (above)
+        meet = (o1 * o2 <= 0) & (o3 * o4 <= 0)
+        out.append(np.sort(np.stack([i[meet], j[meet]], axis=1), axis=1))
+        k = stop
+    found = np.concatenate(out) if out else np.zeros((0, 2), dtype=np.int64)
+    return found[np.lexsort((found[:, 1], found[:, 0]))].astype(np.int64)
+
+
+def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
+    r"""The pairs of edges of a straight-line drawing that cross: bridges, overpasses and
+    tunnels of a road network, or errors in its coordinates.
+
+    Two edges cross when their segments meet at a point that is not a node they share:
+    a proper crossing, an edge running through a node that is not its end, or two
+    collinear edges that overlap. Only edges whose x-ranges overlap are compared (a sweep
+    over x), so a network's crossings are found in about :math:`O(N_1 \log N_1 + K)`
+    for :math:`K` compared pairs.
+
+    Source: the orientation test of computational geometry (de Berg, Cheong, van Kreveld,
+    Overmars, *Computational Geometry*, 3rd ed., 2008, §2.1).
+
+    Args:
+        edges: ``int [N1, 2]`` node pairs (a pair given twice counts once).
+        pos: ``float [N0, 2]`` node coordinates.
+
+    Returns:
+        ``int64 [K, 2]``: rows ``(i, j)``, ``i < j``, indices into ``edges`` (the first
+        row of a repeated pair), sorted.
+
+    Raises:
+        ValueError: ``edges`` not ``[N1, 2]`` integers or with a self-loop; ``pos`` not
+            ``[N0, 2]`` finite with a row for every node.
+    """
+    e = _edge_array(edges)
+    p = _check_pos(pos, e)
+    pairs, first = np.unique(np.sort(e, axis=1), axis=0, return_index=True)
+    found = _crossing_pairs(pairs, p)
+    rows = np.sort(first[found], axis=1) if found.size else found
+    return rows[np.lexsort((rows[:, 1], rows[:, 0]))] if rows.size else rows
+
+
+def _set_aside(pairs: np.ndarray, crossings: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Rows of ``pairs`` to leave out so that no two of the rest cross: greedily the edge
+    in most remaining crossings, the longer on a tie, then the lower row."""
+    if crossings.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    length = np.linalg.norm(p[pairs[:, 1]] - p[pairs[:, 0]], axis=1)
+    left = crossings
+    out = []
+    while left.size:
+        count = np.bincount(left.ravel(), minlength=pairs.shape[0])
+        most = np.flatnonzero(count == count.max())
+        pick = int(most[np.argmax(length[most])])  # argmax: the first (lowest row) on ties
+        out.append(pick)
+        left = left[(left[:, 0] != pick) & (left[:, 1] != pick)]
+    return np.sort(np.asarray(out, dtype=np.int64))
+
+
+def _reduce_walk(walk: list[int]) -> list[int]:
+    """A closed walk without its back-and-forth steps ``u -> v -> u`` (dead ends and trees
+    hanging into a face; they add nothing to its boundary chain), cyclically."""
+    st: list[int] = []
+    for v in walk:
+        if len(st) >= 2 and st[-2] == v:
+            st.pop()
+        else:
+            st.append(v)
+    while len(st) >= 3:  # a dead end across the walk's start: ... u -> v -> u ...
+        if st[1] == st[-1]:  # its tip st[0]
+            st = st[1:-1]
+        elif st[-2] == st[0]:  # its tip st[-1]
+            st = st[:-2]
+        else:
+            break
+    return st if len(st) >= 3 else []
+
+
 def planar_faces(
     edges: Any,
     pos: Any,
     max_length: int | None = None,
     max_area: float | None = None,
-) -> list[list[int]]:
+    return_skipped: bool = False,
+) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:
     r"""The bounded faces of a network drawn in the plane with straight edges, as node
     cycles (counter-clockwise), for :meth:`SimplicialOperators.from_cells
     <topo_contrastive.SimplicialOperators.from_cells>`.
 
     Every node orders its edges by angle; a face is traced by leaving each node along the
     edge next clockwise after the one it arrived by (the rotation system of the drawing),
-    which walks every edge once in each direction. The walks of positive signed area
-    (shoelace formula) that are simple cycles of at least three nodes are the bounded faces;
-    the outer face (negative area) is left out. On a planar drawing, filling every bounded
-    face gives :math:`\beta_1 = 0` per connected component. Where edges cross (bridges,
-    overpasses), a walk may revisit a node: such walks are not simple cycles and are not
-    filled.
+    which walks every edge once in each direction. A walk's back-and-forth steps (a dead
+    end or a tree hanging into the face) are dropped from its boundary; the walks of
+    positive signed area (shoelace formula) whose boundary is then a simple cycle of at
+    least three nodes are the bounded faces; the outer face of each connected part
+    (negative area) is left out. On a planar drawing, filling every bounded face gives
+    :math:`\beta_1 = 0`, unless a face's boundary touches itself at a node (a block that
+    meets another part of the network at one node only: its boundary is no simple cycle,
+    and it is not filled).
+
+    Where edges cross (bridges, overpasses, tunnels: :func:`edge_crossings`), the drawing
+    has no faces bounded by whole edges: the edge in most crossings (the longer on a tie)
+    is set aside until no two edges cross, and the faces of the rest are traced. Each
+    edge set aside then closes a cycle that no face fills (its overpass), so
+    :math:`\beta_1` counts them beside the unfilled faces.
 
     Source: Edmonds' rotation systems (Mohar & Thomassen, *Graphs on Surfaces*, 2001, §3.2);
     faces of road networks as 2-cells: Roddenberry, Schaub, Hajij, "Signal processing on
@@ -69,27 +201,44 @@ def planar_faces(
         max_length: fill only faces of at most this many edges (``None``: no limit).
         max_area: fill only faces of at most this area, in squared units of ``pos``
             (``None``: no limit).
+        return_skipped: also return what was not filled (default ``False``).
 
     Returns:
-        The faces as lists of node ids, ordered by their first node, then length.
+        The faces as lists of node ids, ordered by their first node, then length. With
+        ``return_skipped=True``, ``(faces, skipped)`` where ``skipped`` holds
+        ``"set_aside"`` (``int64 [K, 2]`` sorted node pairs of the crossing edges set
+        aside), ``"crossings"`` (the number of crossing pairs), ``"outer"`` (the number of
+        outer faces), ``"pinched"`` (bounded faces whose boundary is no simple cycle, as
+        node walks), ``"too_long"`` and ``"too_large"`` (bounded faces over
+        ``max_length``, else over ``max_area``, as node cycles).
 
     Raises:
         ValueError: ``edges`` not ``[N1, 2]`` integers or with a self-loop; ``pos`` not
             ``[N0, 2]`` finite with a row for every node; non-positive limits.
         TypeError: limits that are not numbers.
+
+    Example:
+        >>> pos = [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 1]]
+        >>> planar_faces([[0, 1], [1, 2], [0, 3], [1, 4], [2, 5], [3, 4], [4, 5]], pos)
+        [[0, 1, 4, 3], [1, 2, 5, 4]]
     """
     e = _edge_array(edges)
-    p = np.asarray(pos, dtype=np.float64)
-    if p.ndim != 2 or p.shape[1] != 2 or not np.isfinite(p).all():
-        raise ValueError(f"`pos` must be a finite float array [N0, 2], got shape {p.shape}")
-    if e.size and (e.min() < 0 or e.max() >= p.shape[0]):
-        raise ValueError(
-            f"`edges` has node ids in [{int(e.min())}, {int(e.max())}] but `pos` has "
-            f"{p.shape[0]} rows"
-        )
+    p = _check_pos(pos, e)
     max_len = _check_limit(max_length, "max_length")
     max_a = _check_limit(max_area, "max_area")
     pairs = np.unique(np.sort(e, axis=1), axis=0)
+    crossings = _crossing_pairs(pairs, p)
+    aside = _set_aside(pairs, crossings, p)
+    skipped: dict[str, Any] = {
+        "set_aside": pairs[aside],
+        "crossings": int(crossings.shape[0]),
+        "outer": 0,
+        "pinched": [],
+        "too_long": [],
+        "too_large": [],
+    }
+    pairs = np.delete(pairs, aside, axis=0)
+    n = p.shape[0]
     # half-edges u -> v, both directions, sorted by tail and angle
     tail = np.concatenate([pairs[:, 0], pairs[:, 1]])
     head = np.concatenate([pairs[:, 1], pairs[:, 0]])
@@ -98,40 +247,45 @@ def planar_faces(
     order = np.lexsort((angle, tail))  # by tail, then counter-clockwise angle
     tail, head = tail[order], head[order]
     m = tail.size
-    start = np.searchsorted(tail, np.arange(p.shape[0]))
-    count = np.bincount(tail, minlength=p.shape[0])
+    start = np.searchsorted(tail, np.arange(n))
+    count = np.bincount(tail, minlength=n)
     rank = np.arange(m) - start[tail]  # position of each half-edge around its tail
     # the twin v -> u of every half-edge u -> v
-    key = tail * p.shape[0] + head
+    key = tail * n + head
     by_key = np.argsort(key)
-    twin = by_key[np.searchsorted(key[by_key], head * p.shape[0] + tail)]
+    twin = by_key[np.searchsorted(key[by_key], head * n + tail)]
     # arriving at v along u -> v, leave along the edge clockwise next after v -> u
-    tw = twin
-    nxt = start[tail[tw]] + (rank[tw] - 1) % count[tail[tw]]
+    nxt = start[tail[twin]] + (rank[twin] - 1) % np.maximum(count[tail[twin]], 1)
     seen = np.zeros(m, dtype=bool)
     faces = []
     for h0 in range(m):
         if seen[h0]:
             continue
-        cycle = []
+        walk = []
         h = h0
         while not seen[h]:
             seen[h] = True
-            cycle.append(int(tail[h]))
+            walk.append(int(tail[h]))
             h = int(nxt[h])
-        if len(cycle) < 3 or len(set(cycle)) != len(cycle):
-            continue
-        xy = p[cycle]
+        xy = p[walk]
         area = 0.5 * float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) -
                            np.dot(xy[:, 1], np.roll(xy[:, 0], -1)))  # fmt: skip
-        if area <= 0:
-            continue  # the outer face (clockwise), or a degenerate walk
-        if (max_len is not None and len(cycle) > max_len) or (max_a is not None and area > max_a):
+        cycle = _reduce_walk(walk)
+        if area <= 0 or not cycle:  # an outer face (clockwise), or a tree's walk
+            skipped["outer"] += 1
             continue
         k = int(np.argmin(cycle))
-        faces.append(cycle[k:] + cycle[:k])
+        cycle = cycle[k:] + cycle[:k]
+        if len(set(cycle)) != len(cycle):
+            skipped["pinched"].append(cycle)
+        elif max_len is not None and len(cycle) > max_len:
+            skipped["too_long"].append(cycle)
+        elif max_a is not None and area > max_a:
+            skipped["too_large"].append(cycle)
+        else:
+            faces.append(cycle)
     faces.sort(key=lambda c: (c[0], len(c), c))
-    return faces
+    return (faces, skipped) if return_skipped else faces
 
 
 def short_cycles(edges: Any, max_length: int) -> list[list[int]]:
