@@ -2,7 +2,7 @@
 
 :func:`delaunay_complex` triangulates uniform random points in the unit square
 (optionally with square holes, so that the first Betti number is the number of
-holes) and returns a :class:`~topo_contrastive.complex.SimplicialOperators` with at
+holes) and returns a :class:`~topo_contrastive.complex.ComplexOperators` with at
 least the requested number of edges.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.spatial import Delaunay
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["TRAJECTORY_HOLES", "delaunay_complex", "delaunay_simplices"]
 
@@ -65,7 +65,7 @@ def delaunay_complex(
     num_edges: int,
     holes: Sequence[tuple[float, float]] = TRAJECTORY_HOLES,
     seed: int = 0,
-) -> SimplicialOperators:
+) -> ComplexOperators:
     """Delaunay complex with at least ``num_edges`` edges (a few more: 1,000,026 for 10^6).
 
     A planar Delaunay triangulation of ``n`` points has about ``3 n`` edges; the
@@ -79,7 +79,7 @@ def delaunay_complex(
         seed: seed of the point generator (default ``0``).
 
     Returns:
-        The :class:`~topo_contrastive.complex.SimplicialOperators` of the complex.
+        The :class:`~topo_contrastive.complex.ComplexOperators` of the complex.
 
     Raises:
         ValueError: ``num_edges < 3``.
@@ -94,11 +94,11 @@ def delaunay_complex(
             break
         # each extra point adds about 3 / kept edges; overshoot slightly
         n += int(np.ceil((num_edges - len(edges)) / (3.0 * kept) * 1.02)) + 2
-    return SimplicialOperators.from_simplices(edges, tri, n0)
+    return ComplexOperators.from_simplices(edges, tri, n0)
 
 
 def random_path_supports(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     num_paths: int,
     min_edges: int = 10,
     max_edges: int = 20,

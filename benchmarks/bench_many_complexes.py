@@ -21,7 +21,7 @@ Measured in one run, on this machine:
    ``[sum N1, 5 * 64] @ [5 * 64, 64]`` measured in the same run; the ratio bound / step is
    the share of the step spent at GEMM speed (the sparse products and the rest cost the
    remainder).
-4. **TopoModelX per sample** (needs the ``topomodelx`` extra: run with ``.venv-tmx``): its
+4. **TopoModelX per sample** (needs ``topomodelx`` installed, as docs/install.md says): its
    ``SCNNLayer`` stack applied sample by sample, both views, one backward; timed on
    ``--tmx-samples`` samples and scaled to the batch.
 5. **Peak memory** of one step above the memory before it (``VmHWM`` reset).
@@ -29,7 +29,7 @@ Measured in one run, on this machine:
 Prints a Markdown table of times and ratios; ``--out`` writes it with a JSON record.
 
     python benchmarks/bench_many_complexes.py --out benchmarks/results/bench_many_complexes
-    .venv-tmx/bin/python benchmarks/bench_many_complexes.py   # with TopoModelX
+    (TopoModelX is timed where it is installed)
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from topo_contrastive import SimplicialOperators  # noqa: E402
+from topo_contrastive import ComplexOperators  # noqa: E402
 from topo_contrastive.data import ComplexData  # noqa: E402
 
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
@@ -63,7 +63,7 @@ def make_samples(num: int, seed: int) -> list[ComplexData]:
         tri = scipy.spatial.Delaunay(rng.random((n, 2))).simplices
         edges = np.unique(np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]],
                                                   tri[:, [0, 2]]]), axis=1), axis=0)  # fmt: skip
-        ops = SimplicialOperators.from_simplices(edges, tri, n)
+        ops = ComplexOperators.from_simplices(edges, tri, n)
         nbrs = [[] for _ in range(n)]
         for u, v in edges.tolist():
             nbrs[u].append(v)

@@ -141,7 +141,7 @@ def case_trajectories(seed: int) -> dict[str, Any]:
 def _delaunay_complex(num_edges: int, seed: int):
     from scipy.spatial import Delaunay
 
-    from topo_contrastive import SimplicialOperators
+    from topo_contrastive import ComplexOperators
 
     rng = np.random.default_rng(seed)
     num_points = int(num_edges / 2.98) + 10  # a planar Delaunay graph has ~3 n edges
@@ -151,7 +151,7 @@ def _delaunay_complex(num_edges: int, seed: int):
         pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
         edges = np.unique(pairs, axis=0)
         if len(edges) >= num_edges:
-            return SimplicialOperators.from_simplices(edges, tri, num_points), rng
+            return ComplexOperators.from_simplices(edges, tri, num_points), rng
         num_points = int(num_points * 1.01) + 10
 
 

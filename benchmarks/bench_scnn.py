@@ -60,20 +60,20 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from topo_contrastive import SimplicialOperators  # noqa: E402
+from topo_contrastive import ComplexOperators  # noqa: E402
 from topo_contrastive.nn import SCNN  # noqa: E402
 
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
 
 # ---------------------------------------------------------------------- set-up
-def delaunay_complex(num_points: int, seed: int) -> SimplicialOperators:
+def delaunay_complex(num_points: int, seed: int) -> ComplexOperators:
     """Delaunay triangulation of ``num_points`` uniform points, all triangles filled."""
     rng = np.random.default_rng(seed)
     tri = scipy.spatial.Delaunay(rng.random((num_points, 2))).simplices
     edges = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
     edges = np.unique(np.sort(edges, axis=1), axis=0)
-    return SimplicialOperators.from_simplices(edges, tri, num_points)
+    return ComplexOperators.from_simplices(edges, tri, num_points)
 
 
 @dataclass

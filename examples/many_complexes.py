@@ -29,7 +29,9 @@ std over seeds; each seed re-draws the train/val/test split and re-trains every 
   length (edges on its support) and total absolute flow; both; both with their pairwise
   products.
 
-Writes ``many_complexes.json``, ``.csv``, ``.md`` and ``many_complexes.png`` to ``--out``.
+Writes ``many_complexes.json``, ``.csv``, ``.md`` and ``many_complexes.png`` to ``--out``;
+every finished seed is kept in ``--out``/seeds/ and an interrupted run resumes from there (with
+the same settings).
 
     python examples/many_complexes.py --out runs/many_complexes            # full (minutes)
     python examples/many_complexes.py --out /tmp/mc --quick                # a smoke test
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import sys
 import time
 from pathlib import Path
@@ -213,10 +216,25 @@ def main(
     y = ds._data.y.numpy() if ds._data is not None else np.array([d.y.item() for d in ds])
     refs = _reference_features(ds)
     results: dict[str, list[float]] = {r: [] for r in (*ROWS, *REFERENCES)}
-    start = time.perf_counter()
     from torch_geometric.loader import DataLoader
 
+    settings = {"samples": samples, "seeds": seeds, "epochs": epochs, "hidden": hidden,
+                "layers": layers, "batch_size": batch_size, "budget": budget,
+                "temperature": temperature, "seed": seed, "quick": quick}  # fmt: skip
+    done_dir = out / "seeds"  # one finished seed per file: an interrupted run resumes
+    done_dir.mkdir(parents=True, exist_ok=True)
+    seconds: list[float] = []  # per seed, resumed seeds included
     for s in tqdm(range(seeds), desc="seeds"):
+        done = done_dir / f"seed_{s}.json"
+        if done.exists():
+            record = json.loads(done.read_text())
+            if record["settings"] == {**settings, "seeds": None}:
+                for k, v in record["rows"].items():
+                    results[k].append(v)
+                seconds.append(record["seconds"])
+                continue
+        t0 = time.perf_counter()
+        row_results: dict[str, float] = {}
         perm = np.random.default_rng(seed + 1000 + s).permutation(samples)
         split = {"train": perm[:num_train], "val": perm[num_train:num_train + num_val],
                  "test": perm[num_train + num_val:]}  # fmt: skip
@@ -225,22 +243,25 @@ def main(
             enc = _pretrain(ds, row, hidden, layers, epochs, batch_size, seed + s, budget,
                             temperature)  # fmt: skip
             h, _ = _embed(enc, loader)
-            results[row].append(_probe(h, y, split))
+            row_results[row] = _probe(h, y, split)
         torch.manual_seed(seed + s)
         h, _ = _embed(_encoder(hidden, layers), loader)
-        results["untrained"].append(_probe(h, y, split))
+        row_results["untrained"] = _probe(h, y, split)
         split_t = {k: torch.from_numpy(v) for k, v in split.items()}
-        results["supervised SCNN"].append(
-            _supervised(ds, split_t, hidden, layers, max(epochs, 5), batch_size, seed + s)
+        row_results["supervised SCNN"] = _supervised(
+            ds, split_t, hidden, layers, max(epochs, 5), batch_size, seed + s
         )
         for name, feats in refs.items():
-            results[name].append(_probe(feats, y, split))
+            row_results[name] = _probe(feats, y, split)
+        write_json(done, {"settings": {**settings, "seeds": None}, "rows": row_results,
+                          "seconds": round(time.perf_counter() - t0, 1)})  # fmt: skip
+        seconds.append(round(time.perf_counter() - t0, 1))
+        for k, v in row_results.items():
+            results[k].append(v)
     summary = {
-        "settings": {"samples": samples, "seeds": seeds, "epochs": epochs, "hidden": hidden,
-                     "layers": layers, "batch_size": batch_size, "budget": budget,
-                     "temperature": temperature, "seed": seed, "quick": quick},  # fmt: skip
+        "settings": settings,
         "mean_edges": float(ds._data.x_1.shape[0] / samples),
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds_per_seed": seconds,
         "rows": {k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
                  for k, v in results.items()},  # fmt: skip
     }

@@ -334,10 +334,10 @@ def betti_1(cx: dict[str, Any], cells: list[list[int]]) -> int:
     junction graph with ``cells`` filled (the dimension of its harmonic space; ``rank B_1``
     is :math:`N_0` minus the connected components, ``rank B_2`` from a dense SVD, which is
     fine at these sizes)."""
-    from topo_contrastive import SimplicialOperators
+    from topo_contrastive import ComplexOperators
 
     n0 = cx["pos"].shape[0]
-    ops = SimplicialOperators.from_cells(cx["edges"], cells or None, n0)
+    ops = ComplexOperators.from_cells(cx["edges"], cells or None, n0)
     n1 = cx["edges"].shape[0]
     graph = sp.csr_matrix((np.ones(n1), (cx["edges"][:, 0], cx["edges"][:, 1])), shape=(n0, n0))
     rank_b1 = n0 - csgraph.connected_components(graph, directed=False)[0]

@@ -53,7 +53,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from topo_contrastive import SimplicialOperators  # noqa: E402
+from topo_contrastive import ComplexOperators  # noqa: E402
 from topo_contrastive._files import atomic_write, write_json, write_text  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
@@ -119,7 +119,7 @@ class TopoModelXEncoder(torch.nn.Module):
 
 
 def make_flows(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     points: np.ndarray,
     num_flows: int,
     noise: float,
@@ -149,7 +149,7 @@ def make_flows(
     return data
 
 
-def delaunay_complex(num_points: int, seed: int) -> tuple[SimplicialOperators, np.ndarray]:
+def delaunay_complex(num_points: int, seed: int) -> tuple[ComplexOperators, np.ndarray]:
     """Delaunay triangulation of uniform random points, every triangle filled."""
     points = np.random.default_rng(seed).random((num_points, 2))
     points = points[np.argsort(points[:, 0])]  # node ids west to east: edges point east
@@ -157,7 +157,7 @@ def delaunay_complex(num_points: int, seed: int) -> tuple[SimplicialOperators, n
     edges = np.unique(
         np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), axis=1), axis=0
     )
-    return SimplicialOperators.from_simplices(edges, tri, num_points), points
+    return ComplexOperators.from_simplices(edges, tri, num_points), points
 
 
 def main(

@@ -57,7 +57,7 @@ from sklearn.model_selection import train_test_split
 from torch_geometric.data import Data, InMemoryDataset
 from tqdm.auto import tqdm
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive._files import write_csv, write_json, write_text
 from topo_contrastive.experiments import ExperimentData, get_config
 from topo_contrastive.experiments.evaluation import probe_splits, reference_features
@@ -82,7 +82,7 @@ def _icosahedron() -> np.ndarray:
 
 def generate_cavity_complex(
     num_points: int = 120, seed: int = 0, max_tries: int = 20
-) -> tuple[SimplicialOperators, np.ndarray, list[np.ndarray]]:
+) -> tuple[ComplexOperators, np.ndarray, list[np.ndarray]]:
     """A tetrahedralised cube with two cavities (:data:`CAVITY_CENTRES`).
 
     Delaunay tetrahedralisation of ``num_points`` uniform points in :math:`[0, 1]^3` (those
@@ -132,7 +132,7 @@ def generate_cavity_complex(
                             kept_r[:, [1, 2, 3]]]), axis=0)  # fmt: skip
         pairs = np.concatenate([tris[:, [0, 1]], tris[:, [0, 2]], tris[:, [1, 2]]])
         edges = np.unique(pairs, axis=0)
-        ops = SimplicialOperators.from_simplices(edges, tris, used.size, tetrahedra=kept_r)
+        ops = ComplexOperators.from_simplices(edges, tris, used.size, tetrahedra=kept_r)
         pos = pts[used]
         walls = [_wall(ops, pos, tets[r], relabel) for r in removed]
         dims = HodgeDecomposition(ops, rank=2, backend="iterative").dims
@@ -142,7 +142,7 @@ def generate_cavity_complex(
     raise ValueError(f"no complex with beta_2 = 2 in {max_tries} draws (raise `num_points`)")
 
 
-def tetrahedron_orientation(ops: SimplicialOperators, pos: np.ndarray) -> np.ndarray:
+def tetrahedron_orientation(ops: ComplexOperators, pos: np.ndarray) -> np.ndarray:
     """``float64 [N3]``: +1 where a tetrahedron's stored orientation (its sorted nodes) is
     right-handed in ``pos``, else -1. Summing ``sigma_q * B3[:, q]`` over a region gives
     its boundary surface (the inner faces cancel)."""
@@ -152,7 +152,7 @@ def tetrahedron_orientation(ops: SimplicialOperators, pos: np.ndarray) -> np.nda
 
 
 def _wall(
-    ops: SimplicialOperators, pos: np.ndarray, removed: np.ndarray, relabel: np.ndarray
+    ops: ComplexOperators, pos: np.ndarray, removed: np.ndarray, relabel: np.ndarray
 ) -> np.ndarray:
     """Outward-oriented wall of one cavity: the faces shared by its removed tetrahedra and
     the kept ones, signed against the (consistently oriented) kept tetrahedron they bound:
@@ -176,7 +176,7 @@ def _wall(
 
 
 def generate_membranes(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     pos: np.ndarray,
     walls: Sequence[np.ndarray],
     num_samples: int,
@@ -247,7 +247,7 @@ class TriangleSignals(InMemoryDataset):
         self,
         signals: np.ndarray,
         labels: np.ndarray,
-        ops: SimplicialOperators,
+        ops: ComplexOperators,
         val_fraction: float = 0.25,
         test_fraction: float = 0.25,
     ) -> None:

@@ -17,41 +17,41 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import Delaunay
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 
 
 def cycle_edges(cycle: list[int]) -> list[list[int]]:
     return [[cycle[i], cycle[(i + 1) % len(cycle)]] for i in range(len(cycle))]
 
 
-def hexagon() -> SimplicialOperators:
+def hexagon() -> ComplexOperators:
     cell = [0, 1, 2, 3, 4, 5]
-    return SimplicialOperators.from_cells(cycle_edges(cell), [cell])
+    return ComplexOperators.from_cells(cycle_edges(cell), [cell])
 
 
-def square_annulus() -> SimplicialOperators:
+def square_annulus() -> ComplexOperators:
     outer, inner = [0, 1, 2, 3], [4, 5, 6, 7]
     edges = cycle_edges(outer) + cycle_edges(inner) + [[i, i + 4] for i in range(4)]
     cells = [[i, (i + 1) % 4, (i + 1) % 4 + 4, i + 4] for i in range(4)]
-    return SimplicialOperators.from_cells(edges, cells)
+    return ComplexOperators.from_cells(edges, cells)
 
 
-def square_cylinder() -> SimplicialOperators:
+def square_cylinder() -> ComplexOperators:
     bottom, top = [0, 1, 2, 3], [4, 5, 6, 7]
     edges = cycle_edges(bottom) + cycle_edges(top) + [[i, i + 4] for i in range(4)]
     cells = [[i, (i + 1) % 4, (i + 1) % 4 + 4, i + 4] for i in range(4)]
-    return SimplicialOperators.from_cells(edges, cells)
+    return ComplexOperators.from_cells(edges, cells)
 
 
-def square_pentagon_loop() -> SimplicialOperators:
+def square_pentagon_loop() -> ComplexOperators:
     square, pentagon, loop = [0, 1, 2, 3], [1, 4, 5, 6, 2], [3, 7, 8, 0]
     edges = {tuple(sorted(e)) for c in (square, pentagon, loop) for e in cycle_edges(c)}
-    return SimplicialOperators.from_cells(sorted(edges), [square, pentagon])
+    return ComplexOperators.from_cells(sorted(edges), [square, pentagon])
 
 
 def random_planar_cell_complex(
     rng: np.random.Generator, n: int, fill: float, merge: float = 0.5
-) -> SimplicialOperators:
+) -> ComplexOperators:
     """A random planar cell complex on ``n`` points (see the module docstring)."""
     pts = rng.random((n, 2))
     tri = np.sort(Delaunay(pts).simplices, axis=1)
@@ -76,4 +76,4 @@ def random_planar_cell_complex(
     faces += [list(tri[t]) for t in np.flatnonzero(~used)]
     edges = [list(e) for e in edge_of if e not in removed]
     filled = [f for f in faces if rng.random() < fill]
-    return SimplicialOperators.from_cells(edges, filled or None, n)
+    return ComplexOperators.from_cells(edges, filled or None, n)

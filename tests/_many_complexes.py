@@ -8,21 +8,21 @@ import numpy as np
 import torch
 from scipy.spatial import Delaunay
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.data import ComplexData
 
 from ._cell_complexes import random_planar_cell_complex
 
 
-def delaunay_complex(rng: np.random.Generator, n: int, fill: float = 0.8) -> SimplicialOperators:
+def delaunay_complex(rng: np.random.Generator, n: int, fill: float = 0.8) -> ComplexOperators:
     pts = rng.random((n, 2))
     tri = np.sort(Delaunay(pts).simplices, axis=1)
     edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
     filled = tri[rng.random(len(tri)) < fill]
-    return SimplicialOperators.from_simplices(edges, filled if len(filled) else None, n)
+    return ComplexOperators.from_simplices(edges, filled if len(filled) else None, n)
 
 
-def walk_flow(ops: SimplicialOperators, rng: np.random.Generator, steps: int = 6) -> torch.Tensor:
+def walk_flow(ops: ComplexOperators, rng: np.random.Generator, steps: int = 6) -> torch.Tensor:
     """The edge flow ``[N1, 1]`` of a random walk of at most ``steps`` steps."""
     nbrs: dict[int, list[int]] = {}
     for u, v in ops.edges.tolist():

@@ -27,7 +27,7 @@ PUBLIC = (
 #: top-level names that are shortcuts to a subpackage's (documented there)
 SHORTCUTS = set(topo_contrastive._LAZY)
 #: top-level names documented at the top level (the complex and its decomposition)
-CORE = {"SimplicialOperators", "HodgeDecomposition", "HodgeParts"}
+CORE = {"ComplexOperators", "HodgeDecomposition", "HodgeParts"}
 
 
 def _documented() -> list[str]:
@@ -54,6 +54,7 @@ def _resolve(path: str):
 def test_top_level_shortcuts_are_the_subpackages_objects():
     from topo_contrastive import (  # noqa: F401 - the import is the test
         SCNN,
+        ComplexOperators,
         ComputeDropProbabilities,
         ContrastiveViews,
         EdgeFlowMask,
@@ -65,7 +66,6 @@ def test_top_level_shortcuts_are_the_subpackages_objects():
         OceanDrifters,
         ProjectionHead,
         SCNNConv,
-        SimplicialOperators,
         SyntheticTrajectories,
         load_encoder,
         save_encoder,
@@ -76,7 +76,7 @@ def test_top_level_shortcuts_are_the_subpackages_objects():
         assert getattr(topo_contrastive, name) is getattr(module, name)
         assert name in module.__all__
     assert set(topo_contrastive.__all__) <= set(dir(topo_contrastive))
-    core = {"SimplicialOperators", "HodgeDecomposition", "HodgeParts", "__version__"}
+    core = {"ComplexOperators", "HodgeDecomposition", "HodgeParts", "__version__"}
     assert set(topo_contrastive.__all__) == core | SHORTCUTS
 
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import toponetx as tnx
 import torch
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 
 from ._cell_complexes import (
     cycle_edges,
@@ -26,7 +26,7 @@ from ._cell_complexes import (
 )
 
 
-def dense_projectors(ops: SimplicialOperators) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dense_projectors(ops: ComplexOperators) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     B1, B2 = ops.B1.toarray(), ops.B2.toarray()
     PG = B1.T @ np.linalg.pinv(B1 @ B1.T) @ B1
     PC = B2 @ np.linalg.pinv(B2.T @ B2) @ B2.T if ops.num_faces else np.zeros((ops.num_edges,) * 2)
@@ -60,11 +60,11 @@ def test_hand_built_cell_complexes(make, sizes, dims, backend):
 
 
 def test_square_incidence_and_node_cycles():
-    sq = SimplicialOperators.from_cells([[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]])
+    sq = ComplexOperators.from_cells([[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]])
     # edges (0,1), (0,3), (1,2), (2,3): the cycle 0 -> 1 -> 2 -> 3 -> 0 runs (0,3) backwards
     assert sq.B2.toarray().ravel().tolist() == [1.0, -1.0, 1.0, 1.0]
     assert sq.faces == [[0, 1, 2, 3]] and sq.face_sizes.tolist() == [4]
-    turned = SimplicialOperators.from_cells(sq.edges, [[0, 3, 2, 1]])  # the other way round
+    turned = ComplexOperators.from_cells(sq.edges, [[0, 3, 2, 1]])  # the other way round
     assert (turned.B2 != -sq.B2).nnz == 0 and turned.faces == [[0, 3, 2, 1]]
     with pytest.raises(ValueError, match="num_faces"):
         _ = sq.num_triangles
@@ -87,8 +87,8 @@ def test_node_cycles_start_at_the_smallest_node_and_follow_the_orientation():
 def test_triangles_of_a_cell_complex_are_a_simplicial_complex():
     tri = [[0, 1, 2], [1, 2, 3]]
     edges = [[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]
-    cells = SimplicialOperators.from_cells(edges, tri)
-    simp = SimplicialOperators.from_simplices(edges, tri)
+    cells = ComplexOperators.from_cells(edges, tri)
+    simp = ComplexOperators.from_simplices(edges, tri)
     assert cells.is_simplicial and cells.triangles.tolist() == simp.triangles.tolist()
     assert cells.fingerprint() == simp.fingerprint()
     assert cells.faces == [[0, 1, 2], [1, 2, 3]]
@@ -97,9 +97,9 @@ def test_triangles_of_a_cell_complex_are_a_simplicial_complex():
 def test_fingerprint_tells_cell_complexes_apart():
     a, b = square_annulus(), square_cylinder()
     assert a.fingerprint() == b.fingerprint()  # the same cells on the same edges
-    flipped = SimplicialOperators.from_incidence(a.B1, a.B2 @ sp.diags([1, 1, 1, -1]))
+    flipped = ComplexOperators.from_incidence(a.B1, a.B2 @ sp.diags([1, 1, 1, -1]))
     assert flipped.fingerprint() != a.fingerprint()  # a re-oriented 2-cell
-    fewer = SimplicialOperators.from_incidence(a.B1, a.B2[:, :3])
+    fewer = ComplexOperators.from_incidence(a.B1, a.B2[:, :3])
     assert fewer.fingerprint() != a.fingerprint()
 
 
@@ -108,7 +108,7 @@ def test_reorienting_edges_and_cells_conjugates_the_projectors():
     rng = np.random.default_rng(1)
     s = rng.choice([-1.0, 1.0], ops.num_edges)
     t = rng.choice([-1.0, 1.0], ops.num_faces)
-    turned = SimplicialOperators.from_incidence(
+    turned = ComplexOperators.from_incidence(
         ops.B1 @ sp.diags(s), sp.diags(s) @ ops.B2 @ sp.diags(t)
     )
     for P, Q in zip(dense_projectors(ops), dense_projectors(turned), strict=True):
@@ -125,7 +125,7 @@ def test_toponetx_cell_complex_with_a_square_a_pentagon_and_an_unfilled_loop():
     cc.add_cell([1, 4, 5, 6, 2], rank=2)
     for u, v in ((3, 7), (7, 8), (8, 0)):
         cc.add_edge(u, v)
-    ops = SimplicialOperators.from_toponetx(cc)
+    ops = ComplexOperators.from_toponetx(cc)
     assert ops.sizes[:3] == (9, 11, 2)
     np.testing.assert_array_equal(ops.B2.toarray(), cc.incidence_matrix(2, signed=True).toarray())
     assert HodgeDecomposition(ops).dims["harmonic"] == 1
@@ -171,7 +171,7 @@ def test_bad_2_cell_columns(column, match):
         col = B2[:, 0] + B2[:, 1]  # a hexagon around two trapezoids (the spoke cancels)
         col[np.flatnonzero(col)[0]] = 0  # a path of five edges: not closed
     elif column == "eight":
-        grid = SimplicialOperators.from_cells(
+        grid = ComplexOperators.from_cells(
             [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [2, 4]], None
         )
         bowtie = np.zeros(6)  # 0 -> 1 -> 2 -> 0 and 2 -> 3 -> 4 -> 2: twice through node 2
@@ -179,10 +179,10 @@ def test_bad_2_cell_columns(column, match):
             e, sgn = grid.edge_lookup(u, v)
             bowtie[int(e)] = sgn
         with pytest.raises(ValueError, match=match):
-            SimplicialOperators.from_incidence(grid.B1, bowtie[:, None])
+            ComplexOperators.from_incidence(grid.B1, bowtie[:, None])
         return
     elif column == "two_cycles":
-        outer = SimplicialOperators.from_cells(
+        outer = ComplexOperators.from_cells(
             cycle_edges([0, 1, 2]) + cycle_edges([3, 4, 5]), None
         )
         both = np.zeros(6)
@@ -191,32 +191,32 @@ def test_bad_2_cell_columns(column, match):
                 e, sgn = outer.edge_lookup(u, v)
                 both[int(e)] = sgn
         with pytest.raises(ValueError, match=match):
-            SimplicialOperators.from_incidence(outer.B1, both[:, None])
+            ComplexOperators.from_incidence(outer.B1, both[:, None])
         return
     with pytest.raises(ValueError, match=match):
-        SimplicialOperators.from_incidence(ops.B1, col[:, None])
+        ComplexOperators.from_incidence(ops.B1, col[:, None])
 
 
 def test_repeated_2_cell_and_bad_node_cycles():
     ops = square_annulus()
     with pytest.raises(ValueError, match="columns 0 and 4 are the same 2-cell"):
-        SimplicialOperators.from_incidence(
+        ComplexOperators.from_incidence(
             ops.B1, np.hstack([ops.B2.toarray(), -ops.B2[:, :1].toarray()])
         )
     edges = cycle_edges([0, 1, 2, 3])
     with pytest.raises(ValueError, match="entry 0 has 2 node"):
-        SimplicialOperators.from_cells(edges, [[0, 1]])
+        ComplexOperators.from_cells(edges, [[0, 1]])
     with pytest.raises(ValueError, match="entry 0 .* repeats a node"):
-        SimplicialOperators.from_cells(edges, [[0, 1, 2, 1]])
+        ComplexOperators.from_cells(edges, [[0, 1, 2, 1]])
     with pytest.raises(ValueError, match="steps from node 3 to node 1, which is not an edge"):
-        SimplicialOperators.from_cells(edges, [[1, 2, 3]])
+        ComplexOperators.from_cells(edges, [[1, 2, 3]])
     with pytest.raises(ValueError, match="same 2-cell"):
-        SimplicialOperators.from_cells(edges, [[0, 1, 2, 3], [1, 2, 3, 0]])
+        ComplexOperators.from_cells(edges, [[0, 1, 2, 3], [1, 2, 3, 0]])
     with pytest.raises(TypeError, match="integer node ids"):
-        SimplicialOperators.from_cells(edges, [[0.5, 1, 2]])
+        ComplexOperators.from_cells(edges, [[0.5, 1, 2]])
     with pytest.raises(ValueError, match="num_nodes"):
-        SimplicialOperators.from_cells(edges, [[0, 1, 2, 3]], num_nodes=3)
+        ComplexOperators.from_cells(edges, [[0, 1, 2, 3]], num_nodes=3)
     with pytest.raises(ValueError, match="tetrahedra .* simplicial complexes only"):
-        SimplicialOperators.from_incidence(ops.B1, ops.B2, np.ones((4, 1)))
+        ComplexOperators.from_incidence(ops.B1, ops.B2, np.ones((4, 1)))
     with pytest.raises(TypeError, match="SimplicialComplex or toponetx.CellComplex"):
-        SimplicialOperators.from_toponetx(tnx.CombinatorialComplex())
+        ComplexOperators.from_toponetx(tnx.CombinatorialComplex())

@@ -603,10 +603,10 @@ def test_predict_next_scone_is_refused_clearly_before_any_work(checkpoint, data_
 
 def test_predict_next_refuses_data_without_paths(checkpoint, tmp_path, capsys):
     """A data file of flows without node paths: a clear error naming what is missing."""
-    from topo_contrastive import SimplicialOperators
+    from topo_contrastive import ComplexOperators
     from topo_contrastive.datasets import EdgeFlows
 
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
     f = tmp_path / "flows.npz"
     flows = torch.randn(6, 3, generator=torch.Generator().manual_seed(0)).numpy()
     EdgeFlows.write_npz(f, ops, flows)

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.cli import main
 from topo_contrastive.complex import planar_faces
 
@@ -74,7 +74,7 @@ def grids(tmp_path_factory):
             path_ptr=np.cumsum([0] + [len(p) for p in paths]),
             labels=np.array(labels),
         )
-        ops = SimplicialOperators.from_cells(edges, faces, pos.shape[0])
+        ops = ComplexOperators.from_cells(edges, faces, pos.shape[0])
         out[name] = {"file": root / f"{name}.npz", "ops": ops, "faces": faces}
     return out
 

@@ -5,13 +5,13 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 
 
 def square_with_diagonal():
     # 0-1-2-3 square with diagonal (0, 2); triangle (0, 1, 2) filled, (0, 2, 3) empty.
     edges = [[2, 3], [0, 1], [1, 2], [0, 3], [2, 0]]
-    return SimplicialOperators.from_simplices(edges, [[2, 1, 0]])
+    return ComplexOperators.from_simplices(edges, [[2, 1, 0]])
 
 
 def test_exact_operators_on_hand_built_complex():
@@ -41,9 +41,9 @@ def test_matches_toponetx_order_and_signs():
 
     tri = Delaunay(pts).simplices
     sc = tnx.SimplicialComplex([list(map(int, t)) for t in tri])
-    a = SimplicialOperators.from_toponetx(sc)
+    a = ComplexOperators.from_toponetx(sc)
     edges = np.array([list(e) for e in sc.skeleton(1)])
-    b = SimplicialOperators.from_simplices(edges[::-1], tri)
+    b = ComplexOperators.from_simplices(edges[::-1], tri)
     assert (a.B1 != b.B1).nnz == 0
     assert (a.B2 != b.B2).nnz == 0
     np.testing.assert_array_equal(a.B1.toarray(), sc.incidence_matrix(1).toarray())
@@ -54,13 +54,13 @@ def test_from_incidence_keeps_order_and_accepts_torch():
     ops = square_with_diagonal()
     b1 = torch.tensor(ops.B1.toarray())
     b2 = torch.tensor(ops.B2.toarray()).to_sparse()
-    c = SimplicialOperators.from_incidence(b1, b2)
+    c = ComplexOperators.from_incidence(b1, b2)
     assert (c.B1 != ops.B1).nnz == 0 and (c.B2 != ops.B2).nnz == 0
     # reversed columns and orientation are kept as given
     perm = [4, 3, 2, 1, 0]
     b1r = -ops.B1.toarray()[:, perm]
     b2r = -ops.B2.toarray()[perm]
-    r = SimplicialOperators.from_incidence(sp.csr_matrix(b1r), b2r)
+    r = ComplexOperators.from_incidence(sp.csr_matrix(b1r), b2r)
     np.testing.assert_array_equal(r.B1.toarray(), b1r)
     assert r.edges.tolist() == [[3, 2], [2, 1], [3, 0], [2, 0], [1, 0]]
     col, sign = r.edge_lookup(2, 3)
@@ -68,12 +68,12 @@ def test_from_incidence_keeps_order_and_accepts_torch():
 
 
 def test_complex_without_triangles():
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2]])
     assert ops.B2.shape == (2, 0)
     assert ops.L_up.nnz == 0 and ops.L_up.shape == (2, 2)
     assert ops.operator("L_up").to_dense().abs().sum() == 0
     tnx = pytest.importorskip("toponetx")
-    t = SimplicialOperators.from_toponetx(tnx.SimplicialComplex([[0, 1], [1, 2]]))
+    t = ComplexOperators.from_toponetx(tnx.SimplicialComplex([[0, 1], [1, 2]]))
     assert t.num_triangles == 0 and t.L_up.shape == (2, 2)
 
 
@@ -102,28 +102,28 @@ def test_edge_lookup_and_path_flow():
 
 def test_bad_input_messages():
     with pytest.raises(ValueError, match="face \\[0, 2\\].*not in `edges`"):
-        SimplicialOperators.from_simplices([[0, 1], [1, 2]], [[0, 1, 2]])
+        ComplexOperators.from_simplices([[0, 1], [1, 2]], [[0, 1, 2]])
     with pytest.raises(ValueError, match="self-loop"):
-        SimplicialOperators.from_simplices([[0, 0]])
+        ComplexOperators.from_simplices([[0, 0]])
     with pytest.raises(ValueError, match="twice"):
-        SimplicialOperators.from_simplices([[0, 1], [1, 0]])
+        ComplexOperators.from_simplices([[0, 1], [1, 0]])
     with pytest.raises(ValueError, match="shape \\[n, 2\\]"):
-        SimplicialOperators.from_simplices([[0, 1, 2]])
+        ComplexOperators.from_simplices([[0, 1, 2]])
     with pytest.raises(TypeError, match="integer"):
-        SimplicialOperators.from_simplices([[0.5, 1]])
+        ComplexOperators.from_simplices([[0.5, 1]])
     ops = square_with_diagonal()
     with pytest.raises(ValueError, match="column 0 is unsigned"):
-        SimplicialOperators.from_incidence(np.abs(ops.B1.toarray()))
+        ComplexOperators.from_incidence(np.abs(ops.B1.toarray()))
     with pytest.raises(ValueError, match="shape mismatch"):
-        SimplicialOperators.from_incidence(ops.B1, np.ones((3, 1)))
+        ComplexOperators.from_incidence(ops.B1, np.ones((3, 1)))
     bad_b2 = ops.B2.toarray().copy()
     bad_b2[0] *= -1
     with pytest.raises(ValueError, match="B1 @ B2 != 0"):
-        SimplicialOperators.from_incidence(ops.B1, bad_b2)
+        ComplexOperators.from_incidence(ops.B1, bad_b2)
     wrong_faces = np.zeros((5, 1))
     wrong_faces[[0, 2, 4], 0] = [1, -1, 1]
     with pytest.raises(ValueError, match="do not form the boundary"):
-        SimplicialOperators.from_incidence(ops.B1, wrong_faces)
+        ComplexOperators.from_incidence(ops.B1, wrong_faces)
     with pytest.raises(ValueError, match="step 1 of the path, 1 -> 3, is not an edge"):
         ops.path_to_flow([0, 1, 3])
     with pytest.raises(ValueError, match="not an edge"):
@@ -131,9 +131,9 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match="must be one of"):
         ops.operator("L4")
     with pytest.raises(TypeError):
-        SimplicialOperators(ops.B1, ops.B2)
+        ComplexOperators(ops.B1, ops.B2)
     with pytest.raises(TypeError, match="toponetx"):
-        SimplicialOperators.from_toponetx([[0, 1]])
+        ComplexOperators.from_toponetx([[0, 1]])
 
 
 def test_large_construction_is_vectorised():
@@ -143,7 +143,7 @@ def test_large_construction_is_vectorised():
     tri = Delaunay(pts).simplices
     pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
     edges = np.unique(np.sort(pairs, 1), axis=0)
-    ops = SimplicialOperators.from_simplices(edges, tri)
+    ops = ComplexOperators.from_simplices(edges, tri)
     assert ops.num_edges == len(edges) and ops.num_triangles == len(tri)
     assert abs(ops.B1 @ ops.B2).sum() == 0
 
@@ -153,7 +153,7 @@ def two_tetrahedra():
     tets = [[0, 1, 2, 3], [1, 2, 3, 4]]
     tris = sorted({tuple(sorted(f)) for t in tets for f in itertools.combinations(t, 3)})
     edges = sorted({tuple(sorted(e)) for t in tris for e in itertools.combinations(t, 2)})
-    return SimplicialOperators.from_simplices(edges, tris, tetrahedra=tets[::-1])
+    return ComplexOperators.from_simplices(edges, tris, tetrahedra=tets[::-1])
 
 
 def test_tetrahedra_from_simplices_exact_signs():
@@ -180,11 +180,11 @@ def test_tetrahedra_from_simplices_exact_signs():
 def test_tetrahedra_match_toponetx():
     tnx = pytest.importorskip("toponetx")
     sc = tnx.SimplicialComplex([[0, 1, 2, 3], [1, 2, 3, 4], [4, 5, 6]])
-    a = SimplicialOperators.from_toponetx(sc)
+    a = ComplexOperators.from_toponetx(sc)
     np.testing.assert_array_equal(a.B3.toarray(), sc.incidence_matrix(3).toarray())
     np.testing.assert_array_equal(a.B2.toarray(), sc.incidence_matrix(2).toarray())
     tets = [sorted(s) for s in sc.skeleton(3)]
-    b = SimplicialOperators.from_simplices(
+    b = ComplexOperators.from_simplices(
         [sorted(e) for e in sc.skeleton(1)], [sorted(t) for t in sc.skeleton(2)], tetrahedra=tets
     )
     assert (a.B3 != b.B3).nnz == 0
@@ -196,7 +196,7 @@ def test_tetrahedra_match_toponetx():
 def test_from_incidence_with_b3_and_reoriented_triangles():
     ops = two_tetrahedra()
     flip = np.diag([1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 1.0])  # re-orient triangles 1 and 4
-    c = SimplicialOperators.from_incidence(ops.B1, ops.B2 @ flip, flip @ ops.B3.toarray())
+    c = ComplexOperators.from_incidence(ops.B1, ops.B2 @ flip, flip @ ops.B3.toarray())
     assert c.num_tetrahedra == 2 and c.tetrahedra.tolist() == ops.tetrahedra.tolist()
     assert abs(c.B2 @ c.B3).sum() == 0
 
@@ -205,26 +205,26 @@ def test_bad_tetrahedra_and_ranks():
     ops = two_tetrahedra()
     edges, tris = ops.edges, ops.triangles
     with pytest.raises(ValueError, match=r"tetrahedron \[0, 1, 2, 4\] has the face \[0, 2, 4\]"):
-        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 4]])
+        ComplexOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 4]])
     with pytest.raises(ValueError, match="repeats a node"):
-        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 2]])
+        ComplexOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 2]])
     with pytest.raises(ValueError, match=r"contains the tetrahedron \[0, 1, 2, 3\] twice"):
-        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 3], [3, 2, 1, 0]])
+        ComplexOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2, 3], [3, 2, 1, 0]])
     with pytest.raises(ValueError, match=r"shape \[n, 4\]"):
-        SimplicialOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2]])
+        ComplexOperators.from_simplices(edges, tris, tetrahedra=[[0, 1, 2]])
     b3 = ops.B3.toarray()
     bad = b3.copy()
     bad[0, 0] = -bad[0, 0]
     with pytest.raises(ValueError, match="B2 @ B3 != 0 at column 0 of `B3`"):
-        SimplicialOperators.from_incidence(ops.B1, ops.B2, bad)
+        ComplexOperators.from_incidence(ops.B1, ops.B2, bad)
     with pytest.raises(ValueError, match="`B3` column 0 has 3 non-zeros"):
         missing_face = np.where(np.arange(7)[:, None] == 0, 0, b3)
-        SimplicialOperators.from_incidence(ops.B1, ops.B2, missing_face)
+        ComplexOperators.from_incidence(ops.B1, ops.B2, missing_face)
     with pytest.raises(ValueError, match="`B2` has 7 columns .* `B3` has 6 rows"):
-        SimplicialOperators.from_incidence(ops.B1, ops.B2, b3[:6])
+        ComplexOperators.from_incidence(ops.B1, ops.B2, b3[:6])
     with pytest.raises(ValueError, match="`B3` needs `B2`"):
-        SimplicialOperators.from_incidence(ops.B1, None, b3)
-    graph = SimplicialOperators.from_simplices([[0, 1], [1, 2]])
+        ComplexOperators.from_incidence(ops.B1, None, b3)
+    graph = ComplexOperators.from_simplices([[0, 1], [1, 2]])
     assert graph.dim == 1
     with pytest.raises(ValueError, match=r"`rank` = 2 is not a rank of this complex: it has no "
                        r"triangles \(N2 = 0; sizes N0..N3 = \(3, 2, 0, 0\)\)"):
@@ -244,9 +244,9 @@ def test_path_to_flow_takes_the_toponetx_complex_own_node_labels():
     import toponetx as tnx
 
     sc = tnx.SimplicialComplex([["a", "b", "c"], ["c", "d"], ["a", "d"]])
-    ops = SimplicialOperators.from_toponetx(sc)
+    ops = ComplexOperators.from_toponetx(sc)
     assert ops.node_labels == ("a", "b", "c", "d")
-    rows = SimplicialOperators.from_incidence(ops.B1, ops.B2)
+    rows = ComplexOperators.from_incidence(ops.B1, ops.B2)
     assert rows.node_labels is None
     walk = ["a", "b", "c", "d", "a"]
     want = rows.path_to_flow([ops.node_labels.index(v) for v in walk])
@@ -257,6 +257,6 @@ def test_path_to_flow_takes_the_toponetx_complex_own_node_labels():
         ops.path_to_flow(["a", "x"])
     with pytest.raises(ValueError, match=r"step 0 of the path, 'b' -> 'd', is not an edge"):
         ops.path_to_flow(["b", "d"])
-    sparse = SimplicialOperators.from_toponetx(tnx.SimplicialComplex([[10, 20, 30], [30, 40]]))
+    sparse = ComplexOperators.from_toponetx(tnx.SimplicialComplex([[10, 20, 30], [30, 40]]))
     assert sparse.path_to_flow([10, 20, 30, 40]).tolist() == [1.0, 0.0, 1.0, 1.0]
     assert sparse.path_to_flow(torch.tensor([40, 30])).tolist() == [0.0, 0.0, 0.0, -1.0]

@@ -22,7 +22,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import topo_contrastive
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
 from topo_contrastive.nn import SCNN, HodgeReadout, NextNodeHead, ProjectionHead
 from topo_contrastive.transforms import ContrastiveViews, EdgeFlowMask, HodgeSpectralMask
@@ -69,9 +69,9 @@ def test_the_tracker_catches_a_factory_without_device():
     assert tracker.calls == [("ones", "fake.py", buggy.__code__.co_firstlineno + 1)]
 
 
-def _complex() -> SimplicialOperators:
+def _complex() -> ComplexOperators:
     edges = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 4], [2, 3], [2, 5], [3, 5], [4, 5]]
-    return SimplicialOperators.from_simplices(edges, [[0, 1, 2], [2, 3, 5]])
+    return ComplexOperators.from_simplices(edges, [[0, 1, 2], [2, 3, 5]])
 
 
 @pytest.mark.parametrize("readout", ["mean", "hodge"])

@@ -3,7 +3,7 @@
 Each module's examples run in a fresh temporary working folder (examples that build a
 dataset write ``data/...`` there) with the module's globals plus the names a user has at
 hand: ``torch``, ``np``, PyG's ``Data``/``Batch``/``DataLoader`` and the package's
-top-level exports (``SimplicialOperators``, ``SCNN``, ``SyntheticTrajectories``, ...).
+top-level exports (``ComplexOperators``, ``SCNN``, ``SyntheticTrajectories``, ...).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial import Delaunay
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.complex import edge_crossings, planar_faces, short_cycles
 
 
@@ -28,7 +28,7 @@ def test_grid_faces_are_its_squares_and_fill_every_hole():
     edges, pos = _grid(3)
     faces = planar_faces(edges, pos)
     assert faces == [[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]  # counter-clockwise
-    ops = SimplicialOperators.from_cells(edges, faces)
+    ops = ComplexOperators.from_cells(edges, faces)
     assert HodgeDecomposition(ops).dims == {"gradient": 8, "curl": 4, "harmonic": 0}
     assert planar_faces(edges, pos, max_area=0.5) == []
     assert planar_faces(edges, pos, max_length=3) == []
@@ -44,7 +44,7 @@ def test_a_large_face_is_left_as_a_hole():
     assert len(small) == 0  # only the ring around the hole is left: one face of area 9
     (ring,) = planar_faces(kept, pos)
     assert len(ring) == 12
-    ops = SimplicialOperators.from_cells(kept, small or None, 16)
+    ops = ComplexOperators.from_cells(kept, small or None, 16)
     assert HodgeDecomposition(ops).dims["harmonic"] == 1
 
 
@@ -57,7 +57,7 @@ def test_delaunay_faces_are_its_triangles(seed):
     edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), axis=0)
     faces = planar_faces(edges, pos)
     assert sorted(tuple(sorted(f)) for f in faces) == sorted(map(tuple, tri.tolist()))
-    ops = SimplicialOperators.from_cells(edges, faces)
+    ops = ComplexOperators.from_cells(edges, faces)
     assert HodgeDecomposition(ops).dims["harmonic"] == 0
     # the 3-cycles are the 3-cliques: every Delaunay triangle, each listed once
     threes = [tuple(sorted(c)) for c in short_cycles(edges, 3)]
@@ -81,7 +81,7 @@ def test_bad_input():
 
 
 def _harmonic(edges, faces, n):
-    return HodgeDecomposition(SimplicialOperators.from_cells(edges, faces or None, n)).dims[
+    return HodgeDecomposition(ComplexOperators.from_cells(edges, faces or None, n)).dims[
         "harmonic"
     ]
 

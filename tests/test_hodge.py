@@ -7,7 +7,7 @@ from threadpoolctl import threadpool_limits
 import topo_contrastive.hodge.blocks as blocks_module
 import topo_contrastive.hodge.iterative as iterative_module
 import topo_contrastive.hodge.linalg as linalg_module
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.hodge import COMPONENTS
 from topo_contrastive.hodge.blocks import group_nodes, use_schur
 from topo_contrastive.hodge.cocycles import cocycles, dual_forest
@@ -32,14 +32,14 @@ def delaunay_with_holes(n=200, seed=0, holes=((0.2, 0.4), (0.6, 0.8))):
     tri = tri[~inside[tri].any(1)]
     pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
     edges = np.unique(np.sort(pairs, 1), axis=0)
-    return SimplicialOperators.from_simplices(edges, tri, n)
+    return ComplexOperators.from_simplices(edges, tri, n)
 
 
 def filled_disc():
     # hexagon around centre 0, all six triangles filled
     edges = [[0, i] for i in range(1, 7)] + [[i, i % 6 + 1] for i in range(1, 7)]
     tris = [[0, i, i % 6 + 1] for i in range(1, 7)]
-    return SimplicialOperators.from_simplices(edges, tris)
+    return ComplexOperators.from_simplices(edges, tris)
 
 
 def annulus():
@@ -48,12 +48,12 @@ def annulus():
     outer = [[4, 5], [5, 6], [6, 7], [4, 7]]
     spokes = [[0, 4], [1, 5], [2, 6], [3, 7], [0, 5], [1, 6], [2, 7], [3, 4]]
     tris = [[0, 4, 5], [0, 1, 5], [1, 5, 6], [1, 2, 6], [2, 6, 7], [2, 3, 7], [3, 7, 4], [3, 0, 4]]
-    return SimplicialOperators.from_simplices(inner + outer + spokes, tris)
+    return ComplexOperators.from_simplices(inner + outer + spokes, tris)
 
 
 def hollow_tetrahedron():
     edges = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
-    return SimplicialOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])
+    return ComplexOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -166,7 +166,7 @@ def test_coordinates_match_projection_norms():
 
 def test_complex_without_triangles_and_disconnected():
     # two disjoint triangles without faces: beta_0 = 2, beta_1 = 2
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5]])
     for backend in BACKENDS:
         hodge = HodgeDecomposition(ops, backend=backend)
         assert hodge.dims == {"gradient": 4, "curl": 0, "harmonic": 2}
@@ -179,7 +179,7 @@ def test_complex_without_triangles_and_disconnected():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_complex_without_edges_and_empty_batches_give_empty_parts(backend):
     # three isolated nodes: every subspace has dimension 0, flows have N1 = 0 entries
-    hodge = HodgeDecomposition(SimplicialOperators.from_simplices([], num_nodes=3), backend=backend)
+    hodge = HodgeDecomposition(ComplexOperators.from_simplices([], num_nodes=3), backend=backend)
     assert hodge.dims == {"gradient": 0, "curl": 0, "harmonic": 0}
     for shape in [(0,), (4, 0), (0, 0)]:
         x = torch.zeros(shape, dtype=torch.float32)
@@ -229,7 +229,7 @@ def test_bad_input():
         hodge.project(torch.zeros(16), "divergence")
     with pytest.raises(ValueError, match="`backend`"):
         HodgeDecomposition(ops, backend="svd")
-    with pytest.raises(TypeError, match="SimplicialOperators"):
+    with pytest.raises(TypeError, match="ComplexOperators"):
         HodgeDecomposition(ops.B1)
     with pytest.raises(ValueError, match="outside"):
         hodge.projector_blocks([[0, 99]])
@@ -410,7 +410,7 @@ def test_non_manifold_and_closed_complexes_use_l2(monkeypatch):
     # three triangles on the edge (0, 1) (not a surface) and an unfilled square 2-5-6-7
     edges = [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [0, 4], [1, 4],
              [2, 5], [5, 6], [6, 7], [2, 7]]
-    book = SimplicialOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 1, 4]])
+    book = ComplexOperators.from_simplices(edges, [[0, 1, 2], [0, 1, 3], [0, 1, 4]])
     calls = []
     original = EdgeIterative._factor_l2
     monkeypatch.setattr(
@@ -432,7 +432,7 @@ def test_non_manifold_and_closed_complexes_use_l2(monkeypatch):
 def test_large_beta1_without_stored_harmonic_basis(monkeypatch):
     monkeypatch.setattr(iterative_module, "_MAX_HARMONIC_BASIS_ENTRIES", 0)
     x_gen = torch.Generator().manual_seed(2)
-    no_triangles = SimplicialOperators.from_simplices(
+    no_triangles = ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [2, 4], [4, 0]]
     )
     for ops in (delaunay_with_holes(n=150, seed=9), no_triangles):
@@ -452,7 +452,7 @@ def test_disconnected_complex_with_triangles_and_isolated_node():
     a = annulus()
     edges = np.concatenate([a.edges, a.edges + 8])
     tris = np.concatenate([a.triangles, a.triangles + 8])
-    ops = SimplicialOperators.from_simplices(edges, tris, num_nodes=17)  # node 16 isolated
+    ops = ComplexOperators.from_simplices(edges, tris, num_nodes=17)  # node 16 isolated
     exact = HodgeDecomposition(ops, backend="exact")
     iterative = HodgeDecomposition(ops, backend="iterative")
     dims = {"gradient": 14, "curl": 16, "harmonic": 2}
@@ -483,7 +483,7 @@ def test_threaded_solves_give_identical_results(monkeypatch):
 def test_parts_keep_the_autograd_graph(backend):
     """Issue 26 case 5: parts of a flow that requires a gradient used to come back detached.
     The parts are orthogonal projections, so d/dx of sum_k <c_k, P_k x> is sum_k P_k c_k."""
-    ops = SimplicialOperators.from_simplices(
+    ops = ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [0, 3], [3, 4], [0, 4]], [[0, 1, 2]]
     )
     hodge = HodgeDecomposition(ops, backend=backend)

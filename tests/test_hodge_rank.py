@@ -15,7 +15,7 @@ from tests._rank_complexes import (
     solid_and_hollow,
     torus,
 )
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.hodge import COMPONENTS
 
 BACKENDS = ["exact", "iterative"]
@@ -35,7 +35,7 @@ COMPLEXES = {
 }
 
 
-def dense_projectors(ops: SimplicialOperators, k: int) -> list[np.ndarray]:
+def dense_projectors(ops: ComplexOperators, k: int) -> list[np.ndarray]:
     """P_G = B_k^T (B_k B_k^T)^+ B_k, P_C = B_{k+1} (B_{k+1}^T B_{k+1})^+ B_{k+1}^T, P_H = rest."""
     n = ops.num_simplices(k)
     pg = np.zeros((n, n))
@@ -169,7 +169,7 @@ def test_dtype_device_and_pickle():
 
 
 def test_bad_ranks_and_signals():
-    graph = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])  # no triangles
+    graph = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]])  # no triangles
     no_triangles = (
         r"`rank` = 2 is not a rank of this complex: it has no triangles \(N2 = 0; sizes N0..N3 "
         r"= \(3, 3, 0, 0\)\), so its ranks are 0..1"

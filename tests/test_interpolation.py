@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.hodge import interpolate_flows
 
 from ._many_complexes import delaunay_complex
 
 
 def test_a_hidden_edge_of_a_circulation_is_recovered():
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]])
     x = ops.path_to_flow([0, 1, 2, 3, 0]).double()  # divergence-free
     for e in range(5):
         if x[e] == 0:
@@ -48,7 +48,7 @@ def test_equals_the_dense_least_squares_formula():
 
 
 def test_bad_input():
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
     x = torch.zeros(3)
     with pytest.raises(TypeError, match="bool tensor"):
         interpolate_flows(ops, x, torch.ones(3))

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN, HodgeReadout
 
 
 def _square():
     """A square with one filled triangle and one hole (beta_1 = 1)."""
-    return SimplicialOperators.from_simplices(
+    return ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]]
     )
 
@@ -101,7 +101,7 @@ def test_another_complex_or_architecture_is_refused(tmp_path):
     ops = _square()
     path = tmp_path / "encoder.pt"
     save_encoder(SCNN(hidden_channels=8), path, complex=ops)
-    other = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]])
+    other = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]])
     with pytest.raises(ValueError, match="trained on another complex"):
         load_encoder(path, complex=other)  # same sizes but no triangle
     with pytest.raises(ValueError, match="hidden_channels: checkpoint 8 vs expected 64"):
@@ -147,7 +147,7 @@ def test_bad_arguments_and_files(tmp_path):
     encoder = SCNN(hidden_channels=8)
     with pytest.raises(TypeError, match="must be an SCNN"):
         save_encoder(torch.nn.Linear(2, 2), tmp_path / "a.pt")
-    with pytest.raises(TypeError, match="SimplicialOperators, a HodgeDecomposition or None"):
+    with pytest.raises(TypeError, match="ComplexOperators, a HodgeDecomposition or None"):
         save_encoder(encoder, tmp_path / "a.pt", complex="square")
     with pytest.raises(TypeError, match=r"metadata metadata\['when'\] is a object"):
         save_encoder(encoder, tmp_path / "a.pt", when=object())

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import torch
 from torch_geometric.data import Batch, Data
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import generate_trajectory_complex
 from topo_contrastive.experiments.data import complex_fingerprint
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, hodge_negative_weights
@@ -28,7 +28,7 @@ def setting():
     rng = np.random.default_rng(0)
     s = rng.choice([-1.0, 1.0], size=ops.num_edges)
     S = sp.diags(s)
-    flipped = SimplicialOperators.from_incidence(ops.B1 @ S, S @ ops.B2)
+    flipped = ComplexOperators.from_incidence(ops.B1 @ S, S @ ops.B2)
     # random walks (sparse flows) and dense random flows
     walks = []
     for start in rng.choice(ops.num_nodes, size=6, replace=False):
@@ -137,5 +137,5 @@ def test_a_triangle_listed_twice_in_b2_is_an_error(signs):
     B2 = np.stack([column, signs[1] * column], axis=1)
     with pytest.raises(ValueError, match=r"`B2` columns 0 and 1 are the same triangle \(edges "
                        r"\[0, 1, 2\]\): a triangle listed twice"):  # fmt: skip
-        SimplicialOperators.from_incidence(B1, B2)
-    assert SimplicialOperators.from_incidence(B1, B2[:, :1]).num_triangles == 1
+        ComplexOperators.from_incidence(B1, B2)
+    assert ComplexOperators.from_incidence(B1, B2[:, :1]).num_triangles == 1

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial import Delaunay
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import HodgeReadout, SCNNConv
 
@@ -52,25 +52,25 @@ def complexes(draw):
     tri = np.sort(Delaunay(pts).simplices, axis=1)
     edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
     filled = tri[rng.random(len(tri)) < fill]
-    ops = SimplicialOperators.from_simplices(edges, filled if len(filled) else None, n)
+    ops = ComplexOperators.from_simplices(edges, filled if len(filled) else None, n)
     signs = rng.choice([-1.0, 1.0], size=ops.num_edges)
     perm = rng.permutation(ops.num_edges)
     return ops, signs, perm, rng
 
 
 def reoriented(
-    ops: SimplicialOperators, signs: np.ndarray, cell_signs: np.ndarray | None = None
-) -> SimplicialOperators:
+    ops: ComplexOperators, signs: np.ndarray, cell_signs: np.ndarray | None = None
+) -> ComplexOperators:
     S = sp.diags(signs)
     B2 = None if ops.num_faces == 0 else S @ ops.B2
     if B2 is not None and cell_signs is not None:
         B2 = B2 @ sp.diags(cell_signs)
-    return SimplicialOperators.from_incidence(ops.B1 @ S, B2)
+    return ComplexOperators.from_incidence(ops.B1 @ S, B2)
 
 
-def permuted(ops: SimplicialOperators, perm: np.ndarray) -> SimplicialOperators:
+def permuted(ops: ComplexOperators, perm: np.ndarray) -> ComplexOperators:
     B2 = None if ops.num_faces == 0 else ops.B2.tocsr()[perm]
-    return SimplicialOperators.from_incidence(ops.B1.tocsc()[:, perm], B2)
+    return ComplexOperators.from_incidence(ops.B1.tocsc()[:, perm], B2)
 
 
 @SETTINGS
@@ -115,7 +115,7 @@ def test_reorienting_edges_flips_the_parts_there_only(case):
                                    rtol=0)  # fmt: skip
 
 
-def _conv(ops: SimplicialOperators, x: torch.Tensor, seed: int) -> torch.Tensor:
+def _conv(ops: ComplexOperators, x: torch.Tensor, seed: int) -> torch.Tensor:
     torch.manual_seed(seed)
     conv = SCNNConv(2, 3, K_down=2, K_up=2, bias=False).double()
     L_down, L_up = ops.laplacians(dtype=torch.float64)
@@ -190,6 +190,6 @@ def test_reoriented_complex_is_a_valid_complex(n):
     pts = rng.random((n, 2))
     tri = np.sort(Delaunay(pts).simplices, axis=1)
     edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
-    ops = SimplicialOperators.from_simplices(edges, tri, n)
+    ops = ComplexOperators.from_simplices(edges, tri, n)
     flipped = reoriented(ops, -np.ones(ops.num_edges))
     assert (flipped.B1 != -ops.B1).nnz == 0 and (flipped.B2 != -ops.B2).nnz == 0

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.test_examples import PYTSPL_MISSING
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets import EdgeFlows
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("pytspl") is None, reason=PYTSPL_MISSING)
@@ -27,7 +27,7 @@ def net():
 
 def test_complex_is_read_in_its_own_orientation(net):
     _, net = net
-    ops = SimplicialOperators.from_incidence(net["B1"], net["B2"])
+    ops = ComplexOperators.from_incidence(net["B1"], net["B2"])
     assert (ops.num_nodes, ops.num_edges, ops.num_triangles) == (546, 1088, 112)
     assert (ops.edges[:, 0] > ops.edges[:, 1]).all()  # pytspl orients every edge high -> low
     assert abs(ops.B1 @ ops.B2).max() == 0  # a valid signed pair

@@ -98,7 +98,7 @@ def test_readme_cell_complex_example(capsys):
 
 def test_quickstart_page_own_complex_example(capsys):
     namespace: dict = {}
-    exec(compile(_block(PAGE, "SimplicialOperators"), "quickstart.md", "exec"), namespace)
+    exec(compile(_block(PAGE, "ComplexOperators"), "quickstart.md", "exec"), namespace)
     assert "{'gradient': 3, 'curl': 1, 'harmonic': 1}" in capsys.readouterr().out
     parts, x_1 = namespace["parts"], namespace["x_1"]
     assert parts.harmonic.shape == x_1.shape == (5, 1)

@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
-    from topo_contrastive.complex import SimplicialOperators
+    from topo_contrastive.complex import ComplexOperators
     from topo_contrastive.data import ComplexData
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
     from topo_contrastive.hodge import HodgeDecomposition, HodgeParts
@@ -36,7 +36,7 @@ __version__ = "0.1.0"
 
 #: name -> subpackage or module that holds it (imported on first access)
 _LAZY = {
-    "SimplicialOperators": "complex",
+    "ComplexOperators": "complex",
     "ComplexData": "data",
     "HodgeDecomposition": "hodge",
     "HodgeParts": "hodge",
@@ -58,7 +58,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "SimplicialOperators",
+    "ComplexOperators",
     "ComplexData",
     "HodgeDecomposition",
     "HodgeParts",

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from topo_contrastive._files import atomic_torch_save, require_file
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout, TopoModelXEncoder
 
@@ -70,7 +70,7 @@ def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
-def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[str, Any]:
+def _architecture(encoder: SCNN, complex: ComplexOperators | None) -> dict[str, Any]:
     readout: str = encoder.readout_name
     options: dict[str, Any] = {}
     if isinstance(encoder.readout, HodgeReadout) and encoder.readout.basis_free:
@@ -84,7 +84,7 @@ def _architecture(encoder: SCNN, complex: SimplicialOperators | None) -> dict[st
         if complex is None:
             raise ValueError(
                 "the encoder has a HodgeReadout, which is tied to its complex: pass `complex=` "
-                "(its SimplicialOperators or HodgeDecomposition)"
+                "(its ComplexOperators or HodgeDecomposition)"
             )
         if complex.num_edges != encoder.readout.num_edges:
             raise ValueError(
@@ -132,13 +132,13 @@ def _check_plain(value: Any, where: str) -> None:
     )
 
 
-def _operators(complex: Any, name: str = "complex") -> SimplicialOperators | None:
-    if complex is None or isinstance(complex, SimplicialOperators):
+def _operators(complex: Any, name: str = "complex") -> ComplexOperators | None:
+    if complex is None or isinstance(complex, ComplexOperators):
         return complex
     if isinstance(complex, HodgeDecomposition):
         return complex.complex
     raise TypeError(
-        f"`{name}` must be a SimplicialOperators, a HodgeDecomposition or None, got "
+        f"`{name}` must be a ComplexOperators, a HodgeDecomposition or None, got "
         f"{type(complex).__name__}"
     )
 
@@ -146,7 +146,7 @@ def _operators(complex: Any, name: str = "complex") -> SimplicialOperators | Non
 def save_encoder(
     encoder: SCNN,
     path: str | os.PathLike,
-    complex: SimplicialOperators | HodgeDecomposition | None = None,
+    complex: ComplexOperators | HodgeDecomposition | None = None,
     **metadata: Any,
 ) -> None:
     """Write an encoder's weights, hyper-parameters and complex fingerprint to ``path``.
@@ -155,9 +155,9 @@ def save_encoder(
         encoder (SCNN): the encoder (string readout ``"mean"``, ``"sum"``, ``"max"``, or a
             :class:`~topo_contrastive.nn.HodgeReadout`).
         path (str or os.PathLike): the file to write (atomically).
-        complex (SimplicialOperators or HodgeDecomposition, optional): the complex the
+        complex (ComplexOperators or HodgeDecomposition, optional): the complex the
             encoder was trained on; its sizes and
-            :meth:`~topo_contrastive.SimplicialOperators.fingerprint` are stored so that
+            :meth:`~topo_contrastive.ComplexOperators.fingerprint` are stored so that
             :func:`load_encoder` can refuse another complex. Required for a
             ``HodgeReadout``. (default: ``None``)
         **metadata: more entries for the file's ``metadata`` (epochs, seed, losses, ...):
@@ -172,7 +172,7 @@ def save_encoder(
             NaN/inf.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
         ...                                          [[0, 1, 2]])
         >>> encoder = SCNN(hidden_channels=8, readout=HodgeReadout(HodgeDecomposition(ops)))
         >>> save_encoder(encoder, "encoder.pt", complex=ops, epochs=30)
@@ -234,14 +234,14 @@ def _fail(path: Any, why: str) -> ValueError:
 
 def load_encoder(
     path: str | os.PathLike,
-    complex: SimplicialOperators | HodgeDecomposition | None = None,
+    complex: ComplexOperators | HodgeDecomposition | None = None,
     expected: Mapping[str, Any] | None = None,
 ) -> tuple[SCNN, dict[str, Any]]:
     """Load an encoder saved by :func:`save_encoder` (``torch.load(weights_only=True)``).
 
     Args:
         path (str or os.PathLike): the file.
-        complex (SimplicialOperators or HodgeDecomposition, optional): the complex to use
+        complex (ComplexOperators or HodgeDecomposition, optional): the complex to use
             the encoder on. If given, it must be the one the encoder was saved with (same
             sizes and fingerprint). Required for an encoder with a ``HodgeReadout``, which
             is rebuilt on it (pass the ``HodgeDecomposition`` you already have to avoid
@@ -396,7 +396,7 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
         if complex is None:
             raise ValueError(
                 f"checkpoint '{path}' has a HodgeReadout, which needs the complex it was "
-                "trained on: pass `complex=` (a SimplicialOperators or HodgeDecomposition)"
+                "trained on: pass `complex=` (a ComplexOperators or HodgeDecomposition)"
             )
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
         kept = options.get("harmonic_channels")

@@ -39,7 +39,7 @@ ds = SyntheticTrajectories(
     "data/trajectories_small", num_points=200, num_train=100, num_val=50, num_test=50,
     transform=views, log=False,
 )
-ops = ds.complex  # SimplicialOperators: B1, B2, Laplacians
+ops = ds.complex  # ComplexOperators: B1, B2, Laplacians
 print(ds)
 print("nodes, edges, triangles:", ops.num_nodes, ops.num_edges, ops.num_triangles)
 print("Hodge subspaces:", HodgeDecomposition(ops).dims)

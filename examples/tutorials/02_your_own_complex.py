@@ -19,7 +19,7 @@ import toponetx as tnx
 import torch
 from scipy.spatial import Delaunay
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows, plot_complex
 from topo_contrastive.experiments import ExperimentData, embed, get_config, pretrain
 from topo_contrastive.io import load_encoder, save_encoder
@@ -31,7 +31,7 @@ keep = [t for t in Delaunay(xy).simplices if np.linalg.norm(xy[t].mean(0) - 0.5)
 sc = tnx.SimplicialComplex([[names[i] for i in t] for t in keep])
 pos = {names[i]: xy[i] for i in range(len(xy)) if names[i] in sc.nodes}
 
-ops = SimplicialOperators.from_toponetx(sc)  # B1, B2 and the Laplacians, TopoNetX's order
+ops = ComplexOperators.from_toponetx(sc)  # B1, B2 and the Laplacians, TopoNetX's order
 print(ops)
 print("node labels:", ops.node_labels[:3], "...")
 
@@ -39,7 +39,7 @@ print("node labels:", ops.node_labels[:3], "...")
 # Trajectories as node paths, in the complex's labels
 # ---------------------------------------------------
 # A path's edge flow adds +1 on every edge it walks along the edge's orientation and -1
-# against it (:meth:`~topo_contrastive.SimplicialOperators.path_to_flow`), here straight
+# against it (:meth:`~topo_contrastive.ComplexOperators.path_to_flow`), here straight
 # from the junction names.
 neighbours = {}
 for u, v in (tuple(e) for e in sc.skeleton(1)):

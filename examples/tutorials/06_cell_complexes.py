@@ -15,12 +15,12 @@ decomposition, the Laplacians, the masks and the SCNN need only ``B1`` and ``B2`
 import numpy as np
 import toponetx as tnx
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.complex import planar_faces
 
 cc = tnx.CellComplex([[0, 1, 2, 3], [1, 4, 5, 6, 2]])
 cc.add_edges_from([(3, 7), (7, 8), (8, 0)])
-ops = SimplicialOperators.from_toponetx(cc)
+ops = ComplexOperators.from_toponetx(cc)
 print(ops, ops.faces)
 hodge = HodgeDecomposition(ops)
 print(hodge.dims)  # one hole: harmonic dimension 1
@@ -43,9 +43,9 @@ park = {(i, j) for i in (2, 3) for j in (2, 3)}
 nodes = [k for k, (i, j) in enumerate(xy.astype(int)) if (i, j) not in park]
 edges = [[a, b] for a in nodes for b in nodes
          if a < b and abs(xy[a] - xy[b]).sum() == 1]  # fmt: skip
-graph = SimplicialOperators.from_cells(edges, num_nodes=len(xy))
+graph = ComplexOperators.from_cells(edges, num_nodes=len(xy))
 blocks = planar_faces(edges, xy, max_area=1.0)
-city = SimplicialOperators.from_cells(edges, blocks, num_nodes=len(xy))
+city = ComplexOperators.from_cells(edges, blocks, num_nodes=len(xy))
 print("holes with no 2-cell:", HodgeDecomposition(graph).dims["harmonic"])
 print("holes with the blocks filled:", HodgeDecomposition(city).dims["harmonic"])
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.io import save_encoder
 from topo_contrastive.nn import SCNN
@@ -24,8 +24,8 @@ EDGES = [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [0, 4]]
 TRIANGLES = [[0, 1, 2]]
 
 
-def small_complex() -> SimplicialOperators:
-    return SimplicialOperators.from_simplices(EDGES, TRIANGLES)
+def small_complex() -> ComplexOperators:
+    return ComplexOperators.from_simplices(EDGES, TRIANGLES)
 
 
 def expect(call, exc, words):
@@ -54,7 +54,7 @@ def run_cli(words):
 
 
 @pytest.fixture(scope="session")
-def ops() -> SimplicialOperators:
+def ops() -> ComplexOperators:
     return small_complex()
 
 

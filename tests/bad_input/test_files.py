@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.bad_input.conftest import EDGES, expect, small_complex
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
 from topo_contrastive.experiments.embeddings import read_embeddings, write_embeddings
 from topo_contrastive.io import load_encoder, save_encoder
@@ -148,7 +148,7 @@ def _scale(obj, name, factor):
     obj["state_dict"][name] = obj["state_dict"][name] * factor
 
 
-OTHER = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]])
+OTHER = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]])
 
 CHECKPOINT_CASES = [
     ("weights-scaled", lambda o: _scale(o, "convs.0.weight", 1.01), {}, ValueError, ("weights were changed after saving", "sha256")),

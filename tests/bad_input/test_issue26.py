@@ -16,7 +16,7 @@ import scipy.sparse as sp
 import torch
 
 from tests.bad_input.conftest import expect, small_complex
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.cli._fields import _coerce, parse_grid, settable_fields
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.experiments import embeddings as embeddings_module
@@ -27,7 +27,7 @@ from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
 
 # ---------------------------------------------------------------------------- case 3
 def test_nodes_only_complex_still_carries_node_signals():
-    ops = SimplicialOperators.from_incidence(sp.csr_matrix((4, 0)))
+    ops = ComplexOperators.from_incidence(sp.csr_matrix((4, 0)))
     assert (ops.num_nodes, ops.num_edges) == (4, 0)
     parts = HodgeDecomposition(ops, rank=0)(torch.arange(4.0))
     assert torch.allclose(parts.harmonic, torch.arange(4.0))  # no edges: all harmonic
@@ -81,7 +81,7 @@ def test_hodge_readout_accepts_its_own_complex_rebuilt_and_refuses_another():
     x = torch.randn(2, ops.num_edges, 1)
     same = small_complex()  # another object, the same complex
     assert torch.equal(encoder(x, *same.laplacians()), encoder(x, *ops.laplacians()))
-    moved = SimplicialOperators.from_simplices(
+    moved = ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]]
     )
     assert moved.num_edges == ops.num_edges and moved.fingerprint() != ops.fingerprint()

@@ -28,9 +28,9 @@ SEED = 26
 
 
 def _ops():
-    from topo_contrastive import SimplicialOperators
+    from topo_contrastive import ComplexOperators
 
-    return SimplicialOperators.from_simplices(
+    return ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [0, 4]], [[0, 1, 2]]
     )
 

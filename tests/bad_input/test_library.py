@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import torch
 
 from tests.bad_input.conftest import EDGES, expect
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.experiments.configs import ExperimentConfig, get_config
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
 from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
@@ -43,33 +43,33 @@ def _b1(ops):
 
 
 COMPLEX_CASES = [
-    ("simplices-not-list", lambda o: SimplicialOperators.from_simplices(5), ValueError, "`edges`.*shape"),
-    ("edge-3-nodes", lambda o: SimplicialOperators.from_simplices([[0, 1, 2]]), ValueError, "edge"),
-    ("edge-negative", lambda o: SimplicialOperators.from_simplices([[-1, 1]]), ValueError, "-1"),
-    ("edge-self-loop", lambda o: SimplicialOperators.from_simplices([[1, 1]]), ValueError, "loop|twice|distinct|repeat"),
-    ("edge-float", lambda o: SimplicialOperators.from_simplices([[0.5, 1]]), (TypeError, ValueError), "integer|int"),
-    ("edge-duplicate", lambda o: SimplicialOperators.from_simplices([[0, 1], [1, 0]]), ValueError, "twice|duplicate|repeat"),
-    ("triangle-missing-edge", lambda o: SimplicialOperators.from_simplices([[0, 1], [1, 2]], [[0, 1, 2]]), ValueError, "edge|face"),
-    ("triangle-twice", lambda o: SimplicialOperators.from_simplices(EDGES, [[0, 1, 2], [2, 1, 0]]), ValueError, "twice|duplicate|repeat"),
-    ("triangle-2-nodes", lambda o: SimplicialOperators.from_simplices(EDGES, [[0, 1]]), ValueError, "triangle"),
-    ("triangle-repeated-node", lambda o: SimplicialOperators.from_simplices(EDGES, [[0, 0, 1]]), ValueError, "triangle|distinct|repeat|twice"),
-    ("num-nodes-too-small", lambda o: SimplicialOperators.from_simplices(EDGES, num_nodes=3), ValueError, "num_nodes|node"),
-    ("num-nodes-negative", lambda o: SimplicialOperators.from_simplices(EDGES, num_nodes=-1), ValueError, "num_nodes"),
-    ("num-nodes-str", lambda o: SimplicialOperators.from_simplices(EDGES, num_nodes="5"), ValueError, "`num_nodes`.*integer"),
-    ("B1-not-matrix", lambda o: SimplicialOperators.from_incidence("B1"), TypeError, "`B1` must be a real matrix"),
-    ("B1-1d", lambda o: SimplicialOperators.from_incidence(np.ones(3)), ValueError, "B1"),
-    ("B1-three-nonzeros", lambda o: SimplicialOperators.from_incidence(np.array([[-1.0], [1.0], [1.0]])), ValueError, "B1.*column 0"),
-    ("B1-two-plus", lambda o: SimplicialOperators.from_incidence(np.array([[1.0], [1.0]])), ValueError, "B1.*column 0"),
-    ("B1-half", lambda o: SimplicialOperators.from_incidence(np.array([[-0.5], [1.0]])), ValueError, "B1.*column 0"),
-    ("B1-nan", lambda o: SimplicialOperators.from_incidence(np.array([[NAN], [1.0]])), ValueError, "B1"),
-    ("B1-inf", lambda o: SimplicialOperators.from_incidence(np.array([[-INF], [1.0]])), ValueError, "B1"),
-    ("B1-complex-dtype", lambda o: SimplicialOperators.from_incidence(np.array([[-1 + 1j], [1.0]])), TypeError, "`B1`.*complex"),
-    ("B1-string-dtype", lambda o: SimplicialOperators.from_incidence(np.array([["a"], ["b"]])), TypeError, "`B1` must be a real matrix"),
-    ("B2-rows-wrong", lambda o: SimplicialOperators.from_incidence(o.B1, sp.csr_matrix(np.ones((5, 1)))), ValueError, "B2"),
-    ("B2-not-boundary", lambda o: SimplicialOperators.from_incidence(o.B1, sp.csr_matrix(np.array([[1.0], [1.0], [1.0], [0], [0], [0]]))), ValueError, "B2|B1 @ B2|boundary"),
-    ("B2-nan", lambda o: SimplicialOperators.from_incidence(o.B1, sp.csr_matrix(np.array([[NAN], [1.0], [-1.0], [0], [0], [0]]))), ValueError, "B2"),
-    ("B2-duplicate-column", lambda o: SimplicialOperators.from_incidence(o.B1, sp.hstack([o.B2, -o.B2]).tocsr()), ValueError, "twice|duplicate|same"),
-    ("B2-without-B1-shape", lambda o: SimplicialOperators.from_incidence(o.B1, np.ones(3)), ValueError, "B2"),
+    ("simplices-not-list", lambda o: ComplexOperators.from_simplices(5), ValueError, "`edges`.*shape"),
+    ("edge-3-nodes", lambda o: ComplexOperators.from_simplices([[0, 1, 2]]), ValueError, "edge"),
+    ("edge-negative", lambda o: ComplexOperators.from_simplices([[-1, 1]]), ValueError, "-1"),
+    ("edge-self-loop", lambda o: ComplexOperators.from_simplices([[1, 1]]), ValueError, "loop|twice|distinct|repeat"),
+    ("edge-float", lambda o: ComplexOperators.from_simplices([[0.5, 1]]), (TypeError, ValueError), "integer|int"),
+    ("edge-duplicate", lambda o: ComplexOperators.from_simplices([[0, 1], [1, 0]]), ValueError, "twice|duplicate|repeat"),
+    ("triangle-missing-edge", lambda o: ComplexOperators.from_simplices([[0, 1], [1, 2]], [[0, 1, 2]]), ValueError, "edge|face"),
+    ("triangle-twice", lambda o: ComplexOperators.from_simplices(EDGES, [[0, 1, 2], [2, 1, 0]]), ValueError, "twice|duplicate|repeat"),
+    ("triangle-2-nodes", lambda o: ComplexOperators.from_simplices(EDGES, [[0, 1]]), ValueError, "triangle"),
+    ("triangle-repeated-node", lambda o: ComplexOperators.from_simplices(EDGES, [[0, 0, 1]]), ValueError, "triangle|distinct|repeat|twice"),
+    ("num-nodes-too-small", lambda o: ComplexOperators.from_simplices(EDGES, num_nodes=3), ValueError, "num_nodes|node"),
+    ("num-nodes-negative", lambda o: ComplexOperators.from_simplices(EDGES, num_nodes=-1), ValueError, "num_nodes"),
+    ("num-nodes-str", lambda o: ComplexOperators.from_simplices(EDGES, num_nodes="5"), ValueError, "`num_nodes`.*integer"),
+    ("B1-not-matrix", lambda o: ComplexOperators.from_incidence("B1"), TypeError, "`B1` must be a real matrix"),
+    ("B1-1d", lambda o: ComplexOperators.from_incidence(np.ones(3)), ValueError, "B1"),
+    ("B1-three-nonzeros", lambda o: ComplexOperators.from_incidence(np.array([[-1.0], [1.0], [1.0]])), ValueError, "B1.*column 0"),
+    ("B1-two-plus", lambda o: ComplexOperators.from_incidence(np.array([[1.0], [1.0]])), ValueError, "B1.*column 0"),
+    ("B1-half", lambda o: ComplexOperators.from_incidence(np.array([[-0.5], [1.0]])), ValueError, "B1.*column 0"),
+    ("B1-nan", lambda o: ComplexOperators.from_incidence(np.array([[NAN], [1.0]])), ValueError, "B1"),
+    ("B1-inf", lambda o: ComplexOperators.from_incidence(np.array([[-INF], [1.0]])), ValueError, "B1"),
+    ("B1-complex-dtype", lambda o: ComplexOperators.from_incidence(np.array([[-1 + 1j], [1.0]])), TypeError, "`B1`.*complex"),
+    ("B1-string-dtype", lambda o: ComplexOperators.from_incidence(np.array([["a"], ["b"]])), TypeError, "`B1` must be a real matrix"),
+    ("B2-rows-wrong", lambda o: ComplexOperators.from_incidence(o.B1, sp.csr_matrix(np.ones((5, 1)))), ValueError, "B2"),
+    ("B2-not-boundary", lambda o: ComplexOperators.from_incidence(o.B1, sp.csr_matrix(np.array([[1.0], [1.0], [1.0], [0], [0], [0]]))), ValueError, "B2|B1 @ B2|boundary"),
+    ("B2-nan", lambda o: ComplexOperators.from_incidence(o.B1, sp.csr_matrix(np.array([[NAN], [1.0], [-1.0], [0], [0], [0]]))), ValueError, "B2"),
+    ("B2-duplicate-column", lambda o: ComplexOperators.from_incidence(o.B1, sp.hstack([o.B2, -o.B2]).tocsr()), ValueError, "twice|duplicate|same"),
+    ("B2-without-B1-shape", lambda o: ComplexOperators.from_incidence(o.B1, np.ones(3)), ValueError, "B2"),
     ("rank-negative", lambda o: o.laplacians(rank=-1), ValueError, "rank"),
     ("rank-too-high", lambda o: o.laplacians(rank=7), ValueError, "rank"),
     ("rank-str", lambda o: o.laplacians(rank="1"), (TypeError, ValueError), "rank"),
@@ -86,7 +86,7 @@ COMPLEX_CASES = [
 
 # ---------------------------------------------------------------------------- Hodge
 HODGE_CASES = [
-    ("hodge-not-complex", lambda o: HodgeDecomposition("ops"), TypeError, "SimplicialOperators|complex"),
+    ("hodge-not-complex", lambda o: HodgeDecomposition("ops"), TypeError, "ComplexOperators|complex"),
     ("hodge-rank-bad", lambda o: HodgeDecomposition(o, rank=9), ValueError, "rank"),
     ("hodge-backend-bad", lambda o: HodgeDecomposition(o, backend="magic"), ValueError, "backend"),
     ("decompose-wrong-length", lambda o: HodgeDecomposition(o)(torch.ones(o.num_edges + 1)), ValueError, str(o_n1 := 6) if False else "6|N1|edges"),
@@ -126,7 +126,7 @@ LAYER_CASES = [
     ("conv-L-none", lambda o: _conv()(_x(o), None, _lap(o)[1]), ValueError, "`L_down` is None"),
     ("conv-L-up-none", lambda o: _conv()(_x(o), _lap(o)[0], None), ValueError, "`L_up` is None"),
     ("conv-L-not-square", lambda o: _conv()(_x(o), torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.long), torch.zeros(0), (6, 5)), _lap(o)[1]), ValueError, "`L_down`.*square"),
-    ("conv-L-sizes-differ", lambda o: _conv()(_x(o), _lap(o)[0], _lap(SimplicialOperators.from_simplices([[0, 1], [1, 2]]))[1]), ValueError, "L_up"),
+    ("conv-L-sizes-differ", lambda o: _conv()(_x(o), _lap(o)[0], _lap(ComplexOperators.from_simplices([[0, 1], [1, 2]]))[1]), ValueError, "L_up"),
     ("conv-L-float64", lambda o: _conv()(_x(o), *_lap(o, torch.float64)), ValueError, "`L_down` has dtype"),
     ("conv-L-meta", lambda o: _conv()(_x(o), _lap(o)[0].to("meta"), _lap(o)[1]), ValueError, "`L_down` is on meta"),
     ("conv-L-requires-grad", lambda o: _conv()(_x(o), _lap(o)[0].requires_grad_(), _lap(o)[1]), ValueError, "`L_down` requires grad"),
@@ -149,7 +149,7 @@ LAYER_CASES = [
     ("scnn-x-nan-L", lambda o: SCNN(hidden_channels=4)(_x(o), _with_value(_lap(o)[0], NAN), _lap(o)[1]), ValueError, "`L_down` holds"),
     ("scnn-x-meta", lambda o: SCNN(hidden_channels=4)(torch.ones(2, 6, 1, device="meta"), *_lap(o)), ValueError, "meta"),
     ("scnn-x-int", lambda o: SCNN(hidden_channels=4)(torch.ones(2, 6, 1, dtype=torch.int32), *_lap(o)), TypeError, "floating"),
-    ("scnn-readout-other-complex", lambda o: SCNN(hidden_channels=4, readout=HodgeReadout(HodgeDecomposition(o)))(_x(o), *_lap(SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]]))), ValueError, "fingerprint.*HodgeReadout"),
+    ("scnn-readout-other-complex", lambda o: SCNN(hidden_channels=4, readout=HodgeReadout(HodgeDecomposition(o)))(_x(o), *_lap(ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]]))), ValueError, "fingerprint.*HodgeReadout"),
     ("readout-not-hodge", lambda o: HodgeReadout(o), TypeError, "`hodge`"),
     ("readout-pool-bad", lambda o: HodgeReadout(HodgeDecomposition(o), pool="median"), ValueError, "`pool`"),
     ("readout-energies-str", lambda o: HodgeReadout(HodgeDecomposition(o), energies="no"), TypeError, "`energies`"),
@@ -157,8 +157,8 @@ LAYER_CASES = [
     ("readout-H-edges", lambda o: HodgeReadout(HodgeDecomposition(o))(torch.ones(2, 5, 3)), ValueError, "N1 = 6"),
     ("readout-H-4d", lambda o: HodgeReadout(HodgeDecomposition(o))(torch.ones(1, 2, 6, 3)), ValueError, "`H`"),
     ("readout-H-rows", lambda o: HodgeReadout(HodgeDecomposition(o))(torch.ones(7, 3)), ValueError, "another complex|7|6"),
-    ("readout-no-edges", lambda o: HodgeReadout(HodgeDecomposition(SimplicialOperators.from_incidence(sp.csr_matrix((3, 0))))), ValueError, "no edges.*N1 = 0"),
-    ("readout-empty", lambda o: HodgeReadout(HodgeDecomposition(SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])), pool="none"), ValueError, "empty"),
+    ("readout-no-edges", lambda o: HodgeReadout(HodgeDecomposition(ComplexOperators.from_incidence(sp.csr_matrix((3, 0))))), ValueError, "no edges.*N1 = 0"),
+    ("readout-empty", lambda o: HodgeReadout(HodgeDecomposition(ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])), pool="none"), ValueError, "empty"),
 ]
 
 # ---------------------------------------------------------------------------- losses

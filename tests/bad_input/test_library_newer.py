@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from tests.bad_input.conftest import EDGES, TRIANGLES, expect
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.datasets.next_node import next_node_samples
 from topo_contrastive.experiments import finetune as ft
@@ -30,7 +30,7 @@ S = 40
 
 def _data(tmp_path_factory, labels, name) -> ExperimentData:
     root = tmp_path_factory.mktemp(name)
-    ops = SimplicialOperators.from_simplices(EDGES, TRIANGLES)
+    ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
     flows = np.random.default_rng(0).standard_normal((S, ops.num_edges)).astype(np.float32)
     EdgeFlows.write_npz(root / "d.npz", ops, flows, labels=labels)
     return ExperimentData.from_dataset(EdgeFlows(str(root / "ds"), file=str(root / "d.npz"), log=False), name)
@@ -234,7 +234,7 @@ def test_label_values_are_mapped_to_classes(tmp_path_factory, parts, values):
 )
 def test_hodge_readout_without_harmonic_part(tmp_path, simplices):
     """beta_1 = 0: the HodgeReadout embeds, saves and loads (an empty harmonic basis)."""
-    ops = SimplicialOperators.from_simplices(*simplices)
+    ops = ComplexOperators.from_simplices(*simplices)
     torch.manual_seed(0)
     enc = SCNN(hidden_channels=3, num_layers=1, readout=HodgeReadout(HodgeDecomposition(ops)))
     assert enc.readout.beta1 == 0

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.bad_input.conftest import EDGES, TRIANGLES, run_cli
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive._outputs import OutputBusyError, OutputLock, output_run
 from topo_contrastive.datasets import EdgeFlows
 
@@ -156,7 +156,7 @@ def test_overwrite_of_the_current_folder_is_refused(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def paths_file(tmp_path_factory):
     root = tmp_path_factory.mktemp("paths")
-    ops = SimplicialOperators.from_simplices(EDGES, TRIANGLES)
+    ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
     paths = [[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)]
     EdgeFlows.write_npz(root / "paths.npz", ops, paths=paths, labels=np.arange(30) % 2)
     return root / "paths.npz"

@@ -3,13 +3,13 @@ import pytest
 import torch
 
 from benchmarks.bench_sparse_ceiling import empty_like, product_times, product_variants
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 
 @pytest.fixture(scope="module")
 def laplacian():
     # two triangles sharing an edge, plus a pendant edge: 6 edges, L_down = B1^T B1
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [1, 3], [3, 4]],
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [1, 3], [3, 4]],
                                              [[0, 1, 2], [1, 2, 3]])  # fmt: skip
     Ld = (ops.B1.T @ ops.B1).tocoo()
     L = torch.sparse_coo_tensor(np.stack([Ld.row, Ld.col]), Ld.data.astype(np.float32),

@@ -13,7 +13,7 @@ import torch
 from torch_geometric.data import Batch, Data, InMemoryDataset
 from torch_geometric.loader import DataLoader
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.complex._operators import operator_blocks
 from topo_contrastive.data import ComplexData
 
@@ -104,8 +104,8 @@ def test_bad_samples_are_named():
     with pytest.raises(ValueError, match=r"`x_1` must have shape \[N1, C\] with N1 = 11"):
         ComplexData.from_complex(ops, x_1=torch.ones(10, 1))
     with pytest.raises(ValueError, match="no edges"):
-        ComplexData.from_complex(SimplicialOperators.from_simplices(np.zeros((0, 2)), num_nodes=3))
-    with pytest.raises(TypeError, match="SimplicialOperators, a HodgeDecomposition or a TopoNetX"):
+        ComplexData.from_complex(ComplexOperators.from_simplices(np.zeros((0, 2)), num_nodes=3))
+    with pytest.raises(TypeError, match="ComplexOperators, a HodgeDecomposition or a TopoNetX"):
         ComplexData.from_complex("a complex")
     with pytest.raises(ValueError, match="no `incidence_1`"):
         ComplexData.from_data(Data(x_1=torch.ones(3, 1)))

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows, SyntheticTrajectories
 from topo_contrastive.datasets.edge_flows import RAW_FILE
 
@@ -19,13 +19,13 @@ TRIANGLES = [[0, 1, 2]]
 PATHS = [[0, 1, 2, 3], [4, 3, 0, 2], [1, 0, 3, 4], [2, 1, 0], [3, 2, 1], [4, 3, 2, 0]]
 
 
-def _ops() -> SimplicialOperators:
-    return SimplicialOperators.from_simplices(EDGES, TRIANGLES)
+def _ops() -> ComplexOperators:
+    return ComplexOperators.from_simplices(EDGES, TRIANGLES)
 
 
-def _reoriented(ops: SimplicialOperators, s: np.ndarray) -> SimplicialOperators:
+def _reoriented(ops: ComplexOperators, s: np.ndarray) -> ComplexOperators:
     S = sp.diags(s)
-    return SimplicialOperators.from_incidence(ops.B1 @ S, S @ ops.B2)
+    return ComplexOperators.from_incidence(ops.B1 @ S, S @ ops.B2)
 
 
 def _files(root) -> list[str]:
@@ -248,7 +248,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path, kwargs, error, 
     assert not root.exists()
     with pytest.raises(error, match=message):
         EdgeFlows.write_npz(
-            tmp_path / "f.npz", SimplicialOperators.from_incidence(B1, B2), flows, **kwargs
+            tmp_path / "f.npz", ComplexOperators.from_incidence(B1, B2), flows, **kwargs
         )
     assert not (tmp_path / "f.npz").exists() and _files(tmp_path) == []
 
@@ -313,7 +313,7 @@ def test_missing_file_and_bad_arguments(tmp_path):
         EdgeFlows.from_incidence(
             str(tmp_path / "x"), ops.B1, ops.B2, np.ones((2, 6)), split_ratio=(0.5, 0.5, 0.5)
         )
-    with pytest.raises(TypeError, match="SimplicialOperators"):
+    with pytest.raises(TypeError, match="ComplexOperators"):
         EdgeFlows.write_npz(tmp_path / "f.npz", ops.B1, np.ones((2, 6)))
     tnx = pytest.importorskip("toponetx")
     sc = tnx.SimplicialComplex([[0, 1, 2]])

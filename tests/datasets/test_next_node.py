@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets import next_node_samples
 
 
@@ -14,7 +14,7 @@ def _grid():
     """A 3 x 3 grid of nodes 0..8 (row-major), all unit edges, two filled triangles."""
     edges = [[0, 1], [1, 2], [3, 4], [4, 5], [6, 7], [7, 8], [0, 3], [3, 6], [1, 4], [4, 7],
              [2, 5], [5, 8], [0, 4]]  # fmt: skip
-    return SimplicialOperators.from_simplices(edges, [[0, 1, 4], [0, 3, 4]])
+    return ComplexOperators.from_simplices(edges, [[0, 1, 4], [0, 3, 4]])
 
 
 def test_exact_sample_on_a_hand_built_complex():
@@ -66,5 +66,5 @@ def test_truncation_and_reversal_follow_scone_split_paths():
 def test_bad_paths(paths, error, words):
     with pytest.raises(error, match=words):
         next_node_samples(_grid(), paths, truncate=False)
-    with pytest.raises(TypeError, match="SimplicialOperators"):
+    with pytest.raises(TypeError, match="ComplexOperators"):
         next_node_samples("grid", [[0, 1, 4]])

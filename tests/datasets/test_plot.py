@@ -8,7 +8,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.quiver import Quiver
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets import SyntheticTrajectories, plot_complex
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -16,7 +16,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def square():
     # 0-1-2-3 unit square with a diagonal; triangle (0, 1, 2) filled, (0, 2, 3) empty.
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]], [[0, 1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]], [[0, 1, 2]])
     pos = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
     return ops, pos
 

@@ -81,7 +81,7 @@ def test_each_problem_is_found(tmp_path, changes, expected):
 
 def test_the_api_ids_are_the_documented_paths():
     ids = check.expected_api_ids()
-    assert ids["topo_contrastive.SimplicialOperators"] == "SimplicialOperators"
+    assert ids["topo_contrastive.ComplexOperators"] == "ComplexOperators"
     assert ids["topo_contrastive.nn.SCNN"] == "SCNN"  # not the top-level shortcut
     assert "topo_contrastive.SCNN" not in ids
     assert ids["topo_contrastive.io.load_encoder"] == "load_encoder"

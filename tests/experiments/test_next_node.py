@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets import next_node_samples
 from topo_contrastive.experiments import get_config
 from topo_contrastive.experiments import next_node as nn_
@@ -31,7 +31,7 @@ def _state(m):
 
 def test_markov_and_uniform_on_hand_built_paths():
     """Transitions counted from the training prefixes and next nodes; ties to the lowest id."""
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [1, 3], [2, 3], [3, 4]], [])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [1, 3], [2, 3], [3, 4]], [])
     paths = [[0, 1, 2, 3], [0, 1, 3, 4], [0, 1, 2, 3], [4, 3, 1, 2], [2, 1, 0, 1]]
     s = next_node_samples(ops, paths, truncate=False)
     # samples: (prefix -> next) 0,1 -> 2 | 0,1 -> 3 | 0,1 -> 2 | 4,3 -> 1 | 2,1 -> 0

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-from topo_contrastive import ContrastiveViews, EdgeFlowMask, HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, ContrastiveViews, EdgeFlowMask, HodgeDecomposition
 from topo_contrastive.losses import (
     HodgeDebiasedInfoNCE,
     energy_fractions,
@@ -23,7 +23,7 @@ from ._naive import naive_loss
 
 def test_energy_fractions_of_a_hand_built_flow():
     # a square with one filled triangle (0, 1, 2) and a hole: x = cycle around the triangle
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
     hodge = HodgeDecomposition(ops)
     curl = ops.path_to_flow([0, 1, 2, 0]).double()  # the triangle's boundary: curl only
     grad = ops.path_to_flow([0, 1]).double()
@@ -79,7 +79,7 @@ def test_loss_on_a_batch_of_complexes_uses_the_energy_weights():
 
 
 def test_one_shared_complex_keeps_the_papers_weights():
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
     hodge = HodgeDecomposition(ops)
     g = torch.Generator().manual_seed(2)
     x = torch.randn(4, ops.num_edges, generator=g, dtype=torch.float64)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tests.losses._naive import naive_weights
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.losses import hodge_negative_weights
 
 
@@ -88,7 +88,7 @@ def test_spectrally_farther_negatives_get_larger_weights():
 
 def test_on_a_real_hodge_decomposition():
     # square 0-1-2-3 with diagonal (0,2); triangle (0,1,2) filled, (0,2,3) is a hole
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]], [[0, 1, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]], [[0, 1, 2]])
     b1, b2 = ops.B1.toarray(), ops.B2.toarray()
     p_grad = b1.T @ np.linalg.pinv(b1 @ b1.T) @ b1
     p_curl = b2 @ np.linalg.pinv(b2.T @ b2) @ b2.T

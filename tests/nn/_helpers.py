@@ -4,26 +4,26 @@ import numpy as np
 import scipy.spatial
 import torch
 
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 
 
-def tiny_complex() -> SimplicialOperators:
+def tiny_complex() -> ComplexOperators:
     """6 nodes, 9 edges, 2 filled triangles, 2 empty cycles (L_down and L_up non-trivial).
 
     Edges sorted: (0,1) (0,2) (0,3) (1,2) (1,4) (2,3) (2,5) (3,5) (4,5).
     Filled triangles: (0,1,2) and (2,3,5); empty cycles 0-2-3 and 1-2-5-4.
     """
     edges = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 4], [2, 3], [2, 5], [3, 5], [4, 5]]
-    return SimplicialOperators.from_simplices(edges, [[0, 1, 2], [2, 3, 5]])
+    return ComplexOperators.from_simplices(edges, [[0, 1, 2], [2, 3, 5]])
 
 
-def delaunay_complex(num_points: int, seed: int = 0) -> SimplicialOperators:
+def delaunay_complex(num_points: int, seed: int = 0) -> ComplexOperators:
     """Delaunay triangulation of random points in the unit square, all triangles filled."""
     rng = np.random.default_rng(seed)
     tri = scipy.spatial.Delaunay(rng.random((num_points, 2))).simplices
     edges = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
     edges = np.unique(np.sort(edges, axis=1), axis=0)
-    return SimplicialOperators.from_simplices(edges, tri, num_points)
+    return ComplexOperators.from_simplices(edges, tri, num_points)
 
 
 def dense_reference(x, L_down, L_up, weight, bias, K_down, K_up):

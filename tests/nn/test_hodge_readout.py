@@ -6,11 +6,11 @@ import scipy.sparse as sp
 import torch
 
 from tests.nn._helpers import delaunay_complex, tiny_complex
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout, canonical_harmonic_basis
 
 
-def _holey_complex(seed: int = 0) -> SimplicialOperators:
+def _holey_complex(seed: int = 0) -> ComplexOperators:
     """Delaunay complex of 120 points with the triangles touching two square holes removed
     (beta_1 = 2 unless a hole is empty)."""
     rng = np.random.default_rng(seed)
@@ -27,12 +27,12 @@ def _holey_complex(seed: int = 0) -> SimplicialOperators:
     edges = np.unique(
         np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), 1), axis=0
     )
-    return SimplicialOperators.from_simplices(edges, tri, used.size)
+    return ComplexOperators.from_simplices(edges, tri, used.size)
 
 
 def test_exact_values_on_a_square_cycle():
     # 4-cycle 0-1-2-3 without triangles: beta_1 = 1, edges (0,1) (0,3) (1,2) (2,3).
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3]])
     readout = HodgeReadout(HodgeDecomposition(ops))
     # the cycle 0 -> 1 -> 2 -> 3 -> 0, signed along its pivot edge (0, 1) low -> high
     np.testing.assert_allclose(
@@ -108,7 +108,7 @@ def test_invariant_to_edge_orientation():
     signs = np.ones(ops.num_triangles)
     cyclic = (np.asarray(B2.todense()) > 0).sum(0) == 3
     signs[np.asarray(cyclic).ravel()] = -1.0
-    flipped = SimplicialOperators.from_incidence(ops.B1 @ S, B2 @ sp.diags(signs))
+    flipped = ComplexOperators.from_incidence(ops.B1 @ S, B2 @ sp.diags(signs))
     g = torch.Generator().manual_seed(1)
     H = torch.randn(4, ops.num_edges, 6, generator=g, dtype=torch.float64)
     Hs = H * torch.from_numpy(s)[None, :, None]
@@ -161,7 +161,7 @@ def test_a_fully_filled_cell_complex_has_no_harmonic_block(tmp_path):
 
     pos = np.array([[x, y] for y in range(4) for x in range(4)], dtype=float)
     edges = [[i, i + 1] for i in range(16) if i % 4 < 3] + [[i, i + 4] for i in range(12)]
-    ops = SimplicialOperators.from_cells(edges, planar_faces(edges, pos))
+    ops = ComplexOperators.from_cells(edges, planar_faces(edges, pos))
     assert ops.num_faces == 9 and not ops.is_simplicial
     readout = HodgeReadout(HodgeDecomposition(ops))
     assert readout.beta1 == 0 and readout.out_features(5) == 5
@@ -260,7 +260,7 @@ def test_rank_two_basis_turns_with_the_triangles():
     flip = np.ones(ops.num_triangles)
     flip[[0, 5, 6]] = -1.0
     t = sp.diags(flip)
-    other = SimplicialOperators.from_incidence(ops.B1, ops.B2 @ t, t @ ops.B3)
+    other = ComplexOperators.from_incidence(ops.B1, ops.B2 @ t, t @ ops.B3)
     u, piv = canonical_harmonic_basis(HodgeDecomposition(ops, rank=2))
     v, piv2 = canonical_harmonic_basis(HodgeDecomposition(other, rank=2, backend="iterative"))
     np.testing.assert_array_equal(piv, piv2)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests.nn._helpers import tiny_complex
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.nn import SCNN, NextNodeHead
 
 
@@ -35,7 +35,7 @@ def test_prediction_is_invariant_to_re_orienting_edges():
     flip = np.ones(ops.num_edges)
     flip[[0, 3, 7]] = -1.0
     S = np.diag(flip)
-    other = SimplicialOperators.from_incidence(ops.B1.toarray() @ S, S @ ops.B2.toarray())
+    other = ComplexOperators.from_incidence(ops.B1.toarray() @ S, S @ ops.B2.toarray())
     torch.manual_seed(1)
     enc = SCNN(1, 6, num_layers=2, bias=False).double()
     head = NextNodeHead(6, ops).double()
@@ -66,7 +66,7 @@ def test_bad_arguments():
         NextNodeHead(0, ops)
     with pytest.raises(TypeError, match="in_channels"):
         NextNodeHead(2.0, ops)
-    with pytest.raises(TypeError, match="SimplicialOperators"):
+    with pytest.raises(TypeError, match="ComplexOperators"):
         NextNodeHead(2, ops.B1)
     head = NextNodeHead(2, ops)
     cand = torch.ones(1, ops.num_nodes, dtype=torch.bool)

@@ -7,7 +7,7 @@ from torch_geometric.loader import DataLoader
 
 import topo_contrastive.nn._scnn_kernel as scnn_kernel_module
 from tests.nn._helpers import dense_reference, tiny_complex
-from topo_contrastive import SimplicialOperators
+from topo_contrastive import ComplexOperators
 from topo_contrastive.nn import SCNNConv
 
 # (in_channels, out_channels) pairs covering both internal schemes:
@@ -206,7 +206,7 @@ def test_inplace_change_of_operator_is_seen_without_normalize():
 
 def test_normalize_leaves_zero_operator_alone():
     # A complex without triangles: L_up = 0, lambda_max = 0 -> no scaling, no NaN.
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
     L_down, L_up = ops.laplacians(dtype=torch.float64)
     conv = _randomize(SCNNConv(1, 2, 1, 2, normalize=True).double())
     x = torch.randn(ops.num_edges, 1, dtype=torch.float64)

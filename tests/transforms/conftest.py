@@ -7,11 +7,11 @@ import pytest
 import torch
 from scipy.spatial import Delaunay
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import SyntheticTrajectories
 
 
-def random_complex(num_points: int = 14, seed: int = 0, keep: float = 0.7) -> SimplicialOperators:
+def random_complex(num_points: int = 14, seed: int = 0, keep: float = 0.7) -> ComplexOperators:
     """Delaunay complex of random points with about ``1 - keep`` of its triangles left
     unfilled (so it has gradient, curl and, usually, harmonic flows)."""
     rng = np.random.default_rng(seed)
@@ -20,7 +20,7 @@ def random_complex(num_points: int = 14, seed: int = 0, keep: float = 0.7) -> Si
     pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]])
     edges = np.unique(pairs, axis=0)
     filled = tri[rng.random(len(tri)) < keep]
-    return SimplicialOperators.from_simplices(edges, filled, num_points)
+    return ComplexOperators.from_simplices(edges, filled, num_points)
 
 
 def random_flows(

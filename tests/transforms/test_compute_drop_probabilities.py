@@ -80,7 +80,7 @@ def test_complex_bound_by_fit_or_given_as_operators(trajectories):
 
 
 def test_bad_settings(small_hodge):
-    with pytest.raises(TypeError, match="HodgeDecomposition, a SimplicialOperators or None"):
+    with pytest.raises(TypeError, match="HodgeDecomposition, a ComplexOperators or None"):
         ComputeDropProbabilities(small_hodge.complex.B1, 0.3)
     with pytest.raises(TypeError, match="needs `budget`"):
         ComputeDropProbabilities(small_hodge)

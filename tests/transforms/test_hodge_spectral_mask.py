@@ -262,9 +262,9 @@ def test_several_flows_on_a_data_with_a_batch_vector_or_in_a_batch(small_hodge):
 
 
 def test_complex_without_edges_gives_empty_views():
-    from topo_contrastive import HodgeDecomposition, SimplicialOperators
+    from topo_contrastive import ComplexOperators, HodgeDecomposition
 
-    hodge = HodgeDecomposition(SimplicialOperators.from_simplices([], num_nodes=2))
+    hodge = HodgeDecomposition(ComplexOperators.from_simplices([], num_nodes=2))
     out = HodgeSpectralMask(hodge, 0.3, generator=0)(Data(x_1=torch.zeros(0, 1)))
     assert out.x_1.shape == (0, 1) and out.drop_prob.shape == (0, 1)
     assert optimize_drop_probabilities(torch.zeros(2, 0), hodge, 0.3).shape == (2, 0)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from topo_contrastive import HodgeDecomposition, SimplicialOperators
+from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.hodge import COMPONENTS
 from topo_contrastive.transforms import (
     expected_hodge_distortion,
@@ -34,7 +34,7 @@ def test_closed_form_exact_value_single_edge():
 
 def test_closed_form_exact_value_triangle():
     # unfilled triangle: the cycle (1, -1, 1)/sqrt(3) spans the harmonic space
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
     hodge = HodgeDecomposition(ops, backend="exact")
     ph = hodge.projector_block([0, 1, 2], "harmonic")
     x = torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64)  # 0 -> 1 -> 2 -> 0, harmonic
@@ -115,7 +115,7 @@ def test_objective_matches_naive_formula(small_hodge):
 
 def test_objective_ignores_absent_component():
     # a gradient flow on a tree has no curl or harmonic part: those terms vanish
-    ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3]])
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3]])
     hodge = HodgeDecomposition(ops, backend="exact")
     x = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64)
     p = torch.full((3,), 0.5, dtype=torch.float64)

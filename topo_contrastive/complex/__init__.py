@@ -1,6 +1,6 @@
 """Signed operators of a simplicial complex of order two or three.
 
-The class :class:`SimplicialOperators` holds the signed incidence matrices
+The class :class:`ComplexOperators` holds the signed incidence matrices
 :math:`\\mathbf{B}_1` (nodes x edges), :math:`\\mathbf{B}_2` (edges x triangles) and,
 where the complex has tetrahedra, :math:`\\mathbf{B}_3` (triangles x tetrahedra), and
 derives the Hodge Laplacians of the paper's eq. (2):
@@ -29,11 +29,11 @@ Complexes given by incidence matrices keep the columns in the order and with the
 orientation of the matrices given.
 """
 
-# The class is assembled in simplicial_operators.py from parts by responsibility:
+# The class is assembled in complex_operators.py from parts by responsibility:
 # _build.py (construction and validation), _operators.py (incidence matrices and
 # Laplacians, scipy and torch forms), _lookup.py (oriented edge look-ups and paths).
+from topo_contrastive.complex.complex_operators import MAX_RANK as MAX_RANK
+from topo_contrastive.complex.complex_operators import ComplexOperators
 from topo_contrastive.complex.faces import edge_crossings, planar_faces, short_cycles
-from topo_contrastive.complex.simplicial_operators import MAX_RANK as MAX_RANK
-from topo_contrastive.complex.simplicial_operators import SimplicialOperators
 
-__all__ = ["SimplicialOperators", "edge_crossings", "planar_faces", "short_cycles"]
+__all__ = ["ComplexOperators", "edge_crossings", "planar_faces", "short_cycles"]

@@ -1,6 +1,6 @@
 """Construction of a complex: validated signed incidence matrices from the user's input.
 
-Free functions behind :class:`~topo_contrastive.complex.SimplicialOperators`'s
+Free functions behind :class:`~topo_contrastive.complex.ComplexOperators`'s
 constructors. :func:`incidence_from_simplices` orders and orients simplex lists
 (TopoNetX's convention, see :mod:`topo_contrastive.complex`) and builds ``B1``, ``B2``,
 ``B3``; :func:`incidence_from_matrices` checks signed incidence matrices given in any
@@ -92,7 +92,7 @@ def incidence_from_simplices(
 ) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix | None]:
     """``(B1, B2, B3)`` of simplex lists, sorted and oriented low -> high.
 
-    The arguments and errors are those of ``SimplicialOperators.from_simplices``;
+    The arguments and errors are those of ``ComplexOperators.from_simplices``;
     ``B3`` is ``None`` without tetrahedra.
     """
     e = _as_index_array(edges, 2, "edges")
@@ -345,7 +345,7 @@ def incidence_from_matrices(
     """``(B1, B2, B3)`` checked and converted to float64 CSR, columns in the given order
     and orientation.
 
-    The arguments and errors are those of ``SimplicialOperators.from_incidence``;
+    The arguments and errors are those of ``ComplexOperators.from_incidence``;
     ``B3`` is ``None`` where none is given.
     """
     b1, nodes, vals = _check_b1(B1)

@@ -1,6 +1,6 @@
 """Edge look-ups of a complex: oriented node pairs, node paths and edge flows.
 
-:class:`EdgeLookupMixin` gives :class:`~topo_contrastive.complex.SimplicialOperators` the
+:class:`EdgeLookupMixin` gives :class:`~topo_contrastive.complex.ComplexOperators` the
 map from an oriented node pair to its edge column and sign
 (:meth:`~EdgeLookupMixin.edge_lookup`), the edge flow of a node path
 (:meth:`~EdgeLookupMixin.path_to_flow`) and the node divergence of edge flows
@@ -36,11 +36,11 @@ def edge_key_table(edges: np.ndarray, num_nodes: int) -> tuple[np.ndarray, np.nd
 class EdgeLookupMixin:
     """Oriented edge look-ups, edge flows of node paths and their node divergence.
 
-    Mixed into :class:`~topo_contrastive.complex.SimplicialOperators`, which holds the
+    Mixed into :class:`~topo_contrastive.complex.ComplexOperators`, which holds the
     edges, the look-up table of :func:`edge_key_table` and the operators.
     """
 
-    if TYPE_CHECKING:  # provided by SimplicialOperators
+    if TYPE_CHECKING:  # provided by ComplexOperators
         num_nodes: int
         num_edges: int
         edges: np.ndarray
@@ -99,7 +99,7 @@ class EdgeLookupMixin:
         traversed several times accumulates (values of magnitude 2+ occur).
 
         The nodes are the complex's own labels: for a complex built
-        :meth:`~topo_contrastive.SimplicialOperators.from_toponetx`, TopoNetX's node labels
+        :meth:`~topo_contrastive.ComplexOperators.from_toponetx`, TopoNetX's node labels
         (``node_labels``: strings, tuples, any ints); otherwise the node ids
         ``0 .. N0 - 1`` (rows of ``B1``).
 

@@ -1,6 +1,6 @@
 """Operators of a complex: signed incidence matrices and Hodge Laplacians of every rank.
 
-:class:`OperatorsMixin` gives :class:`~topo_contrastive.complex.SimplicialOperators` its
+:class:`OperatorsMixin` gives :class:`~topo_contrastive.complex.ComplexOperators` its
 Laplacians as scipy CSR matrices (properties ``L0``, ``L_down``, ``L_up``, ``L1``,
 ``L2``, ``L2_down``, ``L3``; any rank with :meth:`~OperatorsMixin.incidence`,
 :meth:`~OperatorsMixin.down_laplacian`, :meth:`~OperatorsMixin.up_laplacian`,
@@ -63,7 +63,7 @@ def operator_symmetric(t: Any) -> bool:
 
 
 def operator_complex(t: Any) -> Any:
-    """The complex (:class:`~topo_contrastive.SimplicialOperators`) that made the torch
+    """The complex (:class:`~topo_contrastive.ComplexOperators`) that made the torch
     operator ``t``, while it is alive, or ``None`` (another tensor, or a copy)."""
     entry = _ORIGIN.get(id(t))
     if entry is None or entry[0]() is not t or entry[2] is None:
@@ -90,7 +90,7 @@ def operator_blocks(t: Any) -> tuple[int, ...] | None:
 
 
 def operator_fingerprint(t: Any) -> str | None:
-    """The :meth:`~topo_contrastive.SimplicialOperators.fingerprint` of the complex that
+    """The :meth:`~topo_contrastive.ComplexOperators.fingerprint` of the complex that
     made the torch operator ``t`` (:meth:`OperatorsMixin.operator`,
     :meth:`OperatorsMixin.laplacians`), or ``None`` when unknown (another tensor, or a copy)."""
     entry = _ORIGIN.get(id(t))
@@ -109,11 +109,11 @@ OPERATORS = ("B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2", "L3") + tuple
 class OperatorsMixin:
     """Incidence matrices and Laplacians of every rank, scipy and torch forms, cached.
 
-    Mixed into :class:`~topo_contrastive.complex.SimplicialOperators`, which holds the
+    Mixed into :class:`~topo_contrastive.complex.ComplexOperators`, which holds the
     incidence matrices, the sizes and the cache, and checks the ranks.
     """
 
-    if TYPE_CHECKING:  # provided by SimplicialOperators
+    if TYPE_CHECKING:  # provided by ComplexOperators
         B1: sp.csr_matrix
         B2: sp.csr_matrix
         B3: sp.csr_matrix

@@ -170,8 +170,8 @@ def planar_faces(
     return_skipped: bool = False,
 ) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:
     r"""The bounded faces of a network drawn in the plane with straight edges, as node
-    cycles (counter-clockwise), for :meth:`SimplicialOperators.from_cells
-    <topo_contrastive.SimplicialOperators.from_cells>`.
+    cycles (counter-clockwise), for :meth:`ComplexOperators.from_cells
+    <topo_contrastive.ComplexOperators.from_cells>`.
 
     Every node orders its edges by angle; a face is traced by leaving each node along the
     edge next clockwise after the one it arrived by (the rotation system of the drawing),

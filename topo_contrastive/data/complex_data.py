@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex._operators import tag_batch
 
 __all__ = ["ComplexData", "as_complex"]
@@ -24,23 +24,23 @@ _INCIDENCES = ("incidence_1", "incidence_2")
 _WORDS = ("nodes", "edges", "2-cells")
 
 
-def as_complex(obj: Any, name: str = "complex") -> SimplicialOperators:
-    """A :class:`~topo_contrastive.SimplicialOperators` from the ways a user holds a complex:
+def as_complex(obj: Any, name: str = "complex") -> ComplexOperators:
+    """A :class:`~topo_contrastive.ComplexOperators` from the ways a user holds a complex:
     the operators themselves, a ``HodgeDecomposition`` (its complex) or a TopoNetX
     ``SimplicialComplex`` / ``CellComplex``.
 
     Raises:
         TypeError: anything else (names ``name`` and the type given).
     """
-    if isinstance(obj, SimplicialOperators):
+    if isinstance(obj, ComplexOperators):
         return obj
     inner = getattr(obj, "complex", None)
-    if isinstance(inner, SimplicialOperators) and type(obj).__name__ == "HodgeDecomposition":
+    if isinstance(inner, ComplexOperators) and type(obj).__name__ == "HodgeDecomposition":
         return inner
     if type(obj).__name__ in ("SimplicialComplex", "CellComplex"):
-        return SimplicialOperators.from_toponetx(obj)
+        return ComplexOperators.from_toponetx(obj)
     raise TypeError(
-        f"`{name}` must be a SimplicialOperators, a HodgeDecomposition or a TopoNetX "
+        f"`{name}` must be a ComplexOperators, a HodgeDecomposition or a TopoNetX "
         f"SimplicialComplex / CellComplex, got {type(obj).__name__}"
     )
 
@@ -83,7 +83,7 @@ class ComplexData(Data):
     gives zeros.
 
     **Operators.** :meth:`complex` assembles the sample's (or the batch's block-diagonal)
-    :class:`~topo_contrastive.SimplicialOperators`, and :meth:`laplacians` its
+    :class:`~topo_contrastive.ComplexOperators`, and :meth:`laplacians` its
     :math:`(\mathbf{L}_\downarrow, \mathbf{L}_\uparrow)` as torch sparse tensors, cached
     on the object; the operators of a batch know its samples, so that
     :class:`~topo_contrastive.nn.SCNN` refuses a 2-D input without the batch vector.
@@ -94,10 +94,10 @@ class ComplexData(Data):
     Example:
         >>> import torch
         >>> square = ComplexData.from_complex(
-        ...     SimplicialOperators.from_cells([[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]]),
+        ...     ComplexOperators.from_cells([[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]]),
         ...     x_1=torch.ones(4, 1))
         >>> triangle = ComplexData.from_complex(
-        ...     SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]]),
+        ...     ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]]),
         ...     x_1=torch.ones(3, 1))
         >>> batch = Batch.from_data_list([square, triangle])
         >>> batch.cell_counts.tolist(), batch.batch_1.tolist()
@@ -141,7 +141,7 @@ class ComplexData(Data):
         r"""A sample on its own complex.
 
         Args:
-            complex: a :class:`~topo_contrastive.SimplicialOperators` (simplicial or cell
+            complex: a :class:`~topo_contrastive.ComplexOperators` (simplicial or cell
                 complex), a ``HodgeDecomposition`` or a TopoNetX ``SimplicialComplex`` /
                 ``CellComplex``. Tetrahedra (``B3``) are not carried.
             x_0, x_1, x_2 (Tensor, optional): signals on the nodes ``[N0, C]``, edges
@@ -205,7 +205,7 @@ class ComplexData(Data):
         Args:
             data: the sample.
             validate: check the incidences (signed, ``B1 B2 = 0``, every 2-cell one simple
-                cycle; see :meth:`~topo_contrastive.SimplicialOperators.from_incidence`)
+                cycle; see :meth:`~topo_contrastive.ComplexOperators.from_incidence`)
                 (default ``True``).
 
         Raises:
@@ -229,11 +229,11 @@ class ComplexData(Data):
         if b2 is not None and b2.shape[-1] == 0:
             b2 = None
         if validate:
-            ops = SimplicialOperators.from_incidence(data["incidence_1"], b2)
+            ops = ComplexOperators.from_incidence(data["incidence_1"], b2)
         else:  # pragma: no cover - the caller vouches for the incidences
             from topo_contrastive.complex._build import _to_scipy
 
-            ops = SimplicialOperators(
+            ops = ComplexOperators(
                 _to_scipy(data["incidence_1"], "incidence_1"),
                 _to_scipy(b2, "incidence_2") if b2 is not None else sp.csr_matrix(
                     (data["incidence_1"].shape[1], 0)),
@@ -302,7 +302,7 @@ class ComplexData(Data):
         return self._batch_vector(2)
 
     # ------------------------------------------------------------------ operators
-    def complex(self) -> SimplicialOperators:
+    def complex(self) -> ComplexOperators:
         """The complex of the sample, or of the batch: one complex whose incidences are
         the samples' on the diagonal (cached on the object).
 
@@ -366,7 +366,7 @@ class ComplexData(Data):
             if s.is_shared:
                 continue
             try:
-                ops = SimplicialOperators.from_incidence(*_sample_matrices(s, counts))
+                ops = ComplexOperators.from_incidence(*_sample_matrices(s, counts))
             except ValueError as err:
                 raise ValueError(f"sample {i}: {err}") from None
             if ops.sizes[:3] != tuple(counts):
@@ -398,11 +398,11 @@ def _sample_matrices(data: ComplexData, counts: Sequence[int]) -> tuple[sp.csr_m
     return tuple(out)
 
 
-def _assemble(data: ComplexData) -> SimplicialOperators:
+def _assemble(data: ComplexData) -> ComplexOperators:
     """The (block-diagonal) complex of a sample or batch, with the cheap structural checks:
     index ranges, two entries +-1 per edge column, at least three +-1 per 2-cell column and
     ``B1 B2 = 0`` (a failing column is named by its sample). The full checks of
-    :meth:`~topo_contrastive.SimplicialOperators.from_incidence` ran when the samples were
+    :meth:`~topo_contrastive.ComplexOperators.from_incidence` ran when the samples were
     built (:meth:`ComplexData.from_complex`, :meth:`ComplexData.from_data`,
     :meth:`ComplexData.validate`)."""
     counts = data._store["cell_counts"].reshape(-1, 3).cpu().numpy()
@@ -472,4 +472,4 @@ def _assemble(data: ComplexData) -> SimplicialOperators:
         warnings.simplefilter("ignore")
         b1.sort_indices()
         b2.sort_indices()
-    return SimplicialOperators(b1, b2, None, _validated=True)
+    return ComplexOperators(b1, b2, None, _validated=True)

@@ -42,7 +42,7 @@ from torch_geometric.data.dataset import _repr as _pyg_repr
 from torch_geometric.data.dataset import files_exist
 
 from topo_contrastive._files import atomic_torch_save, remove_stale_temporaries
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 _FORMAT_VERSION = 1
 _KEYS = (
@@ -110,7 +110,7 @@ class EdgeFlowDataset(InMemoryDataset):
     ) -> None:
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
-        self._complex: SimplicialOperators | None = None
+        self._complex: ComplexOperators | None = None
         super().__init__(
             os.fspath(root),
             transform=transform,
@@ -147,7 +147,7 @@ class EdgeFlowDataset(InMemoryDataset):
         self,
         flows: torch.Tensor,
         labels: torch.Tensor | None,
-        ops: SimplicialOperators,
+        ops: ComplexOperators,
         pos: np.ndarray,
         paths: Sequence[Sequence[int]],
         masks: dict[str, torch.Tensor],
@@ -235,14 +235,14 @@ class EdgeFlowDataset(InMemoryDataset):
 
     # ------------------------------------------------------------------ complex
     @property
-    def complex(self) -> SimplicialOperators:
-        """The simplicial complex the flows live on (:class:`SimplicialOperators`).
+    def complex(self) -> ComplexOperators:
+        """The simplicial complex the flows live on (:class:`ComplexOperators`).
 
         Its edge order and orientation are those of ``x_1``: edge ``e`` runs from
         node ``edges[e, 0]`` to node ``edges[e, 1]`` (lower to higher id).
         """
         if self._complex is None:
-            self._complex = SimplicialOperators.from_simplices(
+            self._complex = ComplexOperators.from_simplices(
                 self._edges, self._triangles, self._num_nodes0
             )
         return self._complex

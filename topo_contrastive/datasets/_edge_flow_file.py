@@ -19,7 +19,7 @@ import torch
 
 from topo_contrastive._checks import label_values
 from topo_contrastive._files import atomic_write, read_npz
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 _FORMAT = "topo_contrastive.edge_flows"
 _VERSION = 1
@@ -188,7 +188,7 @@ def _check_sample_ids(ids: Any, num_samples: int, name: str) -> np.ndarray:
     return arr
 
 
-def _paths_to_flows(ops: SimplicialOperators, paths: Sequence[np.ndarray], name: str) -> np.ndarray:
+def _paths_to_flows(ops: ComplexOperators, paths: Sequence[np.ndarray], name: str) -> np.ndarray:
     """Flows ``float32 [S, N1]`` of node paths; clear errors for bad paths."""
     flows = np.zeros((len(paths), ops.num_edges), dtype=np.float32)
     for i, p in enumerate(paths):
@@ -224,7 +224,7 @@ def _as_paths(paths: Any, name: str) -> list[np.ndarray]:
 
 
 def validate_samples(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     *,
     flows: Any = None,
     paths: Any = None,
@@ -240,7 +240,7 @@ def validate_samples(
         ``{"flows": float32/float64 [S, N1], "paths": list of int64 [L] or None,
         "labels": int64 [S] or None, "pos": float64 [N0, 2] or None, "masks": {split: bool
         [S]} or None, "sample_ids": int64 or str [S] or None}``; flows come from the paths
-        (:meth:`SimplicialOperators.path_to_flow`) when ``flows`` is ``None``.
+        (:meth:`ComplexOperators.path_to_flow`) when ``flows`` is ``None``.
 
     Raises:
         ValueError: a complex without edges (N1 = 0), no samples, a shape that does not
@@ -357,7 +357,7 @@ def _incidence_from_edges(
             f"{name('triangles')} must be an integer array [N2, 3], got dtype {tri.dtype} and "
             f"shape {tuple(tri.shape)}"
         )
-    ops = SimplicialOperators.from_incidence(B1)
+    ops = ComplexOperators.from_incidence(B1)
     tri = np.sort(tri.astype(np.int64), axis=1)
     steps = np.stack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]], axis=1)  # [N2, 3, 2]
     try:
@@ -386,7 +386,7 @@ def _cells_incidence(
             f"{name('cell_ptr')} must rise from 0 to len(cell_nodes) = {nodes.size} in steps of "
             "at least 3 (a 2-cell is a cycle of at least three nodes)"
         )
-    ops = SimplicialOperators.from_incidence(B1)
+    ops = ComplexOperators.from_incidence(B1)
     n = nodes.astype(np.int64)
     nxt = np.arange(n.size) + 1
     nxt[ptr[1:] - 1] = ptr[:-1]  # each cycle closes at its first node
@@ -404,7 +404,7 @@ def read_edge_flow_file(path: str) -> dict[str, Any]:
     Returns:
         ``validate_samples``'s dict (``flows``, ``paths``, ``labels``, ``pos``, ``masks``,
         ``sample_ids``: numpy arrays or ``None``) with ``complex``: the
-        :class:`SimplicialOperators`.
+        :class:`ComplexOperators`.
 
     Raises:
         ValueError: an unknown or missing key, a wrong ``format`` or ``version``, a complex
@@ -482,7 +482,7 @@ def _num_nodes_entry(arr: np.ndarray, name: Names) -> int:
 
 def _complex_from_file(
     arrays: dict[str, np.ndarray], path: str, name: Names
-) -> SimplicialOperators:
+) -> ComplexOperators:
     """The complex of a file: from ``B1_*`` / ``B2_*`` COO arrays or from ``edge_index`` /
     ``triangles`` (one of the two, never both)."""
     has_b1 = [k in arrays for k in _B1_KEYS]
@@ -543,7 +543,7 @@ def _complex_from_file(
         B1 = _coo_from_file(arrays, "B1", name)
         B2 = _coo_from_file(arrays, "B2", name) if all(has_b2) else None
     try:
-        return SimplicialOperators.from_incidence(B1, B2)
+        return ComplexOperators.from_incidence(B1, B2)
     except ValueError as err:
         raise ValueError(f"'{path}': {err}") from None
 
@@ -577,7 +577,7 @@ def _paths_from_file(
 
 
 def write_edge_flow_file(
-    path: str | os.PathLike, ops: SimplicialOperators, content: dict[str, Any]
+    path: str | os.PathLike, ops: ComplexOperators, content: dict[str, Any]
 ) -> None:
     """Write ``ops`` and the checked samples ``content`` (:func:`validate_samples`'s dict)
     as an edge-flow file, atomically (the folder is made)."""

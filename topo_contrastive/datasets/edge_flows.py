@@ -25,7 +25,7 @@ embeddings, the linear evaluation) works on it.
 The samples are given by ``flows`` ``float [S, N1]`` (edge flows in the column order and
 orientation of the complex) and/or node paths ``path_nodes`` ``int [L]`` with offsets
 ``path_ptr`` ``int [S + 1]`` (path ``i`` is ``path_nodes[path_ptr[i]:path_ptr[i + 1]]``; its
-flow, when ``flows`` is absent, is :meth:`SimplicialOperators.path_to_flow`: every step adds
+flow, when ``flows`` is absent, is :meth:`ComplexOperators.path_to_flow`: every step adds
 +1 along the edge's orientation and -1 against it). Optional: ``labels`` ``int [S]``; ``pos``
 ``float [N0, 2]`` node coordinates; ``train_mask``, ``val_mask``, ``test_mask`` ``bool [S]``
 (all three, disjoint); ``sample_ids`` ``[S]`` (unique integers or strings). Any other key is
@@ -43,7 +43,7 @@ import scipy.sparse as sp
 import torch
 
 from topo_contrastive._files import sha256_of
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._base import EdgeFlowDataset, check_int
 from topo_contrastive.datasets._edge_flow_file import (
     Names,
@@ -119,7 +119,7 @@ class EdgeFlows(EdgeFlowDataset):
     (atomically) and open it as the third. **Orientation** is the complex's own: edge ``e``
     runs from ``edges[e, 0]`` to ``edges[e, 1]`` as given (``B1[tail, e] = -1``), not
     necessarily from the lower node id; flows are signed in that frame and node paths are
-    converted with :meth:`SimplicialOperators.path_to_flow` (+1 along an edge's orientation,
+    converted with :meth:`ComplexOperators.path_to_flow` (+1 along an edge's orientation,
     -1 against it).
 
     **Splits.** The file's ``train_mask`` / ``val_mask`` / ``test_mask``, else, for labelled
@@ -159,7 +159,7 @@ class EdgeFlows(EdgeFlowDataset):
 
     Example:
         >>> import torch
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]], [[0, 1, 2]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]], [[0, 1, 2]])
         >>> ds = EdgeFlows.from_incidence(
         ...     "data/toy", ops.B1, ops.B2, paths=[[0, 1, 2, 3], [3, 2, 0]], labels=[0, 1],
         ...     log=False)  # doctest: +SKIP
@@ -249,9 +249,9 @@ class EdgeFlows(EdgeFlowDataset):
 
         Raises:
             ValueError / TypeError: as :class:`EdgeFlows` (naming the argument) and as
-                :meth:`SimplicialOperators.from_incidence`.
+                :meth:`ComplexOperators.from_incidence`.
         """
-        ops = SimplicialOperators.from_incidence(B1, B2)
+        ops = ComplexOperators.from_incidence(B1, B2)
         return cls._from_operators(
             root, ops, flows, paths=paths, labels=labels, pos=pos, masks=masks,
             sample_ids=sample_ids, **kwargs,
@@ -274,7 +274,7 @@ class EdgeFlows(EdgeFlowDataset):
         """Build the dataset from a TopoNetX ``SimplicialComplex`` and flows (or node paths).
 
         The complex's node, edge and triangle order and orientation are TopoNetX's
-        (:meth:`SimplicialOperators.from_toponetx`: for sortable node labels, edges sorted
+        (:meth:`ComplexOperators.from_toponetx`: for sortable node labels, edges sorted
         and oriented from the lower to the higher label), so ``flows`` follow
         ``complex.incidence_matrix(1)``'s columns. Paths and ``pos`` use TopoNetX's node
         labels (any hashable), mapped to rows of ``B1``.
@@ -295,10 +295,10 @@ class EdgeFlows(EdgeFlowDataset):
             ValueError / TypeError: as :meth:`from_incidence`; a path or ``pos`` with a node
                 that is not in the complex.
         """
-        labelled = SimplicialOperators.from_toponetx(complex)
+        labelled = ComplexOperators.from_toponetx(complex)
         paths, pos = _rows_of_node_labels(complex, paths, pos)
         # the paths are rows of B1 now: the dataset's complex is the one its file rebuilds
-        ops = SimplicialOperators.from_incidence(labelled.B1, labelled.B2, labelled.B3)
+        ops = ComplexOperators.from_incidence(labelled.B1, labelled.B2, labelled.B3)
         return cls._from_operators(
             root, ops, flows, paths=paths, labels=labels, pos=pos, masks=masks,
             sample_ids=sample_ids, **kwargs,
@@ -306,7 +306,7 @@ class EdgeFlows(EdgeFlowDataset):
 
     @classmethod
     def _from_operators(
-        cls, root: str, ops: SimplicialOperators, flows: Any, **parts: Any
+        cls, root: str, ops: ComplexOperators, flows: Any, **parts: Any
     ) -> EdgeFlows:
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
@@ -319,7 +319,7 @@ class EdgeFlows(EdgeFlowDataset):
     @staticmethod
     def write_npz(
         path: str | os.PathLike,
-        complex: SimplicialOperators,
+        complex: ComplexOperators,
         flows: Any | None = None,
         *,
         paths: Sequence[Sequence[int]] | None = None,
@@ -337,16 +337,16 @@ class EdgeFlows(EdgeFlowDataset):
 
         Args:
             path: the file to write (conventionally ending in ``.npz``).
-            complex: the :class:`SimplicialOperators` (its edge order and orientation).
+            complex: the :class:`ComplexOperators` (its edge order and orientation).
             flows, paths, labels, pos, masks, sample_ids: as :meth:`from_incidence`.
 
         Raises:
-            TypeError: ``complex`` is not a :class:`SimplicialOperators`.
+            TypeError: ``complex`` is not a :class:`ComplexOperators`.
             ValueError: as :meth:`from_incidence`.
         """
-        if not isinstance(complex, SimplicialOperators):
+        if not isinstance(complex, ComplexOperators):
             raise TypeError(
-                f"`complex` must be a SimplicialOperators, got {type(complex).__name__}"
+                f"`complex` must be a ComplexOperators, got {type(complex).__name__}"
             )
         content = validate_samples(
             complex, flows=flows, paths=paths, labels=labels, pos=pos, masks=masks,
@@ -419,8 +419,8 @@ class EdgeFlows(EdgeFlowDataset):
 
     # ------------------------------------------------------------------ the complex
     @property
-    def complex(self) -> SimplicialOperators:
-        """The complex (:class:`SimplicialOperators`) in the given edge order and orientation:
+    def complex(self) -> ComplexOperators:
+        """The complex (:class:`ComplexOperators`) in the given edge order and orientation:
         edge ``e`` runs from ``edges[e, 0]`` to ``edges[e, 1]``."""
         if self._complex is None:
             edges = self._edges.numpy()
@@ -434,7 +434,7 @@ class EdgeFlows(EdgeFlowDataset):
                 (self._extra["B2_value"].numpy(), (idx[0], idx[1])),
                 shape=(n1, int(self._extra["num_triangles"])),
             )
-            self._complex = SimplicialOperators.from_incidence(B1, B2)
+            self._complex = ComplexOperators.from_incidence(B1, B2)
         return self._complex
 
     @property

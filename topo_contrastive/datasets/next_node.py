@@ -13,7 +13,7 @@ gives one sample:
 2. **Split**: the prefix is the cut path without its last two nodes (SCoNe's suffix of size 2,
    whose first node is the one-step target): ``prefix = p[:-2]``, ``target = p[-2]``.
 3. **Prefix flow** :math:`\mathbf{x} \in \mathbb{R}^{N_1}`: every step of the prefix adds its
-   sign to its edge (:meth:`~topo_contrastive.SimplicialOperators.path_to_flow`).
+   sign to its edge (:meth:`~topo_contrastive.ComplexOperators.path_to_flow`).
 4. **Candidates**: the neighbours of the prefix's last node in the complex's graph (both
    edge orientations), in increasing node order (SCoNe's ``neighborhood``: ``sorted(G[v])``).
 
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from topo_contrastive._checks import check_bool, check_seed
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["NextNodeSamples", "next_node_samples"]
 
@@ -65,7 +65,7 @@ class NextNodeSamples:
         )
 
 
-def _neighbours(ops: SimplicialOperators) -> list[np.ndarray]:
+def _neighbours(ops: ComplexOperators) -> list[np.ndarray]:
     """Sorted neighbours of every node (both edge orientations)."""
     n0 = int(ops.num_nodes)
     edges = np.asarray(ops.edges, dtype=np.int64)  # [N1, 2]
@@ -77,7 +77,7 @@ def _neighbours(ops: SimplicialOperators) -> list[np.ndarray]:
 
 
 def next_node_samples(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     paths: Sequence[Sequence[int] | np.ndarray | torch.Tensor],
     *,
     truncate: bool = True,
@@ -99,7 +99,7 @@ def next_node_samples(
         :class:`NextNodeSamples` with ``M = len(paths)`` samples.
 
     Raises:
-        TypeError: ``ops`` is not a :class:`~topo_contrastive.SimplicialOperators`; a path
+        TypeError: ``ops`` is not a :class:`~topo_contrastive.ComplexOperators`; a path
             of booleans or fractional node ids; a flag that is not a bool, a seed that is not
             an int.
         ValueError: no paths; a path that is not 1-D; a seed outside ``[0, 2**31 - 1]``; a
@@ -108,13 +108,13 @@ def next_node_samples(
             path and step); node ids outside the complex.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [2, 3], [1, 3]], [])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [1, 3]], [])
         >>> s = next_node_samples(ops, [[0, 1, 2, 3]], truncate=False)
         >>> s.last_nodes.tolist(), s.targets.tolist(), s.candidates[0].nonzero().ravel().tolist()
         ([1], [2], [0, 2, 3])
     """
-    if not isinstance(ops, SimplicialOperators):
-        raise TypeError(f"`ops` must be a SimplicialOperators, got {type(ops).__name__}")
+    if not isinstance(ops, ComplexOperators):
+        raise TypeError(f"`ops` must be a ComplexOperators, got {type(ops).__name__}")
     truncate, reverse = check_bool(truncate, "truncate"), check_bool(reverse, "reverse")
     seed = check_seed(seed)
     if isinstance(paths, (str, bytes)) or not hasattr(paths, "__len__"):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch_geometric.data import download_url
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets import _ocean_source as source
 from topo_contrastive.datasets._base import EdgeFlowDataset
 
@@ -39,7 +39,7 @@ class OceanDrifters(EdgeFlowDataset):
        where it started;
     3. flow: every step :math:`a \to b` adds :math:`+1` to edge :math:`(a, b)` if
        :math:`a < b`, else :math:`-1` (accumulated), via
-       :meth:`SimplicialOperators.path_to_flow`;
+       :meth:`ComplexOperators.path_to_flow`;
     4. label: orientation of the triple (centre, first node, last node) with
        centre :math:`c = (\bar x - 0.03, \bar y)` of ``HexcentersXY``:
 
@@ -235,7 +235,7 @@ class OceanDrifters(EdgeFlowDataset):
             arrays = source.read_raw(raw_path)
         else:
             arrays = source.load_shipped()
-        ops = SimplicialOperators.from_simplices(
+        ops = ComplexOperators.from_simplices(
             arrays.edges, arrays.triangles, arrays.pos.shape[0]
         )
         paths = [p.tolist() for p in arrays.paths]

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from topo_contrastive._files import atomic_write
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["plot_complex"]
 
@@ -44,7 +44,7 @@ def plot_complex(
     arrows from node to node with a dot at the start and a square at the end.
 
     Args:
-        dataset_or_complex: a :class:`~topo_contrastive.SimplicialOperators`, or a dataset
+        dataset_or_complex: a :class:`~topo_contrastive.ComplexOperators`, or a dataset
             with ``.complex`` and ``.pos`` (e.g. :class:`SyntheticTrajectories`).
         pos: node coordinates ``[N0, 2]``; default ``dataset.pos``.
         flows: edge flows ``[N1]``, ``[N1, 1]`` or ``[K, N1]`` (default ``None``).
@@ -62,7 +62,7 @@ def plot_complex(
         The matplotlib ``Figure``.
 
     Raises:
-        TypeError: ``dataset_or_complex`` is neither a :class:`SimplicialOperators` nor a
+        TypeError: ``dataset_or_complex`` is neither a :class:`ComplexOperators` nor a
             dataset with ``.complex``.
         ValueError: ``pos`` missing or not ``[N0, 2]``; ``flows`` whose last size
             is not ``N1``; a path with a node id out of range; ``labels`` of the
@@ -93,22 +93,22 @@ def plot_complex(
     return fig
 
 
-def _complex_and_coordinates(obj: Any, pos: Any | None) -> tuple[SimplicialOperators, np.ndarray]:
+def _complex_and_coordinates(obj: Any, pos: Any | None) -> tuple[ComplexOperators, np.ndarray]:
     """The complex of ``obj`` (a complex or a dataset) and the node coordinates
     ``float64 [N0, 2]`` (``pos``, else the dataset's)."""
-    if isinstance(obj, SimplicialOperators):
+    if isinstance(obj, ComplexOperators):
         ops = obj
-    elif isinstance(getattr(obj, "complex", None), SimplicialOperators):
+    elif isinstance(getattr(obj, "complex", None), ComplexOperators):
         ops = obj.complex
         if pos is None:
             pos = getattr(obj, "pos", None)
     else:
         raise TypeError(
-            "`dataset_or_complex` must be a SimplicialOperators or a dataset with `.complex`, "
+            "`dataset_or_complex` must be a ComplexOperators or a dataset with `.complex`, "
             f"got {type(obj).__name__}"
         )
     if pos is None:
-        raise ValueError("`pos` (node coordinates [N0, 2]) is required for a SimplicialOperators")
+        raise ValueError("`pos` (node coordinates [N0, 2]) is required for a ComplexOperators")
     xy = _numpy(pos).astype(np.float64)
     if xy.shape != (ops.num_nodes, 2):
         raise ValueError(f"`pos` must have shape [{ops.num_nodes}, 2], got {tuple(xy.shape)}")
@@ -116,7 +116,7 @@ def _complex_and_coordinates(obj: Any, pos: Any | None) -> tuple[SimplicialOpera
 
 
 def _checked_items(
-    ops: SimplicialOperators, flows: Any, paths: Sequence[Any] | None, labels: Any
+    ops: ComplexOperators, flows: Any, paths: Sequence[Any] | None, labels: Any
 ) -> tuple[np.ndarray | None, list[np.ndarray], np.ndarray | None]:
     """The flows ``float64 [K, N1]`` (or ``None``), the paths (``int64 [L]`` each) and the
     labels ``int64 [K]`` (one per flow, else per path; or ``None``) to draw."""
@@ -149,7 +149,7 @@ def _checked_items(
     return flow_arr, path_list, label_arr
 
 
-def _draw_complex(ax: Any, ops: SimplicialOperators, xy: np.ndarray) -> None:
+def _draw_complex(ax: Any, ops: ComplexOperators, xy: np.ndarray) -> None:
     """Shaded triangles, thin grey edges and node dots."""
     from matplotlib.collections import LineCollection, PolyCollection
 
@@ -166,7 +166,7 @@ def _draw_complex(ax: Any, ops: SimplicialOperators, xy: np.ndarray) -> None:
 
 def _draw_items(
     ax: Any,
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     xy: np.ndarray,
     flow_arr: np.ndarray | None,
     path_list: list[np.ndarray],

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from scipy.spatial import Delaunay
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._base import EdgeFlowDataset, check_int
 
 __all__ = ["SyntheticTrajectories", "generate_trajectory_complex", "generate_trajectories"]
@@ -41,7 +41,7 @@ def generate_trajectory_complex(
     num_points: int = 400,
     rng: np.random.Generator | int | None = 0,
     holes: tuple[tuple[float, float, float, float], ...] = HOLES,
-) -> tuple[SimplicialOperators, np.ndarray]:
+) -> tuple[ComplexOperators, np.ndarray]:
     r"""Random triangulation of the square with two square holes (Schaub et al. 2020, §5).
 
     ``num_points`` points are drawn uniformly in :math:`[-0.05, 1.05]^2` and
@@ -71,7 +71,7 @@ def generate_trajectory_complex(
             paper's two squares, :data:`HOLES`).
 
     Returns:
-        ``(complex, pos)``: the :class:`SimplicialOperators` and the node
+        ``(complex, pos)``: the :class:`ComplexOperators` and the node
         coordinates ``float64 [N0, 2]``.
 
     Raises:
@@ -92,7 +92,7 @@ def generate_trajectory_complex(
     edges = np.unique(
         np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [0, 2]]]), axis=0
     )
-    ops = SimplicialOperators.from_simplices(edges, triangles, int(used.sum()))
+    ops = ComplexOperators.from_simplices(edges, triangles, int(used.sum()))
     return ops, points[used]
 
 
@@ -131,7 +131,7 @@ def _walk(
 
 
 def generate_trajectories(
-    ops: SimplicialOperators,
+    ops: ComplexOperators,
     pos: np.ndarray,
     labels: np.ndarray,
     rng: np.random.Generator | int | None = 0,
@@ -251,7 +251,7 @@ class SyntheticTrajectories(EdgeFlowDataset):
         x_e = \sum_{t} \begin{cases} +1 & (v_t, v_{t+1}) = e \text{ (low} \to
         \text{high)} \\ -1 & (v_{t+1}, v_t) = e \end{cases},
 
-    built with :meth:`SimplicialOperators.path_to_flow` in the complex's own edge
+    built with :meth:`ComplexOperators.path_to_flow` in the complex's own edge
     order, so :math:`\mathbf{B}_1 \mathbf{x}` is non-zero exactly at the two end
     vertices (:math:`-1` at the start, :math:`+1` at the end).
 

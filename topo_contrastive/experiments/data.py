@@ -20,7 +20,7 @@ import torch
 
 from topo_contrastive._files import atomic_write, require_file, sha256_of
 from topo_contrastive._layout import samples_to_rows
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
 
@@ -168,10 +168,10 @@ def load_data_file(
     return EdgeFlows(str(root), file=str(file), log=log)
 
 
-def complex_fingerprint(ops: SimplicialOperators) -> str:
+def complex_fingerprint(ops: ComplexOperators) -> str:
     """sha256 (16 hex digits) of a complex's edges and triangles: identifies the complex.
 
-    Kept for compatibility; the same as :meth:`SimplicialOperators.fingerprint`.
+    Kept for compatibility; the same as :meth:`ComplexOperators.fingerprint`.
     """
     return ops.fingerprint()
 
@@ -192,7 +192,7 @@ class ExperimentData:
     Attributes:
         name: ``"trajectory"`` or ``"ocean"`` (or a free name for other datasets).
         dataset: the PyG dataset (it provides :meth:`split` and the standard masks).
-        complex: its :class:`~topo_contrastive.SimplicialOperators`.
+        complex: its :class:`~topo_contrastive.ComplexOperators`.
         flows: ``float32 [S, N1]`` edge flows ``x_1`` of all samples (at rank k:
             the signals ``x_k`` ``[S, N_k]``; the rank is :attr:`rank`, that of ``hodge``).
         labels: ``int64 [S]`` class ids ``0 .. C-1``, or ``None`` for unlabelled data
@@ -214,7 +214,7 @@ class ExperimentData:
 
     name: str
     dataset: Any
-    complex: SimplicialOperators
+    complex: ComplexOperators
     flows: torch.Tensor
     labels: torch.Tensor | None
     hodge: HodgeDecomposition
@@ -296,7 +296,7 @@ class ExperimentData:
 
     @classmethod
     def _from_rank_dataset(
-        cls, dataset: Any, ops: SimplicialOperators, rank: int, name: str | None
+        cls, dataset: Any, ops: ComplexOperators, rank: int, name: str | None
     ) -> ExperimentData:
         """:meth:`from_dataset` for signals ``x_k`` of rank ``k != 1``."""
         key, n = f"x_{rank}", ops.num_simplices(rank)

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["SCoNeEncoder", "scone_available"]
 
@@ -70,7 +70,7 @@ class SCoNeEncoder(torch.nn.Module):
         ValueError: ``hidden_channels`` or ``num_layers`` below 1.
     """
 
-    def __init__(self, ops: SimplicialOperators, hidden_channels: int = 16,
+    def __init__(self, ops: ComplexOperators, hidden_channels: int = 16,
                  num_layers: int = 3) -> None:  # fmt: skip
         super().__init__()
         if hidden_channels < 1 or num_layers < 1:

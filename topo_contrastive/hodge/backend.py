@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["HodgeBackend"]
 
@@ -29,7 +29,7 @@ class HodgeBackend(ABC):
     #: The name users pass as ``backend=`` (``"exact"``, ``"iterative"``).
     name: ClassVar[str]
 
-    def __init__(self, complex: SimplicialOperators, rank: int, tol: float) -> None:
+    def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
         self.complex = complex
         self.rank = rank
         self.tol = tol

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.linalg import connected_components
 from topo_contrastive.hodge.parts import COMPONENTS
@@ -41,7 +41,7 @@ _GROUP_GROWTH = 1.5
 _GROUP_ENTRIES = 2**24
 
 
-def edge_components(ops: SimplicialOperators) -> tuple[int, np.ndarray, np.ndarray]:
+def edge_components(ops: ComplexOperators) -> tuple[int, np.ndarray, np.ndarray]:
     """``(count, node_label [N0], edge_label [N1])``: the connected components of the
     complex's graph and the component of every node and edge."""
     count, labels = connected_components(ops.L0)
@@ -79,7 +79,7 @@ class BlockwiseBackend(HodgeBackend):
 
     name = "blocks"
 
-    def __init__(self, complex: SimplicialOperators, rank: int, tol: float) -> None:
+    def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
         super().__init__(complex, rank, tol)
         if rank != 1:
             raise ValueError("the 'blocks' backend decomposes edge flows (rank 1) only")

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["DualForest", "cocycles", "dual_forest"]
 
@@ -19,7 +19,7 @@ __all__ = ["DualForest", "cocycles", "dual_forest"]
 DualForest = tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]
 
 
-def dual_forest(ops: SimplicialOperators) -> DualForest | None:
+def dual_forest(ops: ComplexOperators) -> DualForest | None:
     """Collapse of the triangles onto the boundary, for exact cocycles without ``L2``.
 
     Applies when every edge has at most two triangles and every triangle is
@@ -75,7 +75,7 @@ def dual_forest(ops: SimplicialOperators) -> DualForest | None:
 
 
 def cocycles(
-    ops: SimplicialOperators, forest: DualForest, k: int, rng: np.random.Generator
+    ops: ComplexOperators, forest: DualForest, k: int, rng: np.random.Generator
 ) -> np.ndarray:
     """``k`` random cocycles ``z [N1, k]`` with ``B2^T z = 0`` exactly (dual sweep over
     ``forest``, the result of :func:`dual_forest`)."""

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from topo_contrastive._layout import as_samples
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.blocks import check_supports
 from topo_contrastive.hodge.blockwise import BlockwiseBackend, edge_components
@@ -46,9 +46,9 @@ class _OrthogonalProjections(torch.autograd.Function):
 
 def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) -> None:
     """Validate the settings of :class:`HodgeDecomposition` (every rank)."""
-    if not isinstance(complex, SimplicialOperators):
+    if not isinstance(complex, ComplexOperators):
         raise TypeError(
-            f"`complex` must be a SimplicialOperators, got {type(complex).__name__}"
+            f"`complex` must be a ComplexOperators, got {type(complex).__name__}"
         )
     if backend not in ("auto", "exact", "iterative", "blocks"):
         raise ValueError(
@@ -60,7 +60,7 @@ def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) 
         raise ValueError(f"`tol` must be positive, got {tol}")
 
 
-def _check_rank(complex: SimplicialOperators, rank: Any) -> int:
+def _check_rank(complex: ComplexOperators, rank: Any) -> int:
     """``rank`` as an int of :data:`SUPPORTED_RANKS` that the complex has (edge flows,
     rank 1, on every complex, also one without edges)."""
     if isinstance(rank, (int, np.integer)) and not isinstance(rank, bool) and rank == 1:
@@ -148,7 +148,7 @@ class HodgeDecomposition:
 
     Args:
         complex: the complex's operators, or a TopoNetX ``SimplicialComplex`` /
-            ``CellComplex`` (converted with :meth:`SimplicialOperators.from_toponetx`).
+            ``CellComplex`` (converted with :meth:`ComplexOperators.from_toponetx`).
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
             else ``"blocks"`` for a complex of many components of at most
             ``max_exact_edges`` edges each, such as a batch of complexes; else
@@ -162,13 +162,13 @@ class HodgeDecomposition:
             node signals, ``2``: triangle signals).
 
     Raises:
-        TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.SimplicialOperators`;
+        TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.ComplexOperators`;
             ``rank`` not an int.
         ValueError: unknown ``backend`` or a non-positive ``max_exact_edges``/``tol``;
             a ``rank`` the complex does not have (e.g. 2 without triangles) or above 2.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
         >>> hodge = HodgeDecomposition(ops)
         >>> hodge.dims
         {'gradient': 3, 'curl': 0, 'harmonic': 1}
@@ -182,7 +182,7 @@ class HodgeDecomposition:
 
         >>> import itertools
         >>> tet = range(4)  # the hollow tetrahedron: beta_2 = 1
-        >>> ops = SimplicialOperators.from_simplices(
+        >>> ops = ComplexOperators.from_simplices(
         ...     list(itertools.combinations(tet, 2)), list(itertools.combinations(tet, 3)))
         >>> hodge = HodgeDecomposition(ops, rank=2)
         >>> hodge.dims
@@ -197,7 +197,7 @@ class HodgeDecomposition:
 
     def __init__(
         self,
-        complex: SimplicialOperators,
+        complex: ComplexOperators,
         backend: str = "auto",
         max_exact_edges: int = 2000,
         tol: float = 1e-10,
@@ -205,7 +205,7 @@ class HodgeDecomposition:
         rank: int = 1,
     ):
         if type(complex).__name__ in ("SimplicialComplex", "CellComplex"):
-            complex = SimplicialOperators.from_toponetx(complex)  # TopoNetX's own complex
+            complex = ComplexOperators.from_toponetx(complex)  # TopoNetX's own complex
         _check_settings(complex, backend, max_exact_edges, tol)
         self.rank = _check_rank(complex, rank)
         self.complex = complex
@@ -285,7 +285,7 @@ class HodgeDecomposition:
                 flows on one complex, or NaN/inf entries.
 
         Example:
-            >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+            >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
             >>> hodge = HodgeDecomposition(ops)
             >>> ops.edges.tolist()  # sorted, oriented low -> high
             [[0, 1], [0, 2], [1, 2]]

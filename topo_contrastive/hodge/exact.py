@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.linalg import connected_components, nonzero_eigenbasis
 from topo_contrastive.hodge.parts import COMPONENTS
@@ -29,7 +29,7 @@ class ExactBackend(HodgeBackend):
 
     name = "exact"
 
-    def __init__(self, complex: SimplicialOperators, rank: int, tol: float) -> None:
+    def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
         super().__init__(complex, rank, tol)
         if rank == 1:
             grad, curl = self._edge_bases()

@@ -8,13 +8,13 @@ import scipy.sparse.linalg as sla
 import torch
 from torch import Tensor
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["interpolate_flows"]
 
 
 def interpolate_flows(
-    complex: SimplicialOperators,
+    complex: ComplexOperators,
     x: Tensor,
     observed: Tensor,
     smoothing: float = 0.0,
@@ -56,8 +56,8 @@ def interpolate_flows(
         ValueError: shapes that do not match the complex's :math:`N_1`, NaN/inf, a negative
             or non-finite ``smoothing``.
     """
-    if not isinstance(complex, SimplicialOperators):
-        raise TypeError(f"`complex` must be a SimplicialOperators, got {type(complex).__name__}")
+    if not isinstance(complex, ComplexOperators):
+        raise TypeError(f"`complex` must be a ComplexOperators, got {type(complex).__name__}")
     if not isinstance(x, Tensor) or not x.is_floating_point():
         raise TypeError(f"`x` must be a floating tensor, got {type(x).__name__}")
     if not isinstance(observed, Tensor) or observed.dtype != torch.bool:

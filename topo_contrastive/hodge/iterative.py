@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse.linalg as sla
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import blocks as _blocks
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.cocycles import cocycles, dual_forest
@@ -60,7 +60,7 @@ _MAX_HARMONIC_BASIS_ENTRIES = 2**25
 _GROUP_MAX_FACES = 2048
 
 
-def iterative_backend(complex: SimplicialOperators, rank: int, tol: float) -> IterativeBackend:
+def iterative_backend(complex: ComplexOperators, rank: int, tol: float) -> IterativeBackend:
     """The iterative backend of signals of rank ``rank`` (0, 1 or 2)."""
     return (NodeIterative, EdgeIterative, TriangleIterative)[rank](complex, tol)
 
@@ -70,7 +70,7 @@ class IterativeBackend(HodgeBackend):
 
     name = "iterative"
 
-    def __init__(self, complex: SimplicialOperators, rank: int, tol: float) -> None:
+    def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
         super().__init__(complex, rank, tol)
         self._harmonic_basis: np.ndarray | None = None
         self._dims: dict[str, int] = {}
@@ -121,7 +121,7 @@ class IterativeBackend(HodgeBackend):
 class NodeIterative(IterativeBackend):
     """Rank 0: harmonic part = per-component mean (closed form)."""
 
-    def __init__(self, complex: SimplicialOperators, tol: float = 1e-10) -> None:
+    def __init__(self, complex: ComplexOperators, tol: float = 1e-10) -> None:
         super().__init__(complex, 0, tol)
         n0 = complex.num_nodes
         ncomp, self._labels = connected_components(complex.L0)
@@ -207,7 +207,7 @@ class SolverBackend(IterativeBackend):
 class EdgeIterative(SolverBackend):
     """Rank 1 (edge flows): grounded ``L0`` solves, harmonic basis, ``L2`` where needed."""
 
-    def __init__(self, complex: SimplicialOperators, tol: float = 1e-10) -> None:
+    def __init__(self, complex: ComplexOperators, tol: float = 1e-10) -> None:
         super().__init__(complex, 1, tol)
         ops = complex
         n0 = ops.num_nodes
@@ -415,7 +415,7 @@ class EdgeIterative(SolverBackend):
 class TriangleIterative(SolverBackend):
     """Rank 2: grounded L1 (via the rank-1 harmonic basis) and L3 = B3^T B3 solvers."""
 
-    def __init__(self, complex: SimplicialOperators, tol: float = 1e-10) -> None:
+    def __init__(self, complex: ComplexOperators, tol: float = 1e-10) -> None:
         super().__init__(complex, 2, tol)
         ops = complex
         edges = EdgeIterative(ops, tol=tol)

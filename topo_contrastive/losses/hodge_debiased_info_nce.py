@@ -142,7 +142,7 @@ class HodgeDebiasedInfoNCE(nn.Module):
             entries, or with an anchor whose negatives all have weight 0.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
         >>> hodge = HodgeDecomposition(ops)
         >>> x_1 = torch.randn(4 * ops.num_edges, 1)  # a PyG batch's flows, B = 4
         >>> z1, z2 = torch.randn(4, 8), torch.randn(4, 8)  # embeddings of the two views

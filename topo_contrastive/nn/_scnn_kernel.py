@@ -185,7 +185,7 @@ def prepare_operator(L: Tensor, normalize: bool, name: str = "L") -> Prepared:
                 raise ValueError(
                     f"`{name}` holds {bad} NaN or inf value(s) (first at row {at[0]}, column "
                     f"{at[1]}); an operator must be finite (build it with "
-                    "SimplicialOperators.laplacians())"
+                    "ComplexOperators.laplacians())"
                 )
             csr = _csr(L.detach())
             if operator_symmetric(L):  # a Laplacian of the library: symmetric by construction

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from topo_contrastive._checks import check_finite
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
 __all__ = ["HodgeReadout", "canonical_harmonic_basis"]
@@ -22,7 +22,7 @@ _POOLS = ("mean", "sum", "max", "none")
 _TIE_RTOL = 1e-6
 
 
-def _reference_signs(ops: SimplicialOperators, rank: int) -> np.ndarray:
+def _reference_signs(ops: ComplexOperators, rank: int) -> np.ndarray:
     r"""``float64 [N_k]``: +1 where a simplex's stored orientation is that of its sorted
     nodes (edges low -> high, triangles ``a -> b -> c`` with ``a < b < c``, ...), else -1.
 
@@ -218,7 +218,7 @@ class HodgeReadout(torch.nn.Module):
             ``check_finite = False``).
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
         ...                                          [[0, 1, 2]])
         >>> readout = HodgeReadout(HodgeDecomposition(ops))
         >>> readout.beta1, readout.out_features(8)
@@ -290,7 +290,7 @@ class HodgeReadout(torch.nn.Module):
                 f"the complex has no {what} (N{self.rank} = 0): a HodgeReadout of rank "
                 f"{self.rank} has nothing to pool"
             )
-        #: The :meth:`~topo_contrastive.SimplicialOperators.fingerprint` of the complex it was
+        #: The :meth:`~topo_contrastive.ComplexOperators.fingerprint` of the complex it was
         #: built on: :class:`~topo_contrastive.nn.SCNN` refuses operators of another complex
         #: (same :math:`N_1`, other edges or triangles) when they carry their complex's.
         self.complex_fingerprint = ops.fingerprint()

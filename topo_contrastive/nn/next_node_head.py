@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 
 from topo_contrastive._checks import check_finite
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["NextNodeHead"]
 
@@ -34,7 +34,7 @@ class NextNodeHead(torch.nn.Module):
 
     Args:
         in_channels (int): features per edge :math:`C`.
-        ops (SimplicialOperators): the complex (its :math:`\mathbf{B}_1`).
+        ops (ComplexOperators): the complex (its :math:`\mathbf{B}_1`).
 
     Shapes:
         - **input:** ``H`` :math:`[B, N_1, C]` (or :math:`[N_1, C]`), floating;
@@ -43,7 +43,7 @@ class NextNodeHead(torch.nn.Module):
           and dtype as ``H``.
 
     Raises:
-        TypeError: (``__init__``) ``ops`` is not a ``SimplicialOperators`` or ``in_channels``
+        TypeError: (``__init__``) ``ops`` is not a ``ComplexOperators`` or ``in_channels``
             not an int; (``forward``) ``H`` not floating or ``candidates`` not bool.
         ValueError: (``__init__``) ``in_channels < 1`` or a complex without edges;
             (``forward``) shapes that do not match the complex, a row without candidates,
@@ -51,7 +51,7 @@ class NextNodeHead(torch.nn.Module):
             ``check_finite = False``).
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [])
         >>> head = NextNodeHead(4, ops)
         >>> cand = torch.tensor([[True, False, True]])
         >>> head(torch.randn(1, 3, 4), cand).isinf().tolist()
@@ -64,14 +64,14 @@ class NextNodeHead(torch.nn.Module):
     #: instance to skip the check.
     check_finite: bool = True
 
-    def __init__(self, in_channels: int, ops: SimplicialOperators) -> None:
+    def __init__(self, in_channels: int, ops: ComplexOperators) -> None:
         super().__init__()
         if isinstance(in_channels, bool) or not isinstance(in_channels, (int, np.integer)):
             raise TypeError(f"`in_channels` must be an int, got {type(in_channels).__name__}")
         if in_channels < 1:
             raise ValueError(f"`in_channels` must be >= 1, got {in_channels}")
-        if not isinstance(ops, SimplicialOperators):
-            raise TypeError(f"`ops` must be a SimplicialOperators, got {type(ops).__name__}")
+        if not isinstance(ops, ComplexOperators):
+            raise TypeError(f"`ops` must be a ComplexOperators, got {type(ops).__name__}")
         if ops.num_edges == 0:
             raise ValueError("the complex has no edges (N1 = 0): nothing to score nodes from")
         self.in_channels = int(in_channels)

@@ -107,7 +107,7 @@ class SCNN(torch.nn.Module):
             inputs are known to be finite).
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
         >>> L_down, L_up = ops.laplacians()
         >>> encoder = SCNN(in_channels=1, hidden_channels=64, num_layers=2)
         >>> encoder(torch.randn(100, 3, 1), L_down, L_up).shape
@@ -370,7 +370,7 @@ class SCNN(torch.nn.Module):
     def _check_readout_complex(self, L_down: Tensor | None, L_up: Tensor | None) -> None:
         """Refuse operators made by another complex than the readout's (when both are known:
         a readout with ``complex_fingerprint`` such as HodgeReadout, and operators from
-        :meth:`SimplicialOperators.laplacians`)."""
+        :meth:`ComplexOperators.laplacians`)."""
         own = getattr(self.readout, "complex_fingerprint", None)
         if own is None:
             return

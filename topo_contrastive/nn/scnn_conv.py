@@ -98,7 +98,7 @@ class SCNNConv(torch.nn.Module):
           :meth:`ComplexData.laplacians() <topo_contrastive.data.ComplexData.laplacians>`,
           with or without ``batch``: the batch is one complex);
           ``L_down``, ``L_up``: sparse :math:`[N_1, N_1]` (COO or CSR, as returned
-          by :meth:`topo_contrastive.SimplicialOperators.laplacians`), on ``x``'s
+          by :meth:`topo_contrastive.ComplexOperators.laplacians`), on ``x``'s
           device and dtype.
         - **output:** the input's layout with :math:`C_{out}` channels:
           :math:`[N_1, C_{out}]`, :math:`[B, N_1, C_{out}]` or
@@ -109,7 +109,7 @@ class SCNNConv(torch.nn.Module):
         TypeError: (``__init__``) a non-integer size/order or a non-bool flag.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
         >>> L_down, L_up = ops.laplacians()
         >>> conv = SCNNConv(1, 8, K_down=2, K_up=2)
         >>> conv(torch.randn(16, 3, 1), L_down, L_up).shape
@@ -292,12 +292,12 @@ def _check_operator_type(L: Any, name: str) -> None:
     if not isinstance(L, Tensor):
         raise TypeError(
             f"`{name}` must be a torch sparse tensor (COO or CSR), got {type(L).__name__}; "
-            "use SimplicialOperators.laplacians() or .operator(...)"
+            "use ComplexOperators.laplacians() or .operator(...)"
         )
     if L.layout == torch.strided:
         raise TypeError(
             f"`{name}` is a dense tensor; SCNNConv needs a sparse operator (COO or CSR), "
-            f"e.g. `{name}.to_sparse()` or SimplicialOperators.laplacians()"
+            f"e.g. `{name}.to_sparse()` or ComplexOperators.laplacians()"
         )
     if L.layout not in (torch.sparse_coo, torch.sparse_csr):
         raise TypeError(f"`{name}` must be sparse COO or CSR, got layout {L.layout}")

@@ -61,8 +61,8 @@ class TopoModelXEncoder(torch.nn.Module):
     output is pooled per sample with PyG's global pooling over ``batch``. The other
     operators a model needs (:math:`\mathbf{B}_1`, :math:`\mathbf{B}_2`,
     :math:`\mathbf{L}_0`, :math:`\mathbf{L}_2`, ...) come from the complex that made
-    ``L_down`` (:meth:`SimplicialOperators.laplacians
-    <topo_contrastive.SimplicialOperators.laplacians>` or :meth:`ComplexData.laplacians
+    ``L_down`` (:meth:`ComplexOperators.laplacians
+    <topo_contrastive.ComplexOperators.laplacians>` or :meth:`ComplexData.laplacians
     <topo_contrastive.data.ComplexData.laplacians>`). Models that take signals on nodes
     and 2-cells get the divergence :math:`\mathbf{B}_1\mathbf{x}` and the curl
     :math:`\mathbf{B}_2^\top\mathbf{x}` of the edge flow there.
@@ -143,9 +143,9 @@ class TopoModelXEncoder(torch.nn.Module):
                 m.reset_parameters()
 
     def _probe_width(self) -> int:
-        from topo_contrastive.complex import SimplicialOperators
+        from topo_contrastive.complex import ComplexOperators
 
-        ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
         L = ops.laplacians()
         with torch.no_grad():
             h = self._edge_features(torch.zeros(3, self._in_channels()), L[0], L[1], 1)
@@ -165,7 +165,7 @@ class TopoModelXEncoder(torch.nn.Module):
         if ops is None:
             raise ValueError(
                 "TopoModelXEncoder takes the other operators of its model from the complex "
-                "that made `L_down`: pass the operators of SimplicialOperators.laplacians() "
+                "that made `L_down`: pass the operators of ComplexOperators.laplacians() "
                 "or ComplexData.laplacians() (not a copy)"
             )
         key = (times, L_down.dtype, str(L_down.device))

@@ -13,7 +13,7 @@ from torch.utils.data import get_worker_info
 from torch_geometric.data import Batch, InMemoryDataset
 
 from topo_contrastive._layout import check_batch_vector
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 
 
@@ -177,17 +177,17 @@ def store(data: Any, key: str, value: Tensor, like: str) -> None:
 
 
 def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
-    """``None``, a :class:`HodgeDecomposition` (as is) or a :class:`SimplicialOperators`
+    """``None``, a :class:`HodgeDecomposition` (as is) or a :class:`ComplexOperators`
     (decomposed with the default backend)."""
     if obj is None or isinstance(obj, HodgeDecomposition):
         return obj
-    if isinstance(obj, SimplicialOperators) or type(obj).__name__ in (
+    if isinstance(obj, ComplexOperators) or type(obj).__name__ in (
         "SimplicialComplex",
         "CellComplex",
     ):  # the library's complex, or TopoNetX's
         return HodgeDecomposition(obj)
     raise TypeError(
-        f"`{name}` must be a HodgeDecomposition, a SimplicialOperators or None (bound by "
+        f"`{name}` must be a HodgeDecomposition, a ComplexOperators or None (bound by "
         f"fit(dataset)), got {type(obj).__name__}"
     )
 
@@ -198,15 +198,15 @@ def bind_hodge(
     """The decomposition to use for ``dataset``: ``hodge`` if given (checked against the
     dataset's ``complex`` when it has one), else one of ``dataset.complex``."""
     ops = getattr(dataset, "complex", None)
-    if ops is not None and not isinstance(ops, SimplicialOperators):
+    if ops is not None and not isinstance(ops, ComplexOperators):
         raise TypeError(
-            f"`dataset.complex` must be a SimplicialOperators, got {type(ops).__name__}"
+            f"`dataset.complex` must be a ComplexOperators, got {type(ops).__name__}"
         )
     if hodge is None:
         if ops is None:
             raise TypeError(
                 f"{owner} has no complex: pass `hodge=` (a HodgeDecomposition or "
-                f"SimplicialOperators) or fit a dataset with a `complex` attribute, got "
+                f"ComplexOperators) or fit a dataset with a `complex` attribute, got "
                 f"{type(dataset).__name__}"
             )
         return HodgeDecomposition(ops)

@@ -11,7 +11,7 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive._layout import rows_to_samples
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
     as_hodge,
@@ -83,7 +83,7 @@ class ComputeDropProbabilities(BaseTransform):
     existing ``drop_prob`` is overwritten.
 
     Args:
-        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
             Hodge decomposition
             of the flows' complex, or the complex (decomposed with the default backend);
             ``None`` binds it to ``dataset.complex`` at the first :meth:`fit`, so that a
@@ -121,7 +121,7 @@ class ComputeDropProbabilities(BaseTransform):
             ``Data`` with a ``batch`` vector).
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
         >>> flows = [Data(x_1=ops.path_to_flow(p).view(-1, 1)) for p in ([0, 1, 2], [3, 2, 0])]
         >>> fitted = ComputeDropProbabilities(ops, budget=0.5).fit(flows)
         >>> fitted[0].drop_prob.shape
@@ -132,7 +132,7 @@ class ComputeDropProbabilities(BaseTransform):
 
     def __init__(
         self,
-        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        hodge: HodgeDecomposition | ComplexOperators | None = None,
         budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
@@ -164,7 +164,7 @@ class ComputeDropProbabilities(BaseTransform):
         if self._hodge is None:
             raise TypeError(
                 f"{type(self).__name__} has no complex yet: pass `hodge=` (a "
-                "HodgeDecomposition or SimplicialOperators) or call fit(dataset) first"
+                "HodgeDecomposition or ComplexOperators) or call fit(dataset) first"
             )
         return self._hodge
 

@@ -15,7 +15,7 @@ from torch_geometric.data import Batch, InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive._layout import batch_vector, rows_to_samples, samples_to_rows
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
@@ -101,7 +101,7 @@ class ContrastiveViews(BaseTransform):
         mask (callable): a transform returning a masked shallow copy of ``data`` with a new
             ``data[attr]`` (the two views are two calls), e.g.
             ``HodgeSpectralMask(budget=0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
-        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
             the flows' complex
             (decomposed with the default backend) or its decomposition; ``None`` takes the
             mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
@@ -147,7 +147,7 @@ class ContrastiveViews(BaseTransform):
     def __init__(
         self,
         mask: Callable[[Any], Any],
-        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        hodge: HodgeDecomposition | ComplexOperators | None = None,
         attr: str | None = None,
         hodge_parts: bool = True,
     ) -> None:
@@ -191,7 +191,7 @@ class ContrastiveViews(BaseTransform):
         if hodge is None:
             raise TypeError(
                 "ContrastiveViews has no complex yet: pass `hodge=` (a HodgeDecomposition or "
-                "SimplicialOperators) or call fit(dataset) first"
+                "ComplexOperators) or call fit(dataset) first"
             )
         return hodge
 

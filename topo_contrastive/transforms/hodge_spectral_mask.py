@@ -10,7 +10,7 @@ from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
-from topo_contrastive.complex import SimplicialOperators
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
     draw_generator,
@@ -86,7 +86,7 @@ class HodgeSpectralMask(BaseTransform):
     :class:`~topo_contrastive.transforms.ContrastiveViews`.
 
     Args:
-        hodge (HodgeDecomposition, SimplicialOperators or a TopoNetX complex, optional):
+        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
             Hodge decomposition
             of the flows' complex, or the complex; ``None`` binds it to ``dataset.complex``
             at the first :meth:`fit`. (default: ``None``)
@@ -136,7 +136,7 @@ class HodgeSpectralMask(BaseTransform):
 
     def __init__(
         self,
-        hodge: HodgeDecomposition | SimplicialOperators | None = None,
+        hodge: HodgeDecomposition | ComplexOperators | None = None,
         budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),

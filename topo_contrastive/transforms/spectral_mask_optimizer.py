@@ -293,7 +293,7 @@ def optimize_drop_probabilities(
             non-positive ``lr``/``tol``, ``num_steps < 1``.
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices(
+        >>> ops = ComplexOperators.from_simplices(
         ...     [[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
         >>> hodge = HodgeDecomposition(ops)
         >>> x = torch.stack([ops.path_to_flow([0, 1, 2, 3]), ops.path_to_flow([3, 0, 2])])

@@ -1,4 +1,4 @@
-"""The class :class:`SimplicialOperators`, assembled from parts by responsibility.
+"""The class :class:`ComplexOperators`, assembled from parts by responsibility.
 
 The package docstring (:mod:`topo_contrastive.complex`) states the operators, their order
 and their orientation. The class holds the complex (its incidence matrices, simplices,
@@ -27,13 +27,13 @@ from topo_contrastive.complex._build import (
 from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
 
-__all__ = ["SimplicialOperators"]
+__all__ = ["ComplexOperators"]
 
 #: Names of the simplices of each rank (for messages).
 _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
 
 
-class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
+class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
     r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
     two or three (nodes, edges, triangles and optionally tetrahedra) or of a cell complex
     (nodes, edges and 2-cells of any length >= 3: squares, pentagons, the faces of a planar
@@ -85,7 +85,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             ids ``0 .. N0 - 1`` are the labels).
 
     Example:
-        >>> ops = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+        >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
         >>> ops.B2.toarray().ravel().tolist()  # edges (0, 1), (0, 2), (1, 2)
         [1.0, -1.0, 1.0]
         >>> ops.path_to_flow([0, 1, 2]).tolist()
@@ -102,7 +102,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     ):
         if not _validated:
             raise TypeError(
-                "use SimplicialOperators.from_simplices / from_incidence / from_toponetx "
+                "use ComplexOperators.from_simplices / from_incidence / from_toponetx "
                 "to build a complex"
             )
         self.B1 = B1
@@ -128,7 +128,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         triangles: Any | None = None,
         num_nodes: int | None = None,
         tetrahedra: Any | None = None,
-    ) -> SimplicialOperators:
+    ) -> ComplexOperators:
         """Build the complex from an edge list and optional triangle and tetrahedron lists.
 
         Node ids are integers ``0 .. num_nodes-1``. Each edge is stored as the sorted
@@ -155,7 +155,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         Example:
             >>> import itertools
             >>> tet = [0, 1, 2, 3]
-            >>> ops = SimplicialOperators.from_simplices(
+            >>> ops = ComplexOperators.from_simplices(
             ...     list(itertools.combinations(tet, 2)), list(itertools.combinations(tet, 3)),
             ...     tetrahedra=[tet])
             >>> ops.B3.toarray().ravel().tolist()  # faces (0,1,2), (0,1,3), (0,2,3), (1,2,3)
@@ -172,7 +172,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         edges: Any,
         cells: Any | None = None,
         num_nodes: int | None = None,
-    ) -> SimplicialOperators:
+    ) -> ComplexOperators:
         """Build a cell complex from an edge list and 2-cells given as node cycles.
 
         Edges are stored as in :meth:`from_simplices` (sorted pairs ``(u, v)``, ``u < v``,
@@ -199,7 +199,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             TypeError: non-integer node ids, or ``cells`` not a sequence.
 
         Example:
-            >>> square = SimplicialOperators.from_cells(
+            >>> square = ComplexOperators.from_cells(
             ...     [[0, 1], [1, 2], [2, 3], [0, 3]], [[0, 1, 2, 3]])
             >>> square.B2.toarray().ravel().tolist()  # edges (0,1), (0,3), (1,2), (2,3)
             [1.0, -1.0, 1.0, 1.0]
@@ -213,7 +213,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
     @classmethod
     def from_incidence(
         cls, B1: Any, B2: Any | None = None, B3: Any | None = None
-    ) -> SimplicialOperators:
+    ) -> ComplexOperators:
         """Build the complex from signed incidence matrices, in any edge orientation.
 
         Columns keep the given order and orientation: edge ``e`` runs from the node
@@ -254,7 +254,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         Example:
             >>> import numpy as np
             >>> B1 = np.array([[-1, 0, 1], [1, -1, 0], [0, 1, -1]])  # 0 -> 1 -> 2 -> 0
-            >>> ops = SimplicialOperators.from_incidence(B1, np.ones((3, 1)))
+            >>> ops = ComplexOperators.from_incidence(B1, np.ones((3, 1)))
             >>> ops.edges.tolist(), ops.path_to_flow([2, 0, 1]).tolist()
             ([[0, 1], [1, 2], [2, 0]], [1.0, 0.0, 1.0])
         """
@@ -262,7 +262,7 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
         return cls(b1, b2, b3, _validated=True)
 
     @classmethod
-    def from_toponetx(cls, complex: Any) -> SimplicialOperators:
+    def from_toponetx(cls, complex: Any) -> ComplexOperators:
         """Build the operators of a TopoNetX ``SimplicialComplex`` or ``CellComplex``.
 
         Uses TopoNetX's own signed incidence matrices and its node, edge and 2-cell order
@@ -458,8 +458,8 @@ class SimplicialOperators(OperatorsMixin, EdgeLookupMixin):
             ``str`` of 16 lowercase hex digits.
 
         Example:
-            >>> a = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
-            >>> b = SimplicialOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
+            >>> a = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+            >>> b = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]])
             >>> len(a.fingerprint()), a.fingerprint() == b.fingerprint()
             (16, False)
         """
