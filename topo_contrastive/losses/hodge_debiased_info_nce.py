@@ -85,7 +85,7 @@ class HodgeDebiasedInfoNCE(nn.Module):
     need both on one complex. For a batch of samples on different complexes pass the
     batch's ``hodge_parts`` ``[sum N1, 3]`` with its batch vector ``batch=data.batch_1``:
     the weights then compare the samples' energy fractions
-    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}Vert^2/\lVert\mathbf{x}Vert^2`
+    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}\rVert^2/\lVert\mathbf{x}\rVert^2`
     (:func:`~topo_contrastive.losses.hodge_energy_weights`: basis-, order- and
     orientation-free), ``similarity="auto"`` (default). Without a batch vector the Hodge
     parts are those of one shared complex and the weights are exactly the paper's.
