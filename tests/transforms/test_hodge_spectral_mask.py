@@ -7,6 +7,7 @@ from torch_geometric.loader import DataLoader
 
 from topo_contrastive.transforms import (
     ComputeDropProbabilities,
+    ContrastiveViews,
     EdgeFlowMask,
     HodgeSpectralMask,
     optimize_drop_probabilities,
@@ -268,3 +269,29 @@ def test_complex_without_edges_gives_empty_views():
     out = HodgeSpectralMask(hodge, 0.3, generator=0)(Data(x_1=torch.zeros(0, 1)))
     assert out.x_1.shape == (0, 1) and out.drop_prob.shape == (0, 1)
     assert optimize_drop_probabilities(torch.zeros(2, 0), hodge, 0.3).shape == (2, 0)
+
+
+def test_bind_complex_binds_once_and_refuses_another_complex(small_hodge):
+    from topo_contrastive import ComplexOperators
+
+    mask = HodgeSpectralMask(budget=0.3)
+    assert mask.bound_hodge is None
+    assert mask.bind_complex(small_hodge) is small_hodge
+    assert mask.bound_hodge is small_hodge and mask.precompute.bound_hodge is small_hodge
+    assert mask.bind_complex(small_hodge.complex) is small_hodge  # the same complex: kept
+    other = ComplexOperators.from_simplices([(0, 1), (0, 2), (1, 2)], [(0, 1, 2)])
+    with pytest.raises(ValueError, match="bound to the complex with fingerprint"):
+        mask.bind_complex(other)
+    with pytest.raises(TypeError, match="HodgeDecomposition or ComplexOperators"):
+        mask.bind_complex(None)
+
+
+def test_views_bind_an_unbound_mask_to_their_complex(small_hodge):
+    mask = HodgeSpectralMask(budget=0.3)
+    views = ContrastiveViews(mask)
+
+    class _Dataset(list):
+        complex = small_hodge.complex
+
+    views.bind(_Dataset())
+    assert mask.bound_hodge is views.hodge  # one decomposition shared by both

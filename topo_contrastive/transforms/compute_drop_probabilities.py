@@ -169,6 +169,37 @@ class ComputeDropProbabilities(BaseTransform):
         return self._hodge
 
     @property
+    def bound_hodge(self) -> HodgeDecomposition | None:
+        """The decomposition the transform is bound to, or ``None`` before a complex is
+        given (:meth:`bind`, :meth:`bind_complex`, :meth:`fit`); samples with complexes of
+        their own need none."""
+        return self._hodge
+
+    def bind_complex(self, hodge: HodgeDecomposition | ComplexOperators) -> HodgeDecomposition:
+        """Bind to ``hodge`` if no complex was given yet, else check that it is the same
+        complex; returns the bound decomposition.
+
+        Raises:
+            TypeError: ``hodge`` is neither a ``HodgeDecomposition`` nor a
+                ``ComplexOperators``.
+            ValueError: the transform is bound to another complex (another fingerprint).
+        """
+        given = as_hodge(hodge)
+        if given is None:
+            raise TypeError(
+                "`hodge` must be a HodgeDecomposition or ComplexOperators, got None"
+            )
+        if self._hodge is None:
+            self._hodge = given
+        elif self._hodge.complex.fingerprint() != given.complex.fingerprint():
+            raise ValueError(
+                f"{type(self).__name__} is bound to the complex with fingerprint "
+                f"{self._hodge.complex.fingerprint()}, not to the given one "
+                f"({given.complex.fingerprint()})"
+            )
+        return self._hodge
+
+    @property
     def num_edges(self) -> int:
         """:math:`N_k`, the length of one signal: the number of edges :math:`N_1` for edge
         flows (the number of rank-k simplices for ``hodge.rank = k``)."""

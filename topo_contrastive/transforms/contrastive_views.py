@@ -158,7 +158,7 @@ class ContrastiveViews(BaseTransform):
                 f"EdgeFlowMask, got {type(mask).__name__}"
             )
         if attr is None:  # x_k for a mask of rank k (SimplexSignalMask, HodgeSpectralMask)
-            bound = getattr(getattr(mask, "precompute", None), "_hodge", None)
+            bound = getattr(mask, "bound_hodge", None)
             rank = getattr(mask, "rank", None)
             attr = f"x_{getattr(bound, 'rank', 1) if rank is None else rank}"
         self.attr = check_attr(attr, "attr")
@@ -178,8 +178,7 @@ class ContrastiveViews(BaseTransform):
     # ------------------------------------------------------------------ complex
     def _mask_hodge(self) -> HodgeDecomposition | None:
         """The mask's decomposition if it has one bound (a spectral mask), else ``None``."""
-        precompute = getattr(self.mask, "precompute", None)
-        return getattr(precompute, "_hodge", None)
+        return getattr(self.mask, "bound_hodge", None)
 
     @property
     def hodge(self) -> HodgeDecomposition:
@@ -211,9 +210,8 @@ class ContrastiveViews(BaseTransform):
         """
         known = self._hodge if self._hodge is not None else self._mask_hodge()
         self._hodge = bind_hodge(known, dataset, type(self).__name__)
-        precompute = getattr(self.mask, "precompute", None)
-        if precompute is not None and getattr(precompute, "_hodge", None) is None:
-            precompute._hodge = self._hodge
+        if callable(getattr(self.mask, "bind_complex", None)):
+            self.mask.bind_complex(self._hodge)  # one decomposition shared by both
         return self._hodge
 
     # ------------------------------------------------------------------ once per sample

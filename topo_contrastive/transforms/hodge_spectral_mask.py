@@ -165,6 +165,17 @@ class HodgeSpectralMask(BaseTransform):
         return self.precompute.hodge
 
     @property
+    def bound_hodge(self) -> HodgeDecomposition | None:
+        """The decomposition the mask is bound to, or ``None`` (see
+        :attr:`ComputeDropProbabilities.bound_hodge`)."""
+        return self.precompute.bound_hodge
+
+    def bind_complex(self, hodge: HodgeDecomposition | ComplexOperators) -> HodgeDecomposition:
+        """Bind to ``hodge`` if unbound, else check it is the same complex (see
+        :meth:`ComputeDropProbabilities.bind_complex`)."""
+        return self.precompute.bind_complex(hodge)
+
+    @property
     def budget(self) -> float:
         return self.precompute.budget
 
