@@ -140,10 +140,10 @@ def probe_cells(net: Path, data_root: Path, ckpt: Path, draws: int = 2,
     from topo_contrastive.experiments.checkpoint import load_encoder
     from topo_contrastive.experiments.data import ExperimentData, load_data_file
     from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.label_efficiency import labelled_subsets
-    from topo_contrastive.experiments.low_label_probe import low_label_probe
     from topo_contrastive.experiments.references import untrained_like
     from topo_contrastive.experiments.training import embed
+    from topo_contrastive.studies.label_efficiency.curves import labelled_subsets
+    from topo_contrastive.studies.label_efficiency.probe import low_label_probe
 
     torch.set_num_threads(2)
     data = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)

@@ -180,7 +180,7 @@ def replace_between(name: str, body: str, page: Path = PAGE) -> None:
 def comparison_markdown(folder: Path = DOCS / "_data" / "label_efficiency") -> str:
     """The side-by-side table of the label-efficiency runs of every variant collected so
     far (``<folder>/<name>.json`` of :data:`LABEL_EFFICIENCY`)."""
-    from topo_contrastive.experiments.label_efficiency_report import summarize
+    from topo_contrastive.studies.label_efficiency.report import summarize
 
     lines = []
     for network, variants in LABEL_EFFICIENCY.items():

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.next_node_transfer import TESTS
+from topo_contrastive.studies.next_node.transfer import TESTS
 
 LABELS = {
     "uniform": "uniform among the neighbours",

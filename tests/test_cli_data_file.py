@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.experiments.conftest import TINY_FLAGS, tiny_dataset
+from tests._tiny import TINY_FLAGS, tiny_dataset
 from topo_contrastive.cli import main
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.experiments.configs import CONFIG_NAMES

@@ -1,7 +1,7 @@
 """``topo-contrastive label-efficiency``: test accuracy against the labelled fraction of the
 training split for pre-trained encoders (probed and fine-tuned), the fine-tune control, the
 supervised SCNN and the reference rows; resumable
-(:func:`~topo_contrastive.experiments.label_efficiency.label_efficiency`)."""
+(:func:`~topo_contrastive.studies.label_efficiency.label_efficiency`)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def _fraction(text: str) -> float:
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``label-efficiency`` subcommand and its options to ``sub``."""
     from topo_contrastive.experiments.configs import EDITIONS
-    from topo_contrastive.experiments.label_efficiency import (
+    from topo_contrastive.studies.label_efficiency.curves import (
         DEFAULT_DRAWS,
         DEFAULT_FRACTIONS,
         ROW_KINDS,
     )
-    from topo_contrastive.experiments.labelled_subsets import MAX_DRAWS
-    from topo_contrastive.experiments.low_label_probe import CLASSIFIERS
+    from topo_contrastive.studies.label_efficiency.probe import CLASSIFIERS
+    from topo_contrastive.studies.label_efficiency.subsets import MAX_DRAWS
 
     p = sub.add_parser(
         "label-efficiency",
@@ -138,12 +138,12 @@ def run(args: argparse.Namespace) -> int:
 
     from topo_contrastive._files import check_output_possible
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.label_efficiency import (
+    from topo_contrastive.studies.label_efficiency.curves import (
         OUTPUTS,
         label_efficiency,
         resolve_rows,
     )
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
+    from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
 
     task = common.config_task(args)
     resolve_rows(args.rows, args.editions)  # before any work

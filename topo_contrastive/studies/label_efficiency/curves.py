@@ -1,6 +1,6 @@
 r"""Label-efficiency curves (``topo-contrastive label-efficiency``, issue 25 item 3).
 
-**Labelled subsets**: :func:`~topo_contrastive.experiments.labelled_subsets.labelled_subsets`
+**Labelled subsets**: :func:`~topo_contrastive.studies.label_efficiency.labelled_subsets`
 (stratified, at least one label per class, nested within a draw, the same for every row).
 The split's validation samples are not used (they would be extra labels); the test samples
 are only scored.
@@ -10,7 +10,7 @@ are only scored.
 - ``probe:<method>:<edition>`` and ``finetune:<method>:<edition>``: SSCL_Spec and SCL
   (:data:`PRETRAINED_METHODS`) of both editions, each pre-trained **once** per pre-training
   seed on all flows without labels and saved in ``<out>/encoders/`` (a resume loads them),
-  probed with :func:`~topo_contrastive.experiments.low_label_probe.low_label_probe` and
+  probed with :func:`~topo_contrastive.studies.label_efficiency.low_label_probe` and
   fine-tuned end to end with :func:`~topo_contrastive.experiments.finetune.fine_tune`;
 - ``control:<edition>``: the same fine-tuning from the untrained encoder (same architecture,
   initialised as the pre-training run starts);
@@ -26,7 +26,7 @@ are only scored.
 Draw ``d`` uses the encoder of pre-training seed ``seed + d % pretrain_seeds``; fine-tuning
 and the supervised SCNN use the seed ``seed + d``. Every selection happens inside the
 labelled subset (:mod:`~topo_contrastive.experiments.finetune`,
-:mod:`~topo_contrastive.experiments.low_label_probe`).
+:mod:`~topo_contrastive.studies.label_efficiency.probe`).
 
 **Resuming.** Every finished cell (row, fraction, draw) is appended to
 ``label_efficiency.json`` / ``.csv`` (rewritten atomically, ``"complete": false``) as soon as
@@ -59,22 +59,22 @@ from topo_contrastive._files import (
     write_text,
 )
 from topo_contrastive.experiments import finetune as ft
-from topo_contrastive.experiments import low_label_probe as llp
 from topo_contrastive.experiments.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import reference_features
-from topo_contrastive.experiments.label_efficiency_report import (
+from topo_contrastive.experiments.training import build_encoder, embed
+from topo_contrastive.studies.label_efficiency import probe as llp
+from topo_contrastive.studies.label_efficiency.report import (
     label_efficiency_markdown,
     plot_curves,
     summarize,
 )
-from topo_contrastive.experiments.labelled_subsets import (
+from topo_contrastive.studies.label_efficiency.subsets import (
     DEFAULT_DRAWS,
     DEFAULT_FRACTIONS,
     labelled_subsets,
     subset_sizes,
 )
-from topo_contrastive.experiments.training import build_encoder, embed
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -200,7 +200,7 @@ class LabelEfficiencyResult:
 
     Attributes:
         records: one dict per cell (row, fraction, draw).
-        summary: :func:`~topo_contrastive.experiments.label_efficiency_report.summarize`.
+        summary: :func:`~topo_contrastive.studies.label_efficiency.summarize`.
         out: the output folder.
         resumed_cells: cells taken from an earlier call.
         computed_cells: cells computed by this call.
@@ -456,7 +456,7 @@ def label_efficiency(
             ``None``: 40 for fine-tuning, the configuration's 200 for the supervised SCNN).
         classifier: the low-label probe's classifier, ``"ridge"`` (default: the fast probe,
             one SVD per fold and scaling for the whole penalty path), ``"logistic"`` or
-            ``"svm"`` (:func:`~topo_contrastive.experiments.low_label_probe.low_label_probe`).
+            ``"svm"`` (:func:`~topo_contrastive.studies.label_efficiency.low_label_probe`).
         overrides: configuration fields changed for every row (e.g. ``hidden_channels``).
         device: training device (default ``"cpu"``).
         resume: keep the finished cells of an earlier call in ``out`` (default ``False``:

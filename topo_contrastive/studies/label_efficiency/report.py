@@ -1,6 +1,6 @@
 """The outputs of ``topo-contrastive label-efficiency`` from its cell records: the summary
 (mean ± std over draws per row and fraction), the Markdown table and the figure
-(:mod:`~topo_contrastive.experiments.label_efficiency` writes them)."""
+(:mod:`~topo_contrastive.studies.label_efficiency.curves` writes them)."""
 
 from __future__ import annotations
 
