@@ -1,4 +1,4 @@
-"""Select the HodgeReadout edition's ``input_skip`` on validation data (issue 25 item 5).
+"""Select the HodgeReadout edition's ``input_skip`` on validation data.
 
 For each dataset (the trajectories, the ocean drifters and the two road networks of
 ``examples/road_networks.py``) and each variant, pre-trains SSCL_Spec of the HodgeReadout

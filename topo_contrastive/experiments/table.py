@@ -44,7 +44,7 @@ EDITION_TITLES: dict[str, str] = {
 #: Edition-independent reference rows are stored once under this edition name.
 SHARED_EDITION = "shared"
 _DATASET_TITLES = {"trajectory": "Trajectory", "ocean": "Ocean drifters"}
-#: Targets of the HodgeReadout edition (issue 12): SSCL_Spec at least this (%).
+#: Targets of the HodgeReadout edition: SSCL_Spec at least this (%).
 HODGE_TARGETS = {"trajectory": 99.0, "ocean": 96.0}
 
 Summary = dict[tuple[str, str, str], tuple[float, float, int]]

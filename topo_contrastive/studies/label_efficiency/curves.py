@@ -1,4 +1,4 @@
-r"""Label-efficiency curves (``topo-contrastive label-efficiency``, issue 25 item 3).
+r"""Label-efficiency curves (``topo-contrastive label-efficiency``).
 
 **Labelled subsets**: :func:`~topo_contrastive.studies.label_efficiency.labelled_subsets`
 (stratified, at least one label per class, nested within a draw, the same for every row).

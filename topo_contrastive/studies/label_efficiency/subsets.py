@@ -1,4 +1,4 @@
-r"""Labelled subsets of a training split for label-efficiency curves (issue 25 item 3).
+r"""Labelled subsets of a training split for label-efficiency curves.
 
 Of the training split, a fraction ``f`` keeps :math:`n = \max(1, \mathrm{round}(f N))`
 labels, stratified, with at least one label per class (a fraction that cannot give every
