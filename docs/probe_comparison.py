@@ -60,13 +60,13 @@ def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
     """The SSCL_Spec encoder of ``pretrain``'s defaults on ``data``, from ``cache/<name>`` or
     pre-trained into it."""
     from topo_contrastive._files import COMPLETE_MARKER
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.runs import pretrain_to_folder
 
     folder = cache / name
     if (folder / COMPLETE_MARKER).is_file():
-        return load_encoder(folder / "encoder.pt", data=data)[0]
+        return load_experiment_encoder(folder / "encoder.pt", data=data)[0]
     edition = "paper" if name in ("trajectory", "ocean") else "hodge"
     folder.mkdir(parents=True, exist_ok=True)
     print(f"pre-training SSCL_Spec ({edition}) on {name}", flush=True)

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
     from topo_contrastive._files import require_file
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import check_probe_splits
     from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
@@ -150,7 +150,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     data.require_labels("evaluate (the linear probe)")
     seeds = list(range(args.seed, args.seed + args.seeds))
     check_probe_splits(data, seeds, args.probe)  # before any fit
-    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data, expected=expected)
     name = meta.get("config", "?")
 
     supervised = None

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     import math
 
     from topo_contrastive._files import require_file
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.studies.next_node.report import rows_markdown, transfer_markdown
     from topo_contrastive.studies.next_node.rows import ROWS, next_node_rows, require_paths
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         common.check_file_out(args)
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
-    encoder, meta = load_encoder(args.checkpoint, data=data)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     seeds = list(range(args.seed, args.seed + args.seeds))
     from topo_contrastive.studies.next_node.transfer import TESTS, next_node_transfer
 

@@ -9,7 +9,7 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
   :func:`load_data_file` (an edge-flow file of one's own).
 - :func:`pretrain` (single process or DistributedDataParallel), :func:`embed`,
   :func:`linear_probe`, :func:`train_supervised`.
-- :func:`save_encoder` / :func:`load_encoder`: weights-only checkpoints;
+- :func:`save_experiment_encoder` / :func:`load_experiment_encoder`: weights-only checkpoints;
   :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``;
   :func:`read_embeddings` reads a finished folder back.
 - :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
@@ -17,7 +17,7 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
 - Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
 """
 
-from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
+from topo_contrastive.experiments.checkpoint import load_experiment_encoder, save_experiment_encoder
 from topo_contrastive.experiments.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
@@ -60,12 +60,12 @@ __all__ = [
     "linear_probe",
     "load_data_file",
     "load_dataset",
-    "load_encoder",
+    "load_experiment_encoder",
     "plot_figure1",
     "pretrain",
     "read_embeddings",
     "reproduce",
-    "save_encoder",
+    "save_experiment_encoder",
     "train_supervised",
     "write_embeddings",
 ]

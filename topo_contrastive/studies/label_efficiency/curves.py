@@ -315,7 +315,7 @@ class _Features:
         key = ("pretrained", method, edition, pseed)
         if key in self.cache:
             return self.cache[key]
-        from topo_contrastive.experiments.checkpoint import load_encoder
+        from topo_contrastive.experiments.checkpoint import load_experiment_encoder
         from topo_contrastive.experiments.runs import pretrain_to_folder
 
         cfg = self.config(method, edition)
@@ -334,7 +334,7 @@ class _Features:
                 json.dumps(ran.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
                 pseed, epochs)  # fmt: skip
         if done:
-            encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)
+            encoder, _ = load_experiment_encoder(run_dir / "encoder.pt", data=self.data)
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")
         else:
             run_dir.mkdir(parents=True, exist_ok=True)
