@@ -41,6 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -150,7 +151,8 @@ def table(summary: list[dict[str, Any]]) -> str:
             s, r = e["svm"], e["ridge"]
             lines.append(
                 f"| {NAMES[name]} | {LABELS[e['row']]} | {e['features']:,} | {e['splits']} | "
-                f"{s['mean']:.1f} ± {s['sem']:.1f} | {r['mean']:.1f} ± {r['sem']:.1f} | "
+                f"{format_mean_std(s['mean'], s['sem'])} | "
+                f"{format_mean_std(r['mean'], r['sem'])} | "
                 f"{e['difference']:+.1f} ± {e['paired_sem']:.1f} | "
                 f"{'yes' if e['within_sem'] else 'no'} |"
             )

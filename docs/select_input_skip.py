@@ -38,6 +38,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "_data" / "selection"
@@ -143,7 +144,7 @@ def _table(records: list[dict[str, Any]], fractions: list[float]) -> str:
             for f in fractions:
                 acc = [r["val_accuracy"] for r in records
                        if (r["dataset"], r["variant"], r["fraction"]) == (ds, v, f)]  # fmt: skip
-                cells.append(f"{100 * np.mean(acc):.1f} ± {100 * np.std(acc):.1f}" if acc else "")
+                cells.append(format_mean_std(acc, scale=100) if acc else "")
             if any(cells):
                 lines.append(f"| {ds} | {LABELS[v]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

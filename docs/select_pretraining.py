@@ -45,6 +45,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -177,7 +178,7 @@ def _table(records: list[dict[str, Any]], fractions: list[float], names: list[st
             cells = []
             for f in fractions:
                 acc = [r["val_accuracy"] for r in rows if r["fraction"] == f]
-                cells.append(f"{100 * np.mean(acc):.1f} ± {100 * np.std(acc):.1f}" if acc else "")
+                cells.append(format_mean_std(acc, scale=100) if acc else "")
             lines.append(f"| {ds} | {v} | {loss} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

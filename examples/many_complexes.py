@@ -206,6 +206,7 @@ def main(
     """Run every row on ``seeds`` seeds; write the tables and the figure; return the results."""
     from topo_contrastive._files import write_json, write_text
     from topo_contrastive.datasets import RandomComplexTrajectories
+    from topo_contrastive.experiments.formatting import format_mean_std
 
     if quick:
         samples, seeds, epochs, hidden = 40, 1, 1, 8
@@ -272,7 +273,7 @@ def main(
     writer = csv.writer(buf)
     writer.writerow(["row", "mean", "std", "runs"])
     for k, v in summary["rows"].items():
-        lines.append(f"| {k} | {100 * v['mean']:.1f} ± {100 * v['std']:.1f} |")
+        lines.append(f"| {k} | {format_mean_std(v['mean'], v['std'], scale=100)} |")
         writer.writerow([k, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
     write_text(out / "many_complexes.md", "\n".join(lines) + "\n")
     write_text(out / "many_complexes.csv", buf.getvalue())

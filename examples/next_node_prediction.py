@@ -38,6 +38,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 ROWS = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
 LABELS = {
@@ -61,7 +62,7 @@ def _table(records: list[dict[str, Any]]) -> str:
             for f in fractions:
                 acc = [100 * r["test_accuracy"] for r in records
                        if (r["dataset"], r["row"], r.get("fraction", 1.0)) == (ds, row, f)]
-                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f} ({len(acc)})" if acc
+                cells.append(f"{format_mean_std(acc)} ({len(acc)})" if acc
                              else "")  # fmt: skip
             if any(cells):
                 lines.append(f"| {ds} | {LABELS[row]} | " + " | ".join(cells) + " |")

@@ -142,6 +142,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import check_probe_splits
+    from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
     from topo_contrastive.experiments.runs import evaluate_saved
 
@@ -193,8 +194,9 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
            else "linear SVM, C by 10-fold CV")  # fmt: skip
     print(
-        f"{name} on {data.name}: test accuracy {summary['mean_accuracy']:.1f} ± "
-        f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits ({how})"
+        f"{name} on {data.name}: test accuracy "
+        f"{format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % over "
+        f"{len(seeds)} splits ({how})"
     )
     if refs:
         print(reference_report(summary["references"]))
@@ -204,13 +206,15 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 def reference_report(references: dict[str, Any]) -> str:
     """The printed part of the reference rows: the protocol line, one line per row (mean ±
     std over the splits, features), omitted rows with the reason, and the below line."""
+    from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.references import protocol_line
 
     lines = [f"Same splits, same probe: {protocol_line(references['protocol'])}."]
     width = max(len(r["label"]) for r in references["rows"])
     for r in references["rows"]:
         lines.append(
-            f"  {r['label']:<{width}}  {r['mean_accuracy']:5.1f} ± {r['std_accuracy']:4.1f} %"
+            f"  {r['label']:<{width}}  "
+            f"{format_mean_std(r['mean_accuracy'], r['std_accuracy'], widths=(5, 4))} %"
             f"  ({r['features']} features)"
         )
     for row, why in references["omitted"].items():

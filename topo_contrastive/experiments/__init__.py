@@ -15,6 +15,7 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
 - :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
 - :func:`grid_search`: the hyper-parameter search.
 - Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
+- :func:`format_mean_std`: the one formatter of ``mean ± std`` in tables and summaries.
 """
 
 from topo_contrastive.experiments.checkpoint import load_experiment_encoder, save_experiment_encoder
@@ -34,6 +35,7 @@ from topo_contrastive.experiments.data import (
 from topo_contrastive.experiments.embeddings import read_embeddings, write_embeddings
 from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1
+from topo_contrastive.experiments.formatting import format_mean_std
 from topo_contrastive.experiments.presets import PRESETS, Preset
 from topo_contrastive.experiments.reproduce import ReproduceResult, reproduce
 from topo_contrastive.experiments.search import grid_search
@@ -55,6 +57,7 @@ __all__ = [
     "embed",
     "figure1",
     "find_ocean_file",
+    "format_mean_std",
     "get_config",
     "grid_search",
     "linear_probe",

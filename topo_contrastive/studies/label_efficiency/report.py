@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from topo_contrastive._files import atomic_write
+from topo_contrastive.experiments.formatting import format_mean_std
 
 __all__ = ["PRETRAINED_KINDS", "best_line", "label_efficiency_markdown", "plot_curves", "summarize"]
 
@@ -111,7 +112,7 @@ def label_efficiency_markdown(
         cells = []
         for f in fractions:
             p = _at(r, f)
-            cells.append("–" if p is None else f"{p['mean']:.1f} ± {p['std']:.1f}")
+            cells.append("–" if p is None else format_mean_std(p["mean"], p["std"]))
         label = r["label"].replace("|", "\\|")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Columns: labelled fraction of the training split (labels per draw)."]
