@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(None if argv is None else list(argv))
     args._argv = None if argv is None else list(argv)
     try:
-        check_conflicts(args, given_options(words))  # before any work
+        check_conflicts(args, given_options(words, build_parser()))  # before any work
         common.setup(args, pinned)
         return _COMMANDS[args.command].run(args)
     except (ValueError, TypeError, FileNotFoundError) as err:

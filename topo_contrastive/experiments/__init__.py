@@ -33,10 +33,11 @@ from topo_contrastive.experiments.data import (
     load_dataset,
 )
 from topo_contrastive.experiments.embeddings import read_embeddings, write_embeddings
-from topo_contrastive.experiments.evaluation import ProbeResult, linear_probe
+from topo_contrastive.experiments.evaluation import linear_probe
 from topo_contrastive.experiments.figure1 import figure1, plot_figure1
 from topo_contrastive.experiments.formatting import format_mean_std
 from topo_contrastive.experiments.presets import PRESETS, Preset
+from topo_contrastive.experiments.probe_result import ProbeResult
 from topo_contrastive.experiments.reproduce import ReproduceResult, reproduce
 from topo_contrastive.experiments.search import grid_search
 from topo_contrastive.experiments.supervised import SupervisedResult, train_supervised
