@@ -487,19 +487,8 @@ def label_efficiency(
     for p in (("draws", draws), ("pretrain_seeds", pretrain_seeds)):
         if int(p[1]) < 1:
             raise ValueError(f"`{p[0]}` must be >= 1, got {p[1]}")
-    opts = {
-        "fractions": [float(f) for f in fractions], "draws": int(draws), "split": int(split),
-        "seed": int(seed), "pretrain_seeds": int(pretrain_seeds),
-        "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
-        "overrides": dict(overrides or {}),
-        "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
-                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
-        if classifier != "ridge" else
-        {"alphas": list(llp.LOW_LABEL_ALPHAS), "default_alpha": llp.DEFAULT_ALPHA,
-         "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
-        "finetune": {"head": "linear", "head_lr": ft.DEFAULT_HEAD_LR,
-                     "encoder_lr": ft.DEFAULT_ENCODER_LR, "folds": ft.DEFAULT_FOLDS},
-    }  # fmt: skip
+    opts = _options(fractions, draws, split, seed, pretrain_seeds, pretrain_epochs, max_epochs,
+                    classifier, overrides)  # fmt: skip
     fingerprint = _fingerprint(data, task, opts)
     folder = check_output_dir(out)
     records = _previous(folder, fingerprint) if resume else []
@@ -541,14 +530,55 @@ def label_efficiency(
     if bar is not None:
         bar.close()
     summary = summarize(records, [r.key for r in chosen])
-    title = f"Label efficiency on {data.name} (split {split}, {draws} draws per fraction)"
+    _write_report(folder, summary, data.name, opts, len(idx["train"]), test_idx.size)
+    seconds = time.perf_counter() - start
+    settings["wall_time_s"] = round(seconds, 1)
+    save(complete=True)
+    write_text(folder / COMPLETE_MARKER, f"completed in {seconds:.1f} s\n")
+    return LabelEfficiencyResult(
+        records=records, summary=summary, out=folder, resumed_cells=resumed,
+        computed_cells=len(todo), seconds=seconds,
+    )  # fmt: skip
+
+
+def _options(
+    fractions: Sequence[float], draws: int, split: int, seed: int, pretrain_seeds: int,
+    pretrain_epochs: int | None, max_epochs: int | None, classifier: str,
+    overrides: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The settings of :func:`label_efficiency` that decide its numbers (fingerprinted: a
+    resume with others is refused), with the probe's and fine-tuning's fixed choices."""
+    return {
+        "fractions": [float(f) for f in fractions], "draws": int(draws), "split": int(split),
+        "seed": int(seed), "pretrain_seeds": int(pretrain_seeds),
+        "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
+        "overrides": dict(overrides or {}),
+        "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
+                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
+        if classifier != "ridge" else
+        {"alphas": list(llp.LOW_LABEL_ALPHAS), "default_alpha": llp.DEFAULT_ALPHA,
+         "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
+        "finetune": {"head": "linear", "head_lr": ft.DEFAULT_HEAD_LR,
+                     "encoder_lr": ft.DEFAULT_ENCODER_LR, "folds": ft.DEFAULT_FOLDS},
+    }  # fmt: skip
+
+
+def _write_report(
+    folder: Path, summary: list[dict[str, Any]], dataset: str, opts: Mapping[str, Any],
+    train_size: int, test_size: int,
+) -> None:
+    """Write ``label_efficiency.md`` (the table with its notes) and ``label_efficiency.png``
+    (the curves) of ``summary`` into ``folder``."""
+    classifier = opts["classifier"]
+    title = (f"Label efficiency on {dataset} (split {opts['split']}, {opts['draws']} draws per "
+             "fraction)")  # fmt: skip
     notes = [
-        f"Training split: {len(idx['train'])} samples, test split: {test_idx.size} "
+        f"Training split: {train_size} samples, test split: {test_size} "
         "(the validation split is not used). Subsets stratified with >= 1 label per class, "
         "nested within a draw, the same for every row.",
         {"logistic": "Probe: logistic regression", "svm": "Probe: linear SVM",
          "ridge": "Probe: ridge classifier"}[classifier],
-    ]
+    ]  # fmt: skip
     penalty = "alpha" if classifier == "ridge" else "C"
     notes[-1] += (
         f" on standardised or L2-normalised features, both and {penalty} chosen by 3-fold CV "
@@ -561,11 +591,3 @@ def label_efficiency(
     write_text(folder / "label_efficiency.md",
                label_efficiency_markdown(summary, opts["fractions"], title, notes))  # fmt: skip
     plot_curves(summary, folder / "label_efficiency.png", title)
-    seconds = time.perf_counter() - start
-    settings["wall_time_s"] = round(seconds, 1)
-    save(complete=True)
-    write_text(folder / COMPLETE_MARKER, f"completed in {seconds:.1f} s\n")
-    return LabelEfficiencyResult(
-        records=records, summary=summary, out=folder, resumed_cells=resumed,
-        computed_cells=len(todo), seconds=seconds,
-    )  # fmt: skip
