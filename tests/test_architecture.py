@@ -61,8 +61,6 @@ LONG_MODULES: dict[str, str] = {
     "topo_contrastive/complex/_build.py": "the construction of ComplexOperators from every "
     "input (simplices, TopoNetX, incidence matrices, cells); to split once the cell-complex "
     "layout of complex/ has settled",
-    "topo_contrastive/datasets/_edge_flow_file.py": "validation, reading and writing of the "
-    "EdgeFlows file, eight lines over; the validation half is the one to move out",
 }
 
 _ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
