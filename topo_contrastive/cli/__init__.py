@@ -50,6 +50,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from topo_contrastive._extras import MissingExtraError
 from topo_contrastive.cli import _common as common
 from topo_contrastive.cli import (
     embed,
@@ -122,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_conflicts(args, given_options(words, build_parser()))  # before any work
         common.setup(args, pinned)
         return _COMMANDS[args.command].run(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError, FileNotFoundError, MissingExtraError) as err:
         common.PENDING.clear()
         print(f"{common.PROG}: error: {err}", file=sys.stderr)
         return 2

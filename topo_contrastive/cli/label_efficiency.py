@@ -136,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
+    from topo_contrastive._extras import require_extra
     from topo_contrastive._files import check_output_possible
     from topo_contrastive._outputs import output_run
     from topo_contrastive.studies.label_efficiency.curves import (
@@ -145,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
 
+    require_extra("matplotlib", "the label-efficiency figure")  # before any work
     task = common.config_task(args)
-    resolve_rows(args.rows, args.editions)  # before any work
+    resolve_rows(args.rows, args.editions)
     common.check_seed_range(args.seed, args.draws + args.pretrain_seeds)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_name,
         resolve_edition,
     )
-    from topo_contrastive.experiments.reproduce import OUTPUTS, PRESETS, reproduce
+    from topo_contrastive.experiments.reproduce import OUTPUTS, PRESETS, draws_figures, reproduce
     from topo_contrastive.experiments.runs import adjust_preset
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
@@ -127,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
     )
     common.check_seed_range(args.seed, max(preset.num_splits, *preset.pretrain_seeds.values()))
     check_output_possible(args.out)  # before any work, after every name was checked
+    if draws_figures(preset, datasets):
+        from topo_contrastive._extras import require_extra
+
+        require_extra("matplotlib", "Figures 1-2 (--no-figure1 --figure2-dataset none skip them)")
     if preset.reduced:
         from topo_contrastive.experiments.table import reduced_note
 

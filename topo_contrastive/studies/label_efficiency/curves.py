@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import (
     COMPLETE_MARKER,
     check_output_dir,
@@ -473,8 +474,10 @@ def label_efficiency(
         ValueError: data without labels; a fraction outside ``(0, 1]`` or too small for a
             label per class; an unknown row, edition or classifier; ``resume`` into another
             command's folder or a run of other settings (nothing is written then).
+        MissingExtraError: matplotlib is not installed (the ``plot`` extra), before any work.
     """
     start = time.perf_counter()
+    require_extra("matplotlib", "the label-efficiency figure")  # before any work
     if classifier not in llp.CLASSIFIERS:
         raise ValueError(
             f"`classifier` must be one of {', '.join(llp.CLASSIFIERS)}, got {classifier!r}"

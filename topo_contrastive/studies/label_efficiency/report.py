@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
 from topo_contrastive.experiments.formatting import format_mean_std
 
@@ -124,6 +125,7 @@ def plot_curves(summary: Sequence[Mapping[str, Any]], path: str | Path, title: s
     """Test accuracy against the labelled fraction (log x-axis), mean ± std bands over the
     draws, one line per row (pre-trained rows solid, reference rows dashed); written
     atomically as PNG to ``path`` (matplotlib's Agg canvas, no display needed)."""
+    require_extra("matplotlib", "plot_curves")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
