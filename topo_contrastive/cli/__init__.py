@@ -39,7 +39,8 @@ Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 
 The package only parses and dispatches: each subcommand is one module here (its options in
 ``add_parser``, and ``run``, which turns them into calls of :mod:`topo_contrastive.experiments`,
-chiefly :mod:`topo_contrastive.experiments.runs`); the options they share are in ``_common``.
+chiefly :mod:`topo_contrastive.experiments.runs`, or of a study in
+:mod:`topo_contrastive.studies`); the options they share are groups in ``_common``.
 Nothing here imports torch or numpy at import time, so that ``reproduce --quick`` can pin
 their code paths before they load.
 """

@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "embed", help="embeddings of every sample by a saved encoder (.npz and .csv)"
     )
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p, configured=False)
     p.add_argument(
         "--out",

@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from topo_contrastive.experiments.evaluation import DEFAULT_PROBE, PROBES
 
     p = sub.add_parser("evaluate", help="linear-probe evaluation of a saved encoder")
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p)
     p.add_argument(
         "--probe",
@@ -38,10 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=16,
         help=f"number of random splits, at most {common.MAX_SPLITS:,} (default: 16)",
     )
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="first split seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
+    common.add_seed(p, "first split seed")
     p.add_argument(
         "--config",
         default=None,

@@ -17,22 +17,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "predict-next",
         help="next-node trajectory prediction from a saved encoder (reuse), with baselines",
     )
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p, configured=False)
     p.add_argument(
         "--seeds", type=common.splits_int, default=5,
         help="seeds: each cuts the paths, picks the split and initialises the heads (at most "
         f"{common.MAX_SPLITS:,}; default: 5)",
     )  # fmt: skip
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="first seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
-    p.add_argument(
-        "--epochs", type=common.epochs_int, default=100,
-        help="head training epochs; the epoch with the best validation accuracy is kept "
-        f"(at most {common.MAX_EPOCHS:,}; default: 100)",
-    )  # fmt: skip
+    common.add_seed(p, "first seed")
+    common.add_epochs(
+        p, "head training epochs (the epoch with the best validation accuracy is kept)", 100
+    )
     p.add_argument(
         "--fraction", type=float, default=1.0,
         help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
