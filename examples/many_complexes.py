@@ -17,14 +17,19 @@ Everything runs through the public PyG pipeline, with no glue code::
         z2 = head(encoder(batch.x_1_view2, *L, batch.batch_1))
         loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1)
 
-Rows (test accuracy, linear probe with its penalty chosen on the validation split, mean ±
-std over seeds; each seed re-draws the train/val/test split and re-trains every encoder):
+The label-efficiency protocol: each seed draws an 80 / 20 % train / test split and
+re-trains every encoder; for every labelled fraction of the training split (default 1, 5,
+10, 100 %) ``--draws`` stratified labelled subsets (at least one label per class; one draw at
+100 %), each row probed with the library's label-efficiency probe (logistic regression, its
+scaling and ``C`` by 3-fold cross-validation inside the labelled subset where every class has
+5 labels, else fixed defaults: no selection on test or unlabelled data). Test accuracy, mean
+± std over seeds and draws. Rows:
 
 - **SSCL_Spec** (Hodge-aware masks, Hodge-debiased loss with energy-fraction weights) and
   **SCL** (uniform masks, InfoNCE), pre-trained on all samples without labels;
 - **untrained encoder** (the same architecture at its random initialisation);
 - **supervised SCNN** (the same encoder and a linear layer, trained with cross-entropy on the
-  training split, epoch chosen on validation);
+  labelled subset for a fixed number of epochs, ``max(epochs, 5)``);
 - complex-agnostic **references**: the energy fractions of the three Hodge parts; the flow's
   length (edges on its support) and total absolute flow; both; both with their pairwise
   products.
@@ -54,6 +59,7 @@ from tqdm.auto import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROWS = ("SSCL_Spec", "SCL", "untrained", "supervised SCNN")
+FRACTIONS = (0.01, 0.05, 0.1, 1.0)
 REFERENCES = ("energy fractions", "length, total flow", "fractions + length",
               "fractions + length, products")  # fmt: skip
 
@@ -116,28 +122,20 @@ def _pretrain(ds, config: str, hidden: int, layers: int, epochs: int, batch_size
     return encoder
 
 
-def _supervised(ds, split, hidden: int, layers: int, epochs: int, batch_size: int,
-                seed: int) -> float:  # fmt: skip
-    """Test accuracy of the encoder + a linear layer trained with cross-entropy (the epoch
-    with the best validation accuracy)."""
+def _supervised(ds, train_idx: np.ndarray, test_idx: np.ndarray, hidden: int, layers: int,
+                epochs: int, batch_size: int, seed: int) -> float:  # fmt: skip
+    """Test accuracy of the encoder + a linear layer trained with cross-entropy on the
+    labelled samples ``train_idx`` for a fixed number of epochs (no selection: with a few
+    labels there is nothing to select on)."""
     from torch_geometric.loader import DataLoader
 
     torch.manual_seed(seed)
     encoder = _encoder(hidden, layers)
     linear = torch.nn.Linear(encoder.out_channels, 2)
     opt = torch.optim.Adam([*encoder.parameters(), *linear.parameters()], lr=1e-3)
-    train = DataLoader(ds[split["train"]], batch_size=batch_size, shuffle=True,
+    train = DataLoader(ds[torch.from_numpy(train_idx)], batch_size=batch_size, shuffle=True,
                        generator=torch.Generator().manual_seed(seed))  # fmt: skip
-
-    def accuracy(idx) -> float:
-        encoder.eval()
-        with torch.no_grad():
-            b = next(iter(DataLoader(ds[idx], batch_size=len(idx))))
-            pred = linear(encoder(b.x_1, *b.laplacians(), b.batch_1)).argmax(1)
-        encoder.train()
-        return float((pred == b.y).float().mean())
-
-    best = (-1.0, 0.0)
+    encoder.train()
     for _ in range(epochs):
         for b in train:
             loss = torch.nn.functional.cross_entropy(
@@ -146,10 +144,13 @@ def _supervised(ds, split, hidden: int, layers: int, epochs: int, batch_size: in
             opt.zero_grad()
             loss.backward()
             opt.step()
-        val = accuracy(split["val"])
-        if val > best[0]:
-            best = (val, accuracy(split["test"]))
-    return best[1]
+    encoder.eval()
+    correct = 0
+    with torch.no_grad():
+        for b in DataLoader(ds[torch.from_numpy(test_idx)], batch_size=256):
+            pred = linear(encoder(b.x_1, *b.laplacians(), b.batch_1)).argmax(1)
+            correct += int((pred == b.y).sum())
+    return correct / len(test_idx)
 
 
 def _reference_features(ds) -> dict[str, np.ndarray]:
@@ -173,20 +174,13 @@ def _reference_features(ds) -> dict[str, np.ndarray]:
     return dict(zip(REFERENCES, (frac, base, both, products), strict=True))
 
 
-def _probe(features: np.ndarray, y: np.ndarray, split: dict[str, np.ndarray]) -> float:
-    """Logistic regression, penalty chosen on the validation split, test accuracy."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+def _probe(features: np.ndarray, y: np.ndarray, train_idx: np.ndarray,
+           test_idx: np.ndarray, seed: int) -> float:  # fmt: skip
+    """The label-efficiency probe (logistic regression; scaling and ``C`` by 3-fold CV inside
+    the labelled subset where every class has 5 labels, else fixed defaults)."""
+    from topo_contrastive.studies.label_efficiency import low_label_probe
 
-    best = (-1.0, 0.0)
-    for c in (0.01, 0.1, 1.0, 10.0, 100.0):
-        model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
-        model.fit(features[split["train"]], y[split["train"]])
-        val = model.score(features[split["val"]], y[split["val"]])
-        if val > best[0]:
-            best = (val, model.score(features[split["test"]], y[split["test"]]))
-    return float(best[1])
+    return float(low_label_probe(features, y, train_idx, test_idx, seed=seed).test_accuracy)
 
 
 def main(
@@ -202,87 +196,133 @@ def main(
     seed: int = 0,
     data_root: Path | None = None,
     quick: bool = False,
+    fractions: tuple[float, ...] = FRACTIONS,
+    draws: int = 5,
 ) -> dict:
-    """Run every row on ``seeds`` seeds; write the tables and the figure; return the results."""
-    from topo_contrastive._files import write_json, write_text
+    """Run every row on ``seeds`` seeds and every labelled fraction; write the tables and
+    the figure; return the results."""
+    from topo_contrastive._files import write_json
     from topo_contrastive.datasets import RandomComplexTrajectories
-    from topo_contrastive.experiments.formatting import format_mean_std
+    from topo_contrastive.studies.label_efficiency import labelled_subsets
 
     if quick:
-        samples, seeds, epochs, hidden = 40, 1, 1, 8
+        samples, seeds, epochs, hidden, draws = 40, 1, 1, 8, 2
+        fractions = (0.25, 1.0)
+    fractions = tuple(sorted(float(f) for f in fractions))
     root = data_root or out / "data"
     num_train, num_val = int(0.6 * samples), int(0.2 * samples)
     ds = RandomComplexTrajectories(str(root), num_samples=samples, num_train=num_train,
                                    num_val=num_val, seed=seed, log=False)  # fmt: skip
-    y = ds._data.y.numpy() if ds._data is not None else np.array([d.y.item() for d in ds])
+    y = np.array([int(d.y) for d in ds])
     refs = _reference_features(ds)
-    results: dict[str, list[float]] = {r: [] for r in (*ROWS, *REFERENCES)}
-    from torch_geometric.loader import DataLoader
-
-    settings = {"samples": samples, "seeds": seeds, "epochs": epochs, "hidden": hidden,
-                "layers": layers, "batch_size": batch_size, "budget": budget,
-                "temperature": temperature, "seed": seed, "quick": quick}  # fmt: skip
+    rows = (*ROWS, *REFERENCES)
+    results: dict[str, dict[str, list[float]]] = {r: {_key(f): [] for f in fractions}
+                                                  for r in rows}  # fmt: skip
+    settings = {"samples": samples, "epochs": epochs, "hidden": hidden, "layers": layers,
+                "batch_size": batch_size, "budget": budget, "temperature": temperature,
+                "seed": seed, "quick": quick, "fractions": list(fractions),
+                "draws": draws}  # fmt: skip
     done_dir = out / "seeds"  # one finished seed per file: an interrupted run resumes
     done_dir.mkdir(parents=True, exist_ok=True)
     seconds: list[float] = []  # per seed, resumed seeds included
     for s in tqdm(range(seeds), desc="seeds"):
         done = done_dir / f"seed_{s}.json"
-        if done.exists():
-            record = json.loads(done.read_text())
-            if record["settings"] == {**settings, "seeds": None}:
-                for k, v in record["rows"].items():
-                    results[k].append(v)
-                seconds.append(record["seconds"])
-                continue
-        t0 = time.perf_counter()
-        row_results: dict[str, float] = {}
-        perm = np.random.default_rng(seed + 1000 + s).permutation(samples)
-        split = {"train": perm[:num_train], "val": perm[num_train:num_train + num_val],
-                 "test": perm[num_train + num_val:]}  # fmt: skip
-        loader = DataLoader(ds, batch_size=256)
-        for row in ("SSCL_Spec", "SCL"):
-            enc = _pretrain(ds, row, hidden, layers, epochs, batch_size, seed + s, budget,
-                            temperature)  # fmt: skip
-            h, _ = _embed(enc, loader)
-            row_results[row] = _probe(h, y, split)
-        torch.manual_seed(seed + s)
-        h, _ = _embed(_encoder(hidden, layers), loader)
-        row_results["untrained"] = _probe(h, y, split)
-        split_t = {k: torch.from_numpy(v) for k, v in split.items()}
-        row_results["supervised SCNN"] = _supervised(
-            ds, split_t, hidden, layers, max(epochs, 5), batch_size, seed + s
-        )
-        for name, feats in refs.items():
-            row_results[name] = _probe(feats, y, split)
-        write_json(done, {"settings": {**settings, "seeds": None}, "rows": row_results,
-                          "seconds": round(time.perf_counter() - t0, 1)})  # fmt: skip
-        seconds.append(round(time.perf_counter() - t0, 1))
-        for k, v in row_results.items():
-            results[k].append(v)
+        record = json.loads(done.read_text()) if done.exists() else None
+        if record is None or record["settings"] != settings:
+            t0 = time.perf_counter()
+            record = {"settings": settings,
+                      "rows": _one_seed(ds, y, refs, s, settings, labelled_subsets)}  # fmt: skip
+            record["seconds"] = round(time.perf_counter() - t0, 1)
+            write_json(done, record)
+        seconds.append(record["seconds"])
+        for row, per in record["rows"].items():
+            for f, accs in per.items():
+                results[row][f].extend(accs)
     summary = {
-        "settings": settings,
-        "mean_edges": float(ds._data.x_1.shape[0] / samples),
+        "settings": {**settings, "seeds": seeds},
+        "mean_edges": float(np.mean([int(d.num_cells(1).sum()) for d in ds])),
         "seconds_per_seed": seconds,
-        "rows": {k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
-                 for k, v in results.items()},  # fmt: skip
+        "rows": {r: {f: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
+                     for f, v in per.items()} for r, per in results.items()},  # fmt: skip
     }
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "many_complexes.json", summary)
-    lines = ["| row | test accuracy % (mean ± std) |", "|---|---:|"]
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["row", "mean", "std", "runs"])
-    for k, v in summary["rows"].items():
-        lines.append(f"| {k} | {format_mean_std(v['mean'], v['std'], scale=100)} |")
-        writer.writerow([k, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
-    write_text(out / "many_complexes.md", "\n".join(lines) + "\n")
-    write_text(out / "many_complexes.csv", buf.getvalue())
-    _figure(summary, out / "many_complexes.png")
-    print("\n".join(lines))
+    _write(summary, out, fractions)
     return summary
 
 
-def _figure(summary: dict, path: Path) -> None:
+def _key(f: float) -> str:
+    return f"{f:g}"
+
+
+def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: dict,
+              labelled_subsets) -> dict[str, dict[str, list[float]]]:  # fmt: skip
+    """Every row on seed ``s``: its split (80 % train, 20 % test), the encoders pre-trained
+    on all samples without labels, then every labelled subset of the training split."""
+    from torch_geometric.loader import DataLoader
+
+    st = settings
+    seed = st["seed"] + s
+    samples = len(y)
+    perm = np.random.default_rng(st["seed"] + 1000 + s).permutation(samples)
+    cut = int(0.8 * samples)
+    train, test = np.sort(perm[:cut]), np.sort(perm[cut:])
+    below = [f for f in st["fractions"] if f < 1]
+    subsets = labelled_subsets(y, train, below, st["draws"], seed) if below else {}
+    if 1.0 in st["fractions"]:
+        subsets[(1.0, 0)] = train  # every label: one draw
+    loader = DataLoader(ds, batch_size=256)
+    features: dict[str, np.ndarray] = {}
+    for row in ("SSCL_Spec", "SCL"):
+        enc = _pretrain(ds, row, st["hidden"], st["layers"], st["epochs"], st["batch_size"],
+                        seed, st["budget"], st["temperature"])  # fmt: skip
+        features[row] = _embed(enc, loader)[0]
+    torch.manual_seed(seed)
+    features["untrained"] = _embed(_encoder(st["hidden"], st["layers"]), loader)[0]
+    features.update(refs)
+    out: dict[str, dict[str, list[float]]] = {}
+    for (f, d), sub in subsets.items():
+        for row, X in features.items():
+            acc = _probe(X, y, sub, test, seed=d)
+            out.setdefault(row, {}).setdefault(_key(f), []).append(acc)
+        acc = _supervised(ds, sub, test, st["hidden"], st["layers"], max(st["epochs"], 5),
+                          st["batch_size"], seed + d)  # fmt: skip
+        out.setdefault("supervised SCNN", {}).setdefault(_key(f), []).append(acc)
+    return out
+
+
+def _write(summary: dict, out: Path, fractions: tuple[float, ...]) -> None:
+    """``many_complexes.{json,csv,md,png}``."""
+    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.formatting import format_mean_std
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "many_complexes.json", summary)
+    st = summary["settings"]
+    head = " | ".join(f"{100 * f:g} %" for f in fractions)
+    lines = [
+        f"Test accuracy in %, mean ± std over {st['seeds']} seed(s) x {st['draws']} draw(s) "
+        f"of the labelled subset (one draw at 100 %); {st['samples']} samples, "
+        f"{summary['mean_edges']:.0f} edges per complex on average.",
+        "",
+        f"| row | {head} |",
+        "|---|" + "---:|" * len(fractions),
+    ]
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["row", "fraction", "mean", "std", "runs"])
+    for row, per in summary["rows"].items():
+        cells = []
+        for f in fractions:
+            v = per[_key(f)]
+            cells.append(format_mean_std(v["mean"], v["std"], scale=100))
+            writer.writerow([row, f, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    write_text(out / "many_complexes.md", "\n".join(lines) + "\n")
+    write_text(out / "many_complexes.csv", buf.getvalue())
+    _figure(summary, fractions, out / "many_complexes.png")
+    print("\n".join(lines))
+
+
+def _figure(summary: dict, fractions: tuple[float, ...], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -290,17 +330,23 @@ def _figure(summary: dict, path: Path) -> None:
 
     from topo_contrastive._files import atomic_write
 
-    names = list(summary["rows"])
-    mean = [100 * summary["rows"][n]["mean"] for n in names]
-    std = [100 * summary["rows"][n]["std"] for n in names]
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    colors = ["C0"] * 2 + ["C7", "C1"] + ["C2"] * len(REFERENCES)
-    ax.barh(range(len(names)), mean, xerr=std, color=colors)
-    ax.set_yticks(range(len(names)), names)
-    ax.invert_yaxis()
-    ax.set_xlabel("test accuracy (%)")
-    ax.axvline(50, color="k", lw=0.5, ls=":")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    styles = {"SSCL_Spec": ("C0", "-"), "SCL": ("C9", "-"), "untrained": ("C7", "--"),
+              "supervised SCNN": ("C1", "-")}  # fmt: skip
+    x = [100 * f for f in fractions]
+    for i, (row, per) in enumerate(summary["rows"].items()):
+        color, ls = styles.get(row, (f"C{2 + i % 6}", ":"))
+        mean = np.array([100 * per[_key(f)]["mean"] for f in fractions])
+        std = np.array([100 * per[_key(f)]["std"] for f in fractions])
+        ax.plot(x, mean, color=color, ls=ls, marker="o", ms=3, label=row)
+        ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.12)
+    ax.set_xscale("log")
+    ax.set_xticks(x, [f"{v:g} %" for v in x])
+    ax.set_xlabel("labelled fraction of the training split")
+    ax.set_ylabel("test accuracy (%)")
+    ax.axhline(50, color="k", lw=0.5, ls=":")
     ax.set_title("Trajectories on many complexes (one random complex per sample)")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
     plt.close(fig)
@@ -320,10 +366,14 @@ def _parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="seed of the data and the runs (0)")
     p.add_argument("--data-root", type=Path, default=None, help="dataset folder (<out>/data)")
     p.add_argument("--quick", action="store_true", help="tiny settings (a smoke test)")
+    p.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS),
+                   help="labelled fractions of the training split (0.01 0.05 0.1 1)")
+    p.add_argument("--draws", type=int, default=5,
+                   help="labelled subsets drawn per fraction below 1 (5)")
     return p.parse_args(argv)
 
 
 if __name__ == "__main__":
     a = _parse()
     main(a.out, a.samples, a.seeds, a.epochs, a.hidden, a.layers, a.batch_size, a.budget,
-         a.temperature, a.seed, a.data_root, a.quick)  # fmt: skip
+         a.temperature, a.seed, a.data_root, a.quick, tuple(a.fractions), a.draws)  # fmt: skip

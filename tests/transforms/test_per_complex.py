@@ -111,3 +111,18 @@ def test_bad_samples_are_named():
         views.fit([samples[0], shared])
     with pytest.raises(ValueError, match="sample 0 has no attribute 'x_1'"):
         views.fit([ComplexData.from_complex(samples[0].complex())])
+
+
+def test_views_fit_decomposes_each_chunk_once(monkeypatch):
+    """The drop probabilities and the Hodge parts of a chunk share its decomposition."""
+    monkeypatch.setattr(_per_complex, "CHUNK_EDGES", 10**6)
+    made = []
+    real = _per_complex.HodgeDecomposition
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_per_complex, "HodgeDecomposition", counting)
+    ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0)).fit(many_complexes(5, seed=2))
+    assert len(made) == 1

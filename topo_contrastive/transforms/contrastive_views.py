@@ -33,6 +33,7 @@ from topo_contrastive.transforms._per_complex import (
     hodge_of,
     samples_as_rows,
 )
+from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
 
 __all__ = ["ContrastiveViews", "hodge_parts"]
 
@@ -277,12 +278,26 @@ class ContrastiveViews(BaseTransform):
 
     def _fit_per_complex(self, dataset: Any) -> Any:
         """:meth:`fit` on samples with their own complexes."""
+        rank = self._signal_rank()
+        precompute = getattr(self.mask, "precompute", None)
+        if (
+            self.hodge_parts
+            and isinstance(precompute, ComputeDropProbabilities)
+            and precompute.attr == self.attr
+            and precompute.rank == rank
+        ):
+            # one pass: the drop probabilities and the Hodge parts of a chunk share its
+            # decomposition (cached on the chunk's batch), which dominates the cost
+            def both(batch: Any, x: Tensor, rows: Tensor) -> dict[str, Tensor]:
+                out = precompute._with_tag(precompute.probabilities_per_complex(batch, x))
+                return {**out, PARTS_ATTR: self._parts_per_complex(batch, x, rank)}
+
+            return fit_per_complex(dataset, self.attr, rank, both)
         fit_mask = getattr(self.mask, "fit", None)
         if callable(fit_mask):
             dataset = fit_mask(dataset)
         if not self.hodge_parts:
             return dataset
-        rank = self._signal_rank()
         return fit_per_complex(
             dataset,
             self.attr,
