@@ -137,17 +137,17 @@ def probe_cells(net: Path, data_root: Path, ckpt: Path, draws: int = 2,
     wall and CPU seconds per cell and the mean test accuracy (the reading) per row."""
     import torch
 
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.data import ExperimentData, load_data_file
     from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.label_efficiency import labelled_subsets
-    from topo_contrastive.experiments.low_label_probe import low_label_probe
     from topo_contrastive.experiments.references import untrained_like
     from topo_contrastive.experiments.training import embed
+    from topo_contrastive.studies.label_efficiency.curves import labelled_subsets
+    from topo_contrastive.studies.label_efficiency.probe import low_label_probe
 
     torch.set_num_threads(2)
     data = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)
-    encoder, _ = load_encoder(ckpt, data=data)
+    encoder, _ = load_experiment_encoder(ckpt, data=data)
     feats = {"encoder": embed(encoder, data),
              "untrained": embed(untrained_like(encoder, data), data),
              **{k: reference_features(data, k) for k in ("raw", "abs", "harmonic")}}  # fmt: skip

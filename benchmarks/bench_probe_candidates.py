@@ -75,6 +75,7 @@ def main(data_file: Path, splits: int, candidates: list[str], data_root: str) ->
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.data import ExperimentData, load_data_file
     from topo_contrastive.experiments.evaluation import reference_features
+    from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.training import build_encoder, embed
 
     data = ExperimentData.from_dataset(load_data_file(data_file, data_root), data_file.stem)
@@ -99,7 +100,8 @@ def main(data_file: Path, splits: int, candidates: list[str], data_root: str) ->
             acc = 100 * np.array(accs)
             sem = acc.std(ddof=1) / np.sqrt(acc.size) if acc.size > 1 else float("nan")
             ratio = f", svm / this {base / cpu:.0f}x CPU" if base and c != "svm" else ""
-            print(f"{row:9s} D={X.shape[1]:5d} {c:9s} {acc.mean():5.1f} ± {sem:.1f} %  "
+            score = format_mean_std(acc.mean(), sem, widths=(5, 0))
+            print(f"{row:9s} D={X.shape[1]:5d} {c:9s} {score} %  "
                   f"{wall:7.2f} s wall {cpu:7.2f} s CPU per split{ratio}", flush=True)  # fmt: skip
 
 

@@ -25,7 +25,7 @@ The bound is a roofline, ``max(compute time, traffic time)`` with all FLOPs at t
 stacked-GEMM rate (the step's dense products as one ``[2B N1, (1+K) C] @ [(1+K) C, C]``
 GEMM, ``bench_scnn.py``'s bar) and all bytes at the measured copy bandwidth (a 256 MiB
 tensor copy, read + write), both at the thread count the command used. The ratio is the
-measured epoch over the bound (the target of issue 27: at most 2).
+measured epoch over the bound (the target: at most 2).
 
 **Set-up as the network grows** (``--setup-sizes``): Delaunay complexes with two holes and
 ``--setup-samples`` random path flows; timed: the prepared data (Hodge decomposition, the

@@ -1,7 +1,7 @@
 """Benchmark: how fast the library's SCNN step could be with free sparse products — the
-measured ceiling of issue 27 item 4 ("the step >= 85 % of the stacked-GEMM rate").
+measured ceiling of the target ("the step >= 85 % of the stacked-GEMM rate").
 
-Every lever item 4 names (edge-major blocks, CSR threading, fused Laplacian powers,
+Every lever the target names (edge-major blocks, CSR threading, fused Laplacian powers,
 ``torch_sparse``) changes only how the products ``L X`` are done; the dense work (the
 ``1 + K_down + K_up`` products with the weights per layer, forward and backward), the
 activation and the readout stay. So the step cannot get faster than the same step whose
@@ -69,7 +69,7 @@ def _median_time(fn, repeats: int) -> float:
 
 def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     """One ``L X`` of a batch in the library's layout and in the other layouts and kernels
-    issue 27 item 4 names as levers. ``fns[name]()`` computes the product as the timing sees
+    the target names as levers. ``fns[name]()`` computes the product as the timing sees
     it (a list of chunk products, or the edge-major ``[N1, B*C]``: nothing gathered), and
     ``rows(name, fns[name]())`` puts it into sample-major rows ``[B*N1, C]`` (so the variants
     can be checked against each other):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Every topo-contrastive command once with --device "$1" (default cuda) at tiny settings:
-# a check that each one takes the device and runs there (issue 27 item 6), not a benchmark.
+# a check that each one takes the device and runs there, not a benchmark.
 # Usage: bash benchmarks/device_commands.sh cuda [work folder]; prints one line per command.
 dev=${1:-cuda}
 w=${2:-$(mktemp -d)}; mkdir -p "$w"

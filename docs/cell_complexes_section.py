@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 PAGE = DOCS / "cell_complexes.md"
@@ -180,7 +181,7 @@ def replace_between(name: str, body: str, page: Path = PAGE) -> None:
 def comparison_markdown(folder: Path = DOCS / "_data" / "label_efficiency") -> str:
     """The side-by-side table of the label-efficiency runs of every variant collected so
     far (``<folder>/<name>.json`` of :data:`LABEL_EFFICIENCY`)."""
-    from topo_contrastive.experiments.label_efficiency_report import summarize
+    from topo_contrastive.studies.label_efficiency.report import summarize
 
     lines = []
     for network, variants in LABEL_EFFICIENCY.items():
@@ -216,7 +217,7 @@ def comparison_markdown(folder: Path = DOCS / "_data" / "label_efficiency") -> s
                         cells.append("-")
                         continue
                     more = f" ({p['draws']})" if draws and p["draws"] < draws else ""
-                    cells.append(f"{p['mean']:.1f} ± {p['std']:.1f}{more}")
+                    cells.append(f"{format_mean_std(p['mean'], p['std'])}{more}")
                 label = s["label"].split(" (beta_1")[0]
                 beta = _beta_of(obj)
                 lines.append(f"| {label} | {variant} | {beta} | " + " | ".join(cells) + " |")

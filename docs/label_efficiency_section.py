@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.label_efficiency_report import (
+from topo_contrastive.studies.label_efficiency.report import (
     label_efficiency_markdown,
     plot_curves,
     summarize,

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.next_node_transfer import TESTS
+from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.studies.next_node.transfer import TESTS
 
 LABELS = {
     "uniform": "uniform among the neighbours",
@@ -81,7 +82,7 @@ def markdown(runs: dict[str, Any]) -> str:
             for t in TESTS:
                 acc = d["tests"].get(t, {}).get(row)
                 part = f" ({len(acc)} seeds)" if acc and len(acc) < len(d["seeds"]) else ""
-                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f}{part}" if acc else "")
+                cells.append(f"{format_mean_std(acc)}{part}" if acc else "")
         if any(cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -41,6 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -60,13 +61,13 @@ def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
     """The SSCL_Spec encoder of ``pretrain``'s defaults on ``data``, from ``cache/<name>`` or
     pre-trained into it."""
     from topo_contrastive._files import COMPLETE_MARKER
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.runs import pretrain_to_folder
 
     folder = cache / name
     if (folder / COMPLETE_MARKER).is_file():
-        return load_encoder(folder / "encoder.pt", data=data)[0]
+        return load_experiment_encoder(folder / "encoder.pt", data=data)[0]
     edition = "paper" if name in ("trajectory", "ocean") else "hodge"
     folder.mkdir(parents=True, exist_ok=True)
     print(f"pre-training SSCL_Spec ({edition}) on {name}", flush=True)
@@ -150,7 +151,8 @@ def table(summary: list[dict[str, Any]]) -> str:
             s, r = e["svm"], e["ridge"]
             lines.append(
                 f"| {NAMES[name]} | {LABELS[e['row']]} | {e['features']:,} | {e['splits']} | "
-                f"{s['mean']:.1f} ± {s['sem']:.1f} | {r['mean']:.1f} ± {r['sem']:.1f} | "
+                f"{format_mean_std(s['mean'], s['sem'])} | "
+                f"{format_mean_std(r['mean'], r['sem'])} | "
                 f"{e['difference']:+.1f} ± {e['paired_sem']:.1f} | "
                 f"{'yes' if e['within_sem'] else 'no'} |"
             )

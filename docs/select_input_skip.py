@@ -1,9 +1,9 @@
-"""Select the HodgeReadout edition's ``input_skip`` on validation data (issue 25 item 5).
+"""Select the HodgeReadout edition's ``input_skip`` on validation data.
 
 For each dataset (the trajectories, the ocean drifters and the two road networks of
 ``examples/road_networks.py``) and each variant, pre-trains SSCL_Spec of the HodgeReadout
 edition once (seed 0, the configuration's epochs) and probes the embeddings of split 0 with
-the label-efficiency probe (:func:`~topo_contrastive.experiments.low_label_probe.
+the label-efficiency probe (:func:`~topo_contrastive.studies.label_efficiency.probe.
 low_label_probe`) on labelled subsets of the training split, scored on the **validation**
 split (the test split is never read; the ocean drifters' split has no validation part, so a
 stratified 20 % of its training samples is set aside as one). Variants:
@@ -38,6 +38,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "_data" / "selection"
@@ -83,8 +84,8 @@ def _features(variant: str, data: Any, task: str, seed: int, log, cache: Path) -
 
 def _compute(variant: str, data: Any, task: str, seed: int, log) -> np.ndarray:
     from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.label_efficiency import reduce_harmonic
     from topo_contrastive.experiments.training import build_encoder, embed, pretrain
+    from topo_contrastive.studies.label_efficiency.curves import reduce_harmonic
 
     if variant in ("harmonic", "raw"):
         from topo_contrastive.experiments.evaluation import reference_features
@@ -123,9 +124,9 @@ def _train_val(data: Any, labels: np.ndarray, seed: int) -> dict[str, np.ndarray
 def _subsets(labels: np.ndarray, train: np.ndarray, fractions: list[float], draws: int,
              seed: int) -> dict[tuple[float, int], np.ndarray]:  # fmt: skip
     """``{(fraction, draw): labelled training samples}``, stratified
-    (:func:`~topo_contrastive.experiments.labelled_subsets.labelled_subsets`); a fraction too
+    (:func:`~topo_contrastive.studies.label_efficiency.labelled_subsets`); a fraction too
     small for a label per class takes one label per class instead."""
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
+    from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
 
     least = np.unique(labels[train]).size / len(train)
     actual = {f: max(f, least) for f in fractions}
@@ -143,7 +144,7 @@ def _table(records: list[dict[str, Any]], fractions: list[float]) -> str:
             for f in fractions:
                 acc = [r["val_accuracy"] for r in records
                        if (r["dataset"], r["variant"], r["fraction"]) == (ds, v, f)]  # fmt: skip
-                cells.append(f"{100 * np.mean(acc):.1f} ± {100 * np.std(acc):.1f}" if acc else "")
+                cells.append(format_mean_std(acc, scale=100) if acc else "")
             if any(cells):
                 lines.append(f"| {ds} | {LABELS[v]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -159,7 +160,7 @@ def main(
     out: Path = OUT,
 ) -> list[dict[str, Any]]:
     """Run the missing cells and write ``out/input_skip.json`` / ``.md``; returns the records."""
-    from topo_contrastive.experiments import low_label_probe as llp
+    from topo_contrastive.studies.label_efficiency import probe as llp
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "input_skip.json"

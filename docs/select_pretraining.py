@@ -4,7 +4,7 @@
 For each dataset (by default the two road networks of ``examples/road_networks.py``; the
 trajectories and the ocean drifters on request) and each pre-training variant, pre-trains
 SSCL_Spec of the HodgeReadout edition (seed 0) and probes the embeddings of split 0 with the
-label-efficiency probe (:func:`~topo_contrastive.experiments.low_label_probe.
+label-efficiency probe (:func:`~topo_contrastive.studies.label_efficiency.probe.
 low_label_probe`) on labelled subsets of the training split, scored on the **validation**
 split: the test split is never read (the ocean drifters' split has no validation part, so a
 stratified 20 % of its training samples is set aside, as in ``select_input_skip.py``).
@@ -45,6 +45,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -110,8 +111,8 @@ def _features(data: Any, task: str, names: list[str], temperatures: list[float],
     """Features (and pre-training facts) of every variant in ``names``; cached as ``.npz``."""
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.label_efficiency import reduce_harmonic
     from topo_contrastive.experiments.training import build_encoder
+    from topo_contrastive.studies.label_efficiency.curves import reduce_harmonic
 
     cache.mkdir(parents=True, exist_ok=True)
     out: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -177,7 +178,7 @@ def _table(records: list[dict[str, Any]], fractions: list[float], names: list[st
             cells = []
             for f in fractions:
                 acc = [r["val_accuracy"] for r in rows if r["fraction"] == f]
-                cells.append(f"{100 * np.mean(acc):.1f} ± {100 * np.std(acc):.1f}" if acc else "")
+                cells.append(format_mean_std(acc, scale=100) if acc else "")
             lines.append(f"| {ds} | {v} | {loss} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -195,7 +196,7 @@ def main(
     out: Path = OUT,
 ) -> list[dict[str, Any]]:
     """Run the missing cells; write ``out/pretraining.json`` / ``.md``; return the records."""
-    from topo_contrastive.experiments import low_label_probe as llp
+    from topo_contrastive.studies.label_efficiency import probe as llp
 
     if DEFAULT_TEMPERATURE not in temperatures or DEFAULT_EPOCHS not in epochs:
         raise ValueError(f"the variants must include the defaults T={DEFAULT_TEMPERATURE} and "

@@ -178,7 +178,7 @@ def _probe(features: np.ndarray, y: np.ndarray, train_idx: np.ndarray,
            test_idx: np.ndarray, seed: int) -> float:  # fmt: skip
     """The label-efficiency probe (logistic regression; scaling and ``C`` by 3-fold CV inside
     the labelled subset where every class has 5 labels, else fixed defaults)."""
-    from topo_contrastive.experiments.low_label_probe import low_label_probe
+    from topo_contrastive.studies.label_efficiency import low_label_probe
 
     return float(low_label_probe(features, y, train_idx, test_idx, seed=seed).test_accuracy)
 
@@ -203,7 +203,7 @@ def main(
     the figure; return the results."""
     from topo_contrastive._files import write_json
     from topo_contrastive.datasets import RandomComplexTrajectories
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
+    from topo_contrastive.studies.label_efficiency import labelled_subsets
 
     if quick:
         samples, seeds, epochs, hidden, draws = 40, 1, 1, 8, 2
@@ -292,6 +292,7 @@ def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: 
 def _write(summary: dict, out: Path, fractions: tuple[float, ...]) -> None:
     """``many_complexes.{json,csv,md,png}``."""
     from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.formatting import format_mean_std
 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "many_complexes.json", summary)
@@ -312,7 +313,7 @@ def _write(summary: dict, out: Path, fractions: tuple[float, ...]) -> None:
         cells = []
         for f in fractions:
             v = per[_key(f)]
-            cells.append(f"{100 * v['mean']:.1f} ± {100 * v['std']:.1f}")
+            cells.append(format_mean_std(v["mean"], v["std"], scale=100))
             writer.writerow([row, f, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     write_text(out / "many_complexes.md", "\n".join(lines) + "\n")

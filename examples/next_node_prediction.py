@@ -1,23 +1,23 @@
 """Next-node trajectory prediction with a pre-trained encoder, beside scratch training and
 baselines.
 
-The second downstream task (issue 28; SCoNe's task and data preparation,
-:mod:`topo_contrastive.datasets.next_node`): per dataset and seed, SSCL_Spec (paper edition) is
-pre-trained on all flows without labels, then a :class:`~topo_contrastive.nn.NextNodeHead` is
-trained on its per-edge features, frozen or fine-tuned, beside the same SCNN trained from
-scratch, a first-order Markov chain and a uniform choice; on the dataset's standard split
-(the ocean drifters: 20 % of the training paths set aside for validation), the epoch chosen
-on validation, the test split only scored. Every finished cell is appended to
-``<out>/next_node.json`` at once (atomically) and a rerun skips it; ``next_node.md`` holds the
-table (mean ± std over the seeds). ``--fractions`` label only part of the training and
-validation prefixes (label efficiency of the reuse; a validation part under 5 prefixes is
-dropped and the last epoch kept, see ``labelled_split``). The untrained row is the same
-architecture, re-initialised and frozen with the head trained (what pre-training adds to the
-frozen reuse). ``--shape scone`` gives every trained row SCoNe's shape (3 layers x 16, one
-Laplacian power per side, no bias) instead of the paper encoder's. ``--figure`` also draws a
-few test paths of each dataset with the next node the fine-tuned row predicts and the true one
-(``<out>/next_node_<dataset>.png``; the first seed at the largest fraction, the same training
-run as its table cell).
+The second downstream task (SCoNe's task and data preparation,
+:mod:`topo_contrastive.studies.next_node.samples`): per dataset and seed, SSCL_Spec (paper edition)
+is pre-trained on all flows without labels, then a
+:class:`~topo_contrastive.studies.next_node.NextNodeHead` is trained on its per-edge features,
+frozen or fine-tuned, beside the same SCNN trained from scratch, a first-order Markov chain and a
+uniform choice; on the dataset's standard split (the ocean drifters: 20 % of the training paths set
+aside for validation), the epoch chosen on validation, the test split only scored. Every finished
+cell is appended to ``<out>/next_node.json`` at once (atomically) and a rerun skips it;
+``next_node.md`` holds the table (mean ± std over the seeds). ``--fractions`` label only part of
+the training and validation prefixes (label efficiency of the reuse; a validation part under 5
+prefixes is dropped and the last epoch kept, see ``labelled_split``). The untrained row is the same
+architecture, re-initialised and frozen with the head trained (what pre-training adds to the frozen
+reuse). ``--shape scone`` gives every trained row SCoNe's shape (3 layers x 16, one Laplacian power
+per side, no bias) instead of the paper encoder's. ``--figure`` also draws a few test paths of each
+dataset with the next node the fine-tuned row predicts and the true one
+(``<out>/next_node_<dataset>.png``; the first seed at the largest fraction, the same training run
+as its table cell).
 
     python examples/next_node_prediction.py --datasets trajectory --seeds 1 --epochs 50
     python examples/next_node_prediction.py --datasets ocean --seeds 1 --epochs 50 --figure
@@ -38,6 +38,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
+from topo_contrastive.experiments.formatting import format_mean_std
 
 ROWS = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
 LABELS = {
@@ -61,7 +62,7 @@ def _table(records: list[dict[str, Any]]) -> str:
             for f in fractions:
                 acc = [100 * r["test_accuracy"] for r in records
                        if (r["dataset"], r["row"], r.get("fraction", 1.0)) == (ds, row, f)]
-                cells.append(f"{np.mean(acc):.1f} ± {np.std(acc):.1f} ({len(acc)})" if acc
+                cells.append(f"{format_mean_std(acc)} ({len(acc)})" if acc
                              else "")  # fmt: skip
             if any(cells):
                 lines.append(f"| {ds} | {LABELS[row]} | " + " | ".join(cells) + " |")
@@ -148,7 +149,7 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     """Run the missing cells; returns every record. ``quick``: a small trajectory complex
     (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result).
     ``fractions``: labelled fractions of the training (and validation) prefixes
-    (:func:`~topo_contrastive.experiments.next_node.labelled_split`), smallest first, every
+    (:func:`~topo_contrastive.studies.next_node.labelled_split`), smallest first, every
     seed of a fraction before the next fraction (so an interrupted run has whole fractions).
     ``shape``: the encoder's shape, a key of :data:`SHAPES` (the same for every trained row;
     the records carry it and a folder holds one shape). ``encoder_lr``: the fine-tuned row's
@@ -161,9 +162,9 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     """
     if shape not in SHAPES:
         raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")
-    from topo_contrastive.datasets import next_node_samples
-    from topo_contrastive.experiments import next_node as nn_
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
+    from topo_contrastive.studies.next_node import next_node_samples
+    from topo_contrastive.studies.next_node import rows as nn_
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "next_node.json"

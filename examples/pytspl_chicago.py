@@ -56,6 +56,7 @@ from topo_contrastive.experiments import (
     pretrain,
     write_embeddings,
 )
+from topo_contrastive.experiments.formatting import format_mean_std
 
 #: Where the Chicago sketch network lies inside the installed package.
 CHICAGO = Path("data") / "transportation_networks" / "chicago-sketch"
@@ -300,7 +301,7 @@ def main(
         "",
         "| features | direction accuracy (%) | splits |",
         "|---|---|---|",
-        *(f"| {k} | {v['mean']:.1f} ± {v['std']:.1f} | {splits} |" for k, v in acc.items()),
+        *(f"| {k} | {format_mean_std(v['mean'], v['std'])} | {splits} |" for k, v in acc.items()),
         "",
         "Mean energy share of a trip: "
         + ", ".join(f"{k} {v:.2f}" for k, v in summary["energy_share_mean"].items())

@@ -61,6 +61,7 @@ from topo_contrastive import ComplexOperators
 from topo_contrastive._files import write_csv, write_json, write_text
 from topo_contrastive.experiments import ExperimentData, get_config
 from topo_contrastive.experiments.evaluation import probe_splits, reference_features
+from topo_contrastive.experiments.formatting import format_mean_std
 from topo_contrastive.experiments.supervised import train_supervised
 from topo_contrastive.experiments.training import build_encoder, embed, pretrain
 
@@ -385,7 +386,7 @@ def main(
     ]
     for row in order:
         cells = [
-            f"{table[ed][row]['mean']:.1f} ± {table[ed][row]['std']:.1f}" if row in table[ed]
+            format_mean_std(table[ed][row]["mean"], table[ed][row]["std"]) if row in table[ed]
             else "" for ed in table
         ]  # fmt: skip
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
@@ -393,7 +394,7 @@ def main(
         train = 100 * np.array([r["train_accuracy"] for r in runs])
         ran = [r["epochs_run"] for r in runs]
         lines.append(
-            f"\nSCNN, {ed} edition: training accuracy {train.mean():.1f} ± {train.std():.1f} % "
+            f"\nSCNN, {ed} edition: training accuracy {format_mean_std(train)} % "
             f"(min {train.min():.1f}) at the kept epoch; {min(ran)}-{max(ran)} epochs run."
         )
     write_text(os.path.join(out, "triangle_signals.md"), "\n".join(lines) + "\n")

@@ -1,8 +1,10 @@
-"""Fixtures shared by the test packages: the ocean drifter raw files.
+"""Fixtures shared by the test packages: the ocean drifter raw files and a tiny task.
 
 ``fake_ocean`` is a small ``dataBuoys.jld2`` the tests write themselves, in the layout of the
 original (``tests/datasets/_fake_ocean.py``); ``trust_fake`` makes ``OceanDrifters`` accept it
 as the original. ``original_ocean_file`` is the real file, for the ``raw_data`` tests only.
+``tiny_data`` is a tiny trajectory task prepared once per session (``tests/_tiny.py``), for
+the experiment and study tests.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._tiny import tiny_dataset
 from tests.datasets._fake_ocean import write_fake_ocean
 from topo_contrastive.datasets import OceanDrifters
 
@@ -45,3 +48,13 @@ def original_ocean_file() -> Path:
             f"$TOPO_CONTRASTIVE_OCEAN_FILE to its path (now {value!r})"
         )
     return Path(value)
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory):
+    """40 trajectories on a complex of about 400 edges (20 train / 10 val / 10 test), as an
+    :class:`~topo_contrastive.experiments.ExperimentData`."""
+    from topo_contrastive.experiments import ExperimentData
+
+    root = tmp_path_factory.mktemp("tiny_trajectories")
+    return ExperimentData.from_dataset(tiny_dataset(root), "trajectory")

@@ -23,6 +23,8 @@ PUBLIC = (
     "topo_contrastive.datasets",
     "topo_contrastive.io",
     "topo_contrastive.experiments",
+    "topo_contrastive.studies.label_efficiency",
+    "topo_contrastive.studies.next_node",
 )
 #: top-level names that are shortcuts to a subpackage's (documented there)
 SHORTCUTS = set(topo_contrastive._LAZY)

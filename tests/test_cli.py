@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from tests.experiments.conftest import TINY_FLAGS
+from tests._tiny import TINY_FLAGS
 from topo_contrastive.cli import main
 from topo_contrastive.cli._fields import parse_grid
 
@@ -560,9 +560,9 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
                                                            capsys):  # fmt: skip
     """predict-next --fraction: the rows of next_node_rows(fraction=...) on the same seed; the
     table says the fraction; fractions outside (0, 1] and --fraction with --transfer exit 2."""
-    from topo_contrastive.experiments import next_node as nn_
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
+    from topo_contrastive.studies.next_node import rows as nn_
 
     out = tmp_path / "next.json"
     base = ["predict-next", "--checkpoint", str(checkpoint), "--dataset", "trajectory",
@@ -573,7 +573,7 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
     ds = load_dataset("trajectory", data_root=str(data_root), trajectory_points=150,
                       trajectory_split=(20, 10, 10))  # the data of TINY_FLAGS
     data = ExperimentData.from_dataset(ds, "trajectory")
-    encoder, _ = load_encoder(checkpoint, data=data)
+    encoder, _ = load_experiment_encoder(checkpoint, data=data)
     want = nn_.next_node_rows(encoder, data, [0], epochs=2, fraction=0.1)
     assert res["fraction"] == 0.1
     assert [r["mean_accuracy"] for r in res["rows"]] == pytest.approx(
@@ -588,7 +588,7 @@ def test_predict_next_scone_is_refused_clearly_before_any_work(checkpoint, data_
     """--scone without TopoModelX (this environment), alone and with --transfer: exit 2 with
     a message naming what to do, nothing written (the row itself is tested in
     tests/nn/test_topomodelx_interop.py, in the TopoModelX environment)."""
-    from topo_contrastive.experiments.next_node_scone import scone_available
+    from topo_contrastive.studies.next_node.scone import scone_available
 
     if scone_available():
         pytest.skip("TopoModelX is installed: the row runs (tests/nn/test_topomodelx_interop.py)")

@@ -104,11 +104,11 @@ def test_pretrain_and_embed_a_data_file_with_polygon_faces(grids, tmp_path, name
     emb = np.load(tmp_path / "emb" / "embeddings.npz")["embeddings"]
     assert emb.shape == (40, 8 + 8 * beta_1) and np.isfinite(emb).all()
     # the encoder saved by pretrain embeds the flows of the file as the loaded one does
-    from topo_contrastive.experiments import ExperimentData, load_data_file, load_encoder
+    from topo_contrastive.experiments import ExperimentData, load_data_file, load_experiment_encoder
     from topo_contrastive.experiments.training import embed
 
     data = ExperimentData.from_dataset(load_data_file(file, root / "data"))
-    enc, _ = load_encoder(tmp_path / "run" / "encoder.pt", data=data)
+    enc, _ = load_experiment_encoder(tmp_path / "run" / "encoder.pt", data=data)
     assert enc.readout.beta1 == beta_1
     assert not data.complex.is_simplicial
     np.testing.assert_array_equal(emb, embed(enc, data).astype(np.float32))

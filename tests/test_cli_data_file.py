@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.experiments.conftest import TINY_FLAGS, tiny_dataset
+from tests._tiny import TINY_FLAGS, tiny_dataset
 from topo_contrastive.cli import main
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.experiments.configs import CONFIG_NAMES
@@ -98,7 +98,7 @@ def test_set_fields_and_hodge_readout(files, tmp_path):
 
 
 def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
-    from topo_contrastive.experiments import ExperimentData, load_data_file, load_encoder
+    from topo_contrastive.experiments import ExperimentData, load_data_file, load_experiment_encoder
     from topo_contrastive.experiments.training import embed
 
     # the paper edition: 8 features (a data file's default edition adds 8 per hole)
@@ -124,7 +124,7 @@ def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
         assert "labels" not in f.files
     assert emb.shape == (40, 8) and emb.dtype == np.float32 and ids.tolist() == files["ids"]
     data = ExperimentData.from_dataset(load_data_file(files["unlabelled"], files["root"] / "data"))
-    encoder, _ = load_encoder(tmp_path / "run" / "encoder.pt", data=data)
+    encoder, _ = load_experiment_encoder(tmp_path / "run" / "encoder.pt", data=data)
     np.testing.assert_array_equal(emb, embed(encoder, data).astype(np.float32))
     # issue 26 case 9: a second embed into the same folder is refused (as pretrain and
     # reproduce refuse), and the earlier output is kept; --overwrite replaces it
@@ -364,7 +364,7 @@ def test_evaluate_refuses_a_split_the_probe_cannot_run_on_before_any_fit(
     def no_load(*a, **k):
         raise AssertionError("the encoder was loaded")
 
-    monkeypatch.setattr(checkpoint, "load_encoder", no_load)
+    monkeypatch.setattr(checkpoint, "load_experiment_encoder", no_load)
     out = tmp_path / "eval.json"
     for probe in ("ridge", "svm"):
         argv = ["evaluate", "--checkpoint", str(ckpt), "--data-file", str(rare), "--probe",

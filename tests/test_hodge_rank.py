@@ -185,11 +185,6 @@ def test_bad_ranks_and_signals():
     solid = solid_and_hollow()
     with pytest.raises(ValueError, match=r"ranks \(0, 1, 2\).*not for tetrahedra"):
         HodgeDecomposition(solid, rank=3)
-    # the former rank-0/2 class is a deprecated alias of the one class
-    with pytest.warns(DeprecationWarning, match="topo_contrastive.hodge_rank is deprecated"):
-        from topo_contrastive.hodge_rank import SUPPORTED_RANKS, RankHodgeDecomposition
-    assert RankHodgeDecomposition is HodgeDecomposition and SUPPORTED_RANKS == (0, 1, 2)
-    assert RankHodgeDecomposition(solid, rank=1).rank == 1
     hodge = HodgeDecomposition(torus(), rank=2)  # N2 = 24
     with pytest.raises(ValueError, match=r"`x` has 36 rows, not a multiple of the complex's "
                        r"N2 = 24 triangles \(signals of another complex\?\)"):

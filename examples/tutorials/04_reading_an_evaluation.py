@@ -26,6 +26,7 @@ the package), evaluates it as ``topo-contrastive evaluate`` does, and reads the 
 from topo_contrastive.experiments import (
     PAPER_TABLE1,
     ExperimentData,
+    format_mean_std,
     get_config,
     load_dataset,
     pretrain,
@@ -51,7 +52,7 @@ summary = evaluate_saved(
 )
 print(references_markdown(summary))
 mean, std = PAPER_TABLE1["SSCL_Spec"]["ocean"]
-print(f"the paper's SSCL_Spec on the ocean drifters: {mean} ± {std} % (16 splits)")
+print(f"the paper's SSCL_Spec on the ocean drifters: {format_mean_std(mean, std)} % (16 splits)")
 
 # %%
 # How to read it

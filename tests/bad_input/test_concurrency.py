@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiments.conftest import TINY_FLAGS
+from tests._tiny import TINY_FLAGS
 
 pytestmark = pytest.mark.slow
 

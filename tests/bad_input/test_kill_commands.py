@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiments.conftest import TINY_FLAGS
+from tests._tiny import TINY_FLAGS
 
 pytestmark = pytest.mark.slow
 
@@ -244,7 +244,7 @@ def context():
         "torch", "numpy", "sklearn.svm", "sklearn.linear_model", "matplotlib.pyplot",
         "topo_contrastive.cli", "topo_contrastive.experiments.runs",
         "topo_contrastive.experiments.reproduce", "topo_contrastive.experiments.search",
-        "topo_contrastive.experiments.label_efficiency", __name__,
+        "topo_contrastive.studies.label_efficiency.curves", __name__,
     ])  # fmt: skip
     return ctx
 

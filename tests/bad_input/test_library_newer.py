@@ -15,14 +15,15 @@ import torch
 from tests.bad_input.conftest import EDGES, TRIANGLES, expect
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows
-from topo_contrastive.datasets.next_node import next_node_samples
 from topo_contrastive.experiments import finetune as ft
-from topo_contrastive.experiments import next_node as nn_
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.embeddings import write_embeddings
-from topo_contrastive.experiments.labelled_subsets import labelled_subsets
 from topo_contrastive.io import load_encoder, save_encoder
-from topo_contrastive.nn import SCNN, HodgeReadout, NextNodeHead
+from topo_contrastive.nn import SCNN, HodgeReadout
+from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
+from topo_contrastive.studies.next_node import NextNodeHead
+from topo_contrastive.studies.next_node import rows as nn_
+from topo_contrastive.studies.next_node.samples import next_node_samples
 
 NAN, INF = float("nan"), float("inf")
 S = 40
@@ -159,7 +160,7 @@ def _scl():
 
 
 def _llp():
-    from topo_contrastive.experiments.low_label_probe import low_label_probe
+    from topo_contrastive.studies.label_efficiency.probe import low_label_probe
 
     return low_label_probe
 

@@ -16,7 +16,7 @@ MENTIONS = (
     "docs/install.md",
     "examples/topomodelx_encoder.py",
     "examples/tutorials/03_topomodelx_encoder.py",
-    "topo_contrastive/experiments/next_node_scone.py",
+    "topo_contrastive/studies/next_node/scone.py",
     "topo_contrastive/cli/predict_next.py",
 )
 

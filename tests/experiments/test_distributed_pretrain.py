@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 
 from tests._multiprocess import run_command, run_ranks, set_stage
-from tests.experiments.conftest import TINY_FLAGS
+from tests._tiny import TINY_FLAGS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
 
     from torch import nn
 
-    from tests.experiments.conftest import tiny_dataset
+    from tests._tiny import tiny_dataset
     from topo_contrastive.experiments import ExperimentData, get_config
     from topo_contrastive.experiments.training import (
         ContrastiveModel,
@@ -158,7 +158,7 @@ def test_two_rank_debiased_spectral_pretraining_gradients_equal_single_process(t
     # 2-rank gloo pre-training steps (SCNN encoder + head under DDP, spectral-mask views, the
     # Hodge-debiased loss with gathered negatives, Adam): on every rank and step the averaged
     # parameter gradients equal those of one process on the concatenated batch
-    from tests.experiments.conftest import tiny_dataset
+    from tests._tiny import tiny_dataset
 
     tiny_dataset(tmp_path / "data")  # processed once here; the ranks only read it
     init_method = f"file://{tmp_path / 'rendezvous'}"

@@ -1,5 +1,5 @@
 """Fine-tuning and the low-label probe (:mod:`topo_contrastive.experiments.finetune`,
-:mod:`topo_contrastive.experiments.low_label_probe`) on the tiny trajectory task."""
+:mod:`topo_contrastive.studies.label_efficiency.probe`) on the tiny trajectory task."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import torch
 
 from topo_contrastive.experiments import get_config
 from topo_contrastive.experiments.finetune import fine_tune, supervised_from_scratch
-from topo_contrastive.experiments.low_label_probe import low_label_probe
 from topo_contrastive.experiments.training import build_encoder, embed
+from topo_contrastive.studies.label_efficiency.probe import low_label_probe
 
 
 @pytest.fixture(scope="module")

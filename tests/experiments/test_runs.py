@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from topo_contrastive.experiments import PRESETS, get_config, load_encoder
+from topo_contrastive.experiments import PRESETS, get_config, load_experiment_encoder
 from topo_contrastive.experiments.runs import (
     adjust_preset,
     embed_to_folder,
@@ -35,7 +35,7 @@ def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
     assert config.epochs != 2 and log["config"]["epochs"] == log["epochs"] == 2
     saved = torch.load(tmp_path / "encoder.pt", weights_only=True)["metadata"]
     assert saved["epochs"] == 2
-    encoder, meta = load_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
     out = tmp_path / "eval.json"
     summary = evaluate_saved(encoder, tiny_data, [0, 1], checkpoint="x.pt", metadata=meta, out=out)
     assert json.loads(out.read_text())["mean_accuracy"] == pytest.approx(summary["mean_accuracy"])
@@ -72,7 +72,7 @@ def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tm
 
     config = get_config("SCL", "trajectory", hidden_channels=8)
     pretrain_to_folder(tiny_data, config, tmp_path, seed=2, epochs=1)
-    encoder, meta = load_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
     out = tmp_path / "eval.json"
     seen = []
     summary = evaluate_saved(

@@ -39,7 +39,8 @@ Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 
 The package only parses and dispatches: each subcommand is one module here (its options in
 ``add_parser``, and ``run``, which turns them into calls of :mod:`topo_contrastive.experiments`,
-chiefly :mod:`topo_contrastive.experiments.runs`); the options they share are in ``_common``.
+chiefly :mod:`topo_contrastive.experiments.runs`, or of a study in
+:mod:`topo_contrastive.studies`); the options they share are groups in ``_common``.
 Nothing here imports torch or numpy at import time, so that ``reproduce --quick`` can pin
 their code paths before they load.
 """
@@ -50,6 +51,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from topo_contrastive._extras import MissingExtraError
 from topo_contrastive.cli import _common as common
 from topo_contrastive.cli import (
     embed,
@@ -119,10 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(None if argv is None else list(argv))
     args._argv = None if argv is None else list(argv)
     try:
-        check_conflicts(args, given_options(words))  # before any work
+        check_conflicts(args, given_options(words, build_parser()))  # before any work
         common.setup(args, pinned)
         return _COMMANDS[args.command].run(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError, FileNotFoundError, MissingExtraError) as err:
         common.PENDING.clear()
         print(f"{common.PROG}: error: {err}", file=sys.stderr)
         return 2

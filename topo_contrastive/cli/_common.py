@@ -108,6 +108,57 @@ def add_overwrite(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_seed(p: argparse.ArgumentParser, what: str = "base seed") -> None:
+    """``--seed`` (default 0, at most :data:`MAX_SEED`); ``what`` says what it seeds."""
+    p.add_argument(
+        "--seed", type=seed_int, default=0, help=f"{what}, at most 2**31 - 1 (default: 0)"
+    )
+
+
+def add_checkpoint(p: argparse.ArgumentParser) -> None:
+    """``--checkpoint`` (required): an encoder written by ``pretrain``."""
+    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+
+
+def add_epochs(
+    p: argparse.ArgumentParser, what: str, default: int | None = None, shown: str | None = None
+) -> None:
+    """``--epochs`` (at most :data:`MAX_EPOCHS`); ``what`` says which, ``shown`` the default
+    in words (default: ``default``)."""
+    p.add_argument(
+        "--epochs", type=epochs_int, default=default,
+        help=f"{what}, at most {MAX_EPOCHS:,} (default: {shown or default})",
+    )  # fmt: skip
+
+
+def add_hidden_channels(p: argparse.ArgumentParser, what: str, shown: str) -> None:
+    """``--hidden-channels`` (default ``None``: the configuration's, at most
+    :data:`MAX_CHANNELS`); ``shown``: that default in words."""
+    p.add_argument(
+        "--hidden-channels", type=int_between(1, MAX_CHANNELS), default=None,
+        help=f"{what}, at most {MAX_CHANNELS:,} (default: {shown})",
+    )  # fmt: skip
+
+
+def add_pretrain_seeds(p: argparse.ArgumentParser, what: str, default: int | None,
+                       shown: str) -> None:  # fmt: skip
+    """``--pretrain-seeds`` (at most :data:`MAX_PRETRAIN_SEEDS`): encoders pre-trained per
+    ``what``; ``shown``: the default in words."""
+    p.add_argument(
+        "--pretrain-seeds", type=int_between(1, MAX_PRETRAIN_SEEDS), default=default,
+        help=f"encoders pre-trained per {what}, at most {MAX_PRETRAIN_SEEDS} (default: {shown})",
+    )  # fmt: skip
+
+
+def add_resume(p: argparse.ArgumentParser, what: str) -> None:
+    """``--resume``: keep the finished ``what`` (cells, runs) of an earlier call in --out."""
+    p.add_argument(
+        "--resume", action="store_true",
+        help=f"keep the finished {what} of an earlier call with the same settings in --out and "
+        "run only the rest (refused, with nothing overwritten, if the settings differ)",
+    )  # fmt: skip
+
+
 def add_data_options(p: argparse.ArgumentParser) -> None:
     """The ``data`` group: ``--data-root``, ``--ocean-raw`` and the trajectory task's sizes."""
     g = p.add_argument_group("data")

@@ -41,12 +41,10 @@ def _suppress_defaults(parser: argparse.ArgumentParser) -> None:
             action.default = argparse.SUPPRESS
 
 
-def given_options(words: Sequence[str]) -> set[str]:
-    """The ``dest`` names of the options that ``words`` (a valid command line) gives
-    explicitly, abbreviations included (``--tuned ocean`` gives ``tuned_for``)."""
-    from topo_contrastive.cli import build_parser
-
-    parser = build_parser()
+def given_options(words: Sequence[str], parser: argparse.ArgumentParser) -> set[str]:
+    """The ``dest`` names of the options that ``words`` (a valid command line of ``parser``)
+    gives explicitly, abbreviations included (``--tuned ocean`` gives ``tuned_for``).
+    ``parser`` is changed (its defaults removed): pass a fresh one."""
     _suppress_defaults(parser)
     return set(vars(parser.parse_args(list(words))))
 

@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "embed", help="embeddings of every sample by a saved encoder (.npz and .csv)"
     )
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p, configured=False)
     p.add_argument(
         "--out",
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from topo_contrastive._files import check_output_possible, require_file
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.runs import EMBED_OUTPUTS, embed_to_folder
 
     if args.data_file is not None:
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     common.check_out(args.out, args.overwrite)
     check_output_possible(args.out)
     data = common.load_data(args)  # bad data is refused before --out is made
-    load_encoder(args.checkpoint, data=data)  # a checkpoint of other data too
+    load_experiment_encoder(args.checkpoint, data=data)  # a checkpoint of other data too
     with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
         done = embed_to_folder(
             args.checkpoint, data, work, device=args.device, batch_size=args.batch_size,

@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from topo_contrastive.experiments.evaluation import DEFAULT_PROBE, PROBES
 
     p = sub.add_parser("evaluate", help="linear-probe evaluation of a saved encoder")
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p)
     p.add_argument(
         "--probe",
@@ -38,10 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=16,
         help=f"number of random splits, at most {common.MAX_SPLITS:,} (default: 16)",
     )
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="first split seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
+    common.add_seed(p, "first split seed")
     p.add_argument(
         "--config",
         default=None,
@@ -139,9 +136,10 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
     from topo_contrastive._files import require_file
-    from topo_contrastive.experiments.checkpoint import load_encoder
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.evaluation import check_probe_splits
+    from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
     from topo_contrastive.experiments.runs import evaluate_saved
 
@@ -150,7 +148,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     data.require_labels("evaluate (the linear probe)")
     seeds = list(range(args.seed, args.seed + args.seeds))
     check_probe_splits(data, seeds, args.probe)  # before any fit
-    encoder, meta = load_encoder(args.checkpoint, data=data, expected=expected)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data, expected=expected)
     name = meta.get("config", "?")
 
     supervised = None
@@ -193,8 +191,9 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
            else "linear SVM, C by 10-fold CV")  # fmt: skip
     print(
-        f"{name} on {data.name}: test accuracy {summary['mean_accuracy']:.1f} ± "
-        f"{summary['std_accuracy']:.1f} % over {len(seeds)} splits ({how})"
+        f"{name} on {data.name}: test accuracy "
+        f"{format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % over "
+        f"{len(seeds)} splits ({how})"
     )
     if refs:
         print(reference_report(summary["references"]))
@@ -204,13 +203,15 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 def reference_report(references: dict[str, Any]) -> str:
     """The printed part of the reference rows: the protocol line, one line per row (mean ±
     std over the splits, features), omitted rows with the reason, and the below line."""
+    from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.references import protocol_line
 
     lines = [f"Same splits, same probe: {protocol_line(references['protocol'])}."]
     width = max(len(r["label"]) for r in references["rows"])
     for r in references["rows"]:
         lines.append(
-            f"  {r['label']:<{width}}  {r['mean_accuracy']:5.1f} ± {r['std_accuracy']:4.1f} %"
+            f"  {r['label']:<{width}}  "
+            f"{format_mean_std(r['mean_accuracy'], r['std_accuracy'], widths=(5, 4))} %"
             f"  ({r['features']} features)"
         )
     for row, why in references["omitted"].items():

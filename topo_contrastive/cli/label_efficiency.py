@@ -1,7 +1,7 @@
 """``topo-contrastive label-efficiency``: test accuracy against the labelled fraction of the
 training split for pre-trained encoders (probed and fine-tuned), the fine-tune control, the
 supervised SCNN and the reference rows; resumable
-(:func:`~topo_contrastive.experiments.label_efficiency.label_efficiency`)."""
+(:func:`~topo_contrastive.studies.label_efficiency.label_efficiency`)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def _fraction(text: str) -> float:
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``label-efficiency`` subcommand and its options to ``sub``."""
     from topo_contrastive.experiments.configs import EDITIONS
-    from topo_contrastive.experiments.label_efficiency import (
+    from topo_contrastive.studies.label_efficiency.curves import (
         DEFAULT_DRAWS,
         DEFAULT_FRACTIONS,
         ROW_KINDS,
     )
-    from topo_contrastive.experiments.labelled_subsets import MAX_DRAWS
-    from topo_contrastive.experiments.low_label_probe import CLASSIFIERS
+    from topo_contrastive.studies.label_efficiency.probe import CLASSIFIERS
+    from topo_contrastive.studies.label_efficiency.subsets import MAX_DRAWS
 
     p = sub.add_parser(
         "label-efficiency",
@@ -59,16 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--split", type=common.seed_int, default=0, help="the standard split (default: 0)"
     )
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="base seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
-    p.add_argument(
-        "--pretrain-seeds",
-        type=common.int_between(1, common.MAX_PRETRAIN_SEEDS),
-        default=1,
-        help="encoders pre-trained per method and edition (default: 1)",
-    )
+    common.add_seed(p)
+    common.add_pretrain_seeds(p, "method and edition", 1, "1")
     p.add_argument(
         "--rows",
         nargs="+",
@@ -82,13 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=list(EDITIONS),
         help=f"editions of the encoder rows: {', '.join(EDITIONS)} (default: both)",
     )
-    p.add_argument(
-        "--epochs",
-        type=common.epochs_int,
-        default=None,
-        help=f"pre-training epochs, at most {common.MAX_EPOCHS:,} (default: the "
-        "configurations')",
-    )
+    common.add_epochs(p, "pre-training epochs", shown="the configurations'")
     p.add_argument(
         "--max-epochs",
         type=common.epochs_int,
@@ -96,12 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="largest epoch count of fine-tuning and the supervised SCNN (default: 40 and the "
         "configuration's 200)",
     )
-    p.add_argument(
-        "--hidden-channels",
-        type=common.int_between(1, common.MAX_CHANNELS),
-        default=None,
-        help="encoder width of every row (default: the configurations')",
-    )
+    common.add_hidden_channels(p, "encoder width of every row", "the configurations'")
     p.add_argument(
         "--classifier",
         choices=CLASSIFIERS,
@@ -111,12 +92,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "penalty path), logistic (logistic regression, C by the same CV, a fit per grid point) "
         "or svm (LinearSVC, likewise)",
     )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the finished cells of an earlier call with the same settings in --out and "
-        "run only the rest (refused, with nothing overwritten, if the settings differ)",
-    )
+    common.add_resume(p, "cells")
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -136,17 +112,19 @@ def run(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
+    from topo_contrastive._extras import require_extra
     from topo_contrastive._files import check_output_possible
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.label_efficiency import (
+    from topo_contrastive.studies.label_efficiency.curves import (
         OUTPUTS,
         label_efficiency,
         resolve_rows,
     )
-    from topo_contrastive.experiments.labelled_subsets import labelled_subsets
+    from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
 
+    require_extra("matplotlib", "the label-efficiency figure")  # before any work
     task = common.config_task(args)
-    resolve_rows(args.rows, args.editions)  # before any work
+    resolve_rows(args.rows, args.editions)
     common.check_seed_range(args.seed, args.draws + args.pretrain_seeds)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)

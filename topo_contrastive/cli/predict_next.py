@@ -1,7 +1,7 @@
 """``topo-contrastive predict-next``: next-node trajectory prediction with a saved encoder
-(frozen and fine-tuned, each with a :class:`~topo_contrastive.nn.NextNodeHead`) beside the same
-SCNN from scratch, a first-order Markov chain and a uniform choice, on the same splits
-(:func:`~topo_contrastive.experiments.next_node.next_node_rows`)."""
+(frozen and fine-tuned, each with a :class:`~topo_contrastive.studies.next_node.NextNodeHead`)
+beside the same SCNN from scratch, a first-order Markov chain and a uniform choice, on the
+same splits (:func:`~topo_contrastive.studies.next_node.next_node_rows`)."""
 
 from __future__ import annotations
 
@@ -17,22 +17,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "predict-next",
         help="next-node trajectory prediction from a saved encoder (reuse), with baselines",
     )
-    p.add_argument("--checkpoint", required=True, help="encoder.pt written by `pretrain`")
+    common.add_checkpoint(p)
     common.add_data_choice(p, configured=False)
     p.add_argument(
         "--seeds", type=common.splits_int, default=5,
         help="seeds: each cuts the paths, picks the split and initialises the heads (at most "
         f"{common.MAX_SPLITS:,}; default: 5)",
     )  # fmt: skip
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="first seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
-    p.add_argument(
-        "--epochs", type=common.epochs_int, default=100,
-        help="head training epochs; the epoch with the best validation accuracy is kept "
-        f"(at most {common.MAX_EPOCHS:,}; default: 100)",
-    )  # fmt: skip
+    common.add_seed(p, "first seed")
+    common.add_epochs(
+        p, "head training epochs (the epoch with the best validation accuracy is kept)", 100
+    )
     p.add_argument(
         "--fraction", type=float, default=1.0,
         help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
@@ -77,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
     import math
 
     from topo_contrastive._files import require_file
-    from topo_contrastive.experiments.checkpoint import load_encoder
-    from topo_contrastive.experiments.next_node import ROWS, next_node_rows, require_paths
+    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
+    from topo_contrastive.studies.next_node.report import rows_markdown, transfer_markdown
+    from topo_contrastive.studies.next_node.rows import ROWS, next_node_rows, require_paths
 
     if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
         raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
@@ -87,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--fraction is not part of --transfer: the generalisation tests use "
                          "every labelled prefix")  # fmt: skip
     if args.scone:
-        from topo_contrastive.experiments.next_node_scone import scone_available
+        from topo_contrastive.studies.next_node.scone import scone_available
 
         if not scone_available():
             raise ValueError(
@@ -101,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
         common.check_file_out(args)
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
-    encoder, meta = load_encoder(args.checkpoint, data=data)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     seeds = list(range(args.seed, args.seed + args.seeds))
-    from topo_contrastive.experiments.next_node_transfer import TESTS, next_node_transfer
+    from topo_contrastive.studies.next_node.transfer import TESTS, next_node_transfer
 
     cells = (len(seeds) * (len(ROWS) + int(args.scone))
              * (len(TESTS) if args.transfer else 1))  # fmt: skip
@@ -123,57 +119,18 @@ def run(args: argparse.Namespace) -> int:
             device=args.device, progress=tick_test, scone=args.scone,
         )  # fmt: skip
         bar.close()
-        return _transfer_table(args, data, summary, meta, len(seeds))
+        summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
+        lines = transfer_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
+                                  len(seeds))  # fmt: skip
+        return _emit(args, lines, summary)
     summary = next_node_rows(
         encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
         device=args.device, scone=args.scone, fraction=args.fraction,
     )
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-    name = meta.get("config", "encoder")
-    lines = [f"# Next-node prediction on {data.name} ({name} encoder)", "",
-             f"{len(seeds)} seed(s), {summary['samples']} paths, "
-             + (_labelled_words(summary["labelled"], args.fraction) if args.fraction < 1 else "")
-             + f"head epochs <= {args.epochs} (best validation accuracy), test accuracy:", "",
-             "| row | test accuracy (%) |", "|---|---:|"]  # fmt: skip
-    for r in summary["rows"]:
-        lines.append(f"| {r['label']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |")
-    return _emit(args, lines, summary)
-
-
-def _labelled_words(labelled: list[dict[str, int]], fraction: float) -> str:
-    """``"1 of 24 training prefixes labelled (4.2 %; --fraction 0.01), "``: the share really
-    labelled after rounding (a range over the seeds where it differs)."""
-    counts = sorted({(c["train"], c["train_total"]) for c in labelled})
-    shares = sorted(100 * n / total for n, total in counts)
-    if len(counts) == 1:
-        n, total = counts[0]
-        return (f"{n} of {total} training prefixes labelled ({shares[0]:.1f} %; --fraction "
-                f"{fraction:g}), ")  # fmt: skip
-    return (f"{shares[0]:.1f}-{shares[-1]:.1f} % of the training prefixes labelled (--fraction "
-            f"{fraction:g}), ")  # fmt: skip
-
-
-def _transfer_table(
-    args: argparse.Namespace, data: Any, summary: dict[str, Any], meta: dict[str, Any],
-    seeds: int,
-) -> int:
-    """Print (and with ``--out`` write) the rows under every generalisation test."""
-    from topo_contrastive.experiments.next_node import _ROW_LABELS
-
-    tests = list(summary["tests"])
-    summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-    lines = [f"# Next-node prediction on {data.name}: generalisation tests "
-             f"({meta.get('config', 'encoder')} encoder)", "",
-             f"{seeds} seed(s), head epochs <= {args.epochs} (best validation accuracy), test "
-             "accuracy (%); reversed: the test paths walked backwards; other region: trained "
-             "on class-0 paths, tested on class-1 paths.", "",
-             "| row | " + " | ".join(tests) + " |", "|---|" + "---:|" * len(tests)]  # fmt: skip
-    by_test = {t: {r["row"]: r for r in summary["tests"][t]["rows"]} for t in tests}
-    for row in by_test[tests[0]]:
-        cells = [f"{by_test[t][row]['mean_accuracy']:.1f} ± {by_test[t][row]['std_accuracy']:.1f}"
-                 for t in tests]  # fmt: skip
-        lines.append(f"| {_ROW_LABELS[row]} | " + " | ".join(cells) + " |")
+    lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
+                          args.fraction)  # fmt: skip
     return _emit(args, lines, summary)
 
 

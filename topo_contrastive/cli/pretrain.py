@@ -25,21 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"a contrastive row of Table 1: {', '.join(contrastive)} (the supervised SCNN "
         "row runs in `reproduce`)",
     )
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0, help="seed, at most 2**31 - 1 (default: 0)"
-    )
-    p.add_argument(
-        "--epochs",
-        type=common.epochs_int,
-        default=None,
-        help=f"epochs, at most {common.MAX_EPOCHS:,} (default: the configuration's, 30-60)",
-    )
-    p.add_argument(
-        "--hidden-channels",
-        type=common.int_between(1, common.MAX_CHANNELS),
-        default=None,
-        help=f"encoder width, at most {common.MAX_CHANNELS:,} (default: the configuration's 64)",
-    )
+    common.add_seed(p, "seed")
+    common.add_epochs(p, "epochs", shown="the configuration's, 30-60")
+    common.add_hidden_channels(p, "encoder width", "the configuration's 64")
     common.add_edition_options(p)
     p.add_argument(
         "--set",

@@ -30,10 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=common.out_path,
         help="output folder (default: results/full, or results/quick with --quick)",
     )
-    p.add_argument(
-        "--seed", type=common.seed_int, default=0,
-        help="base seed, at most 2**31 - 1 (default: 0)",
-    )  # fmt: skip
+    common.add_seed(p)
     p.add_argument(
         "--seeds",
         type=common.splits_int,
@@ -41,20 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"evaluation splits per row, at most {common.MAX_SPLITS:,} (default: 16; 4 with "
         "--quick)",
     )
-    p.add_argument(
-        "--pretrain-seeds",
-        type=common.int_between(1, common.MAX_PRETRAIN_SEEDS),
-        default=None,
-        help="pre-trained encoders per contrastive row, at most "
-        f"{common.MAX_PRETRAIN_SEEDS} (default: 2 per dataset; 1 with --quick)",
-    )
-    p.add_argument(
-        "--epochs",
-        type=common.epochs_int,
-        default=None,
-        help="epochs of every contrastive run and maximum epochs of the supervised SCNN "
-        "(default: the configurations'; fewer with --quick)",
-    )
+    common.add_pretrain_seeds(p, "contrastive row", None, "2 per dataset; 1 with --quick")
+    common.add_epochs(
+        p, "epochs of every contrastive run and maximum epochs of the supervised SCNN",
+        shown="the configurations'; fewer with --quick",
+    )  # fmt: skip
     p.add_argument(
         "--datasets", nargs="+", default=list(DATASET_NAMES), help="datasets (default: both)"
     )
@@ -72,12 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"editions of Table 1: {', '.join(EDITIONS)} (default: both; 'hodge' is the "
         "HodgeReadout edition)",
     )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the finished runs of an earlier call with the same settings in --out and run "
-        "only the rest (refused, with nothing overwritten, if the settings differ)",
-    )
+    common.add_resume(p, "runs")
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -101,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_name,
         resolve_edition,
     )
-    from topo_contrastive.experiments.reproduce import OUTPUTS, PRESETS, reproduce
+    from topo_contrastive.experiments.reproduce import OUTPUTS, PRESETS, draws_figures, reproduce
     from topo_contrastive.experiments.runs import adjust_preset
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
@@ -127,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     )
     common.check_seed_range(args.seed, max(preset.num_splits, *preset.pretrain_seeds.values()))
     check_output_possible(args.out)  # before any work, after every name was checked
+    if draws_figures(preset, datasets):
+        from topo_contrastive._extras import require_extra
+
+        require_extra("matplotlib", "Figures 1-2 (--no-figure1 --figure2-dataset none skip them)")
     if preset.reduced:
         from topo_contrastive.experiments.table import reduced_note
 

@@ -29,12 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "'gamma=(1,1,1),(0,1,1)' 'perturb=(gradient),(gradient,curl)'; K=1,2,3 sets "
         "K_down = K_up; values may also be separated by ';': 'gamma=[1,1,1];[0,0,1]'",
     )
-    p.add_argument(
-        "--epochs",
-        type=common.epochs_int,
-        default=None,
-        help=f"epochs, at most {common.MAX_EPOCHS:,} (default: the configuration's, 30-60)",
-    )
+    common.add_epochs(p, "epochs", shown="the configuration's, 30-60")
     p.add_argument(
         "--seeds",
         type=common.int_between(1, common.MAX_SPLITS),

@@ -8,11 +8,9 @@
 - :class:`EdgeFlows`: your own complex and edge flows (TopoNetX, incidence matrices or
   an ``.npz`` file), labelled or not.
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
-- :func:`next_node_samples`: node paths as next-node prediction samples (SCoNe's task).
 """
 
 from topo_contrastive.datasets.edge_flows import EdgeFlows
-from topo_contrastive.datasets.next_node import NextNodeSamples, next_node_samples
 from topo_contrastive.datasets.ocean_drifters import OceanDrifters
 from topo_contrastive.datasets.plot import plot_complex
 from topo_contrastive.datasets.random_complex_trajectories import (
@@ -27,13 +25,11 @@ from topo_contrastive.datasets.synthetic_trajectories import (
 
 __all__ = [
     "EdgeFlows",
-    "NextNodeSamples",
     "OceanDrifters",
     "RandomComplexTrajectories",
     "SyntheticTrajectories",
     "generate_trajectories",
     "generate_trajectory_complex",
-    "next_node_samples",
     "plot_complex",
     "random_holes",
 ]

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write, read_npz, sha256_of
 
 __all__ = [
@@ -167,6 +168,7 @@ def read_raw(path: str | os.PathLike) -> OceanArrays:
         ValueError: the file is not HDF5, lacks one of ``elist``, ``tlist``, ``HexcentersXY``,
             ``TrajectoriesNodes``, or does not give the 200 paths of the task.
     """
+    require_extra("h5py", "reading the original ocean drifter file")
     import h5py
 
     path = os.fspath(path)

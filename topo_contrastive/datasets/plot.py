@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
 from topo_contrastive.complex import ComplexOperators
 
@@ -68,6 +69,7 @@ def plot_complex(
             is not ``N1``; a path with a node id out of range; ``labels`` of the
             wrong length; ``path`` not ending in ``.png``.
     """
+    require_extra("matplotlib", "plot_complex")
     from matplotlib.figure import Figure
 
     ops, xy = _complex_and_coordinates(dataset_or_complex, pos)

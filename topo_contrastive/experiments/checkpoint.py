@@ -1,6 +1,8 @@
 """Saving and loading pre-trained encoders of the experiments: the experiments' face of
 :func:`topo_contrastive.io.save_encoder` / :func:`topo_contrastive.io.load_encoder`, which
-hold the one implementation (file format, checks, atomic write).
+hold the one implementation (file format, checks, atomic write). The names differ from
+those of :mod:`topo_contrastive.io` because the arguments do (an :class:`ExperimentData`
+and an :class:`ExperimentConfig` in place of a complex).
 
 Here the complex is an :class:`ExperimentData`'s (its Hodge decomposition is reused at load),
 and the dataset's and the configuration's names go into the metadata (``"dataset"``,
@@ -18,12 +20,12 @@ from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.nn import SCNN
 
-__all__ = ["CHECKPOINT_FORMAT", "load_encoder", "save_encoder"]
+__all__ = ["CHECKPOINT_FORMAT", "load_experiment_encoder", "save_experiment_encoder"]
 
 CHECKPOINT_FORMAT = io.ENCODER_FORMAT
 
 
-def save_encoder(
+def save_experiment_encoder(
     encoder: SCNN,
     path: str | os.PathLike,
     data: ExperimentData,
@@ -50,12 +52,12 @@ def save_encoder(
     )
 
 
-def load_encoder(
+def load_experiment_encoder(
     path: str | os.PathLike,
     data: ExperimentData | None = None,
     expected: dict[str, Any] | None = None,
 ) -> tuple[SCNN, dict[str, Any]]:
-    """Load an encoder saved by :func:`save_encoder` (with ``weights_only=True``).
+    """Load an encoder saved by :func:`save_experiment_encoder` (with ``weights_only=True``).
 
     :func:`topo_contrastive.io.load_encoder` on ``data``'s complex (its Hodge decomposition
     rebuilds a ``HodgeReadout``).

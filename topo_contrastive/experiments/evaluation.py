@@ -8,7 +8,6 @@ from __future__ import annotations
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,11 +19,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
+from topo_contrastive.experiments.probe_result import ProbeResult
+
 __all__ = [
     "DEFAULT_CS",
     "DEFAULT_PROBE",
     "PROBES",
-    "ProbeResult",
     "RowSpace",
     "WideLinearSVC",
     "linear_probe",
@@ -167,30 +167,6 @@ class WideLinearSVC(LinearSVC):
             return super().fit(X, y, sample_weight)
         finally:
             self.dual, self.max_iter = dual, max_iter
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """Result of :func:`linear_probe` (accuracies are fractions in ``[0, 1]``).
-
-    Attributes:
-        test_accuracy: accuracy on the test samples.
-        train_accuracy: accuracy on the training samples.
-        cv_accuracy: mean cross-validation accuracy of the chosen ``C`` (the ridge probe:
-            leave-one-out accuracy of the chosen ``alpha``).
-        C: the chosen penalty of the SVM (``nan`` for the ridge probe).
-        val_accuracy: accuracy on the validation samples (``nan`` when none were given).
-        alpha: the chosen penalty of the ridge probe (``nan`` for the SVM).
-        probe: ``"svm"`` or ``"ridge"``.
-    """
-
-    test_accuracy: float
-    train_accuracy: float
-    cv_accuracy: float
-    C: float
-    val_accuracy: float = float("nan")
-    alpha: float = float("nan")
-    probe: str = "svm"
 
 
 def linear_probe(

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
 from topo_contrastive.transforms.spectral_mask_optimizer import (
@@ -240,6 +241,7 @@ def plot_figure1(
         The ``matplotlib.figure.Figure`` (made without pyplot: no window, no backend
         change).
     """
+    require_extra("matplotlib", "plot_figure1")
     from matplotlib.figure import Figure
 
     bins = _check_int(bins, "bins", 1)

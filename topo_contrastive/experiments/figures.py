@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
@@ -18,6 +19,7 @@ def plot_figure2(
 ) -> None:
     """Figure 2: test accuracy against the uniform drop probability, ``points[row] = [(p,
     mean %, std %), ...]``, written atomically as PNG to ``path``."""
+    require_extra("matplotlib", "Figure 2")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(4.8, 3.4))

@@ -1,4 +1,4 @@
-r"""Fine-tuning an SCNN encoder with a downstream head (issue 25 item 2).
+r"""Fine-tuning an SCNN encoder with a downstream head.
 
 A head (linear, or a small MLP) on the encoder's embedding :math:`\mathbf{h}`, trained with
 cross-entropy and Adam on the labelled samples:
@@ -31,8 +31,8 @@ configuration's learning rate for encoder and head alike).
    first learning rate of the grid), and the model is trained on all labelled samples for
    that many epochs;
 3. else the fixed defaults: :data:`DEFAULT_EPOCHS` (40) epochs for fine-tuning (the
-   calibration of issue 25: a linear head, 40 epochs), the configuration's epochs for the
-   supervised SCNN, and ``encoder_lr``.
+   calibration of the label-efficiency study: a linear head, 40 epochs), the configuration's
+   epochs for the supervised SCNN, and ``encoder_lr``.
 
 No extra labels are used: in rule 2 and 3 only the labelled samples are seen.
 """

@@ -48,6 +48,7 @@ from topo_contrastive.experiments.evaluation import (
     probe_splits,
     reference_features,
 )
+from topo_contrastive.experiments.formatting import format_mean_std
 from topo_contrastive.experiments.training import embed
 from topo_contrastive.nn import SCNN
 
@@ -500,7 +501,8 @@ def references_markdown(summary: Mapping[str, Any]) -> str:
         if r["row"] == "encoder":
             label = f"{label} ({name})"
         lines.append(
-            f"| {label} | {r['features']} | {r['mean_accuracy']:.1f} ± {r['std_accuracy']:.1f} |"
+            f"| {label} | {r['features']} | "
+            f"{format_mean_std(r['mean_accuracy'], r['std_accuracy'])} |"
         )
     for row, why in refs["omitted"].items():
         lines += ["", f"{_LABELS[row]}: omitted ({why})."]

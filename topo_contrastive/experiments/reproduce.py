@@ -47,6 +47,7 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import (
     COMPLETE_MARKER,
     check_output_dir,
@@ -255,8 +256,12 @@ def reproduce(
             any work); ``resume`` on a folder whose run used other settings, or on a
             non-empty folder that another command wrote (no ``reproduce`` ``runs.json``;
             refused before any data is loaded, nothing is written then).
+        MissingExtraError: matplotlib is not installed (the ``plot`` extra) and the preset
+            draws a figure (before any work).
     """
     preset, ds_names, rows, eds = _selection(preset, dataset_names, config_names, editions)
+    if draws_figures(preset, ds_names):
+        require_extra("matplotlib", "Figures 1-2 of reproduce")  # before any work
     folder = check_output_dir(out)
     marker = folder / COMPLETE_MARKER
     if marker.exists() and not resume:  # (a refused resume leaves the folder as it was)
@@ -409,6 +414,13 @@ def _run_units(
         say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
         bar.update(1)
     bar.close()
+
+
+def draws_figures(preset: Preset, dataset_names: Sequence[str]) -> bool:
+    """Whether :func:`reproduce` with ``preset`` on ``dataset_names`` (resolved names) draws
+    Figure 1 or Figure 2 (and so needs matplotlib, the ``plot`` extra)."""
+    fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
+    return preset.figure1_draws > 0 or bool(fig2 in dataset_names and preset.figure2_probs)
 
 
 def _figure2(

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topo_contrastive.experiments.evaluation import ProbeResult
+from topo_contrastive.experiments.probe_result import ProbeResult
 
 __all__ = ["RIDGE_ALPHAS", "RidgePath", "ridge_path", "ridge_probe"]
 
@@ -185,7 +185,7 @@ def ridge_probe(
         alphas: penalties (default ``None``: :data:`RIDGE_ALPHAS`).
 
     Returns:
-        :class:`~topo_contrastive.experiments.evaluation.ProbeResult` with ``probe="ridge"``,
+        :class:`~topo_contrastive.experiments.ProbeResult` with ``probe="ridge"``,
         ``alpha`` the chosen penalty, ``cv_accuracy`` its leave-one-out accuracy and ``C``
         ``nan``.
 

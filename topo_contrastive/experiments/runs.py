@@ -36,7 +36,7 @@ from topo_contrastive._files import (
     write_text,
 )
 from topo_contrastive.experiments import training
-from topo_contrastive.experiments.checkpoint import load_encoder, save_encoder
+from topo_contrastive.experiments.checkpoint import load_experiment_encoder, save_experiment_encoder
 from topo_contrastive.experiments.configs import ExperimentConfig, get_config
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.diagnostics import pretrain_diagnostics
@@ -215,7 +215,7 @@ def pretrain_to_folder(
         h = training.embed(result.encoder, data, device=group.device)
         result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
         meta["diagnostics"] = result.diagnostics
-        save_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
+        save_experiment_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
         write_json(
             out / "pretrain.json",
             {
@@ -254,7 +254,7 @@ def evaluate_saved(
 
     Args:
         encoder: the encoder (e.g. from
-            :func:`~topo_contrastive.experiments.checkpoint.load_encoder`).
+            :func:`~topo_contrastive.experiments.checkpoint.load_experiment_encoder`).
         data: the prepared dataset, with labels.
         split_seeds: the seeds of the random splits.
         checkpoint: the file the encoder was read from, named in the summary.
@@ -374,7 +374,7 @@ def embed_to_folder(
     Raises:
         ValueError: the checkpoint does not fit ``data``'s complex, or is no encoder file.
     """
-    encoder, meta = load_encoder(checkpoint, data=data)
+    encoder, meta = load_experiment_encoder(checkpoint, data=data)
     emb = training.embed(encoder, data, device=device, batch_size=batch_size)  # [S, D]
     paths = write_embeddings(
         out,

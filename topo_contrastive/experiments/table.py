@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from topo_contrastive.experiments.configs import CONFIG_NAMES, PAPER_TABLE1
+from topo_contrastive.experiments.formatting import format_mean_std
 
 __all__ = [
     "EDITION_TITLES",
@@ -44,7 +45,7 @@ EDITION_TITLES: dict[str, str] = {
 #: Edition-independent reference rows are stored once under this edition name.
 SHARED_EDITION = "shared"
 _DATASET_TITLES = {"trajectory": "Trajectory", "ocean": "Ocean drifters"}
-#: Targets of the HodgeReadout edition (issue 12): SSCL_Spec at least this (%).
+#: Targets of the HodgeReadout edition: SSCL_Spec at least this (%).
 HODGE_TARGETS = {"trajectory": 99.0, "ocean": 96.0}
 
 Summary = dict[tuple[str, str, str], tuple[float, float, int]]
@@ -72,7 +73,7 @@ def cell(summary: Summary, edition: str, row: str, dataset: str) -> tuple[float,
 
 
 def _fmt(c: tuple[float, float, int] | None) -> str:
-    return "—" if c is None else f"{c[0]:.1f} ± {c[1]:.1f}"
+    return "—" if c is None else format_mean_std(c[0], c[1])
 
 
 def target_checks(summary: Summary, datasets: Sequence[str], editions: Sequence[str]) -> list[str]:
@@ -107,7 +108,8 @@ def target_checks(summary: Summary, datasets: Sequence[str], editions: Sequence[
                 mean, std = PAPER_TABLE1[row][ds]
                 ok = got[0] >= mean - 2 * std
                 lines.append(
-                    f"- [paper] {row} on {ds}: {got[0]:.1f} vs paper {mean} ± {std} -> "
+                    f"- [paper] {row} on {ds}: {got[0]:.1f} vs paper "
+                    f"{format_mean_std(mean, std)} -> "
                     f"{'within 2 std or better' if ok else 'MISSED (below paper - 2 std)'}"
                 )
             a, b = get("SSCL_Spec"), get("SCNN")
@@ -145,8 +147,8 @@ def _supervised_lines(
             best = np.array([r["best_epoch"] for r in sup])
             run = np.array([r.get("epochs_run", r["epochs"]) for r in sup])
             lines.append(
-                f"- [{ed}] supervised SCNN on {ds}: train accuracy {train.mean():.1f} ± "
-                f"{train.std():.1f} % (min {train.min():.1f}); best epoch {best.mean():.0f} "
+                f"- [{ed}] supervised SCNN on {ds}: train accuracy {format_mean_std(train)} "
+                f"% (min {train.min():.1f}); best epoch {best.mean():.0f} "
                 f"(range {best.min()}-{best.max()}); epochs run {run.mean():.0f} (range "
                 f"{run.min()}-{run.max()}, maximum {sup[0]['epochs']})"
             )
@@ -184,7 +186,7 @@ def format_table(
                 paper = PAPER_TABLE1.get(row, {}).get(d) if ed == "paper" else None
                 if row in REFERENCE_ROWS and c is None:
                     continue
-                cells.append(f" {_fmt(c)} | {f'{paper[0]} ± {paper[1]}' if paper else '—'} |")
+                cells.append(f" {_fmt(c)} | {format_mean_std(*paper) if paper else '—'} |")
             if len(cells) == len(datasets):
                 lines.append(f"| {REFERENCE_ROWS.get(row, row)} |" + "".join(cells))
         lines.append("")

@@ -2,7 +2,6 @@
 readout, the projection head, and the adapter of TopoModelX's simplicial models."""
 
 from topo_contrastive.nn.hodge_readout import HodgeReadout, canonical_harmonic_basis
-from topo_contrastive.nn.next_node_head import NextNodeHead
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn import SCNN
 from topo_contrastive.nn.scnn_conv import SCNNConv
@@ -12,7 +11,6 @@ __all__ = [
     "SCNNConv",
     "SCNN",
     "HodgeReadout",
-    "NextNodeHead",
     "ProjectionHead",
     "TopoModelXEncoder",
     "canonical_harmonic_basis",

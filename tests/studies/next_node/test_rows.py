@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from topo_contrastive import ComplexOperators
-from topo_contrastive.datasets import next_node_samples
 from topo_contrastive.experiments import get_config
-from topo_contrastive.experiments import next_node as nn_
 from topo_contrastive.experiments.training import build_encoder
+from topo_contrastive.studies.next_node import next_node_samples
+from topo_contrastive.studies.next_node import rows as nn_
 
 
 @pytest.fixture(scope="module")

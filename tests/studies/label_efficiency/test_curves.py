@@ -1,4 +1,4 @@
-"""The label-efficiency curves (:mod:`topo_contrastive.experiments.label_efficiency`) on the
+"""The label-efficiency curves (:mod:`topo_contrastive.studies.label_efficiency.curves`) on the
 tiny trajectory task (20 train / 10 test samples, two classes)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from topo_contrastive.experiments import finetune, runs
-from topo_contrastive.experiments import label_efficiency as le
-from topo_contrastive.experiments.label_efficiency import (
+from topo_contrastive.studies.label_efficiency import curves as le
+from topo_contrastive.studies.label_efficiency.curves import (
     label_efficiency,
     labelled_subsets,
     resolve_rows,
@@ -129,7 +129,7 @@ def test_large_harmonic_space_is_reduced(tiny_data, tmp_path, monkeypatch):
 
 
 def test_reduce_harmonic_is_the_top_principal_directions_over_all_flows():
-    from topo_contrastive.experiments.label_efficiency import reduce_harmonic
+    from topo_contrastive.studies.label_efficiency.curves import reduce_harmonic
 
     rng = np.random.default_rng(0)
     small = rng.normal(size=(30, 5))

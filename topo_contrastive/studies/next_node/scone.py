@@ -1,4 +1,4 @@
-r"""TopoModelX's SCoNe as a next-node baseline trained from scratch (issue 28 item 3).
+r"""TopoModelX's SCoNe as a next-node baseline trained from scratch.
 
 Roddenberry, Glaze & Segarra, "Principled Simplicial Neural Networks for Trajectory
 Prediction", ICML 2021: ``L`` layers
@@ -8,16 +8,15 @@ Prediction", ICML 2021: ``L`` layers
     \mathbf{W}_2^{(l)} + \mathbf{H}^{(l)}\mathbf{W}_1^{(l)} + \mathbf{B}_1^\top\mathbf{B}_1
     \mathbf{H}^{(l)}\mathbf{W}_0^{(l)}\big)
 
-(``topomodelx.nn.simplicial.scone.SCoNe``, TopoModelX 0.0.1: one sample ``[N1, C]`` at a
-time, no bias), then the library's :class:`~topo_contrastive.nn.NextNodeHead` (``B1 H w``
-over the neighbours of the prefix's last node, SCoNe's own output map). :class:`SCoNeEncoder`
-wraps the TopoModelX model in the interface :func:`~topo_contrastive.experiments.next_node.
-train_next_node` trains (``edge_embeddings``, ``reset_parameters``, ``hidden_channels``),
-looping over the samples of a batch, so the baseline runs through the same training loop,
-splits, seeds and selection rule as every other row. SCoNe's published settings are 3 layers
-of 16 channels; the training recipe here is the other rows' (see
-:func:`~topo_contrastive.experiments.next_node.train_next_node`), not SCoNe's 1,000 epochs at
-learning rate 1e-3.
+(``topomodelx.nn.simplicial.scone.SCoNe``, TopoModelX 0.0.1: one sample ``[N1, C]`` at a time, no
+bias), then the library's :class:`~topo_contrastive.studies.next_node.NextNodeHead` (``B1 H w``
+over the neighbours of the prefix's last node, SCoNe's own output map). :class:`SCoNeEncoder` wraps
+the TopoModelX model in the interface :func:`~topo_contrastive.studies.next_node.train_next_node`
+trains (``edge_embeddings``, ``reset_parameters``, ``hidden_channels``), looping over the samples
+of a batch, so the baseline runs through the same training loop, splits, seeds and selection rule
+as every other row. SCoNe's published settings are 3 layers of 16 channels; the training recipe
+here is the other rows' (see :func:`~topo_contrastive.studies.next_node.train_next_node`), not
+SCoNe's 1,000 epochs at learning rate 1e-3.
 
 Needs TopoModelX, installed without its dependencies into the same environment
 (``pip install --no-deps topomodelx==0.0.1``; docs/install.md).

@@ -17,7 +17,7 @@ Prediction", ICML 2021, §5 (their ``trajectory_experiments.py``, options ``reve
   ``docs/design.md``). Trained on class 0, scored on class 1. Data without labels have no
   region test.
 
-Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` (and, with ``scone=True``,
+Every row of :data:`~topo_contrastive.studies.next_node.rows.ROWS` (and, with ``scone=True``,
 TopoModelX's SCoNe from scratch) is scored under each test, on the same seeds, with the same
 cuts of the paths (``seed``) for both directions.
 """
@@ -30,15 +30,15 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from topo_contrastive.datasets.next_node import NextNodeSamples, next_node_samples
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.next_node import (
+from topo_contrastive.nn import SCNN
+from topo_contrastive.studies.next_node.rows import (
     ROWS,
     next_node_cell,
     next_node_split,
     require_paths,
 )
-from topo_contrastive.nn import SCNN
+from topo_contrastive.studies.next_node.samples import NextNodeSamples, next_node_samples
 
 __all__ = ["TESTS", "concat_samples", "next_node_transfer", "transfer_splits"]
 
@@ -118,7 +118,7 @@ def next_node_transfer(
     scone: bool = False,
     rows: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Every row of :data:`~topo_contrastive.experiments.next_node.ROWS` under every test of
+    """Every row of :data:`~topo_contrastive.studies.next_node.rows.ROWS` under every test of
     :data:`TESTS` (see the module docstring), on the splits ``seeds``.
 
     The ``"test"`` and ``"reversed"`` tests share one training run per row and seed (the
@@ -136,7 +136,7 @@ def next_node_transfer(
         progress: called as ``progress(test, row, seed, accuracy)`` after every cell.
         scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` under every test
             (default ``False``; needs the ``topomodelx`` extra).
-        rows: run only these rows of :data:`~topo_contrastive.experiments.next_node.ROWS`
+        rows: run only these rows of :data:`~topo_contrastive.studies.next_node.rows.ROWS`
             (and ``"scone"``), in this order (default: all; e.g. to add a row to an earlier
             run: every cell depends only on its row and seed).
 
@@ -147,7 +147,7 @@ def next_node_transfer(
 
     Raises:
         ValueError: an unknown row in ``rows``; data without node paths; see
-            :func:`~topo_contrastive.experiments.next_node.train_next_node`.
+            :func:`~topo_contrastive.studies.next_node.train_next_node`.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
     rows_run = ROWS + (("scone",) if scone else ())
@@ -158,7 +158,7 @@ def next_node_transfer(
                              f"got {tuple(rows)!r}")  # fmt: skip
         rows_run = tuple(rows)
     if "scone" in rows_run:
-        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+        from topo_contrastive.studies.next_node.scone import SCoNeEncoder
 
         SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
     cells: dict[str, dict[str, list[dict[str, Any]]]] = {
@@ -215,7 +215,7 @@ def _score_both(
     fwd, rev = cast(dict, splits["test"]), cast(dict, splits["reversed"])  # always made
     joint = {"train": fwd["train"], "val": fwd["val"],
              "test": np.concatenate([fwd["test"], rev["test"]])}  # fmt: skip
-    from topo_contrastive.experiments.next_node import _trained_row, train_next_node
+    from topo_contrastive.studies.next_node.rows import _trained_row, train_next_node
 
     encoder, mode = _trained_row(row, data, encoder)
     res = train_next_node(data, samples, encoder, mode, joint["train"], joint["val"],

@@ -1,6 +1,6 @@
 """The outputs of ``topo-contrastive label-efficiency`` from its cell records: the summary
 (mean ± std over draws per row and fraction), the Markdown table and the figure
-(:mod:`~topo_contrastive.experiments.label_efficiency` writes them)."""
+(:mod:`~topo_contrastive.studies.label_efficiency.curves` writes them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
+from topo_contrastive.experiments.formatting import format_mean_std
 
 __all__ = ["PRETRAINED_KINDS", "best_line", "label_efficiency_markdown", "plot_curves", "summarize"]
 
@@ -111,7 +113,7 @@ def label_efficiency_markdown(
         cells = []
         for f in fractions:
             p = _at(r, f)
-            cells.append("–" if p is None else f"{p['mean']:.1f} ± {p['std']:.1f}")
+            cells.append("–" if p is None else format_mean_std(p["mean"], p["std"]))
         label = r["label"].replace("|", "\\|")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Columns: labelled fraction of the training split (labels per draw)."]
@@ -123,6 +125,7 @@ def plot_curves(summary: Sequence[Mapping[str, Any]], path: str | Path, title: s
     """Test accuracy against the labelled fraction (log x-axis), mean ± std bands over the
     draws, one line per row (pre-trained rows solid, reference rows dashed); written
     atomically as PNG to ``path`` (matplotlib's Agg canvas, no display needed)."""
+    require_extra("matplotlib", "plot_curves")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

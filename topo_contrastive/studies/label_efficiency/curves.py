@@ -1,6 +1,6 @@
-r"""Label-efficiency curves (``topo-contrastive label-efficiency``, issue 25 item 3).
+r"""Label-efficiency curves (``topo-contrastive label-efficiency``).
 
-**Labelled subsets**: :func:`~topo_contrastive.experiments.labelled_subsets.labelled_subsets`
+**Labelled subsets**: :func:`~topo_contrastive.studies.label_efficiency.labelled_subsets`
 (stratified, at least one label per class, nested within a draw, the same for every row).
 The split's validation samples are not used (they would be extra labels); the test samples
 are only scored.
@@ -10,7 +10,7 @@ are only scored.
 - ``probe:<method>:<edition>`` and ``finetune:<method>:<edition>``: SSCL_Spec and SCL
   (:data:`PRETRAINED_METHODS`) of both editions, each pre-trained **once** per pre-training
   seed on all flows without labels and saved in ``<out>/encoders/`` (a resume loads them),
-  probed with :func:`~topo_contrastive.experiments.low_label_probe.low_label_probe` and
+  probed with :func:`~topo_contrastive.studies.label_efficiency.low_label_probe` and
   fine-tuned end to end with :func:`~topo_contrastive.experiments.finetune.fine_tune`;
 - ``control:<edition>``: the same fine-tuning from the untrained encoder (same architecture,
   initialised as the pre-training run starts);
@@ -26,7 +26,7 @@ are only scored.
 Draw ``d`` uses the encoder of pre-training seed ``seed + d % pretrain_seeds``; fine-tuning
 and the supervised SCNN use the seed ``seed + d``. Every selection happens inside the
 labelled subset (:mod:`~topo_contrastive.experiments.finetune`,
-:mod:`~topo_contrastive.experiments.low_label_probe`).
+:mod:`~topo_contrastive.studies.label_efficiency.probe`).
 
 **Resuming.** Every finished cell (row, fraction, draw) is appended to
 ``label_efficiency.json`` / ``.csv`` (rewritten atomically, ``"complete": false``) as soon as
@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from topo_contrastive._extras import require_extra
 from topo_contrastive._files import (
     COMPLETE_MARKER,
     check_output_dir,
@@ -59,22 +60,22 @@ from topo_contrastive._files import (
     write_text,
 )
 from topo_contrastive.experiments import finetune as ft
-from topo_contrastive.experiments import low_label_probe as llp
 from topo_contrastive.experiments.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import reference_features
-from topo_contrastive.experiments.label_efficiency_report import (
+from topo_contrastive.experiments.training import build_encoder, embed
+from topo_contrastive.studies.label_efficiency import probe as llp
+from topo_contrastive.studies.label_efficiency.report import (
     label_efficiency_markdown,
     plot_curves,
     summarize,
 )
-from topo_contrastive.experiments.labelled_subsets import (
+from topo_contrastive.studies.label_efficiency.subsets import (
     DEFAULT_DRAWS,
     DEFAULT_FRACTIONS,
     labelled_subsets,
     subset_sizes,
 )
-from topo_contrastive.experiments.training import build_encoder, embed
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -200,7 +201,7 @@ class LabelEfficiencyResult:
 
     Attributes:
         records: one dict per cell (row, fraction, draw).
-        summary: :func:`~topo_contrastive.experiments.label_efficiency_report.summarize`.
+        summary: :func:`~topo_contrastive.studies.label_efficiency.summarize`.
         out: the output folder.
         resumed_cells: cells taken from an earlier call.
         computed_cells: cells computed by this call.
@@ -315,7 +316,7 @@ class _Features:
         key = ("pretrained", method, edition, pseed)
         if key in self.cache:
             return self.cache[key]
-        from topo_contrastive.experiments.checkpoint import load_encoder
+        from topo_contrastive.experiments.checkpoint import load_experiment_encoder
         from topo_contrastive.experiments.runs import pretrain_to_folder
 
         cfg = self.config(method, edition)
@@ -334,7 +335,7 @@ class _Features:
                 json.dumps(ran.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
                 pseed, epochs)  # fmt: skip
         if done:
-            encoder, _ = load_encoder(run_dir / "encoder.pt", data=self.data)
+            encoder, _ = load_experiment_encoder(run_dir / "encoder.pt", data=self.data)
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")
         else:
             run_dir.mkdir(parents=True, exist_ok=True)
@@ -456,7 +457,7 @@ def label_efficiency(
             ``None``: 40 for fine-tuning, the configuration's 200 for the supervised SCNN).
         classifier: the low-label probe's classifier, ``"ridge"`` (default: the fast probe,
             one SVD per fold and scaling for the whole penalty path), ``"logistic"`` or
-            ``"svm"`` (:func:`~topo_contrastive.experiments.low_label_probe.low_label_probe`).
+            ``"svm"`` (:func:`~topo_contrastive.studies.label_efficiency.low_label_probe`).
         overrides: configuration fields changed for every row (e.g. ``hidden_channels``).
         device: training device (default ``"cpu"``).
         resume: keep the finished cells of an earlier call in ``out`` (default ``False``:
@@ -473,8 +474,10 @@ def label_efficiency(
         ValueError: data without labels; a fraction outside ``(0, 1]`` or too small for a
             label per class; an unknown row, edition or classifier; ``resume`` into another
             command's folder or a run of other settings (nothing is written then).
+        MissingExtraError: matplotlib is not installed (the ``plot`` extra), before any work.
     """
     start = time.perf_counter()
+    require_extra("matplotlib", "the label-efficiency figure")  # before any work
     if classifier not in llp.CLASSIFIERS:
         raise ValueError(
             f"`classifier` must be one of {', '.join(llp.CLASSIFIERS)}, got {classifier!r}"
@@ -487,19 +490,8 @@ def label_efficiency(
     for p in (("draws", draws), ("pretrain_seeds", pretrain_seeds)):
         if int(p[1]) < 1:
             raise ValueError(f"`{p[0]}` must be >= 1, got {p[1]}")
-    opts = {
-        "fractions": [float(f) for f in fractions], "draws": int(draws), "split": int(split),
-        "seed": int(seed), "pretrain_seeds": int(pretrain_seeds),
-        "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
-        "overrides": dict(overrides or {}),
-        "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
-                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
-        if classifier != "ridge" else
-        {"alphas": list(llp.LOW_LABEL_ALPHAS), "default_alpha": llp.DEFAULT_ALPHA,
-         "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
-        "finetune": {"head": "linear", "head_lr": ft.DEFAULT_HEAD_LR,
-                     "encoder_lr": ft.DEFAULT_ENCODER_LR, "folds": ft.DEFAULT_FOLDS},
-    }  # fmt: skip
+    opts = _options(fractions, draws, split, seed, pretrain_seeds, pretrain_epochs, max_epochs,
+                    classifier, overrides)  # fmt: skip
     fingerprint = _fingerprint(data, task, opts)
     folder = check_output_dir(out)
     records = _previous(folder, fingerprint) if resume else []
@@ -541,14 +533,55 @@ def label_efficiency(
     if bar is not None:
         bar.close()
     summary = summarize(records, [r.key for r in chosen])
-    title = f"Label efficiency on {data.name} (split {split}, {draws} draws per fraction)"
+    _write_report(folder, summary, data.name, opts, len(idx["train"]), test_idx.size)
+    seconds = time.perf_counter() - start
+    settings["wall_time_s"] = round(seconds, 1)
+    save(complete=True)
+    write_text(folder / COMPLETE_MARKER, f"completed in {seconds:.1f} s\n")
+    return LabelEfficiencyResult(
+        records=records, summary=summary, out=folder, resumed_cells=resumed,
+        computed_cells=len(todo), seconds=seconds,
+    )  # fmt: skip
+
+
+def _options(
+    fractions: Sequence[float], draws: int, split: int, seed: int, pretrain_seeds: int,
+    pretrain_epochs: int | None, max_epochs: int | None, classifier: str,
+    overrides: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The settings of :func:`label_efficiency` that decide its numbers (fingerprinted: a
+    resume with others is refused), with the probe's and fine-tuning's fixed choices."""
+    return {
+        "fractions": [float(f) for f in fractions], "draws": int(draws), "split": int(split),
+        "seed": int(seed), "pretrain_seeds": int(pretrain_seeds),
+        "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
+        "overrides": dict(overrides or {}),
+        "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
+                  "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
+        if classifier != "ridge" else
+        {"alphas": list(llp.LOW_LABEL_ALPHAS), "default_alpha": llp.DEFAULT_ALPHA,
+         "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5},
+        "finetune": {"head": "linear", "head_lr": ft.DEFAULT_HEAD_LR,
+                     "encoder_lr": ft.DEFAULT_ENCODER_LR, "folds": ft.DEFAULT_FOLDS},
+    }  # fmt: skip
+
+
+def _write_report(
+    folder: Path, summary: list[dict[str, Any]], dataset: str, opts: Mapping[str, Any],
+    train_size: int, test_size: int,
+) -> None:
+    """Write ``label_efficiency.md`` (the table with its notes) and ``label_efficiency.png``
+    (the curves) of ``summary`` into ``folder``."""
+    classifier = opts["classifier"]
+    title = (f"Label efficiency on {dataset} (split {opts['split']}, {opts['draws']} draws per "
+             "fraction)")  # fmt: skip
     notes = [
-        f"Training split: {len(idx['train'])} samples, test split: {test_idx.size} "
+        f"Training split: {train_size} samples, test split: {test_size} "
         "(the validation split is not used). Subsets stratified with >= 1 label per class, "
         "nested within a draw, the same for every row.",
         {"logistic": "Probe: logistic regression", "svm": "Probe: linear SVM",
          "ridge": "Probe: ridge classifier"}[classifier],
-    ]
+    ]  # fmt: skip
     penalty = "alpha" if classifier == "ridge" else "C"
     notes[-1] += (
         f" on standardised or L2-normalised features, both and {penalty} chosen by 3-fold CV "
@@ -561,11 +594,3 @@ def label_efficiency(
     write_text(folder / "label_efficiency.md",
                label_efficiency_markdown(summary, opts["fractions"], title, notes))  # fmt: skip
     plot_curves(summary, folder / "label_efficiency.png", title)
-    seconds = time.perf_counter() - start
-    settings["wall_time_s"] = round(seconds, 1)
-    save(complete=True)
-    write_text(folder / COMPLETE_MARKER, f"completed in {seconds:.1f} s\n")
-    return LabelEfficiencyResult(
-        records=records, summary=summary, out=folder, resumed_cells=resumed,
-        computed_cells=len(todo), seconds=seconds,
-    )  # fmt: skip

@@ -1,12 +1,14 @@
-r"""Next-node trajectory prediction as a second downstream task (reuse of a pre-trained encoder).
+r"""Next-node trajectory prediction: the models and the rows (reuse of a pre-trained
+encoder as a second downstream task).
 
 The task and data preparation follow SCoNe (Roddenberry, Glaze & Segarra, ICML 2021;
-:mod:`topo_contrastive.datasets.next_node`): one prefix flow per path, the next node among the
-neighbours of the prefix's last node. Models:
+:mod:`topo_contrastive.studies.next_node.samples`): one prefix flow per path, the next node
+among the neighbours of the prefix's last node. Models:
 
 - :func:`train_next_node`: an :class:`~topo_contrastive.nn.SCNN`'s per-edge features
   (:meth:`~topo_contrastive.nn.SCNN.edge_embeddings`) and a
-  :class:`~topo_contrastive.nn.NextNodeHead`, trained with cross-entropy over the candidates:
+  :class:`~topo_contrastive.studies.next_node.NextNodeHead`, trained with cross-entropy over
+  the candidates:
   ``"frozen"`` (a given encoder, only the head trained: reuse without changing it),
   ``"finetune"`` (a given encoder trained with the head, its own learning rate) or
   ``"scratch"`` (the same from a fresh encoder) or ``"untrained"`` (a fresh encoder of the same
@@ -39,9 +41,10 @@ from topo_contrastive._checks import (
     check_seed,
     check_seeds,
 )
-from topo_contrastive.datasets.next_node import NextNodeSamples
 from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.nn import SCNN, NextNodeHead
+from topo_contrastive.nn import SCNN
+from topo_contrastive.studies.next_node.head import NextNodeHead
+from topo_contrastive.studies.next_node.samples import NextNodeSamples
 
 __all__ = [
     "MAX_EPOCHS",
@@ -157,16 +160,16 @@ def train_next_node(
     device: str | torch.device = "cpu",
     test_parts: Sequence[int] = (),
 ) -> NextNodeResult:
-    """Train a :class:`~topo_contrastive.nn.NextNodeHead` on ``encoder`` (see the module
-    docstring for the modes) with Adam and cross-entropy over the candidates; keep the epoch
-    with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
+    """Train a :class:`~topo_contrastive.studies.next_node.NextNodeHead` on ``encoder`` (see
+    the module docstring for the modes) with Adam and cross-entropy over the candidates; keep
+    the epoch with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
     Without validation samples (``val_idx`` empty: too few labelled prefixes to select on,
     see :func:`labelled_split`) nothing is selected: the last epoch is kept and its
     ``val_accuracy`` is NaN.
 
     Args:
         data: the dataset (its Laplacians).
-        samples: the next-node samples (:func:`~topo_contrastive.datasets.next_node.
+        samples: the next-node samples (:func:`~topo_contrastive.studies.next_node.samples.
             next_node_samples`) of ``data``'s complex.
         encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"`` only
             its architecture is used (a fresh copy re-initialised from ``seed``).
@@ -374,7 +377,7 @@ def _trained_row(row: str, data: ExperimentData, encoder: SCNN) -> tuple[Any, st
         ValueError: ``row`` is neither a trained row of :data:`ROWS` nor ``"scone"``.
     """
     if row == "scone":
-        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+        from topo_contrastive.studies.next_node.scone import SCoNeEncoder
 
         return SCoNeEncoder(data.complex), "scratch"
     if row not in MODES:
@@ -399,7 +402,7 @@ def next_node_cell(
     ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
     (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
     of ``encoder`` from ``seed``; ``"scone"``: TopoModelX's SCoNe trained from scratch the same
-    way, :class:`~topo_contrastive.experiments.next_node_scone.SCoNeEncoder`; the trained rows
+    way, :class:`~topo_contrastive.studies.next_node.SCoNeEncoder`; the trained rows
     run on ``device``). With ``predictions`` a trained row also gives ``test_predictions``,
     the kept epoch's predicted node per test sample (:attr:`NextNodeResult.test_predictions`;
     default ``False``).
@@ -445,7 +448,7 @@ def next_node_rows(
     fraction: float = 1.0,
 ) -> dict[str, Any]:
     """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
-    the samples cut with that seed (:func:`~topo_contrastive.datasets.next_node_samples`),
+    the samples cut with that seed (:func:`~topo_contrastive.studies.next_node.next_node_samples`),
     the dataset's split of that seed (without a validation part: 20 %
     of its training samples, stratified by the flows' labels where there are labels, else at
     random), and the rows of :data:`ROWS` (:func:`train_next_node` with ``seed``).
@@ -477,7 +480,7 @@ def next_node_rows(
         TypeError: a seed, ``epochs``, ``fraction`` or flag of another type.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
-    from topo_contrastive.datasets.next_node import next_node_samples
+    from topo_contrastive.studies.next_node.samples import next_node_samples
 
     seeds = check_seeds(seeds)
     epochs = check_int(epochs, "epochs", 1, MAX_EPOCHS)
@@ -486,7 +489,7 @@ def next_node_rows(
     paths = require_paths(data)
     rows_run = ROWS + (("scone",) if scone else ())
     if scone:
-        from topo_contrastive.experiments.next_node_scone import SCoNeEncoder
+        from topo_contrastive.studies.next_node.scone import SCoNeEncoder
 
         SCoNeEncoder(data.complex)  # refuses a missing TopoModelX before any training
     cells: dict[str, list[dict[str, Any]]] = {row: [] for row in rows_run}

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from topo_contrastive import ComplexOperators
-from topo_contrastive.datasets import next_node_samples
+from topo_contrastive.studies.next_node import next_node_samples
 
 
 def _grid():

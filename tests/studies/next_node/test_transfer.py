@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive.datasets import next_node_samples
 from topo_contrastive.experiments import get_config
-from topo_contrastive.experiments import next_node as nn_
-from topo_contrastive.experiments import next_node_transfer as tr_
 from topo_contrastive.experiments.training import build_encoder
+from topo_contrastive.studies.next_node import next_node_samples
+from topo_contrastive.studies.next_node import rows as nn_
+from topo_contrastive.studies.next_node import transfer as tr_
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_transfer_table_has_every_row_under_every_test(tiny_data, encoder):
 
 def test_scone_without_topomodelx_is_refused_before_training(tiny_data, encoder, monkeypatch):
     """scone=True in an environment without TopoModelX: ImportError before any cell runs."""
-    from topo_contrastive.experiments import next_node_scone
+    from topo_contrastive.studies.next_node import scone as next_node_scone
 
     if next_node_scone.scone_available():
         pytest.skip("TopoModelX is installed (tests/nn/test_topomodelx_interop.py runs the row)")

@@ -1,4 +1,4 @@
-r"""Labelled subsets of a training split for label-efficiency curves (issue 25 item 3).
+r"""Labelled subsets of a training split for label-efficiency curves.
 
 Of the training split, a fraction ``f`` keeps :math:`n = \max(1, \mathrm{round}(f N))`
 labels, stratified, with at least one label per class (a fraction that cannot give every
@@ -8,7 +8,7 @@ spread evenly (the sample of rank :math:`r` of class :math:`c` at position
 :math:`(r + 1/2) / m_c`, with :math:`m_c` its count); a fraction takes the first :math:`n`.
 So the subsets are **nested** within a draw (the 1 % subset is inside the 2 % subset of the
 same draw), stratified, and the **same for every row** of
-:func:`~topo_contrastive.experiments.label_efficiency.label_efficiency`.
+:func:`~topo_contrastive.studies.label_efficiency.label_efficiency`.
 """
 
 from __future__ import annotations

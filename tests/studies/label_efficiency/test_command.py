@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.experiments.conftest import TINY_FLAGS, tiny_dataset
+from tests._tiny import TINY_FLAGS, tiny_dataset
 from topo_contrastive.cli import main
 from topo_contrastive.datasets import EdgeFlows
 

@@ -1,4 +1,4 @@
-r"""A linear probe for few labels (issue 25 item 3): regularised, scale-aware, with a selection
+r"""A linear probe for few labels: regularised, scale-aware, with a selection
 rule that works from one label per class.
 
 Table 1's probe (:func:`~topo_contrastive.experiments.linear_probe`: ``StandardScaler +

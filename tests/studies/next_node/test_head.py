@@ -8,7 +8,8 @@ import torch
 
 from tests.nn._helpers import tiny_complex
 from topo_contrastive import ComplexOperators
-from topo_contrastive.nn import SCNN, NextNodeHead
+from topo_contrastive.nn import SCNN
+from topo_contrastive.studies.next_node import NextNodeHead
 
 
 def test_scores_equal_the_dense_formula_and_mask_the_candidates():

@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
-from topo_contrastive.experiments.low_label_probe import (
+from topo_contrastive.studies.label_efficiency.probe import (
     DEFAULT_ALPHA,
     LOW_LABEL_ALPHAS,
     low_label_probe,

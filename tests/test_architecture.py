@@ -1,0 +1,263 @@
+"""The package's layout (docs/architecture.md), checked on its source with ``ast``.
+
+- the module import graph has no cycle (every ``import`` counts: module level, inside
+  functions and under ``TYPE_CHECKING``);
+- imports between rooms (``complex``, ``hodge``, ..., ``experiments``, ``studies.*``,
+  ``cli``) go downwards only, by the ranks of :data:`RANKS`; in particular the core imports
+  nothing from ``experiments``, ``studies`` or ``cli``, and one study nothing from another;
+- no source file of the package cites an issue number;
+- functions stay under :data:`MAX_FUNCTION_LINES` lines of code and modules under
+  :data:`MAX_MODULE_LINES` lines, but for the listed exceptions (a list that may only
+  shrink: an exception that no longer exceeds the limit must leave the list).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "topo_contrastive"
+
+#: rank of every room: an import from one room into another must go to a lower rank
+#: (``helpers``: the private top-level modules ``_checks``, ``_files``, ``_layout``,
+#: ``_numerics``, ``_outputs``; ``root``: ``topo_contrastive/__init__.py``, whose lazy
+#: shortcuts point into the core)
+RANKS = {
+    "helpers": 0,
+    "complex": 1,
+    "data": 2,
+    "hodge": 2,
+    "losses": 3,
+    "nn": 3,
+    "transforms": 3,
+    "datasets": 4,
+    "io": 5,
+    "root": 6,
+    "experiments": 7,
+    "studies": 8,
+    "studies.label_efficiency": 8,
+    "studies.next_node": 8,
+    "cli": 9,
+}
+#: what a core install and ``import topo_contrastive.<room>`` may load
+CORE = ("helpers", "complex", "data", "hodge", "losses", "nn", "transforms", "datasets", "io")
+#: import cycles allowed, each with its reason (none today)
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
+
+#: lines of code of a function: its body after the signature and the docstring, without
+#: blank lines and comment-only lines
+MAX_FUNCTION_LINES = 80
+#: lines of a module file, all counted
+MAX_MODULE_LINES = 600
+#: functions over the limit, with the reason they are not split yet
+LONG_FUNCTIONS: dict[str, str] = {}
+#: modules over the limit, with the reason they are not split yet
+LONG_MODULES: dict[str, str] = {
+    "topo_contrastive/complex/_build.py": "the construction of ComplexOperators from every "
+    "input (simplices, TopoNetX, incidence matrices, cells); to split once the cell-complex "
+    "layout of complex/ has settled",
+}
+
+_ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """Dotted module name -> (file, is a package ``__init__``)."""
+    found = {}
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        found[".".join(parts)] = (path, is_package)
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The package's modules that ``node`` (in module ``name``) imports."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        if node.level:  # relative: from . import x, from ..y import z
+            base = name.split(".")[: None if is_package else -1]
+            base = base[: len(base) - node.level + 1]
+            module = ".".join(base + ([node.module] if node.module else []))
+        else:
+            module = node.module or ""
+        # ``from pkg import sub`` imports the submodule ``pkg.sub`` where there is one
+        targets = [
+            f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
+            for a in node.names
+        ]
+    found = []
+    for target in targets:
+        while target not in MODULES and "." in target:  # ``import pkg.mod.attr`` style
+            target = target.rsplit(".", 1)[0]
+        if target in MODULES and target != name:
+            found.append(target)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {}
+    for name, (path, is_package) in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        graph[name] = {
+            target
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for target in _imported(name, is_package, node)
+        }
+    return graph
+
+
+GRAPH = _graph()
+
+
+def _room(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) == 1:
+        return "root"
+    if parts[1].startswith("_"):
+        return "helpers"
+    if parts[1] == "studies" and len(parts) > 2:
+        return f"studies.{parts[2]}"
+    return parts[1]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _code_lines(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    body = node.body
+    has_docstring = (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                     and isinstance(body[0].value.value, str))  # fmt: skip
+    if has_docstring and len(body) == 1:
+        return 0
+    start = body[1 if has_docstring else 0].lineno
+    return sum(
+        1
+        for line in lines[start - 1 : node.end_lineno]
+        if line.strip() and not line.strip().startswith("#")
+    )
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    # a function-level import (cli commands import their work lazily)
+    assert "topo_contrastive.studies.label_efficiency.curves" in GRAPH[
+        "topo_contrastive.cli.label_efficiency"
+    ]
+    # ``from pkg import module``
+    assert "topo_contrastive.experiments.checkpoint" not in GRAPH["topo_contrastive.io"]
+    assert GRAPH["topo_contrastive.experiments"] >= {"topo_contrastive.experiments.checkpoint"}
+    # a cycle is found where there is one
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        frozenset({"a", "b", "c"})
+    ]
+
+
+def test_no_import_cycle():
+    cycles = {c: sorted(c) for c in _cycles(GRAPH) if c not in ALLOWED_CYCLES}
+    assert not cycles, f"import cycles: {list(cycles.values())}"
+    stale = [sorted(c) for c in ALLOWED_CYCLES if c not in _cycles(GRAPH)]
+    assert not stale, f"allowed cycles that no longer exist (remove them): {stale}"
+
+
+def test_every_module_is_in_a_room_of_known_rank():
+    unknown = sorted({_room(m) for m in MODULES} - set(RANKS))
+    assert not unknown, f"rooms without a rank in RANKS (and docs/architecture.md): {unknown}"
+
+
+def test_imports_go_downwards_only():
+    upward = sorted(
+        f"{src} -> {dst}"
+        for src, targets in GRAPH.items()
+        for dst in targets
+        if _room(src) != _room(dst) and RANKS[_room(src)] <= RANKS[_room(dst)]
+    )
+    assert not upward, "imports that do not go down (docs/architecture.md):\n" + "\n".join(upward)
+
+
+def test_the_core_imports_no_experiment_study_or_command():
+    leaks = sorted(
+        f"{src} -> {dst}"
+        for src, targets in GRAPH.items()
+        if _room(src) in CORE
+        for dst in targets
+        if _room(dst) not in CORE
+    )
+    assert not leaks, "the core imports:\n" + "\n".join(leaks)
+
+
+def test_no_source_file_cites_an_issue_number():
+    citing = []
+    for path, _ in MODULES.values():
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _ISSUE.search(line):
+                citing.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not citing, "\n".join(citing)
+
+
+def test_functions_are_short_but_for_the_listed_ones():
+    long = {}
+    for path, _ in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(lines, node)
+                if n > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
+    new = {k: v for k, v in long.items() if k not in LONG_FUNCTIONS}
+    assert not new, f"functions over {MAX_FUNCTION_LINES} lines of code: {new}"
+    done = sorted(set(LONG_FUNCTIONS) - set(long))
+    assert not done, f"no longer over the limit, remove from LONG_FUNCTIONS: {done}"
+
+
+def test_modules_are_short_but_for_the_listed_ones():
+    long = {
+        path.relative_to(ROOT).as_posix(): n
+        for path, _ in MODULES.values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    new = {k: v for k, v in long.items() if k not in LONG_MODULES}
+    assert not new, f"modules over {MAX_MODULE_LINES} lines: {new}"
+    done = sorted(set(LONG_MODULES) - set(long))
+    assert not done, f"no longer over the limit, remove from LONG_MODULES: {done}"

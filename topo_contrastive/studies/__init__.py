@@ -1,0 +1,10 @@
+"""Studies beyond the paper's Table 1, each a subpackage of its own.
+
+- :mod:`topo_contrastive.studies.label_efficiency`: test accuracy against the labelled
+  fraction of the training split (``topo-contrastive label-efficiency``).
+- :mod:`topo_contrastive.studies.next_node`: next-node trajectory prediction with a
+  pre-trained encoder, SCoNe's task (``topo-contrastive predict-next``).
+
+The studies build on :mod:`topo_contrastive.experiments` and the core subpackages; nothing
+in the core imports them (``docs/architecture.md``).
+"""
