@@ -197,7 +197,7 @@ def main(
     from topo_contrastive._files import write_json
 
     if quick:
-        datasets, fractions, splits, epochs = ("trajectory",), (0.3,), 1, 1
+        datasets, fractions, splits, epochs = ("ocean",), (0.3,), 1, 1
     for f in fractions:
         if not 0 < f < 1:
             raise ValueError(f"`fractions` must lie in (0, 1), got {f}")
