@@ -46,6 +46,8 @@ PUBLIC = (
     "topo_contrastive.datasets",
     "topo_contrastive.io",
     "topo_contrastive.experiments",
+    "topo_contrastive.studies.label_efficiency",
+    "topo_contrastive.studies.next_node",
 )
 #: top-level names documented at the top level although their subpackage is public (the
 #: complex and its decomposition, as tests/test_api.py has it)

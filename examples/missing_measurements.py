@@ -226,6 +226,7 @@ def _cells(settings: dict[str, Any]) -> list[str]:
 
 def _write(summary: dict[str, Any], out: Path) -> None:
     from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.formatting import format_mean_std
 
     write_json(out / "missing_measurements.json", summary)
     cells = _cells(summary["settings"])
@@ -248,7 +249,7 @@ def _write(summary: dict[str, Any], out: Path) -> None:
                 text = []
                 for c in cells:
                     v = 100 * np.asarray(per[c])
-                    text.append(f"{v.mean():.1f} ± {v.std():.1f}")
+                    text.append(format_mean_std(v))
                     writer.writerow([name, row, fill, c, v.mean(), v.std(),
                                      " ".join(f"{a:.2f}" for a in v)])  # fmt: skip
                 label = row.replace("|", "\\|")
