@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import configparser
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -11,25 +12,13 @@ import topo_contrastive
 
 ROOT = Path(__file__).resolve().parents[1]
 API_DIR = ROOT / "docs" / "api"
-#: packages/modules whose ``__all__`` is the public API
-PUBLIC = (
-    "topo_contrastive",
-    "topo_contrastive.complex",
-    "topo_contrastive.data",
-    "topo_contrastive.hodge",
-    "topo_contrastive.nn",
-    "topo_contrastive.transforms",
-    "topo_contrastive.losses",
-    "topo_contrastive.datasets",
-    "topo_contrastive.io",
-    "topo_contrastive.experiments",
-    "topo_contrastive.studies.label_efficiency",
-    "topo_contrastive.studies.next_node",
-)
+# the public packages and where each public name is documented live in one place, the site
+# check (docs/check_site.py), which the built site is held to as well
+_spec = importlib.util.spec_from_file_location("check_site", ROOT / "docs" / "check_site.py")
+check_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_site)
 #: top-level names that are shortcuts to a subpackage's (documented there)
 SHORTCUTS = set(topo_contrastive._LAZY)
-#: top-level names documented at the top level (the complex and its decomposition)
-CORE = {"ComplexOperators", "HodgeDecomposition", "HodgeParts"}
 
 
 def _documented() -> list[str]:
@@ -94,15 +83,7 @@ def test_every_public_name_is_documented_once_at_its_shortest_path():
     assert len(documented) == len(set(documented)), "a name is documented twice"
     # where each public name is expected: the first public package (shortest path) whose
     # __all__ holds it; the top-level shortcuts are documented in their subpackage
-    expected: dict[int, str] = {}
-    for package in PUBLIC:
-        module = importlib.import_module(package)
-        for name in module.__all__:
-            top = package == "topo_contrastive"
-            if name.startswith("__") or (top and name in SHORTCUTS and name not in CORE):
-                continue
-            obj = getattr(module, name)
-            expected.setdefault(id(obj), f"{package}.{name}")
+    expected = {id(_resolve(path)): path for path in check_site.expected_api_ids()}
     by_object: dict[int, str] = {}
     for path in documented:
         obj = _resolve(path)

@@ -92,9 +92,3 @@ def test_main_exit_codes(tmp_path, capsys):
     site = _site(tmp_path / "s", {"index.html": GOOD["index.html"] + '<a href="gone.html">x</a>'})
     assert check.main([str(site)]) == 1
     assert "broken link gone.html" in capsys.readouterr().err
-
-
-def test_the_site_check_and_the_api_test_know_the_same_public_packages():
-    from tests.test_api import CORE, PUBLIC
-
-    assert check.PUBLIC == PUBLIC and check.CORE == CORE
