@@ -68,15 +68,8 @@ def network_file(name: str, folder: Path, seed: int = 0) -> tuple[Path, dict[str
     sys.path.insert(0, str(REPO / "examples"))
     import road_networks as rn
 
-    from topo_contrastive._files import atomic_write
 
-    built = rn.build(name.replace("_", "-"), 1000, seed)
-
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **built["arrays"])
-
-    atomic_write(path, write)
+    built = rn.write_network(name.replace("_", "-"), path, 1000, seed)
     n0, n1, n2 = built["stats"]["sizes"]
     return path, {"N0": n0, "N1": n1, "N2": n2, "trips": 1000,
                   "class_1_share": built["stats"]["class_1_share"]}  # fmt: skip

@@ -63,15 +63,7 @@ def _data(name: str, folder: Path, trips: int, seed: int):
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import road_networks as rn
 
-        from topo_contrastive._files import atomic_write
-
-        arrays = rn.build(name, trips, seed)["arrays"]
-
-        def write(tmp: str) -> None:
-            with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-
-        atomic_write(path, write)
+        rn.write_network(name, path, trips, seed)
     return ExperimentData.from_dataset(load_data_file(path, folder / "data"), name)
 
 

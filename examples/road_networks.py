@@ -629,6 +629,21 @@ def probe_report(built: dict[str, Any], path: Path, seeds: int = 4) -> dict[str,
     return out
 
 
+def write_network(
+    name: str, target: Path, num_trips: int, seed: int, cells: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Build network ``name`` (:func:`build`) and write its data file ``target`` atomically;
+    returns what :func:`build` returns."""
+    built = build(name, num_trips, seed, cells)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **built["arrays"])
+
+    atomic_write(target, write)
+    return built
+
+
 def main(
     out: str = "data/road_networks",
     networks: tuple[str, ...] = NETWORKS,
@@ -646,14 +661,8 @@ def main(
     suffix = variant_suffix(**(cells or {}))
     report: dict[str, Any] = {"seed": seed, "cells": dict(cells or {}), "networks": {}}
     for name in tqdm(networks, desc="road networks", unit="network"):
-        built = build(name, num_trips, seed, cells)
         target = folder / f"{name.replace('-', '_')}{suffix}.npz"
-
-        def write(tmp: str, arrays: dict[str, Any] = built["arrays"]) -> None:
-            with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-
-        atomic_write(target, write)
+        built = write_network(name, target, num_trips, seed, cells)
         stats = built["stats"]
         if probe:
             stats["probe"] = probe_report(built, target)
