@@ -245,9 +245,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
             )
         if batch is None:  # one shared complex, energy similarity asked for
             parts = _stack_parts(_per_sample(hodge_parts, pool.batch_size), "hodge_parts")
-            energy = parts.detach().square().sum(-1).T  # [B, 3]
-            total = energy.sum(1, keepdim=True)
-            frac = torch.where(total > 0, energy / total.clamp_min(1e-300), 0.0)
+            _, num, n1 = parts.shape  # [3, B, N1]
+            rows = torch.arange(num, device=parts.device).repeat_interleave(n1)  # [B*N1]
+            frac = energy_fractions(parts.detach().permute(1, 2, 0).reshape(-1, 3), rows, num)
         else:
             if not isinstance(hodge_parts, Tensor):
                 raise TypeError(
