@@ -7,6 +7,8 @@
   a cylinder (beta_1 = 1, beta_2 = 0).
 - :func:`square_pentagon_loop`: a square and a pentagon sharing an edge, and an unfilled
   loop beside them (the issue's TopoNetX example: beta_1 = 1).
+- :func:`street_grid`: the edges and node positions of an ``n x n`` grid of junctions
+  (no 2-cells: what :func:`~topo_contrastive.complex.planar_faces` fills).
 - :func:`random_planar_cell_complex`: a Delaunay triangulation of random points whose
   triangles are merged in disjoint pairs into quadrilaterals (the shared edge removed),
   a random subset of the faces filled.
@@ -77,3 +79,18 @@ def random_planar_cell_complex(
     edges = [list(e) for e in edge_of if e not in removed]
     filled = [f for f in faces if rng.random() < fill]
     return ComplexOperators.from_cells(edges, filled or None, n)
+
+
+def street_grid(n: int) -> tuple[list[list[int]], np.ndarray]:
+    """Edges ``[[i, j], ...]`` and positions ``float [n * n, 2]`` of an ``n x n`` grid of
+    junctions (node ``n * y + x`` at ``(x, y)``)."""
+    pos = np.array([[x, y] for y in range(n) for x in range(n)], dtype=float)
+    edges = []
+    for y in range(n):
+        for x in range(n):
+            i = n * y + x
+            if x < n - 1:
+                edges.append([i, i + 1])
+            if y < n - 1:
+                edges.append([i, i + n])
+    return edges, pos

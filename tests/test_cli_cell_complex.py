@@ -13,20 +13,14 @@ from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.cli import main
 from topo_contrastive.complex import planar_faces
 
+from ._cell_complexes import street_grid
+
 N = 5  # a 5 x 5 grid of junctions; the middle one is removed: a block of 2 x 2 squares
 
 
 def _grid_with_a_hole() -> tuple[np.ndarray, np.ndarray]:
-    pos = np.array([[x, y] for y in range(N) for x in range(N)], dtype=float)
+    edges, pos = street_grid(N)
     mid = N * (N // 2) + N // 2
-    edges = []
-    for y in range(N):
-        for x in range(N):
-            i = N * y + x
-            if x < N - 1:
-                edges.append([i, i + 1])
-            if y < N - 1:
-                edges.append([i, i + N])
     edges = [e for e in edges if mid not in e]
     keep = np.array([i for i in range(N * N) if i != mid])
     new = np.full(N * N, -1)

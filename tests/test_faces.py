@@ -10,22 +10,11 @@ from scipy.spatial import Delaunay
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.complex import edge_crossings, planar_faces, short_cycles
 
-
-def _grid(n: int) -> tuple[list[list[int]], np.ndarray]:
-    pos = np.array([[x, y] for y in range(n) for x in range(n)], dtype=float)
-    edges = []
-    for y in range(n):
-        for x in range(n):
-            i = n * y + x
-            if x < n - 1:
-                edges.append([i, i + 1])
-            if y < n - 1:
-                edges.append([i, i + n])
-    return edges, pos
+from ._cell_complexes import street_grid
 
 
 def test_grid_faces_are_its_squares_and_fill_every_hole():
-    edges, pos = _grid(3)
+    edges, pos = street_grid(3)
     faces = planar_faces(edges, pos)
     assert faces == [[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]  # counter-clockwise
     ops = ComplexOperators.from_cells(edges, faces)
@@ -37,7 +26,7 @@ def test_grid_faces_are_its_squares_and_fill_every_hole():
 
 
 def test_a_large_face_is_left_as_a_hole():
-    edges, pos = _grid(4)
+    edges, pos = street_grid(4)
     hole = {5, 6, 9, 10}  # remove the 2 x 2 block of nodes inside: a hole of side 3
     kept = [e for e in edges if not set(e) & hole]
     small = planar_faces(kept, pos, max_area=1.0)
@@ -65,7 +54,7 @@ def test_delaunay_faces_are_its_triangles(seed):
 
 
 def test_bad_input():
-    edges, pos = _grid(2)
+    edges, pos = street_grid(2)
     with pytest.raises(ValueError, match="`pos` must be a finite"):
         planar_faces(edges, pos[:, :1])
     with pytest.raises(ValueError, match="`pos` has 4 rows"):
@@ -114,7 +103,7 @@ def test_a_face_touching_itself_is_not_filled():
 
 
 def test_crossing_edges_are_set_aside_and_leave_one_hole_each():
-    edges, pos = _grid(3)
+    edges, pos = street_grid(3)
     overpass = [0, 5]  # (0, 0) -> (2, 1) crosses the street 1 - 4 at (1, 0.5)
     edges = [*edges, overpass]
     crossing = edge_crossings(edges, pos)
@@ -125,13 +114,13 @@ def test_crossing_edges_are_set_aside_and_leave_one_hole_each():
     assert _harmonic(edges, faces, 9) == 1  # the cycle over the overpass and back
     # an edge running through a node that is not its end crosses the edges there that do
     # not share one of its ends: (0, 1) -> (2, 1) through node 4 crosses 1 - 4 and 4 - 7
-    grid = _grid(3)[0]
+    grid = street_grid(3)[0]
     found = edge_crossings([*grid, [3, 5]], pos)
     assert found.tolist() == [[grid.index([1, 4]), 12], [grid.index([4, 7]), 12]]
 
 
 def test_limits_sort_the_faces_left_open():
-    edges, pos = _grid(4)
+    edges, pos = street_grid(4)
     hole = {5, 6, 9, 10}
     kept = [e for e in edges if not set(e) & hole]
     kept += [[0, 5], [5, 1]]  # a triangle in the corner, with node 5 back in the drawing
