@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy.sparse.csgraph import shortest_path
 
 from topo_contrastive import ComplexOperators
@@ -59,3 +60,11 @@ def test_region_masks_are_the_edges_nearest_a_node():
                 ok = True
                 break
         assert ok
+
+
+def test_a_fraction_outside_zero_one_is_refused_before_any_work(tmp_path):
+    ex = _example()
+    for bad in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"`fractions` must lie in \(0, 1\)"):
+            ex.main(tmp_path / "out", datasets=("ocean",), fractions=(0.3, bad))
+    assert not (tmp_path / "out").exists()
