@@ -229,10 +229,12 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
 def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str, Any]:
     """Set-up seconds of ``pretrain`` on a Delaunay network with ``samples`` path flows, and
     a 20-epoch run estimated from one timed step of ``batch`` flows."""
+    from torch_geometric.data import Batch
+
     from topo_contrastive.datasets import EdgeFlows
     from topo_contrastive.experiments.configs import get_config
     from topo_contrastive.experiments.data import ExperimentData
-    from topo_contrastive.experiments.training import _contrastive_model, _make_loss
+    from topo_contrastive.experiments.training import _both_views, _contrastive_model, _make_loss
 
     ops = delaunay_complex(num_edges, seed=seed)
     n1 = ops.num_edges
@@ -247,26 +249,26 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
         ds = EdgeFlows(str(Path(tmp) / "root"), file=str(file), log=False)
         data = ExperimentData.from_dataset(ds, "delaunay")
         t1 = time.perf_counter()
-        data.drop_probabilities_for(config)
+        views = data.contrastive_views(config, torch.Generator().manual_seed(seed))
+        dataset = data.contrastive_dataset(views)  # drop probabilities, Hodge parts
         t2 = time.perf_counter()
         dev = torch.device("cpu")
         model, net = _contrastive_model(data, config, seed, dev, False)
         t3 = time.perf_counter()
         loss_fn = _make_loss(config, False)
-        idx = torch.arange(min(batch, samples))
-        x = data.flows[idx]
-        v = torch.stack([x, x]).reshape(2 * len(idx), n1, 1)
-        parts = data.hodge_parts[:, idx]
+        b = min(batch, samples)
         for _ in range(2):  # warm-up, then timed
             s0 = time.perf_counter()
-            _, z = net(v)
-            loss = loss_fn(z[: len(idx)], z[len(idx):], hodge_parts=parts)
+            one = views(Batch.from_data_list([dataset[i] for i in range(b)]))
+            x, rows = _both_views(one, "x_1")  # [2 * b * N1, 1], [2 * b * N1]
+            _, z = net(x, rows)
+            loss = loss_fn(z[:b], z[b:], hodge_parts=one.hodge_parts)
             loss.backward()
             step = time.perf_counter() - s0
-    run20 = 20 * step * samples / len(idx)
+    run20 = 20 * step * samples / b
     setup = t3 - t0
     return {"edges": n1, "samples": samples, "data_s": t1 - t0, "drop_prob_s": t2 - t1,
-            "encoder_s": t3 - t2, "setup_s": setup, "step_s": step, "step_flows": len(idx),
+            "encoder_s": t3 - t2, "setup_s": setup, "step_s": step, "step_flows": b,
             "run20_s": run20, "share": setup / (setup + run20)}
 
 

@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 import torch
+from torch_geometric.data import Batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,11 +30,11 @@ from topo_contrastive.experiments.configs import get_config  # noqa: E402
 from topo_contrastive.experiments.data import ExperimentData, load_dataset  # noqa: E402
 from topo_contrastive.experiments.training import (  # noqa: E402
     ContrastiveModel,
+    _both_views,
     _make_loss,
     build_encoder,
     make_optimizer,
 )
-from topo_contrastive.experiments.views import ViewMaker  # noqa: E402
 from topo_contrastive.nn import ProjectionHead  # noqa: E402
 
 warnings.filterwarnings("ignore")
@@ -62,13 +63,13 @@ def main(
     model = ContrastiveModel(encoder, head, *data.laplacians())
     loss_fn = _make_loss(cfg, distributed=False)
     opt = make_optimizer(model.parameters(), cfg)
-    views = ViewMaker(cfg, data, torch.Generator().manual_seed(seed))
-    idx = torch.arange(batch_size)
-    x = data.flows[idx]
+    views = data.contrastive_views(cfg, torch.Generator().manual_seed(seed))
+    dataset = data.contrastive_dataset(views)
+    batch = Batch.from_data_list([dataset[i] for i in range(batch_size)])  # the collate
 
     def one_step() -> None:
-        v = views(x, idx)  # [2, B, N1]
-        _, z = model(v.reshape(2 * batch_size, -1, 1))
+        x, rows = _both_views(views(batch), "x_1")  # [2 * B * N1, 1], [2 * B * N1]
+        _, z = model(x, rows)
         loss = loss_fn(z[:batch_size], z[batch_size:])
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
+import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import atomic_write, write_json, write_text
@@ -257,7 +258,7 @@ def main(
         for name, features in (("embeddings", emb), ("raw flows", data.flows.numpy())):
             res = linear_probe(features, labels, idx["train"], idx["test"], seed=s)
             accuracy[name].append(100 * res.test_accuracy)
-    parts = data.hodge_parts.double()  # [3, S, N1]
+    parts = torch.stack(list(data.hodge(data.flows.double())))  # [3, S, N1]
     energy = (parts**2).sum(-1)  # [3, S]
     share = (energy / energy.sum(0).clamp_min(1e-12)).T.numpy()  # [S, 3]
     shown = [int(np.flatnonzero(labels == c)[k]) for c in (0, 1) for k in range(3)]

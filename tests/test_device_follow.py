@@ -20,6 +20,7 @@ import traceback
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
+from torch_geometric.data import Batch, Data
 
 import topo_contrastive
 from topo_contrastive import ComplexOperators, HodgeDecomposition
@@ -91,16 +92,17 @@ def test_a_contrastive_step_makes_no_tensor_off_the_input_device(readout, loss_n
         if mask_kind == "uniform"
         else HodgeSpectralMask(hodge, 0.3, generator=torch.Generator().manual_seed(0))
     )
-    views = ContrastiveViews(mask, hodge=hodge, hodge_parts=False)
+    views = ContrastiveViews(mask, hodge=hodge)
     params = list(encoder.parameters()) + list(head.parameters())
     optimizer = torch.optim.Adam(params, lr=1e-3)
     x = torch.randn(6, ops.num_edges)  # [B, N1]
-    parts = torch.stack(tuple(hodge.decompose(x)))  # [3, B, N1]
+    batch = Batch.from_data_list([Data(x_1=row.view(-1, 1)) for row in x])
     with DeviceTracker() as tracker:
-        v = views.views(x)  # [2, B, N1]
-        z = head(encoder(v.reshape(12, -1, 1), L_down, L_up))  # [2B, D]
-        kwargs = {"hodge_parts": parts} if loss_name == "hodge_debiased" else {}
-        loss = loss_fn(z[:6], z[6:], **kwargs)
+        batch = views(batch)  # both views and the Hodge parts of the batch
+        z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch))  # [B, D]
+        z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch))
+        kwargs = {"hodge_parts": batch.hodge_parts} if loss_name == "hodge_debiased" else {}
+        loss = loss_fn(z1, z2, **kwargs)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -128,7 +128,7 @@ CASES = [
     ("scnn-edge-embeddings-inf", lambda p: lambda: p[2].edge_embeddings(torch.zeros(3, 6, 1).index_fill_(0, torch.tensor([2]), INF), *p[0].laplacians()), ValueError, "`x` contains NaN or inf values \\(sample 2;"),
     ("hodge-readout-nan", lambda p: lambda: HodgeReadout(p[0].hodge)(torch.full((2, 6, 3), NAN)), ValueError, "`H` contains NaN or inf values \\(samples 0, 1"),
     ("next-node-head-inf", lambda p: lambda: NextNodeHead(4, p[0].complex)(torch.full((1, 6, 4), INF), torch.ones(1, 5, dtype=torch.bool)), ValueError, "`H` contains NaN or inf values"),
-    ("experiment-data-nan", lambda p: lambda: ExperimentData(name="x", dataset=None, complex=p[0].complex, flows=p[0].flows.clone().index_fill_(0, torch.tensor([3]), NAN), labels=None, hodge=p[0].hodge, hodge_parts=p[0].hodge_parts), ValueError, "`flows` contains NaN or inf values \\(sample 3;"),
+    ("experiment-data-nan", lambda p: lambda: ExperimentData(name="x", dataset=None, complex=p[0].complex, flows=p[0].flows.clone().index_fill_(0, torch.tensor([3]), NAN), labels=None, hodge=p[0].hodge), ValueError, "`flows` contains NaN or inf values \\(sample 3;"),
     # ---- the training and probing entry points
     ("pretrain-seed-negative", lambda p: lambda: _training().pretrain(p[0], _scl(), seed=-1, epochs=1), ValueError, "`seed` must be >= 0, got -1"),
     ("pretrain-seed-overflow", lambda p: lambda: _training().pretrain(p[0], _scl(), seed=2**70, epochs=1), ValueError, "`seed` must be an int in"),

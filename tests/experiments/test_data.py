@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
-from topo_contrastive.experiments import ExperimentData, find_ocean_file, load_dataset
+from topo_contrastive.experiments import (
+    ExperimentData,
+    find_ocean_file,
+    get_config,
+    load_dataset,
+)
 from topo_contrastive.experiments.data import OCEAN_ENV_VAR
 
 
 def test_experiment_data_tensors(tiny_data):
     S, n1 = tiny_data.flows.shape
     assert S == 40 and n1 == tiny_data.complex.num_edges
-    assert tiny_data.hodge_parts.shape == (3, S, n1)
-    # the three parts add up to the flows
-    assert (tiny_data.hodge_parts.sum(0) - tiny_data.flows).abs().max() < 1e-5
+    # the dataset fitted by a configuration's views: Hodge parts that add up to the flows,
+    # stored on a copy (the experiment's dataset is left alone), computed once
+    views = tiny_data.contrastive_views(get_config("SCL", "trajectory"))
+    fitted = tiny_data.contrastive_dataset(views)
+    parts = torch.stack([fitted[i].hodge_parts for i in range(S)])  # [S, N1, 3]
+    assert (parts.sum(-1) - tiny_data.flows).abs().max() < 1e-5
+    assert tiny_data.contrastive_dataset(views) is fitted
+    assert "hodge_parts" not in tiny_data.dataset[0].keys()
     assert tiny_data.labels.tolist().count(0) == 20
     L1, _ = tiny_data.laplacians()
     assert tiny_data.laplacians()[0] is L1  # cached

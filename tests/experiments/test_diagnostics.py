@@ -11,6 +11,7 @@ import torch
 from topo_contrastive.experiments import get_config, pretrain
 from topo_contrastive.experiments.diagnostics import MIN_SPREAD, pretrain_diagnostics
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
+from topo_contrastive.transforms.contrastive_views import hodge_parts
 
 
 def test_chance_loss_of_infonce_is_log_of_the_candidates(tiny_data):
@@ -23,12 +24,12 @@ def test_chance_loss_of_infonce_is_log_of_the_candidates(tiny_data):
 def test_chance_loss_of_the_debiased_loss_is_its_loss_on_identical_views(tiny_data):
     cfg = get_config("SSCL", "trajectory", batch_size=40, num_layers=1)
     res = pretrain(tiny_data, cfg, seed=0, epochs=1)
-    parts = tiny_data.hodge_parts  # one batch holding every sample, in the sampler's order
+    parts = hodge_parts(tiny_data.hodge, tiny_data.flows)  # [S, N1, 3]: one batch of all
     loss = HodgeDebiasedInfoNCE(temperature=cfg.temperature, gamma=cfg.gamma)
     flat = torch.ones(40, 8)
     # the chance loss does not depend on the order of the samples in the batch
     order = torch.randperm(40, generator=torch.Generator().manual_seed(0))
-    expected = float(loss(flat, flat, hodge_parts=parts[:, order]))
+    expected = float(loss(flat, flat, hodge_parts=parts[order].reshape(-1, 3)))
     assert res.chance_losses[0] == pytest.approx(expected, rel=1e-5)
     # the debiased weights of an anchor's negatives average 1: the same chance as InfoNCE
     assert res.chance_losses[0] == pytest.approx(math.log(79), rel=1e-5)

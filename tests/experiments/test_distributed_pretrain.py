@@ -48,12 +48,20 @@ WORLD = 2
 LOCAL_SIZES = ((4, 6), (5, 5), (3, 4))  # per-rank batch sizes of three training steps
 
 
-def _views_of_rank(config, data, x, idx, step, rank):
-    """The spectral-mask views rank ``rank`` draws at ``step`` (its own generator)."""
-    from topo_contrastive.experiments.views import ViewMaker
+def _views_of_rank(config, data, idx, step, rank):
+    """The batch of samples ``idx`` with the spectral-mask views rank ``rank`` draws at
+    ``step`` (its own generator), through the training loop's pipeline: the fitted dataset,
+    PyG's collate, the ContrastiveViews transform on the batch."""
+    from torch_geometric.data import Batch
+
+    from topo_contrastive.experiments.training import _both_views
 
     gen = torch.Generator().manual_seed(1000 * step + rank)
-    return ViewMaker(config, data, gen)(x, idx)  # [2, b, N1]
+    views = data.contrastive_views(config, gen)
+    ds = data.contrastive_dataset(views)
+    batch = views(Batch.from_data_list([ds[int(i)] for i in idx]))
+    x, rows = _both_views(batch, "x_1")  # [2 * b * N1, 1], [2 * b * N1]
+    return batch, x.double(), rows
 
 
 def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
@@ -96,27 +104,25 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
         loss_ddp = HodgeDebiasedInfoNCE(
             config.temperature, tuple(config.gamma), gather_distributed=True
         )
-        flows, parts = data.flows.double(), data.hodge_parts.double()
-        n1 = flows.shape[1]
         report = []
         for step, sizes in enumerate(LOCAL_SIZES):
             order = torch.randperm(data.num_samples, generator=torch.Generator().manual_seed(step))
             idx = list(order[: sum(sizes)].split(list(sizes)))  # every rank's samples
-            views = [
-                _views_of_rank(config, data, flows[i], i, step, r) for r, i in enumerate(idx)
-            ]
+            views = [_views_of_rank(config, data, i, step, r) for r, i in enumerate(idx)]
             # single process: the concatenated batch of both ranks, with the same views
-            glob = torch.cat(idx)
-            v = torch.cat(views, dim=1)  # [2, M, N1]
-            M = glob.numel()
-            _, z = single(v.reshape(2 * M, n1, 1))
-            ref = loss_single(z[:M], z[M:], hodge_parts=parts[:, glob])
+            M = sum(sizes)
+            x = torch.cat([v[1].view(2, -1, 1) for v in views], dim=1).view(-1, 1)
+            rows = torch.arange(2 * M).repeat_interleave(x.shape[0] // (2 * M))
+            parts = torch.cat([v[0].hodge_parts for v in views]).double()  # [M * N1, 3]
+            _, z = single(x, rows)
+            ref = loss_single(z[:M], z[M:], hodge_parts=parts)
             opt_single.zero_grad()
             ref.backward()
             # this rank: its own batch and views, negatives gathered from both ranks
             b = sizes[rank]
-            _, z = ddp(views[rank].reshape(2 * b, n1, 1))
-            loss = loss_ddp(z[:b], z[b:], hodge_parts=parts[:, idx[rank]])
+            batch, x, rows = views[rank]
+            _, z = ddp(x, rows)
+            loss = loss_ddp(z[:b], z[b:], hodge_parts=batch.hodge_parts.double())
             opt_ddp.zero_grad()
             loss.backward()  # DDP averages the gradients over the ranks
             grads = {k: p.grad for k, p in ddp.module.named_parameters()}

@@ -43,10 +43,20 @@ def test_training_moves_the_weights_and_leaves_the_data_alone(tiny_data):
     assert torch.equal(flows, tiny_data.flows)
 
 
+def _stored(data, cfg, name):
+    """The attribute ``name`` of every sample of the dataset fitted by ``cfg``'s views,
+    ``[S, N1]`` (spectral drop probabilities, say)."""
+    fitted = data.contrastive_dataset(data.contrastive_views(cfg))
+    return torch.stack([fitted[i][name].view(-1) for i in range(data.num_samples)])
+
+
 def test_spectral_probabilities_are_cached_and_within_budget(tiny_data):
     cfg = get_config("SCL_Spec", "trajectory")
-    p = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
-    assert p is tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
+    views = tiny_data.contrastive_views(cfg)
+    assert tiny_data.contrastive_dataset(views) is tiny_data.contrastive_dataset(
+        tiny_data.contrastive_views(cfg)
+    )  # one fit per mask setting
+    p = _stored(tiny_data, cfg, "drop_prob")
     support = tiny_data.flows != 0
     assert p.shape == tiny_data.flows.shape
     assert bool((p[~support] == 0).all()) and bool(((p >= 0) & (p <= 1)).all())
@@ -54,26 +64,56 @@ def test_spectral_probabilities_are_cached_and_within_budget(tiny_data):
 
 
 def test_mask_steps_reach_the_optimiser_and_views(tiny_data):
-    from topo_contrastive.experiments.views import ViewMaker
     from topo_contrastive.transforms import optimize_drop_probabilities
 
     cfg = get_config("SCL_Spec", "trajectory", mask_steps=2)
-    p2 = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve, num_steps=2)
+    p2 = _stored(tiny_data, cfg, "drop_prob")
     expected = optimize_drop_probabilities(
         tiny_data.flows, tiny_data.hodge, cfg.budget, cfg.perturb, cfg.preserve, num_steps=2
     )
     assert torch.equal(p2, expected.float().reshape(p2.shape))
     # two steps from the uniform start leave the probabilities strictly inside (0, 1) on
     # more edges than the converged optimiser does
-    p_conv = tiny_data.drop_probabilities(cfg.budget, cfg.perturb, cfg.preserve)
+    p_conv = _stored(tiny_data, get_config("SCL_Spec", "trajectory"), "drop_prob")
     support = tiny_data.flows != 0
     inside = lambda p: int(((p > 1e-3) & (p < 1 - 1e-3) & support).sum())  # noqa: E731
     assert inside(p2) > inside(p_conv)
-    assert tiny_data.drop_probabilities_for(cfg) is p2  # the config's settings, cached
-    views = ViewMaker(cfg, tiny_data, torch.Generator().manual_seed(0))
-    assert views.drop_prob is p2
     with pytest.raises(ValueError, match="mask_steps"):
         get_config("SCL_Spec", "trajectory", mask_steps=0)
+
+
+def test_a_training_step_is_the_public_pipeline_step(tiny_data):
+    """One step of ``pretrain`` equals the README's loop on the same batch: the fitted
+    dataset through PyG's DataLoader, ContrastiveViews on the batch, the encoder's public
+    forward on each view, the loss on the batch's Hodge parts."""
+    from torch_geometric.loader import DataLoader
+
+    from topo_contrastive.experiments.training import (
+        _contrastive_model,
+        _make_loss,
+        make_optimizer,
+    )
+
+    cfg = get_config("SSCL_Spec", "trajectory", batch_size=40, num_layers=1)
+    res = pretrain(tiny_data, cfg, seed=2, epochs=1)  # one batch of all 40 samples
+    model, _ = _contrastive_model(tiny_data, cfg, 2, torch.device("cpu"), False)
+    optimizer = make_optimizer(model.parameters(), cfg)
+    views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(2 * 7919 + 1))
+    order = torch.randperm(40, generator=torch.Generator().manual_seed(2)).tolist()
+    batch = next(iter(DataLoader(tiny_data.contrastive_dataset(views), batch_size=40,
+                                 sampler=order)))  # fmt: skip
+    batch = views(batch)
+    L_down, L_up = tiny_data.laplacians()
+    rows = batch.batch  # [B * N1]
+    z1 = model.head(model.encoder(batch.x_1_view1, L_down, L_up, rows))
+    z2 = model.head(model.encoder(batch.x_1_view2, L_down, L_up, rows))
+    loss = _make_loss(cfg, False)(z1, z2, hodge_parts=batch.hodge_parts)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    assert res.losses[0] == pytest.approx(float(loss.detach()), rel=1e-5)
+    for k, v in model.encoder.state_dict().items():
+        torch.testing.assert_close(v, res.encoder.state_dict()[k], rtol=1e-4, atol=1e-6)
 
 
 def test_pretrain_rejects_the_supervised_row_and_bad_epochs(tiny_data):

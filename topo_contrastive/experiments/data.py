@@ -1,9 +1,9 @@
-"""Loading the two tasks and the per-dataset tensors the experiments reuse (private helpers).
+"""Loading the two tasks and what the experiments reuse across runs (private helpers).
 
-:class:`ExperimentData` holds, once per dataset, everything the training loops need as dense
-tensors: the flows ``[S, N1]``, the labels ``[S]``, the two Laplacians, the Hodge parts of the
-original flows ``[3, S, N1]`` (for the debiased loss) and, on demand, the spectrally optimised
-drop probabilities ``[S, N1]`` (for ``HodgeSpectralMask``), so that no epoch recomputes them.
+:class:`ExperimentData` holds, once per dataset, the dataset, its labels and splits, the two
+Laplacians, the flows ``[S, N1]`` as the probes' design matrix and, once per mask setting, the
+dataset fitted by the configuration's ``ContrastiveViews`` (Hodge parts and drop probabilities
+stored on every sample), so that no epoch recomputes them.
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from topo_contrastive._files import atomic_write, require_file, sha256_of
-from topo_contrastive._layout import samples_to_rows
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.experiments.configs import ExperimentConfig, resolve_dataset_name
 from topo_contrastive.hodge import HodgeDecomposition
+
+if TYPE_CHECKING:
+    from topo_contrastive.transforms import ContrastiveViews
 
 __all__ = ["OCEAN_ENV_VAR", "ExperimentData", "find_ocean_file", "load_data_file", "load_dataset"]
 
@@ -176,18 +178,36 @@ def complex_fingerprint(ops: ComplexOperators) -> str:
     return ops.fingerprint()
 
 
-def _parts(hodge: HodgeDecomposition, flows: torch.Tensor) -> torch.Tensor:
-    """``float32 [3, S, N_k]`` Hodge parts of ``flows`` ``[S, N_k]`` (computed in float64)
-    with the dataset transform's code (:func:`~topo_contrastive.transforms.hodge_parts`)."""
-    from topo_contrastive.transforms.contrastive_views import hodge_parts
-
-    parts = hodge_parts(hodge, flows.double())  # [S, N_k, 3]
-    return parts.permute(2, 0, 1).to(torch.float32).contiguous()
+def _signals(dataset: Any, key: str, n: int, rank: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The signals ``float32 [S, N_k]`` of the key ``x_k`` and the labels ``[S]`` (or
+    ``None``) of a dataset's samples, read through the dataset's public indexing."""
+    rows, ys = [], []
+    for i, d in enumerate(dataset):
+        x = d[key] if key in d.keys() else None  # noqa: SIM118 - Data API
+        if x is None or x.numel() != n:
+            what = "edge" if rank == 1 else f"rank-{rank} simplex"
+            raise ValueError(
+                f"sample {i} must hold `{key}` with N{rank} = {n} entries (one per {what}), "
+                f"got {None if x is None else tuple(x.shape)}"
+            )
+        rows.append(x.reshape(-1))
+        ys.append(getattr(d, "y", None))
+    signals = torch.stack(rows).to(torch.float32).contiguous()  # [S, N_k]
+    if all(y is None for y in ys):
+        return signals, None  # unlabelled
+    if any(y is None or y.numel() != 1 for y in ys):
+        raise ValueError("every sample must have exactly one label `y`")
+    return signals, torch.cat([y.view(-1) for y in ys])
 
 
 @dataclass
 class ExperimentData:
-    """A task prepared once for all runs: dense flows, labels, operators, Hodge parts.
+    """A task prepared once for all runs: its dataset, flows, labels and decomposition.
+
+    The training loops take their batches from :meth:`contrastive_dataset` (the dataset
+    fitted by the configuration's :class:`~topo_contrastive.transforms.ContrastiveViews`)
+    through a ``DataLoader``; :attr:`flows` is the design matrix of the probes and the
+    reference rows.
 
     Attributes:
         name: ``"trajectory"`` or ``"ocean"`` (or a free name for other datasets).
@@ -202,7 +222,6 @@ class ExperimentData:
             value (as the SVM probe does); :attr:`label_values` keeps the values.
         hodge: the exact :class:`~topo_contrastive.HodgeDecomposition` of the complex (of
             rank k for signals of rank k).
-        hodge_parts: ``float32 [3, S, N1]`` gradient, curl and harmonic parts of the flows.
         label_values: ``int64 [C]``: the label value of every class id (sorted), or
             ``None`` for unlabelled data; set from the labels given.
 
@@ -218,9 +237,8 @@ class ExperimentData:
     flows: torch.Tensor
     labels: torch.Tensor | None
     hodge: HodgeDecomposition
-    hodge_parts: torch.Tensor
     label_values: torch.Tensor | None = field(default=None, repr=False)
-    _drop_prob: dict[tuple, torch.Tensor] = field(default_factory=dict, repr=False)
+    _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
     _laplacians: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = field(
         default_factory=dict, repr=False
     )
@@ -245,6 +263,11 @@ class ExperimentData:
         """Rank of the signals (1: edge flows; that of :attr:`hodge`)."""
         return int(self.hodge.rank)
 
+    @property
+    def attr(self) -> str:
+        """The samples' signal attribute, ``"x_k"`` at rank k (``"x_1"``: edge flows)."""
+        return f"x_{self.rank}"
+
     @classmethod
     def from_dataset(
         cls, dataset: Any, name: str | None = None, rank: int | None = None
@@ -266,57 +289,9 @@ class ExperimentData:
                 f"{type(dataset).__name__}"
             )
         ops = dataset.complex
-        rank = int(getattr(dataset, "rank", 1)) if rank is None else rank
-        if rank != 1:
-            return cls._from_rank_dataset(dataset, ops, ops.check_rank(rank), name)
-        n1 = ops.num_edges
-        x = dataset._data.x_1 if dataset._indices is None else None
-        if x is None or x.numel() != len(dataset) * n1:
-            x = torch.stack([d.x_1.view(-1) for d in dataset])
-        flows = x.reshape(len(dataset), n1).to(torch.float32).contiguous()  # [S, N1]
-        labels: torch.Tensor | None
-        if getattr(dataset._data, "y", None) is None:
-            labels = None  # unlabelled
-        elif dataset._indices is None:
-            labels = dataset._data.y.view(-1).clone()
-        else:
-            labels = torch.cat([d.y.view(-1) for d in dataset])
-        if labels is not None and labels.numel() != flows.shape[0]:
-            raise ValueError("every sample must have exactly one label `y`")
-        hodge = HodgeDecomposition(ops, backend="exact" if n1 <= 4000 else "iterative")
-        return cls(
-            name=name or type(dataset).__name__,
-            dataset=dataset,
-            complex=ops,
-            flows=flows,
-            labels=labels,
-            hodge=hodge,
-            hodge_parts=_parts(hodge, flows),
-        )
-
-    @classmethod
-    def _from_rank_dataset(
-        cls, dataset: Any, ops: ComplexOperators, rank: int, name: str | None
-    ) -> ExperimentData:
-        """:meth:`from_dataset` for signals ``x_k`` of rank ``k != 1``."""
-        key, n = f"x_{rank}", ops.num_simplices(rank)
-        rows = []
-        for i, d in enumerate(dataset):
-            x = d[key] if key in d.keys() else None  # noqa: SIM118 - Data API
-            if x is None or x.numel() != n:
-                raise ValueError(
-                    f"sample {i} must hold `{key}` with N{rank} = {n} entries (one per rank-"
-                    f"{rank} simplex), got {None if x is None else tuple(x.shape)}"
-                )
-            rows.append(x.reshape(-1))
-        signals = torch.stack(rows).to(torch.float32).contiguous()  # [S, N_k]
-        ys = [getattr(d, "y", None) for d in dataset]
-        if all(y is None for y in ys):
-            labels = None
-        elif any(y is None or y.numel() != 1 for y in ys):
-            raise ValueError("every sample must have exactly one label `y`")
-        else:
-            labels = torch.cat([y.view(-1) for y in ys])
+        rank = ops.check_rank(int(getattr(dataset, "rank", 1)) if rank is None else rank)
+        n = ops.num_simplices(rank)
+        signals, labels = _signals(dataset, f"x_{rank}", n, rank)
         hodge = HodgeDecomposition(
             ops, backend="exact" if n <= 4000 else "iterative", rank=rank
         )
@@ -327,8 +302,82 @@ class ExperimentData:
             flows=signals,
             labels=labels,
             hodge=hodge,
-            hodge_parts=_parts(hodge, signals),
         )
+
+    def signal_batch(
+        self, idx: Sequence[int] | np.ndarray | torch.Tensor, device: torch.device | str = "cpu"
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The samples ``idx`` as one PyG batch (the ``DataLoader``'s collate,
+        ``Batch.from_data_list``): their signals ``float32 [B * N_k, 1]`` and the batch
+        vector ``int64 [B * N_k]``, on ``device``, the input of the encoder's ``forward``."""
+        from torch_geometric.data import Batch
+
+        rows = [int(i) for i in torch.as_tensor(idx).reshape(-1).tolist()]
+        batch = Batch.from_data_list([self.dataset[i] for i in rows])
+        x = batch[self.attr].reshape(-1, 1).to(device=device, dtype=torch.float32)
+        n = x.shape[0] // max(len(rows), 1)
+        vector = torch.arange(len(rows), device=device).repeat_interleave(n)  # [B * N_k]
+        return x, vector
+
+    def contrastive_views(
+        self,
+        config: ExperimentConfig,
+        generator: torch.Generator | None = None,
+        drop_prob: float | None = None,
+    ) -> ContrastiveViews:
+        """The configuration's dataset transform: :class:`~topo_contrastive.transforms.
+        ContrastiveViews` with a uniform mask (:class:`~topo_contrastive.transforms.
+        EdgeFlowMask`, :class:`~topo_contrastive.transforms.SimplexSignalMask` at rank k) or
+        a spectral one (:class:`~topo_contrastive.transforms.HodgeSpectralMask`) drawing from
+        ``generator``, bound to :attr:`hodge`.
+
+        Args:
+            config: the run's configuration (``mask``, ``drop_prob``, ``budget``, ...).
+            generator: the masks' seeded generator (default ``None``: a fresh one).
+            drop_prob: override of the uniform drop probability (Figure 2's sweep).
+
+        Raises:
+            ValueError: a configuration without a mask (supervised).
+        """
+        from topo_contrastive.transforms import (
+            ContrastiveViews,
+            EdgeFlowMask,
+            HodgeSpectralMask,
+            SimplexSignalMask,
+        )
+
+        if config.mask == "uniform":
+            p = config.drop_prob if drop_prob is None else float(drop_prob)
+            if self.rank == 1:
+                mask: Any = EdgeFlowMask(p, generator=generator)
+            else:
+                mask = SimplexSignalMask(p, rank=self.rank, generator=generator)
+        elif config.mask == "spectral":
+            mask = HodgeSpectralMask(
+                budget=config.budget,
+                hodge=self.hodge,
+                perturb=tuple(config.perturb),
+                preserve=tuple(config.preserve),
+                num_steps=int(config.mask_steps),
+                generator=generator,
+            )
+        else:
+            raise ValueError(f"the configuration {config.name!r} has no mask ({config.mask!r})")
+        return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr)
+
+    def contrastive_dataset(self, views: ContrastiveViews) -> Any:
+        """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
+        Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
+        computed once per mask setting and cached (the original dataset is not modified)."""
+        mask = views.mask
+        precompute = getattr(mask, "precompute", None)
+        key = ("parts",) if precompute is None else ("spectral", repr(precompute))
+        if key not in self._fitted:
+            from torch_geometric.data import InMemoryDataset
+
+            ds = self.dataset
+            self._fitted[key] = views.fit(ds.copy() if isinstance(ds, InMemoryDataset) else ds)
+        return self._fitted[key]
 
     def require_labels(self, what: str) -> torch.Tensor:
         """The labels ``int64 [S]``; a clear ``ValueError`` naming ``what`` needs them when the
@@ -375,39 +424,3 @@ class ExperimentData:
         """Indices of the train / val / test samples of split ``seed`` (``dataset.split``)."""
         masks = self.dataset.split(int(seed))
         return {k: np.flatnonzero(v.numpy()) for k, v in masks.items()}
-
-    def drop_probabilities(
-        self,
-        budget: float,
-        perturb: Sequence[str] = ("gradient",),
-        preserve: Sequence[str] = ("curl", "harmonic"),
-        num_steps: int = 500,
-    ) -> torch.Tensor:
-        """Spectrally optimised drop probabilities ``float32 [S, N1]`` (paper eq. 5).
-
-        Computed once per ``(budget, perturb, preserve, num_steps)`` by the dataset
-        transform's code, :meth:`topo_contrastive.transforms.ComputeDropProbabilities.
-        probabilities` (at most ``num_steps`` projected-gradient steps, default 500), and
-        cached.
-        """
-        key = (float(budget), tuple(perturb), tuple(preserve), int(num_steps))
-        if key not in self._drop_prob:
-            from topo_contrastive.transforms import ComputeDropProbabilities
-
-            compute = ComputeDropProbabilities(
-                self.hodge,
-                budget,
-                perturb=tuple(perturb),
-                preserve=tuple(preserve),
-                num_steps=int(num_steps),
-            )
-            p = compute.probabilities(samples_to_rows(self.flows))  # [S * N1, 1]
-            self._drop_prob[key] = p.detach().to(torch.float32).reshape(self.flows.shape)
-        return self._drop_prob[key]
-
-    def drop_probabilities_for(self, config: ExperimentConfig) -> torch.Tensor:
-        """:meth:`drop_probabilities` with the spectral-mask settings of ``config``
-        (``budget``, ``perturb``, ``preserve`` and ``mask_steps``), ``float32 [S, N1]``."""
-        return self.drop_probabilities(
-            config.budget, config.perturb, config.preserve, num_steps=config.mask_steps
-        )

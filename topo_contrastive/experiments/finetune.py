@@ -181,9 +181,9 @@ class _Model(nn.Module):
         self.head = head
         self.laplacians = laplacians
 
-    def logits(self, x: Tensor) -> Tensor:
-        """``x`` ``[B, N1]`` flows -> ``[B, classes]``."""
-        return self.head(self.encoder(x.unsqueeze(-1), *self.laplacians))
+    def logits(self, x: Tensor, batch: Tensor) -> Tensor:
+        """``x`` ``[B * N1, 1]`` flows with their batch vector ``[B * N1]`` -> ``[B, classes]``."""
+        return self.head(self.encoder(x, *self.laplacians, batch))
 
 
 def _make_head(kind: str, width: int, classes: int) -> nn.Module:
@@ -220,7 +220,7 @@ class _Run:
             head_module = _make_head(head, int(enc.out_channels), classes).to(dev)
         self.model = _Model(enc, head_module, data.laplacians(device=dev))
         self.gen = torch.Generator().manual_seed(seed)
-        self.flows = data.flows
+        self.data = data
         self.labels = data.labels
         groups = [{"params": head_module.parameters(), "lr": head_lr}]
         if frozen:
@@ -235,15 +235,16 @@ class _Run:
     @torch.no_grad()
     def _embed_all(self) -> Tensor:
         enc, out = self.model.encoder, []
-        for lo in range(0, self.flows.shape[0], 256):
-            x = self.flows[lo : lo + 256].to(self.dev).unsqueeze(-1)  # [b, N1, 1]
-            out.append(enc(x, *self.model.laplacians))
+        for lo in range(0, self.data.num_samples, 256):
+            idx = range(lo, min(lo + 256, self.data.num_samples))
+            x, rows = self.data.signal_batch(idx, self.dev)  # [b * N1, 1], [b * N1]
+            out.append(enc(x, *self.model.laplacians, rows))
         return torch.cat(out)  # [S, D]
 
     def _logits(self, idx: Tensor) -> Tensor:
         if self.features is not None:
             return self.model.head(self.features[idx.to(self.dev)])
-        return self.model.logits(self.flows[idx].to(self.dev))
+        return self.model.logits(*self.data.signal_batch(idx, self.dev))
 
     def epoch(self, train: np.ndarray) -> float:
         """One epoch of Adam steps on ``train`` (shuffled, batches of ``batch_size``);

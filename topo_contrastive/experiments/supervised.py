@@ -80,8 +80,10 @@ class _Classifier(nn.Module):
         self.encoder = build_encoder(config, data.hodge)
         self.linear = nn.Linear(self.encoder.out_channels, num_classes)
 
-    def forward(self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor) -> torch.Tensor:
-        return self.linear(self.encoder(x, L_down, L_up))  # [B, classes]
+    def forward(
+        self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor, batch: torch.Tensor
+    ) -> torch.Tensor:
+        return self.linear(self.encoder(x, L_down, L_up, batch))  # [B, classes]
 
 
 def train_supervised(
@@ -138,15 +140,14 @@ def train_supervised(
     L_down, L_up = data.laplacians(device=dev)
     optimizer = make_optimizer(model.parameters(), config)
     gen = torch.Generator().manual_seed(seed)
-    flows = data.flows
     labels = data.labels
 
     def evaluate(idx: np.ndarray) -> tuple[float, float]:
         """(accuracy, mean cross-entropy) of the current model on samples ``idx``."""
         model.eval()
         with torch.no_grad():
-            x = flows[torch.as_tensor(idx)].to(dev).unsqueeze(-1)  # [n, N1, 1]
-            logits = model(x, L_down, L_up).cpu()
+            x, rows = data.signal_batch(idx, dev)  # [n * N1, 1], [n * N1]
+            logits = model(x, L_down, L_up, rows).cpu()
         model.train()
         y = labels[torch.as_tensor(idx)]
         acc = float((logits.argmax(dim=1) == y).float().mean())
@@ -162,7 +163,7 @@ def train_supervised(
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
         train_acc = _train_epoch(
-            model, optimizer, order, flows, labels, (L_down, L_up), dev, config, epoch
+            model, optimizer, order, data, labels, (L_down, L_up), dev, config, epoch
         )
         train_history.append(train_acc)
         if train_acc > best_train:
@@ -215,7 +216,7 @@ def _train_epoch(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     order: torch.Tensor,
-    flows: torch.Tensor,
+    data: ExperimentData,
     labels: torch.Tensor,
     laplacians: tuple[torch.Tensor, torch.Tensor],
     dev: torch.device,
@@ -232,8 +233,8 @@ def _train_epoch(
     correct = 0
     for lo in range(0, order.numel(), config.batch_size):
         idx = order[lo : lo + config.batch_size]
-        x = flows[idx].to(dev).unsqueeze(-1)  # [B, N1, 1]
-        logits = model(x, L_down, L_up)
+        x, rows = data.signal_batch(idx, dev)  # [B * N1, 1], [B * N1]
+        logits = model(x, L_down, L_up, rows)
         target = labels[idx].to(dev)
         loss = nn.functional.cross_entropy(logits, target)
         optimizer.zero_grad(set_to_none=True)

@@ -29,6 +29,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 from torch.utils.data.distributed import DistributedSampler
+from torch_geometric.loader import DataLoader
 
 from topo_contrastive._checks import MAX_EPOCHS, check_int, check_seed
 from topo_contrastive.experiments.configs import ExperimentConfig
@@ -138,9 +139,10 @@ class ContrastiveModel(nn.Module):
         self.L_down = L_down
         self.L_up = L_up
 
-    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """``x`` ``[B, N1, 1]`` -> ``(h [B, hidden], z [B, projection])``."""
-        h = self.encoder(x, self.L_down, self.L_up)
+    def forward(self, x: Tensor, batch: Tensor) -> tuple[Tensor, Tensor]:
+        """``x`` ``[B * N1, 1]`` with its batch vector ``batch`` ``[B * N1]`` ->
+        ``(h [B, hidden], z [B, projection])``."""
+        h = self.encoder(x, self.L_down, self.L_up, batch)
         return h, self.head(h)
 
 
@@ -200,6 +202,16 @@ def _batches(indices: list[int], batch_size: int) -> list[list[int]]:
     return chunks
 
 
+def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
+    """The two views of a batch of flows on one complex stacked as one batch of ``2B``
+    samples: rows ``[2 * B * N_k, 1]`` and their batch vector ``[2 * B * N_k]`` (view 1 of
+    every sample, then view 2), so that both go through the encoder in one call."""
+    x = torch.cat([batch[f"{attr}_view1"], batch[f"{attr}_view2"]])  # [2 * B * N_k, 1]
+    groups = 2 * batch.num_graphs
+    rows = torch.arange(groups, device=x.device).repeat_interleave(x.shape[0] // groups)
+    return x, rows
+
+
 def pretrain(
     data: ExperimentData,
     config: ExperimentConfig,
@@ -250,16 +262,13 @@ def pretrain(
     encoder = model.encoder
     loss_fn = _make_loss(config, distributed)
     optimizer = make_optimizer(model.parameters(), config)
-    from topo_contrastive.experiments.views import ViewMaker
-
     mask_gen = torch.Generator().manual_seed(seed * 7919 + 104729 * rank + 1)
-    views = ViewMaker(config, data, mask_gen, drop_prob=drop_prob)
+    views = data.contrastive_views(config, mask_gen, drop_prob=drop_prob)
+    dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
     sampler = DistributedSampler(
         range(data.num_samples), num_replicas=world, rank=rank, shuffle=True, seed=seed
     )
     local_batch = max(2, math.ceil(config.batch_size / world))
-    flows = data.flows  # [S, N1] on the CPU
-    parts = data.hodge_parts  # [3, S, N1]
     debiased = config.loss == "hodge_debiased"
 
     result = PretrainResult(encoder=encoder, world_size=world)
@@ -268,14 +277,14 @@ def pretrain(
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         total, count, chance = 0.0, 0, 0.0
-        for chunk in _batches(list(sampler), local_batch):
-            idx = torch.as_tensor(chunk, dtype=torch.long)
-            x = flows[idx]  # [B, N1]
-            v = views(x, idx).to(dev)  # [2, B, N1]
-            B = x.shape[0]
-            _, z = net(v.reshape(2 * B, -1, 1))  # one forward for both views: [2B, D]
+        loader = DataLoader(dataset, batch_sampler=_batches(list(sampler), local_batch))
+        for batch in loader:
+            batch = views(batch)  # both masked views of the batch, drawn in this process
+            x, rows = _both_views(batch, views.attr)
+            B = batch.num_graphs
+            _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
             z1, z2 = z[:B], z[B:]
-            kwargs = {"hodge_parts": parts[:, idx].to(dev)} if debiased else {}
+            kwargs = {"hodge_parts": batch.hodge_parts.to(dev)} if debiased else {}
             loss = loss_fn(z1, z2, **kwargs)
             with torch.no_grad():  # the loss of a collapsed encoder on this batch
                 flat = torch.ones_like(z1)
@@ -360,8 +369,9 @@ def embed(
         L_down, L_up = data.laplacians(device=dev)
         out = []
         for start in range(0, data.num_samples, batch_size):
-            x = data.flows[start : start + batch_size].to(dev).unsqueeze(-1)  # [b, N1, 1]
-            out.append(encoder(x, L_down, L_up).double().cpu())
+            idx = range(start, min(start + batch_size, data.num_samples))
+            x, rows = data.signal_batch(idx, dev)  # [b * N1, 1], [b * N1]
+            out.append(encoder(x, L_down, L_up, rows).double().cpu())
     finally:
         encoder.to(home).train(was_training)
     return torch.cat(out).numpy()

@@ -330,32 +330,6 @@ class ContrastiveViews(BaseTransform):
             )
 
     # ------------------------------------------------------------------ per access
-    def views(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
-        """Both views of dense samples ``x`` ``[B, N_k]`` at once: the batched path of the
-        transform (a training loop on dense batches calls it; the draws are those of the
-        transform on the same flows as a PyG batch ``[B * N_k, 1]``).
-
-        Args:
-            x: ``[B, N_k]`` flows (signals of rank k), floating.
-            drop_prob: their drop probabilities ``[B, N_k]`` for a spectral mask (e.g.
-                rows of ``drop_prob`` stored by :meth:`fit`); ``None``: the mask's own
-                (computed for a spectral mask).
-
-        Returns:
-            ``[2, B, N_k]`` on ``x``'s device and dtype.
-
-        Raises:
-            TypeError: the mask has no batched path (``mask_samples``), e.g. a custom
-                callable: apply the transform to a ``Batch`` instead.
-        """
-        mask_samples = getattr(self.mask, "mask_samples", None)
-        if not callable(mask_samples):
-            raise TypeError(
-                f"the mask {type(self.mask).__name__} has no batched `mask_samples`; apply "
-                "the transform to a Batch instead"
-            )
-        return torch.stack([mask_samples(x, drop_prob) for _ in range(2)])  # [2, B, N_k]
-
     def forward(self, data: Any) -> Any:
         if has_own_complex(data):
             return self._forward_per_complex(as_complex_data(data))

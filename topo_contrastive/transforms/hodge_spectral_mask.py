@@ -259,22 +259,6 @@ class HodgeSpectralMask(BaseTransform):
         data[self.attr] = drop_rows(x, p, draw_generator(self))  # one draw per row
         return data
 
-    def mask_samples(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
-        """Mask dense samples ``x`` ``[B, N_k]`` in one vectorised draw (the draws of
-        :meth:`forward` on the same flows as a PyG batch ``[B * N_k, 1]``).
-
-        Args:
-            x: ``[B, N_k]``, floating.
-            drop_prob: the samples' drop probabilities ``[B, N_k]`` (e.g. rows of a
-                fitted dataset's ``drop_prob``); ``None`` computes them (slow).
-
-        Returns:
-            ``[B, N_k]`` on ``x``'s device and dtype.
-        """
-        if drop_prob is None:
-            drop_prob = self.precompute.probabilities(x.reshape(-1))  # [B * N_k, 1]
-        return drop_rows(x.reshape(-1), drop_prob, draw_generator(self)).view_as(x)
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(budget={self.budget}, perturb={self.perturb}, "

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor
 from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive.transforms._common import (
@@ -94,15 +93,6 @@ class SimplexSignalMask(BaseTransform):
         x = get_flow(data, self.attr)
         data[self.attr] = drop_rows(x, self.p, draw_generator(self))  # one draw per row
         return data
-
-    def mask_samples(self, x: Tensor, drop_prob: Tensor | None = None) -> Tensor:
-        """Mask dense samples ``x`` ``[B, N_k]`` in one vectorised draw (the draws of
-        :meth:`forward` on the same flows as a PyG batch ``[B * N_k, 1]``).
-
-        ``drop_prob`` is ignored (the mask's ``p`` applies to every simplex); returns
-        ``[B, N_k]`` on ``x``'s device and dtype.
-        """
-        return drop_rows(x.reshape(-1), self.p, draw_generator(self)).view_as(x)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p}, rank={self.rank}, attr={self.attr!r})"
