@@ -43,20 +43,13 @@ def test_training_moves_the_weights_and_leaves_the_data_alone(tiny_data):
     assert torch.equal(flows, tiny_data.flows)
 
 
-def _stored(data, cfg, name):
-    """The attribute ``name`` of every sample of the dataset fitted by ``cfg``'s views,
-    ``[S, N1]`` (spectral drop probabilities, say)."""
-    fitted = data.contrastive_dataset(data.contrastive_views(cfg))
-    return torch.stack([fitted[i][name].view(-1) for i in range(data.num_samples)])
-
-
 def test_spectral_probabilities_are_cached_and_within_budget(tiny_data):
     cfg = get_config("SCL_Spec", "trajectory")
     views = tiny_data.contrastive_views(cfg)
     assert tiny_data.contrastive_dataset(views) is tiny_data.contrastive_dataset(
         tiny_data.contrastive_views(cfg)
     )  # one fit per mask setting
-    p = _stored(tiny_data, cfg, "drop_prob")
+    p = tiny_data.drop_probabilities_for(cfg)
     support = tiny_data.flows != 0
     assert p.shape == tiny_data.flows.shape
     assert bool((p[~support] == 0).all()) and bool(((p >= 0) & (p <= 1)).all())
@@ -67,14 +60,14 @@ def test_mask_steps_reach_the_optimiser_and_views(tiny_data):
     from topo_contrastive.transforms import optimize_drop_probabilities
 
     cfg = get_config("SCL_Spec", "trajectory", mask_steps=2)
-    p2 = _stored(tiny_data, cfg, "drop_prob")
+    p2 = tiny_data.drop_probabilities_for(cfg)
     expected = optimize_drop_probabilities(
         tiny_data.flows, tiny_data.hodge, cfg.budget, cfg.perturb, cfg.preserve, num_steps=2
     )
     assert torch.equal(p2, expected.float().reshape(p2.shape))
     # two steps from the uniform start leave the probabilities strictly inside (0, 1) on
     # more edges than the converged optimiser does
-    p_conv = _stored(tiny_data, get_config("SCL_Spec", "trajectory"), "drop_prob")
+    p_conv = tiny_data.drop_probabilities_for(get_config("SCL_Spec", "trajectory"))
     support = tiny_data.flows != 0
     inside = lambda p: int(((p > 1e-3) & (p < 1 - 1e-3) & support).sum())  # noqa: E731
     assert inside(p2) > inside(p_conv)

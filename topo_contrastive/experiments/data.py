@@ -424,3 +424,17 @@ class ExperimentData:
         """Indices of the train / val / test samples of split ``seed`` (``dataset.split``)."""
         masks = self.dataset.split(int(seed))
         return {k: np.flatnonzero(v.numpy()) for k, v in masks.items()}
+
+    def drop_probabilities_for(self, config: ExperimentConfig) -> torch.Tensor:
+        """The spectrally optimised drop probabilities ``float32 [S, N_k]`` (paper eq. 5) of
+        ``config``'s mask (``budget``, ``perturb``, ``preserve``, ``mask_steps``): those
+        :meth:`contrastive_dataset` stored on the samples, read back per sample.
+
+        Raises:
+            ValueError: ``config`` has no spectral mask.
+        """
+        if config.mask != "spectral":
+            raise ValueError(f"the configuration {config.name!r} has no spectral mask")
+        fitted = self.contrastive_dataset(self.contrastive_views(config))
+        rows = [fitted[i].drop_prob.reshape(-1) for i in range(self.num_samples)]
+        return torch.stack(rows).to(torch.float32)  # [S, N_k]
