@@ -1,12 +1,14 @@
 """Quickstart: Hodge-aware contrastive pre-training on the synthetic trajectories.
 
-A plain PyTorch Geometric pipeline (paper §4-5):
+The README's PyTorch Geometric pipeline (paper §4-5), run to the end:
 
-1. ``SyntheticTrajectories``: edge flows ``x_1`` of trajectories around two holes;
-2. ``HodgeSpectralMask.fit``: per-sample drop probabilities that perturb the gradient part
-   and preserve the curl and harmonic parts (computed once, stored as ``drop_prob``);
-3. ``DataLoader`` -> two masked views per batch -> ``SCNN`` encoder + ``ProjectionHead``;
-4. ``HodgeDebiasedInfoNCE`` with the Hodge parts of the original flows;
+1. ``SyntheticTrajectories`` with the ``ContrastiveViews`` transform: edge flows ``x_1`` of
+   trajectories around two holes, two masked views of each;
+2. ``views.fit``: per-sample drop probabilities of ``HodgeSpectralMask`` (perturb the
+   gradient part, preserve the curl and harmonic parts) and the Hodge parts of every flow,
+   computed once and stored on the samples;
+3. ``DataLoader`` -> ``SCNN`` encoder + ``ProjectionHead`` on each view;
+4. ``HodgeDebiasedInfoNCE`` with the batch's ``hodge_parts``;
 5. a linear SVM on the frozen embeddings (the paper's linear evaluation).
 
 Writes ``quickstart.json`` (losses and accuracy) to ``--out-dir``. ``--fast`` is a smoke run
@@ -31,12 +33,11 @@ from sklearn.svm import LinearSVC
 from torch_geometric.loader import DataLoader
 from tqdm.auto import tqdm
 
-from topo_contrastive import HodgeDecomposition
 from topo_contrastive._files import write_json
 from topo_contrastive.datasets import SyntheticTrajectories
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import SCNN, ProjectionHead
-from topo_contrastive.transforms import HodgeSpectralMask
+from topo_contrastive.transforms import ContrastiveViews, HodgeSpectralMask
 
 
 def main(
@@ -68,23 +69,18 @@ def main(
     """
     torch.manual_seed(seed)
     start = time.perf_counter()
+    # 1-2. both masked views and the Hodge parts of every flow, from one dataset transform
+    views = ContrastiveViews(HodgeSpectralMask(budget=budget, generator=seed))
     if fast:
-        ds = SyntheticTrajectories(
-            root, num_points=150, num_train=20, num_val=10, num_test=10, seed=seed, log=False
-        )
+        ds = SyntheticTrajectories(root, num_points=150, num_train=20, num_val=10, num_test=10,
+                                   seed=seed, log=False, transform=views)  # fmt: skip
         epochs = min(epochs, 2)
-    else:
-        ds = SyntheticTrajectories(root, seed=seed, log=False)  # 200 / 100 / 100 flows
-    ops = ds.complex
-    n1 = ops.num_edges
-    hodge = HodgeDecomposition(ops)  # exact backend: small complex
-
-    # 2. drop probabilities optimised once per sample, stored as data.drop_prob
-    mask = HodgeSpectralMask(hodge, budget=budget, generator=seed)
-    mask.fit(ds)
+    else:  # 200 / 100 / 100 flows
+        ds = SyntheticTrajectories(root, seed=seed, log=False, transform=views)
+    views.fit(ds)  # binds ds.complex; drop probabilities and Hodge parts, once per flow
 
     # 3. encoder f, projection head g, loss
-    L_down, L_up = ops.laplacians()  # sparse [N1, N1]
+    L_down, L_up = ds.complex.laplacians()  # sparse [N1, N1]
     encoder = SCNN(1, 64, num_layers=1, K_down=3, K_up=3, readout="sum", bias=False,
                    normalize=True)  # fmt: skip
     head = ProjectionHead(64, 64, 64)
@@ -99,12 +95,9 @@ def main(
     for _ in tqdm(range(epochs), desc="pre-training", disable=not progress):
         total = 0.0
         for batch in loader:
-            B = batch.num_graphs
-            view1, view2 = mask(batch), mask(batch)  # two independent masks
-            x = torch.cat([view1.x_1, view2.x_1]).view(2 * B, n1, 1)  # [2B, N1, 1]
-            z1, z2 = head(encoder(x, L_down, L_up)).chunk(2)  # one forward for both views
-            parts = hodge(batch.x_1.view(B, n1))  # Hodge parts of the ORIGINAL flows
-            loss = loss_fn(z1, z2, hodge_parts=parts)
+            z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))  # [B, 64]
+            z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+            loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts)  # of the ORIGINAL flows
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -115,8 +108,8 @@ def main(
     # 5. linear evaluation on the embeddings h (not the projection head's output)
     encoder.eval()
     with torch.no_grad():
-        flows = torch.stack([d.x_1 for d in ds])  # [S, N1, 1]
-        h = encoder(flows, L_down, L_up).numpy()  # [S, 64]
+        h = torch.cat([encoder(b.x_1, L_down, L_up, b.batch_1)
+                       for b in DataLoader(ds, batch_size=200)]).numpy()  # [S, 64]  # fmt: skip
     y = np.array([int(d.y) for d in ds])
     train, test = ds.train_mask.numpy(), ds.test_mask.numpy()
     svm = GridSearchCV(

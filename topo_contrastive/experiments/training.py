@@ -1,11 +1,13 @@
 r"""Contrastive pre-training of an SCNN encoder (paper §4, Fig. 1) on one or several processes.
 
-One step: a mini-batch of flows :math:`\mathbf{x}` gets two masked views (uniform or spectral
-masks), both views go through the encoder :math:`f` and the projection head :math:`g` in **one**
-forward call (``[2B, N1, 1]``, then split into :math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss
-is :class:`~topo_contrastive.losses.InfoNCE` (eq. 4) or
-:class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the Hodge parts of the
-*original* flows of the batch. The optimiser is the configuration's: SGD with momentum (the
+One step is the README's pipeline: a mini-batch of samples of the dataset fitted by the
+configuration's :class:`~topo_contrastive.transforms.ContrastiveViews` comes through PyG's
+``DataLoader``, the transform draws its two masked views (uniform or spectral masks), both
+views go through the encoder :math:`f` (its public ``forward`` with the batch vector) and the
+projection head :math:`g` in **one** call (``[2 B N1, 1]``, then split into
+:math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss is :class:`~topo_contrastive.losses.InfoNCE`
+(eq. 4) or :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the batch's
+``hodge_parts`` (the Hodge parts of the *original* flows). The optimiser is the configuration's: SGD with momentum (the
 paper's §5) or Adam, with weight decay.
 
 **Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
