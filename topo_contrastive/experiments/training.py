@@ -7,8 +7,8 @@ views go through the encoder :math:`f` (its public ``forward`` with the batch ve
 projection head :math:`g` in **one** call (``[2 B N1, 1]``, then split into
 :math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss is :class:`~topo_contrastive.losses.InfoNCE`
 (eq. 4) or :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the batch's
-``hodge_parts`` (the Hodge parts of the *original* flows). The optimiser is the configuration's: SGD with momentum (the
-paper's §5) or Adam, with weight decay.
+``hodge_parts`` (the Hodge parts of the *original* flows). The optimiser is the
+configuration's: SGD with momentum (the paper's §5) or Adam, with weight decay.
 
 **Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
 :func:`pretrain` wraps encoder + head in ``DistributedDataParallel``, shards the samples with a

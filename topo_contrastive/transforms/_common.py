@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -219,20 +219,12 @@ def bind_hodge(
     return hodge
 
 
-def fit_attributes(
-    dataset: InMemoryDataset | Iterable[Any],
-    attr: str,
-    n1: int,
-    compute: Callable[[Tensor], dict[str, Tensor]],
-    rank: int = 1,
-) -> Any:
-    """Store per-row attributes computed from all flows of ``dataset`` at once.
-
-    ``compute`` maps the stacked flows ``[S * N1, C]`` (sample-major) to
-    ``{key: [S * N1, ...]}``. An ``InMemoryDataset`` gets the new keys in its storage, in
-    place, sliced like ``attr`` (views made by indexing share them; PyG's cache of separated
-    samples is dropped) and is returned; another iterable of ``Data`` gives a list of shallow
-    copies carrying the new keys.
+def stacked_flows(
+    dataset: InMemoryDataset | Iterable[Any], attr: str, n1: int, rank: int = 1
+) -> tuple[Tensor, Any]:
+    """The flows ``attr`` of all samples of ``dataset`` stacked ``[S * N1, C]``
+    (sample-major), and the samples to hand to :func:`store_rows` with the values computed
+    from them (the ``InMemoryDataset`` itself, or a list of the other iterable's ``Data``).
 
     ``rank`` (default 1) names the signals' rank in the messages (``N_k`` rows).
 
@@ -244,19 +236,13 @@ def fit_attributes(
         slices = dataset.slices
         if slices is None or attr not in slices:
             raise ValueError(f"the dataset's samples have no attribute {attr!r}")
-        x = get_flow(storage, attr)
-        bounds = slices[attr]
-        if not bool((bounds.diff() == n1).all()):
+        if not bool((slices[attr].diff() == n1).all()):
             raise ValueError(
                 f"every sample's `{attr}` must have N{rank} = {n1} rows (a "
                 + ("flow" if rank == 1 else f"rank-{rank} signal")
                 + " on the complex of `hodge`)"
             )
-        for key, value in compute(x).items():
-            storage[key] = value
-            slices[key] = bounds.clone()  # in place: views share storage and slices
-        dataset._data_list = None  # drop PyG's cache of separated samples
-        return dataset
+        return get_flow(storage, attr), dataset
     data_list = list(dataset)
     flows = []
     for i, data in enumerate(data_list):
@@ -266,13 +252,28 @@ def fit_attributes(
                 f"sample {i} has `{attr}` with {x.shape[0]} rows, expected N{rank} = {n1}"
             )
         flows.append(x)
-    if not data_list:
-        return []
-    values = {k: v.split(n1) for k, v in compute(torch.cat(flows)).items()}
+    return (torch.cat(flows) if flows else torch.zeros(0, 1)), data_list
+
+
+def store_rows(samples: Any, attr: str, n1: int, values: dict[str, Tensor]) -> Any:
+    """Store per-row ``values`` ``{key: [S * N1, ...]}`` (computed from
+    :func:`stacked_flows`) on ``samples``: an ``InMemoryDataset`` gets the new keys in its
+    storage, in place, sliced like ``attr`` (views made by indexing share them; PyG's cache
+    of separated samples is dropped) and is returned; a list of ``Data`` gives a list of
+    shallow copies carrying the new keys."""
+    if isinstance(samples, InMemoryDataset):
+        storage, slices = samples._data, samples.slices
+        bounds = slices[attr]
+        for key, value in values.items():
+            storage[key] = value
+            slices[key] = bounds.clone()  # in place: views share storage and slices
+        samples._data_list = None  # drop PyG's cache of separated samples
+        return samples
+    parts = {k: v.split(n1) for k, v in values.items()}
     out = []
-    for i, data in enumerate(data_list):
+    for i, data in enumerate(samples):
         data = copy.copy(data)
-        for key, parts in values.items():
-            data[key] = parts[i]
+        for key, rows in parts.items():
+            data[key] = rows[i]
         out.append(data)
     return out

@@ -17,10 +17,11 @@ from topo_contrastive.transforms._common import (
     as_hodge,
     bind_hodge,
     check_attr,
-    fit_attributes,
     get_flow,
     num_flows,
+    stacked_flows,
     store,
+    store_rows,
 )
 from topo_contrastive.transforms._mask_options import (
     check_budget,
@@ -347,13 +348,9 @@ class ComputeDropProbabilities(BaseTransform):
                 lambda batch, x, rows: self._with_tag(self.probabilities_per_complex(batch, x)),
             )
         self.bind(dataset)
-        return fit_attributes(
-            dataset,
-            self.attr,
-            self.num_edges,
-            lambda x: self._with_tag(self.probabilities(x)),
-            rank=self.hodge.rank,
-        )
+        x, samples = stacked_flows(dataset, self.attr, self.num_edges, rank=self.hodge.rank)
+        p = self.probabilities(x) if len(x) else x.new_zeros(0, 1)  # [S * N1, 1]
+        return store_rows(samples, self.attr, self.num_edges, self._with_tag(p))
 
     def __repr__(self) -> str:
         # every setting that changes the probabilities: a dataset records this repr of its

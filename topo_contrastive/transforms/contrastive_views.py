@@ -22,9 +22,10 @@ from topo_contrastive.transforms._common import (
     as_hodge,
     bind_hodge,
     check_attr,
-    fit_attributes,
     get_flow,
+    stacked_flows,
     store,
+    store_rows,
 )
 from topo_contrastive.transforms._per_complex import (
     as_complex_data,
@@ -265,13 +266,10 @@ class ContrastiveViews(BaseTransform):
         if callable(fit_mask):
             dataset = fit_mask(dataset)
         if self.hodge_parts:
-            dataset = fit_attributes(
-                dataset,
-                self.attr,
-                hodge.num_simplices,
-                lambda x: {PARTS_ATTR: self._parts(x, stacked=True)},
-                rank=hodge.rank,
-            )
+            n = hodge.num_simplices
+            x, samples = stacked_flows(dataset, self.attr, n, rank=hodge.rank)  # [S * N, C]
+            parts = self._parts(x, stacked=True) if len(x) else x.new_zeros(0, 3)
+            dataset = store_rows(samples, self.attr, n, {PARTS_ATTR: parts})
         return dataset
 
     def _fit_per_complex(self, dataset: Any) -> Any:
