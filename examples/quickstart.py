@@ -80,7 +80,7 @@ def main(
     hodge = HodgeDecomposition(ops)  # exact backend: small complex
 
     # 2. drop probabilities optimised once per sample, stored as data.drop_prob
-    mask = HodgeSpectralMask(hodge, budget=budget, generator=seed)
+    mask = HodgeSpectralMask(budget, hodge=hodge, generator=seed)
     mask.fit(ds)
 
     # 3. encoder f, projection head g, loss

@@ -23,7 +23,7 @@ from topo_contrastive.transforms._common import (
     store,
 )
 from topo_contrastive.transforms._mask_options import (
-    check_budget,
+    check_budget_first,
     check_objective,
     check_optimizer_options,
 )
@@ -83,14 +83,14 @@ class ComputeDropProbabilities(BaseTransform):
     existing ``drop_prob`` is overwritten.
 
     Args:
+        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
+            flow's support that is dropped (required).
         hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
             Hodge decomposition
             of the flows' complex, or the complex (decomposed with the default backend);
             ``None`` binds it to ``dataset.complex`` at the first :meth:`fit`, so that a
             dataset can be built with the transform and fitted afterwards.
             (default: ``None``)
-        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped (required).
         perturb (Sequence[str], optional): Hodge components whose embedding the masks
             should change. (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
@@ -123,7 +123,7 @@ class ComputeDropProbabilities(BaseTransform):
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
         >>> flows = [Data(x_1=ops.path_to_flow(p).view(-1, 1)) for p in ([0, 1, 2], [3, 2, 0])]
-        >>> fitted = ComputeDropProbabilities(ops, budget=0.5).fit(flows)
+        >>> fitted = ComputeDropProbabilities(0.5, hodge=ops).fit(flows)
         >>> fitted[0].drop_prob.shape
         torch.Size([4, 1])
         >>> bool(fitted[0].drop_prob.sum() <= 0.5 * 2 + 1e-6)  # at most budget x |supp x|
@@ -132,8 +132,8 @@ class ComputeDropProbabilities(BaseTransform):
 
     def __init__(
         self,
+        budget: float,
         hodge: HodgeDecomposition | ComplexOperators | None = None,
-        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -141,12 +141,11 @@ class ComputeDropProbabilities(BaseTransform):
         prob_attr: str = "drop_prob",
         **optimizer_options: Any,
     ) -> None:
+        budget = check_budget_first(budget, type(self).__name__)
         self._hodge = as_hodge(hodge)
-        if budget is None:
-            raise TypeError(f"{type(self).__name__} needs `budget` (a fraction in [0, 1])")
         if attr is None:  # x_k for signals of rank k (x_1 until fit binds a complex)
             attr = "x_1" if self._hodge is None else f"x_{self._hodge.rank}"
-        self.budget = check_budget(budget)
+        self.budget = budget
         self.perturb, self.preserve, self.alpha = check_objective(perturb, preserve, alpha)
         self.attr = check_attr(attr, "attr")
         self.prob_attr = check_attr(prob_attr, "prob_attr")

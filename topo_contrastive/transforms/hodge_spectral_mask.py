@@ -20,6 +20,7 @@ from topo_contrastive.transforms._common import (
     num_flows,
     store,
 )
+from topo_contrastive.transforms._mask_options import check_budget_first
 from topo_contrastive.transforms._per_complex import as_complex_data, has_own_complex
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
 
@@ -86,12 +87,12 @@ class HodgeSpectralMask(BaseTransform):
     :class:`~topo_contrastive.transforms.ContrastiveViews`.
 
     Args:
+        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
+            flow's support that is dropped (required).
         hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
             Hodge decomposition
             of the flows' complex, or the complex; ``None`` binds it to ``dataset.complex``
             at the first :meth:`fit`. (default: ``None``)
-        budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped (required).
         perturb (Sequence[str], optional): components whose embedding the masks should
             change. (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
@@ -136,8 +137,8 @@ class HodgeSpectralMask(BaseTransform):
 
     def __init__(
         self,
+        budget: float,
         hodge: HodgeDecomposition | ComplexOperators | None = None,
-        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -148,8 +149,8 @@ class HodgeSpectralMask(BaseTransform):
     ) -> None:
         #: The companion transform that computes and stores the probabilities.
         self.precompute = ComputeDropProbabilities(
-            hodge,
-            budget,
+            check_budget_first(budget, type(self).__name__),
+            hodge=hodge,
             perturb=perturb,
             preserve=preserve,
             alpha=alpha,
