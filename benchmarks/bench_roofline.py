@@ -256,7 +256,7 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
         idx = torch.arange(min(batch, samples))
         x = data.flows[idx]
         v = torch.stack([x, x]).reshape(2 * len(idx), n1, 1)
-        parts = data.hodge_parts[:, idx]
+        parts = data.hodge_parts[:, idx].permute(1, 2, 0).reshape(-1, 3)  # [B * N1, 3]
         for _ in range(2):  # warm-up, then timed
             s0 = time.perf_counter()
             _, z = net(v)

@@ -103,7 +103,8 @@ def main(
             view1, view2 = mask(batch), mask(batch)  # two independent masks
             x = torch.cat([view1.x_1, view2.x_1]).view(2 * B, n1, 1)  # [2B, N1, 1]
             z1, z2 = head(encoder(x, L_down, L_up)).chunk(2)  # one forward for both views
-            parts = hodge(batch.x_1.view(B, n1))  # Hodge parts of the ORIGINAL flows
+            # Hodge parts of the ORIGINAL flows, in the batch layout [B * N1, 3]
+            parts = torch.cat(hodge(batch.x_1, num_graphs=B), dim=1)
             loss = loss_fn(z1, z2, hodge_parts=parts)
             optimizer.zero_grad()
             loss.backward()

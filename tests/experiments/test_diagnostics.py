@@ -28,7 +28,8 @@ def test_chance_loss_of_the_debiased_loss_is_its_loss_on_identical_views(tiny_da
     flat = torch.ones(40, 8)
     # the chance loss does not depend on the order of the samples in the batch
     order = torch.randperm(40, generator=torch.Generator().manual_seed(0))
-    expected = float(loss(flat, flat, hodge_parts=parts[:, order]))
+    rows = parts[:, order].permute(1, 2, 0).reshape(-1, 3)  # the batch layout [B * N1, 3]
+    expected = float(loss(flat, flat, hodge_parts=rows))
     assert res.chance_losses[0] == pytest.approx(expected, rel=1e-5)
     # the debiased weights of an anchor's negatives average 1: the same chance as InfoNCE
     assert res.chance_losses[0] == pytest.approx(math.log(79), rel=1e-5)

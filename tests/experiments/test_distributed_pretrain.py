@@ -110,13 +110,15 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
             v = torch.cat(views, dim=1)  # [2, M, N1]
             M = glob.numel()
             _, z = single(v.reshape(2 * M, n1, 1))
-            ref = loss_single(z[:M], z[M:], hodge_parts=parts[:, glob])
+            rows = parts[:, glob].permute(1, 2, 0).reshape(-1, 3)  # the batch layout [M * N1, 3]
+            ref = loss_single(z[:M], z[M:], hodge_parts=rows)
             opt_single.zero_grad()
             ref.backward()
             # this rank: its own batch and views, negatives gathered from both ranks
             b = sizes[rank]
             _, z = ddp(views[rank].reshape(2 * b, n1, 1))
-            loss = loss_ddp(z[:b], z[b:], hodge_parts=parts[:, idx[rank]])
+            rows = parts[:, idx[rank]].permute(1, 2, 0).reshape(-1, 3)  # [b * N1, 3]
+            loss = loss_ddp(z[:b], z[b:], hodge_parts=rows)
             opt_ddp.zero_grad()
             loss.backward()  # DDP averages the gradients over the ranks
             grads = {k: p.grad for k, p in ddp.module.named_parameters()}
