@@ -77,10 +77,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
     r"""Hodge-debiased InfoNCE: negatives reweighted by their spectral dissimilarity (eq. 6).
 
     The NT-Xent loss of :class:`~topo_contrastive.losses.InfoNCE` with per-negative weights
-    :math:`w_{im} = w(\mathbf{x}_i, \mathbf{x}_m)` that depend on the original (un-augmented)
-    flows only, from :func:`~topo_contrastive.losses.hodge_negative_weights` (eqs. 7-8,
-    normalised to mean one over each anchor's negatives, docs/design.md §2.4). Both views of sample
-    :math:`m` get the weight :math:`w_{im}`; the positive has weight 1:
+    :math:`w_{im}` from the original flows' Hodge parts
+    (:func:`~topo_contrastive.losses.hodge_negative_weights`, eqs. 7-8, mean one over each
+    anchor's negatives); both views of sample :math:`m` get :math:`w_{im}`, the positive 1:
 
     .. math::
         \ell_{i}^{(a)} = -s_{ii}^{(ab)} + \log\Big([\,e^{s_{ii}^{(ab)}}\,] + \sum_{m \ne i}
@@ -88,69 +87,48 @@ class HodgeDebiasedInfoNCE(nn.Module):
         \qquad
         \mathcal{L} = \frac{1}{2B}\sum_{a=1}^{2}\sum_{i=1}^{B} \ell_i^{(a)},
 
-    with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`, computed as
-    ``logsumexp(s + log w)`` (a zero weight is ``log w = -inf``: that negative drops out). With
-    all weights equal to one (e.g. all :math:`\gamma_k = 0`) the loss is exactly
-    :class:`~topo_contrastive.losses.InfoNCE` (same code path). The weights are constants: no
-    gradient flows into them.
-
-    **Many complexes.** The cosines of the parts compare two flows edge by edge, so they
-    need both on one complex. For a batch of samples on different complexes pass the
-    batch's ``hodge_parts`` ``[sum N1, 3]`` with its batch vector ``batch=data.batch_1``:
-    the weights then compare the samples' energy fractions
-    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}\rVert^2/\lVert\mathbf{x}\rVert^2`
-    (:func:`~topo_contrastive.losses.hodge_energy_weights`: basis-, order- and
-    orientation-free), ``similarity="auto"`` (default). Without a batch vector the Hodge
-    parts are those of one shared complex and the weights are exactly the paper's.
-    ``similarity="energy"`` uses the energy fractions on one complex too; ``"cosine"``
-    refuses a batch of complexes.
-
-    **Distributed.** As for :class:`~topo_contrastive.losses.InfoNCE`: with
-    ``gather_distributed=True`` the embeddings *and* the Hodge parts (without gradient) are
-    gathered from all ranks, the weights of the local anchors against the :math:`M` gathered
-    samples are ``[B, M]``, and the per-rank reduction is scaled so that the mean over ranks
-    equals the single-process loss on the concatenated batch.
+    with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`. A zero
+    weight removes that negative; all weights one give exactly
+    :class:`~topo_contrastive.losses.InfoNCE`; no gradient flows into the weights. The Hodge
+    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. Without ``batch`` they are ``B``
+    blocks on one shared complex and the weights are the paper's; with ``batch`` (samples on
+    different complexes) they compare the samples' energy fractions
+    (:func:`~topo_contrastive.losses.hodge_energy_weights`). ``gather_distributed=True``
+    gathers embeddings and parts from all ranks, as for InfoNCE. Design notes:
+    docs/design.md §2.4-2.5, §6.3 and §7.6.
 
     Args:
-        temperature (float, optional): temperature :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
+        temperature (float, optional): :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
         gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`, the
-            weights of the gradient, curl and harmonic cosine distances. (default:
-            ``(1.0, 1.0, 1.0)``)
-        include_positive_in_denominator (bool, optional): keep the positive pair in the
+            weights of the gradient, curl and harmonic distances. (default: ``(1.0, 1.0, 1.0)``)
+        include_positive_in_denominator (bool, optional): keep the positive in the
             denominator (NT-Xent) or leave it out (eq. 6 as written). (default: ``True``)
         gather_distributed (bool, optional): gather negatives from all ``torch.distributed``
             ranks. (default: ``False``)
-        reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"`` (``[2, B]``), as for
-            :class:`~topo_contrastive.losses.InfoNCE`. (default: ``"mean"``)
-        eps (float, optional): zero threshold of
-            :func:`~topo_contrastive.losses.hodge_negative_weights`. (default: ``1e-6``)
+        reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"`` (``[2, B]``).
+            (default: ``"mean"``)
+        eps (float, optional): zero threshold of the weights. (default: ``1e-6``)
         similarity (str, optional): ``"auto"`` (cosines of the parts on one complex, energy
-            fractions with a batch vector), ``"cosine"`` or ``"energy"``.
-            (default: ``"auto"``)
+            fractions with ``batch``), ``"cosine"`` or ``"energy"``. (default: ``"auto"``)
 
     Shapes:
-        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` ``[sum N1, 3]``, the Hodge
-          parts of the original flows (columns gradient, curl, harmonic: a PyG batch's
-          ``batch.hodge_parts`` from :class:`~topo_contrastive.transforms.ContrastiveViews`);
-          ``batch`` (optional) ``[sum N1]``, the sample of every row (without it the rows
-          are ``B`` consecutive blocks of ``N1`` rows on one shared complex, ``B`` from
-          ``z1``); or ``weights`` ``[B, M]`` (``M = B`` single-process, the global batch
-          size when distributed; the anchor's own column is ignored). Signals of rank k
-          work the same (``N_k`` for ``N1``).
+        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` ``[sum N1, 3]`` (columns
+          gradient, curl, harmonic: ``batch.hodge_parts`` from
+          :class:`~topo_contrastive.transforms.ContrastiveViews`, rows of one sample after
+          another); ``batch`` (optional) ``[sum N1]``, the sample of every row; or
+          ``weights`` ``[B, M]`` (``M`` the global batch size when distributed).
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
 
     Raises:
-        TypeError: for non-numeric hyper-parameters, non-bool flags, non-tensor /
-            non-floating inputs, or ``hodge_parts`` in another layout than one tensor
-            (e.g. a sequence of three parts; the message says how to convert them).
-        ValueError: for ``temperature < 1e-6`` (or not finite), NaN or inf in
-            ``z1``/``z2``, a ``gamma`` that is not three finite non-negative numbers,
-            views of different shapes, fewer than 2 samples, not exactly
-            one of ``hodge_parts`` / ``weights``, ``hodge_parts`` of another shape than
-            ``[sum N1, 3]`` (e.g. ``[3, B, N1]``) or with NaN/inf entries, rows that are
-            not ``B`` blocks of equal size (without ``batch``), a ``batch`` that does not
-            number the ``B`` samples, or ``weights`` of the wrong shape, with NaN/inf or
-            negative entries, or with an anchor whose negatives all have weight 0.
+        TypeError: non-numeric hyper-parameters, non-bool flags, non-tensor or non-floating
+            inputs, ``hodge_parts`` that is not one tensor (e.g. three parts; the message
+            says how to convert them), a non-integer ``batch``.
+        ValueError: bad hyper-parameters; NaN or inf in ``z1``/``z2``/``hodge_parts``; views
+            of different shapes; fewer than 2 samples; not exactly one of ``hodge_parts`` /
+            ``weights``; ``hodge_parts`` of another shape than ``[sum N1, 3]`` (e.g.
+            ``[3, B, N1]``); rows not in ``B`` equal blocks (without ``batch``); a ``batch``
+            that does not number the ``B`` samples; ``weights`` of the wrong shape, negative,
+            or with an anchor whose negatives all have weight 0.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
