@@ -95,7 +95,7 @@ def test_a_contrastive_step_makes_no_tensor_off_the_input_device(readout, loss_n
     params = list(encoder.parameters()) + list(head.parameters())
     optimizer = torch.optim.Adam(params, lr=1e-3)
     x = torch.randn(6, ops.num_edges)  # [B, N1]
-    parts = torch.stack(tuple(hodge.decompose(x)))  # [3, B, N1]
+    parts = torch.stack(tuple(hodge.decompose(x)), dim=-1).reshape(-1, 3)  # [B * N1, 3]
     with DeviceTracker() as tracker:
         v = views.views(x)  # [2, B, N1]
         z = head(encoder(v.reshape(12, -1, 1), L_down, L_up))  # [2B, D]
