@@ -122,7 +122,7 @@ def case_trajectories(seed: int) -> dict[str, Any]:
         res["info"]["flows_with_other_p_than_loop"] = int(
             ((p - torch.stack([q for q, _ in naive])).abs().amax(-1) > 1e-6).sum()
         )
-        mask = HodgeSpectralMask(hodge, 0.3, generator=seed)
+        mask = HodgeSpectralMask(0.3, hodge=hodge, generator=seed)
         with Phase(res, "HodgeSpectralMask.fit (dataset)"):
             mask.fit(ds)
         batch = Batch.from_data_list([ds[i] for i in range(len(ds))])

@@ -61,7 +61,7 @@ def run(root: str, epochs: int, batch_size: int, unfitted_samples: int, seed: in
 
     # the unfitted transform: optimisation at every access
     bare = SyntheticTrajectories(os.path.join(root, "trajectories"), log=False)
-    bare.transform = HodgeSpectralMask(views.hodge, budget=0.3, generator=seed)
+    bare.transform = HodgeSpectralMask(0.3, hodge=views.hodge, generator=seed)
     n = min(unfitted_samples, len(bare))
     per_sample = _seconds(lambda: [bare[i] for i in range(n)], 1) / n
     rows.append(("unfitted transform (one view)", 0, per_sample * len(bare), f"{n} samples"))
@@ -77,7 +77,7 @@ def run(root: str, epochs: int, batch_size: int, unfitted_samples: int, seed: in
         rows.append(("ContrastiveViews (two views + parts)", workers, t, f"median of {epochs}"))
 
     plain = SyntheticTrajectories(os.path.join(root, "trajectories"), log=False)
-    mask = HodgeSpectralMask(views.hodge, budget=0.3, generator=seed)
+    mask = HodgeSpectralMask(0.3, hodge=views.hodge, generator=seed)
     mask.fit(plain)
     t = _seconds(lambda: epoch(plain, 0, lambda b: (mask(b), mask(b))), epochs)
     rows.append(("batch masks (two views, main process)", 0, t, f"median of {epochs}"))

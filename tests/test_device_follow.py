@@ -90,7 +90,7 @@ def test_a_contrastive_step_makes_no_tensor_off_the_input_device(readout, loss_n
     mask = (
         EdgeFlowMask(0.3, generator=torch.Generator().manual_seed(0))
         if mask_kind == "uniform"
-        else HodgeSpectralMask(hodge, 0.3, generator=torch.Generator().manual_seed(0))
+        else HodgeSpectralMask(0.3, hodge=hodge, generator=torch.Generator().manual_seed(0))
     )
     views = ContrastiveViews(mask, hodge=hodge)
     params = list(encoder.parameters()) + list(head.parameters())

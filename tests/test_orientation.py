@@ -98,8 +98,8 @@ def test_drop_probabilities_and_masks_are_invariant(setting):
     torch.testing.assert_close(pb, pa, rtol=0, atol=1e-9)
     # the masked views (same seed) flip with the edges
     n1 = ops.num_edges
-    ma = HodgeSpectralMask(ha, 0.4, generator=7, num_steps=30)
-    mb = HodgeSpectralMask(hb, 0.4, generator=7, num_steps=30)
+    ma = HodgeSpectralMask(0.4, hodge=ha, generator=7, num_steps=30)
+    mb = HodgeSpectralMask(0.4, hodge=hb, generator=7, num_steps=30)
 
     def batch(flows: torch.Tensor) -> Batch:
         return Batch.from_data_list([Data(x_1=f.view(-1, 1)) for f in flows])
@@ -123,8 +123,9 @@ def test_negative_weights_and_debiased_loss_are_invariant(setting):
     z1 = torch.randn(x.shape[0], 8, generator=g, dtype=torch.float64)
     z2 = torch.randn(x.shape[0], 8, generator=g, dtype=torch.float64)
     loss = HodgeDebiasedInfoNCE(temperature=0.5)
+    rows_a, rows_b = (torch.stack(tuple(p), -1).reshape(-1, 3) for p in (parts_a, parts_b))
     torch.testing.assert_close(
-        loss(z1, z2, hodge_parts=parts_b), loss(z1, z2, hodge_parts=parts_a), rtol=0, atol=1e-9
+        loss(z1, z2, hodge_parts=rows_b), loss(z1, z2, hodge_parts=rows_a), rtol=0, atol=1e-9
     )
 
 

@@ -160,11 +160,17 @@ def test_debiased_loss_is_invariant_to_orientation_and_edge_order(case):
     z1, z2 = (torch.from_numpy(rng.standard_normal((B, 4))) for _ in range(2))
     parts = torch.stack(list(HodgeDecomposition(ops)(x)))  # [3, B, N1]
     loss = HodgeDebiasedInfoNCE(0.5, (1.0, 0.5, 2.0))
-    ref = loss(z1, z2, hodge_parts=parts)
+
+    def rows(t: torch.Tensor) -> torch.Tensor:  # [3, B, N1] -> the batch layout [B * N1, 3]
+        return t.permute(1, 2, 0).reshape(-1, 3)
+
+    ref = loss(z1, z2, hodge_parts=rows(parts))
     s = torch.from_numpy(signs)
-    torch.testing.assert_close(loss(z1, z2, hodge_parts=parts * s), ref, atol=1e-12, rtol=0)
+    torch.testing.assert_close(loss(z1, z2, hodge_parts=rows(parts * s)), ref, atol=1e-12, rtol=0)
     p = torch.from_numpy(perm)
-    torch.testing.assert_close(loss(z1, z2, hodge_parts=parts[:, :, p]), ref, atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        loss(z1, z2, hodge_parts=rows(parts[:, :, p])), ref, atol=1e-12, rtol=0
+    )
 
 
 def test_the_strategy_draws_complexes_with_holes_and_triangles():

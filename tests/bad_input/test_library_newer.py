@@ -270,7 +270,7 @@ def test_views_refuse_probabilities_of_another_budget(tmp_path, files):
     ds = EdgeFlows(str(tmp_path / "ds"), file=str(files["data"]), transform=views, log=False)
     ds = views.fit(ds)
     assert ds[0].x_1_view1.shape == ds[0].x_1.shape  # the fitted budget: fine
-    ds.transform = ContrastiveViews(HodgeSpectralMask(ds.complex, budget=0.9, generator=0))
+    ds.transform = ContrastiveViews(HodgeSpectralMask(0.9, hodge=ds.complex, generator=0))
     expect(lambda: ds[0], ValueError, ("`data.drop_prob` was computed with other settings", "budget=0.9", "fit"))
-    ds.transform = ContrastiveViews(HodgeSpectralMask(ds.complex, budget=0.1, generator=0))
+    ds.transform = ContrastiveViews(HodgeSpectralMask(0.1, hodge=ds.complex, generator=0))
     assert ds[0].x_1_view1.shape == ds[0].x_1.shape  # the same settings: accepted

@@ -45,11 +45,16 @@ def _losses(gather: bool) -> dict[str, tuple[nn.Module, str]]:
     }
 
 
+def _rows(parts):
+    """[3, B, N1] -> the loss's layout [B * N1, 3] (a PyG batch's ``hodge_parts``)."""
+    return parts.permute(1, 2, 0).reshape(-1, 3)
+
+
 def _call(loss_fn, kind, z1, z2, parts, all_parts, offset):
     if kind == "none":
         return loss_fn(z1, z2)
     if kind == "parts":
-        return loss_fn(z1, z2, hodge_parts=parts)
+        return loss_fn(z1, z2, hodge_parts=_rows(parts))
     w = hodge_negative_weights(parts, (1.0, 0.5, 2.0), candidates=all_parts, anchor_offset=offset)
     return loss_fn(z1, z2, weights=w)
 
@@ -94,12 +99,12 @@ def _worker(rank: int, init_method: str, out_dir: str) -> None:
             x1 = torch.randn(M, N1, generator=g, dtype=torch.float64)
             x2 = torch.randn(M, N1, generator=g, dtype=torch.float64)
             model = copy.deepcopy(base)
-            HodgeDebiasedInfoNCE(0.3)(model(x1), model(x2), hodge_parts=parts).backward()
+            HodgeDebiasedInfoNCE(0.3)(model(x1), model(x2), hodge_parts=_rows(parts)).backward()
             ddp = nn.parallel.DistributedDataParallel(copy.deepcopy(base))
             z = ddp(torch.cat([x1[sl], x2[sl]]))  # both views in one forward
             za, zb = z.split(sizes[rank])
             loss_fn = HodgeDebiasedInfoNCE(0.3, gather_distributed=True)
-            loss_fn(za, zb, hodge_parts=parts[:, sl]).backward()
+            loss_fn(za, zb, hodge_parts=_rows(parts[:, sl])).backward()
             results[(sizes, "ddp")] = {
                 "ref": [p.grad.clone() for p in model.parameters()],
                 "got": [p.grad.clone() for p in ddp.module.parameters()],

@@ -5,7 +5,11 @@ from torch_geometric.data import Batch, Data
 
 from topo_contrastive import HodgeDecomposition
 from topo_contrastive.datasets import SyntheticTrajectories, generate_trajectory_complex
-from topo_contrastive.transforms import ComputeDropProbabilities, optimize_drop_probabilities
+from topo_contrastive.transforms import (
+    ComputeDropProbabilities,
+    HodgeSpectralMask,
+    optimize_drop_probabilities,
+)
 
 from .conftest import random_flows
 
@@ -15,7 +19,7 @@ def test_pre_transform_stores_probabilities_in_the_dataset(tmp_path, trajectorie
     # the dataset's complex is the first thing drawn from default_rng(seed)
     ops, _ = generate_trajectory_complex(150, np.random.default_rng(0))
     hodge = HodgeDecomposition(ops, backend="exact")
-    pre = ComputeDropProbabilities(hodge, 0.3)
+    pre = ComputeDropProbabilities(0.3, hodge=hodge)
     with_probs = SyntheticTrajectories(
         str(tmp_path),
         num_points=150,
@@ -38,7 +42,7 @@ def test_transform_on_batch_is_batched_and_input_untouched(small_hodge):
     n1 = small_hodge.complex.num_edges
     x = random_flows(n1, 3, seed=0)
     batch = Batch.from_data_list([Data(x_1=x[i].view(-1, 1)) for i in range(3)])
-    out = ComputeDropProbabilities(small_hodge, 0.4)(batch)
+    out = ComputeDropProbabilities(0.4, hodge=small_hodge)(batch)
     assert "drop_prob" not in batch
     want = optimize_drop_probabilities(x, small_hodge, 0.4)
     assert torch.allclose(out.drop_prob.view(3, n1), want)
@@ -48,13 +52,13 @@ def test_transform_on_batch_is_batched_and_input_untouched(small_hodge):
 
 def test_fit_errors(small_hodge, trajectories):
     ds, _ = trajectories
-    pre = ComputeDropProbabilities(small_hodge, 0.3)
+    pre = ComputeDropProbabilities(0.3, hodge=small_hodge)
     with pytest.raises(ValueError, match="not the one ComputeDropProbabilities was built for"):
         pre.fit(ds.copy())  # flows of another complex
     with pytest.raises(ValueError, match="rows"):
         pre.fit([Data(x_1=d.x_1) for d in ds[:2]])  # no `complex` to compare: the rows
     with pytest.raises(ValueError, match="no attribute"):
-        ComputeDropProbabilities(trajectories[1], 0.3, attr="x_2").fit(ds.copy())
+        ComputeDropProbabilities(0.3, hodge=trajectories[1], attr="x_2").fit(ds.copy())
     with pytest.raises(ValueError, match="expected N1"):
         pre.fit([Data(x_1=torch.ones(3, 1))])
 
@@ -62,7 +66,7 @@ def test_fit_errors(small_hodge, trajectories):
 def test_overwrites_existing_probabilities(small_hodge):
     n1 = small_hodge.complex.num_edges
     data = Data(x_1=torch.zeros(n1, 1), drop_prob=torch.ones(n1, 1))
-    out = ComputeDropProbabilities(small_hodge, 0.3)(data)
+    out = ComputeDropProbabilities(0.3, hodge=small_hodge)(data)
     assert bool((out.drop_prob == 0).all()) and bool((data.drop_prob == 1).all())
 
 
@@ -73,7 +77,7 @@ def test_complex_bound_by_fit_or_given_as_operators(trajectories):
         unbound(ds[0])
     fitted = unbound.fit(ds.copy())  # binds ds.complex: the dataset is built only once
     assert unbound.hodge.complex.fingerprint() == ds.complex.fingerprint()
-    from_ops = ComputeDropProbabilities(ds.complex, 0.3).fit([Data(x_1=ds[5].x_1)])
+    from_ops = ComputeDropProbabilities(0.3, hodge=ds.complex).fit([Data(x_1=ds[5].x_1)])
     assert torch.allclose(fitted[5].drop_prob, from_ops[0].drop_prob, atol=1e-6)
     with pytest.raises(TypeError, match="has no complex"):
         ComputeDropProbabilities(budget=0.3).fit([ds[0]])
@@ -81,12 +85,30 @@ def test_complex_bound_by_fit_or_given_as_operators(trajectories):
 
 def test_bad_settings(small_hodge):
     with pytest.raises(TypeError, match="HodgeDecomposition, a ComplexOperators or None"):
-        ComputeDropProbabilities(small_hodge.complex.B1, 0.3)
-    with pytest.raises(TypeError, match="needs `budget`"):
-        ComputeDropProbabilities(small_hodge)
+        ComputeDropProbabilities(0.3, hodge=small_hodge.complex.B1)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'budget'"):
+        ComputeDropProbabilities(hodge=small_hodge)
     with pytest.raises(ValueError, match="budget"):
-        ComputeDropProbabilities(small_hodge, 2.0)
+        ComputeDropProbabilities(2.0, hodge=small_hodge)
     with pytest.raises(TypeError, match="unknown optimiser"):
-        ComputeDropProbabilities(small_hodge, 0.3, steps=3)
+        ComputeDropProbabilities(0.3, hodge=small_hodge, steps=3)
     with pytest.raises(TypeError, match="prob_attr"):
-        ComputeDropProbabilities(small_hodge, 0.3, prob_attr=3)
+        ComputeDropProbabilities(0.3, hodge=small_hodge, prob_attr=3)
+
+
+@pytest.mark.parametrize("cls", [ComputeDropProbabilities, HodgeSpectralMask])
+def test_budget_comes_first(small_hodge, cls):
+    """The old order (hodge first) is refused with a message naming the new one."""
+    name = cls.__name__
+    for first in (small_hodge, small_hodge.complex):
+        with pytest.raises(TypeError) as info:
+            cls(first, 0.3)
+        message = str(info.value)
+        assert "`budget` must be a float in [0, 1]" in message
+        assert f"got {type(first).__name__}" in message
+        assert f"budget comes first: {name}(budget, hodge=...)" in message
+    with pytest.raises(TypeError, match="got NoneType"):
+        cls(None, hodge=small_hodge)
+    new = cls(0.3, hodge=small_hodge)
+    assert new.budget == 0.3 and new.hodge is small_hodge
+    assert cls(budget=0.3, hodge=small_hodge).budget == 0.3

@@ -56,7 +56,7 @@ def test_drop_frequencies_match_the_stored_probabilities(small_hodge):
     """Monte-Carlo: over many accesses an edge is dropped with its drop probability."""
     n1 = small_hodge.complex.num_edges
     x = random_flows(n1, 1, density=1.0, seed=2)[0].view(n1, 1)
-    mask = HodgeSpectralMask(small_hodge, 0.4, generator=3)
+    mask = HodgeSpectralMask(0.4, hodge=small_hodge, generator=3)
     (data,) = ContrastiveViews(mask).fit([Data(x_1=x)])
     p = optimize_drop_probabilities(x.view(1, n1), small_hodge, 0.4)[0]
     torch.testing.assert_close(data.drop_prob.view(-1), p)
@@ -114,7 +114,7 @@ def test_a_batch_in_the_main_process_gets_the_same_attributes(small_hodge):
     n1 = small_hodge.complex.num_edges
     x = random_flows(n1, 3, seed=4)
     batch = Batch.from_data_list([Data(x_1=x[i].view(-1, 1).float()) for i in range(3)])
-    views = ContrastiveViews(HodgeSpectralMask(small_hodge, 0.3, generator=1))
+    views = ContrastiveViews(HodgeSpectralMask(0.3, hodge=small_hodge, generator=1))
     with pytest.warns(UserWarning, match="fit"):
         out = views(batch)
     assert "hodge_parts" not in batch and batch.get("batch") is None  # input untouched
@@ -145,7 +145,10 @@ def test_worker_masks_differ_across_workers_and_reproduce(small_hodge):
     n1 = small_hodge.complex.num_edges
     x = random_flows(n1, 1, density=1.0, seed=6)[0].view(n1, 1).float()
     samples = [Data(x_1=x.clone()) for _ in range(4)]  # identical flows
-    for mask in (EdgeFlowMask(0.5, generator=0), HodgeSpectralMask(small_hodge, 0.5, generator=0)):
+    for mask in (
+        EdgeFlowMask(0.5, generator=0),
+        HodgeSpectralMask(0.5, hodge=small_hodge, generator=0),
+    ):
         views = ContrastiveViews(mask, hodge=small_hodge)
         data = views.fit(samples)
         for d in data:  # optimised probabilities are often 0/1 (a vertex): draws would agree

@@ -24,7 +24,7 @@ def flows_data(hodge, num=4, seed=0):
 def perturb_all(hodge, **kwargs):
     # objective that spends the whole budget, so the masks are not trivial
     return HodgeSpectralMask(
-        hodge, 0.5, perturb=("gradient", "curl", "harmonic"), preserve=(), **kwargs
+        0.5, hodge=hodge, perturb=("gradient", "curl", "harmonic"), preserve=(), **kwargs
     )
 
 
@@ -34,7 +34,7 @@ def test_uses_stored_probabilities_without_optimising(small_hodge):
     prob = torch.zeros(n1, 1)
     prob[: n1 // 2] = 1.0
     data = Data(x_1=x, drop_prob=prob)
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
 
     def fail(_):
         raise AssertionError("stored probabilities must be used")
@@ -48,7 +48,7 @@ def test_uses_stored_probabilities_without_optimising(small_hodge):
 
 def test_computes_missing_probabilities(small_hodge):
     data = flows_data(small_hodge, 1)[0]
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
     out = mask(data)
     want = optimize_drop_probabilities(data.x_1.view(-1), small_hodge, 0.3)
     assert out.drop_prob.shape == (small_hodge.complex.num_edges, 1)
@@ -63,7 +63,7 @@ def test_computes_missing_probabilities(small_hodge):
 def test_batch_probabilities_equal_per_sample(small_hodge):
     data_list = flows_data(small_hodge, 5, seed=1)
     batch = Batch.from_data_list(data_list)
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
     out = mask(batch)
     per_sample = torch.cat([mask(d).drop_prob for d in data_list])
     assert torch.allclose(out.drop_prob, per_sample, atol=1e-6)
@@ -94,10 +94,10 @@ def test_batch_sampling_matches_probabilities_in_distribution(small_hodge):
 def test_two_calls_give_independent_masks_and_seed_reproduces(small_hodge):
     n1 = small_hodge.complex.num_edges
     data = Data(x_1=torch.ones(n1, 1), drop_prob=torch.full((n1, 1), 0.5))
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=11)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=11)
     v1, v2 = mask(data), mask(data)
     assert not torch.equal(v1.x_1, v2.x_1)
-    again = HodgeSpectralMask(small_hodge, 0.3, generator=11)(data)
+    again = HodgeSpectralMask(0.3, hodge=small_hodge, generator=11)(data)
     assert torch.equal(again.x_1, v1.x_1)
     # same uniform draws as EdgeFlowMask with the same seed and p
     assert torch.equal(EdgeFlowMask(0.5, generator=11)(data).x_1, v1.x_1)
@@ -106,7 +106,7 @@ def test_two_calls_give_independent_masks_and_seed_reproduces(small_hodge):
 def test_channels_share_the_mask_with_stored_probabilities(small_hodge):
     n1 = small_hodge.complex.num_edges
     data = Data(x_1=torch.ones(n1, 3), drop_prob=torch.full((n1,), 0.5))
-    out = HodgeSpectralMask(small_hodge, 0.3, generator=0)(data)
+    out = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)(data)
     dropped = out.x_1 == 0
     assert torch.equal(dropped.all(-1), dropped.any(-1))
 
@@ -114,14 +114,14 @@ def test_channels_share_the_mask_with_stored_probabilities(small_hodge):
 def test_all_zero_flow_gets_zero_probabilities(small_hodge):
     n1 = small_hodge.complex.num_edges
     data = Data(x_1=torch.zeros(n1, 1))
-    out = HodgeSpectralMask(small_hodge, 0.5, generator=0)(data)
+    out = HodgeSpectralMask(0.5, hodge=small_hodge, generator=0)(data)
     assert bool((out.drop_prob == 0).all()) and bool((out.x_1 == 0).all())
 
 
 def test_fit_in_memory_dataset_and_loader(trajectories):
     ds, hodge = trajectories
     ds = ds.copy()  # own storage: fit works in place
-    mask = HodgeSpectralMask(hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=hodge, generator=0)
     train = ds[ds.train_mask]
     returned = mask.fit(ds)
     assert returned is ds
@@ -146,7 +146,7 @@ def test_fit_in_memory_dataset_and_loader(trajectories):
 
 def test_fit_list_of_data(small_hodge):
     data_list = flows_data(small_hodge, 3, seed=3)
-    out = HodgeSpectralMask(small_hodge, 0.3).fit(data_list)
+    out = HodgeSpectralMask(0.3, hodge=small_hodge).fit(data_list)
     assert len(out) == 3 and all("drop_prob" not in d for d in data_list)
     want = optimize_drop_probabilities(
         torch.stack([d.x_1.view(-1) for d in data_list]), small_hodge, 0.3
@@ -154,11 +154,11 @@ def test_fit_list_of_data(small_hodge):
     for i, d in enumerate(out):
         assert torch.allclose(d.drop_prob.view(-1), want[i])
         assert d.x_1 is data_list[i].x_1
-    assert HodgeSpectralMask(small_hodge, 0.3).fit([]) == []
+    assert HodgeSpectralMask(0.3, hodge=small_hodge).fit([]) == []
 
 
 def test_settings_and_repr(small_hodge):
-    mask = HodgeSpectralMask(small_hodge, 0.2, alpha={"harmonic": 2.0}, num_steps=20)
+    mask = HodgeSpectralMask(0.2, hodge=small_hodge, alpha={"harmonic": 2.0}, num_steps=20)
     assert mask.budget == 0.2 and mask.perturb == ("gradient",)
     assert mask.preserve == ("curl", "harmonic") and mask.alpha["harmonic"] == 2.0
     assert mask.hodge is small_hodge and mask.attr == "x_1" and mask.prob_attr == "drop_prob"
@@ -183,12 +183,12 @@ def test_settings_and_repr(small_hodge):
 def test_bad_settings(small_hodge, kwargs, err):
     args = {"budget": 0.3, **kwargs}
     with pytest.raises(err):
-        HodgeSpectralMask(small_hodge, **args)
+        HodgeSpectralMask(hodge=small_hodge, **args)
 
 
 def test_bad_hodge():
     with pytest.raises(TypeError, match="HodgeDecomposition"):
-        HodgeSpectralMask(object(), 0.3)
+        HodgeSpectralMask(0.3, hodge=object())
 
 
 def test_fit_binds_the_datasets_complex(trajectories):
@@ -206,7 +206,7 @@ def test_fit_binds_the_datasets_complex(trajectories):
 
 def test_bad_data(small_hodge):
     n1 = small_hodge.complex.num_edges
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
     with pytest.raises(ValueError, match=f"has {n1 + 1} rows.*one flow of N1 = {n1}"):
         mask(Data(x_1=torch.ones(n1 + 1, 1)))  # flow of the wrong length
     with pytest.raises(ValueError, match="single-channel"):
@@ -235,9 +235,9 @@ def test_plain_data_holds_one_flow(small_hodge, stored):
     data = Data(x_1=two, drop_prob=torch.full_like(two, 0.5)) if stored else Data(x_1=two)
     match = f"has {2 * n1} rows, but a single Data holds one flow of N1 = {n1} rows"
     with pytest.raises(ValueError, match=match):
-        HodgeSpectralMask(small_hodge, 0.3, generator=0)(data)
+        HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)(data)
     with pytest.raises(ValueError, match=match):
-        ComputeDropProbabilities(small_hodge, 0.3)(Data(x_1=two))
+        ComputeDropProbabilities(0.3, hodge=small_hodge)(Data(x_1=two))
 
 
 def test_several_flows_on_a_data_with_a_batch_vector_or_in_a_batch(small_hodge):
@@ -245,7 +245,7 @@ def test_several_flows_on_a_data_with_a_batch_vector_or_in_a_batch(small_hodge):
     data_list = flows_data(small_hodge, 3, seed=5)
     x = torch.cat([d.x_1 for d in data_list])  # [3 * N1, 1]
     batch_vec = torch.arange(3).repeat_interleave(n1)
-    mask = HodgeSpectralMask(small_hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
     out = mask(Data(x_1=x, batch=batch_vec))
     per_sample = torch.cat([mask(d).drop_prob for d in data_list])
     torch.testing.assert_close(out.drop_prob, per_sample, rtol=0, atol=1e-6)
@@ -266,7 +266,7 @@ def test_complex_without_edges_gives_empty_views():
     from topo_contrastive import ComplexOperators, HodgeDecomposition
 
     hodge = HodgeDecomposition(ComplexOperators.from_simplices([], num_nodes=2))
-    out = HodgeSpectralMask(hodge, 0.3, generator=0)(Data(x_1=torch.zeros(0, 1)))
+    out = HodgeSpectralMask(0.3, hodge=hodge, generator=0)(Data(x_1=torch.zeros(0, 1)))
     assert out.x_1.shape == (0, 1) and out.drop_prob.shape == (0, 1)
     assert optimize_drop_probabilities(torch.zeros(2, 0), hodge, 0.3).shape == (2, 0)
 

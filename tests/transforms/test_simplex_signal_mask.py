@@ -63,7 +63,7 @@ def test_spectral_mask_rank_two_matches_closed_form_in_monte_carlo():
     n2 = ops.num_triangles
     x = torch.randn(n2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     mask = HodgeSpectralMask(
-        hodge, 0.3, perturb=("harmonic",), preserve=("gradient",), generator=1
+        0.3, hodge=hodge, perturb=("harmonic",), preserve=("gradient",), generator=1
     )
     assert mask.attr == "x_2"
     p = mask.precompute.probabilities(x.view(-1, 1))  # [N2, 1]
@@ -83,7 +83,7 @@ def test_spectral_mask_rank_two_matches_closed_form_in_monte_carlo():
     # iterative backend: the same probabilities
     it = HodgeDecomposition(ops, backend="iterative", rank=2)
     p_it = ComputeDropProbabilities(
-        it, 0.3, perturb=("harmonic",), preserve=("gradient",)
+        0.3, hodge=it, perturb=("harmonic",), preserve=("gradient",)
     ).probabilities(x.view(-1, 1))
     torch.testing.assert_close(p_it, p, atol=1e-6, rtol=0)
 
@@ -91,18 +91,18 @@ def test_spectral_mask_rank_two_matches_closed_form_in_monte_carlo():
 def test_spectral_mask_rank_two_bad_input_and_repr():
     ops = torus()  # N2 = 24
     hodge = HodgeDecomposition(ops, rank=2)
-    mask = HodgeSpectralMask(hodge, 0.3, generator=0)
+    mask = HodgeSpectralMask(0.3, hodge=hodge, generator=0)
     with pytest.raises(ValueError, match="has 36 rows, but a single Data holds one rank-2 "
                        "signal of N2 = 24 rows"):
         mask(Data(x_2=torch.ones(36, 1)))
     batch = Batch.from_data_list([Data(x_2=torch.ones(24, 1)), Data(x_2=torch.ones(23, 1))])
     with pytest.raises(ValueError, match=r"expected num_graphs \* N2 = 2 \* 24 = 48"):
         mask(batch)
-    pre = ComputeDropProbabilities(hodge, 0.3)
+    pre = ComputeDropProbabilities(0.3, hodge=hodge)
     with pytest.raises(ValueError, match="not a multiple of the complex's N2 = 24 triangles"):
         pre.probabilities(torch.ones(30, 1))
     assert "rank=2, num_simplices=24" in repr(pre)
-    assert "num_edges=" in repr(ComputeDropProbabilities(HodgeDecomposition(ops), 0.3))
+    assert "num_edges=" in repr(ComputeDropProbabilities(0.3, hodge=HodgeDecomposition(ops)))
     with pytest.raises(ValueError, match=r"\[N2\] or \[S, N2\] with N2 = 24 \(the complex's "
                        r"number of triangles\)"):
         optimize_drop_probabilities(torch.ones(3, 36), hodge, 0.3)
@@ -119,7 +119,7 @@ def test_contrastive_views_of_triangle_signals():
     hodge = HodgeDecomposition(ops, rank=2)
     n2 = ops.num_triangles
     signals = torch.randn(6, n2, generator=torch.Generator().manual_seed(3))
-    views = ContrastiveViews(HodgeSpectralMask(hodge, 0.3, generator=0))
+    views = ContrastiveViews(HodgeSpectralMask(0.3, hodge=hodge, generator=0))
     assert views.attr == "x_2"
     data = views.fit([Data(x_2=s.view(-1, 1)) for s in signals])
     batch = next(iter(DataLoader([views(d) for d in data], batch_size=6)))

@@ -26,51 +26,15 @@ class OceanDrifters(EdgeFlowDataset):
     kernel. Each of the 200 samples is the edge flow of one drifter path,
     labelled by whether it passes the island clockwise or counter-clockwise.
 
-    The task ships with the package (``datasets/data/ocean_drifters.npz``, 6 kB, with its
-    provenance, MIT licence and processing steps in ``ocean_drifters.PROVENANCE.md`` beside
-    it), so the dataset needs no file and no network. It was built from the original
-    ``dataBuoys.jld2`` of ``nglaze00/SCoNe_GCN`` (indices there are 1-based) with the
-    published procedure:
-
-    1. complex from ``elist`` / ``tlist``, edges oriented low -> high;
-    2. paths from ``TrajectoriesNodes``: remove immediate back-and-forth steps
-       (a node equal to the one two places back pops the last node), keep paths
-       with at least 5 nodes (200 remain), drop the last node of a path that ends
-       where it started;
-    3. flow: every step :math:`a \to b` adds :math:`+1` to edge :math:`(a, b)` if
-       :math:`a < b`, else :math:`-1` (accumulated), via
-       :meth:`ComplexOperators.path_to_flow`;
-    4. label: orientation of the triple (centre, first node, last node) with
-       centre :math:`c = (\bar x - 0.03, \bar y)` of ``HexcentersXY``:
-
-       .. math::
-           y = \begin{cases} 0 & (p_y - c_y)(q_x - p_x) - (p_x - c_x)(q_y - p_y) > 0
-           \\ 1 & \text{otherwise} \end{cases}
-
-       for first node :math:`p` and last node :math:`q` (110 of label 0, 90 of
-       label 1);
-    5. standard split: ``numpy.random.seed(1)`` then shuffle a mask of 160 ones
-       followed by 40 zeros: 160 train / 40 test. There is **no validation
-       split** in the paper's protocol: ``val_mask`` is all ``False``.
-
-    :meth:`split` with a seed ``s`` repeats step 5 with
-    ``numpy.random.RandomState(s)`` (so ``split(1)`` is the standard split); it is
-    not stratified, like the standard split.
-
-    **The raw file, optionally.** Where ``root/raw/dataBuoys.jld2`` exists (or
-    ``root/dataBuoys.jld2``, e.g. a read-only data folder; then ``processed_dir`` must be
-    given, so nothing is written beside the data), the task is built from it instead, after
-    checking its sha256; it gives exactly the shipped arrays. Nothing is downloaded unless
-    ``download=True`` is passed explicitly (then a missing raw file is fetched from its
-    public source into ``root/raw`` and checked). The shipped file's sha256 is checked on
-    every processing, so a corrupted installation is an error, never a different task.
-
-    The processed file (``processed_dir/ocean_drifters.pt``, by default ``root/processed``)
-    holds only tensors, ints and strings, loads with ``weights_only=True`` and is written
-    atomically (temporary file + ``os.replace``); it records the ``pre_transform`` it was
-    built with, and re-opening it with another one raises (PyG only warns) unless
-    ``force_reload=True``. Temporaries left in ``raw/`` or ``processed/`` by a killed
-    process are removed on the next open.
+    The task ships with the package (``datasets/data/ocean_drifters.npz``, provenance and
+    processing steps in ``ocean_drifters.PROVENANCE.md`` and docs/design.md §7.8), so it
+    needs no file and no network. The standard split is 160 train / 40 test with **no
+    validation split** (``val_mask`` all ``False``), as in the paper; :meth:`split` with
+    seed ``s`` draws another (``split(1)`` is the standard one). Where
+    ``root/raw/dataBuoys.jld2`` exists (or ``root/dataBuoys.jld2`` with ``processed_dir``)
+    the task is rebuilt from it after a sha256 check; nothing is downloaded unless
+    ``download=True``. The processed file loads with ``weights_only=True`` and records
+    its ``pre_transform``; another one raises unless ``force_reload=True``.
 
     Each sample is ``Data(x_1=float32 [320, 1], y=int64 [1])``.
 

@@ -88,78 +88,37 @@ class HodgeDecomposition:
         = \mathbf{B}_2 \boldsymbol{\psi},\;
         \mathbf{L}_2 \boldsymbol{\psi} = \mathbf{B}_2^\top \mathbf{x}
 
-    Two backends behind one interface:
-
-    * ``"exact"``: dense eigenbases :math:`\mathbf{U}_G, \mathbf{U}_C, \mathbf{U}_H`
-      of :math:`\mathbf{L}_1`, grouped as in the paper: :math:`\mathbf{U}_G` holds the
-      eigenvectors of :math:`\mathbf{L}_\downarrow` with non-zero eigenvalue (computed
-      as :math:`\mathbf{B}_1^\top \mathbf{v} / \sqrt{\lambda}` from the eigenpairs of
-      :math:`\mathbf{L}_0`), :math:`\mathbf{U}_C` those of :math:`\mathbf{L}_\uparrow`
-      (from :math:`\mathbf{L}_2`), :math:`\mathbf{U}_H` an orthonormal basis of
-      :math:`\ker \mathbf{L}_1`. Memory :math:`O(N_1^2)`: for small complexes. Offers
-      :meth:`coordinates` (:math:`\mathbf{U}_k^\top \mathbf{x}`) and :meth:`basis`.
-    * ``"iterative"``: sparse direct solves with :math:`\mathbf{L}_0` (grounded at one
-      node per connected component), factorised once by a sparse
-      :math:`\mathbf{L}\mathbf{D}\mathbf{L}^\top` (scipy's SuperLU, minimum degree
-      ordering on :math:`\mathbf{A} + \mathbf{A}^\top`, diagonal pivots). No dense
-      :math:`N_1 \times N_1` matrix anywhere. An orthonormal harmonic basis
-      :math:`\mathbf{U}_H` of :math:`\beta_1` columns is computed at set-up, so that
-      decomposing needs :math:`\mathbf{L}_0` solves only: when every edge has at most
-      two triangles and every triangle is linked to a boundary edge (surfaces with
-      boundary, such as planar meshes with holes), as the harmonic parts
-      :math:`\mathbf{z} - \mathbf{P}_G \mathbf{z}` of exact random cocycles
-      (:math:`\mathbf{B}_2^\top \mathbf{z} = 0`, by a sweep over a spanning tree of
-      the dual graph), without touching :math:`\mathbf{L}_2`; otherwise with a few
-      solves with :math:`\mathbf{L}_2` (sparse :math:`\mathbf{L}\mathbf{D}\mathbf{L}^\top`,
-      or conjugate gradients when :math:`\mathbf{L}_2` is singular, i.e. closed
-      2-cycles). When :math:`N_1 \beta_1 > 2^{25}` the basis is not stored: the curl
-      part is then solved with :math:`\mathbf{L}_2` and the harmonic part is the
-      remainder. Many right-hand sides are solved a few at a time in
-      ``torch.get_num_threads()`` threads.
-
-    Precision: the parts sum to the input exactly up to rounding (one part is the
-    remainder of the other two); orthogonality and membership of the subspaces hold
-    to the accuracy of the direct solves, about :math:`10^{-12}` relative or better
-    for float64 flows (for float32 flows the cast back limits them to about
-    :math:`10^{-7}`). The two backends agree to about :math:`10^{-12}` relative.
-
-    All arithmetic is in float64; results are cast back to the input's dtype and
-    device.
-
-    Empty inputs are valid and give empty results of the same layout: a complex without
-    edges (:math:`N_1 = 0`, all three subspaces of dimension 0) decomposes flows ``[0]``
-    or ``[B, 0]`` into three parts of that shape, and an empty batch ``[0, N1]`` into
-    three ``[0, N1]`` parts.
-
-    **Signals on other ranks** (``rank=0``: node signals ``x_0``, ``rank=2``: triangle
-    signals ``x_2``): the same class and interface (:meth:`decompose`, :meth:`project`,
-    :meth:`basis`, :meth:`coordinates`, :meth:`projector_blocks`, :attr:`dims`) split
-    :math:`\mathbb{R}^{N_k} = \operatorname{im}(\mathbf{B}_k^\top) \oplus
-    \operatorname{im}(\mathbf{B}_{k+1}) \oplus \ker(\mathbf{L}_k)` into the parts
-    still called ``gradient`` (lower, :math:`\operatorname{im}\mathbf{B}_k^\top`),
-    ``curl`` (upper, :math:`\operatorname{im}\mathbf{B}_{k+1}`) and ``harmonic``;
-    see :mod:`topo_contrastive.hodge.parts` for what they mean at each rank, and
-    :mod:`topo_contrastive.hodge.exact` / :mod:`topo_contrastive.hodge.iterative` for
-    how they are computed. Every method then works on ``[N_k]`` / ``[B, N_k]`` signals
-    and index sets of rank-k simplices, with the same precision (about
-    :math:`10^{-12}` relative for float64 signals; conjugate gradients, used only on
-    singular systems without a kernel basis, to ``tol``). The rank-1 arithmetic is
-    that of the edge-flow backends above.
+    The parts are orthogonal and sum to the input (to about :math:`10^{-12}` relative for
+    float64 flows, :math:`10^{-7}` for float32); arithmetic is in float64, results come
+    back in the input's dtype and on its device. Empty complexes and batches give empty
+    parts of the input's layout. With ``rank=k`` the same interface splits signals on the
+    rank-k simplices, :math:`\mathbb{R}^{N_k} = \operatorname{im}\mathbf{B}_k^\top \oplus
+    \operatorname{im}\mathbf{B}_{k+1} \oplus \ker\mathbf{L}_k` (parts still called
+    gradient, curl, harmonic; see :mod:`topo_contrastive.hodge.parts`). The backends
+    (dense eigenbases, sparse solves, per-component blocks) are described in
+    docs/design.md §7.1.
 
     Args:
         complex: the complex's operators, or a TopoNetX ``SimplicialComplex`` /
             ``CellComplex`` (converted with :meth:`ComplexOperators.from_toponetx`).
         backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
-            else ``"blocks"`` for a complex of many components of at most
-            ``max_exact_edges`` edges each, such as a batch of complexes; else
-            ``"iterative"``), ``"exact"``, ``"iterative"`` or ``"blocks"`` (exact per
-            connected component, batched; edge flows only).
+            else ``"blocks"`` for many components of at most ``max_exact_edges`` edges
+            each, such as a batch of complexes, else ``"iterative"``), ``"exact"`` (dense
+            eigenbases, :math:`O(N_1^2)` memory, offers :meth:`coordinates` and
+            :meth:`basis`), ``"iterative"`` (sparse solves) or ``"blocks"`` (exact per
+            connected component; edge flows only).
         max_exact_edges: size threshold of ``"auto"`` (default ``2000``; at rank k it
             is compared with :math:`N_k`).
         tol: relative eigenvalue threshold separating zero from non-zero
             eigenvalues in the exact backend, and CG tolerance (default ``1e-10``).
         rank: rank of the signals (keyword only; default ``1``: edge flows; ``0``:
             node signals, ``2``: triangle signals).
+
+    Shapes:
+        - **input:** ``x`` ``[N1]``, ``[B, N1]`` or a PyG batch's ``[B * N1, 1]`` (with
+          ``batch`` or ``num_graphs``, see :meth:`decompose`), floating.
+        - **output:** :class:`~topo_contrastive.hodge.HodgeParts` of three tensors in the
+          layout, dtype and device of ``x``.
 
     Raises:
         TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.ComplexOperators`;
@@ -176,10 +135,6 @@ class HodgeDecomposition:
         >>> parts = hodge(cycle)
         >>> torch.allclose(parts.harmonic, cycle), float(parts.gradient.abs().max()) < 1e-12
         (True, True)
-
-        Triangle signals (``rank=2``) on the hollow tetrahedron, whose cavity gives
-        :math:`\beta_2 = 1`:
-
         >>> import itertools
         >>> tet = range(4)  # the hollow tetrahedron: beta_2 = 1
         >>> ops = ComplexOperators.from_simplices(

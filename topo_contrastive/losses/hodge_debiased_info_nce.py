@@ -31,43 +31,55 @@ _SIMILARITIES = ("auto", "cosine", "energy")
 __all__ = ["HodgeDebiasedInfoNCE"]
 
 
-def _per_sample(parts: Sequence[Tensor] | Tensor, batch_size: int) -> Sequence[Tensor] | Tensor:
-    """PyG-batched Hodge parts (``[B * N1, 3]``, or three ``[B * N1, 1]`` / ``[B * N1]``) as
-    ``[3, B, N1]`` / three ``[B, N1]``; other layouts are returned as given."""
-
-    def rows_to_samples(t: Tensor, what: str) -> Tensor:
-        if t.shape[0] % batch_size != 0:
-            raise ValueError(
-                f"`hodge_parts` {what} has {t.shape[0]} rows, not a multiple of the batch size "
-                f"B = {batch_size} of `z1` (a PyG batch holds B blocks of N1 rows)"
+def _check_parts(parts: object) -> Tensor:
+    """Check that ``hodge_parts`` is a batch's ``[sum N1, 3]`` tensor (the one layout the
+    loss takes); other layouts get a message saying how to convert them."""
+    expected = (
+        "`hodge_parts` must be one tensor [sum N1, 3] (columns gradient, curl, harmonic: a "
+        "PyG batch's `batch.hodge_parts` from ContrastiveViews)"
+    )
+    if not isinstance(parts, Tensor):
+        if isinstance(parts, Sequence) and not isinstance(parts, (str, bytes)):
+            shapes = [tuple(p.shape) if isinstance(p, Tensor) else type(p).__name__ for p in parts]
+            raise TypeError(
+                f"{expected}, got a sequence of {len(parts)} parts of shapes {shapes}; convert "
+                "three [B * N1, 1] parts (a HodgeParts of a PyG batch's flows) with "
+                "`torch.cat(tuple(parts), dim=1)`, three [B, N1] parts with "
+                "`torch.stack(tuple(parts), dim=-1).reshape(-1, 3)`"
             )
-        return t.reshape(batch_size, -1)
-
-    if batch_size < 1:
-        return parts
-    if isinstance(parts, Tensor):
-        if parts.dim() == 2 and parts.shape[1] == 3:  # a PyG batch's hodge_parts [B*N1, 3]
-            return torch.stack([rows_to_samples(parts[:, k], "column") for k in range(3)])
-        return parts
-    if isinstance(parts, Sequence) and not isinstance(parts, (str, bytes)):
-        out = []
-        for p in parts:
-            batched = isinstance(p, Tensor) and (
-                p.dim() == 1 or (p.dim() == 2 and p.shape[1] == 1 and p.shape[0] != batch_size)
-            )
-            out.append(rows_to_samples(p, "part") if batched else p)
-        return out
+        raise TypeError(f"{expected}, got {type(parts).__name__}")
+    if parts.dim() != 2 or parts.shape[1] != 3:
+        hint = ""
+        if parts.dim() == 3 and parts.shape[0] == 3:
+            hint = "; convert [3, B, N1] with `parts.permute(1, 2, 0).reshape(-1, 3)`"
+        elif parts.dim() == 3 and parts.shape[2] == 3:
+            hint = "; convert [B, N1, 3] with `parts.reshape(-1, 3)`"
+        raise ValueError(f"{expected}, got shape {tuple(parts.shape)}{hint}")
+    if not parts.is_floating_point():
+        raise TypeError(f"`hodge_parts` must be floating point, got dtype {parts.dtype}")
     return parts
+
+
+def _blocks(parts: Tensor, batch_size: int) -> int:
+    """:math:`N_1` of ``parts`` ``[B * N1, 3]``: ``B`` consecutive blocks of equal size."""
+    rows = int(parts.shape[0])
+    if rows == 0 or rows % batch_size != 0:
+        raise ValueError(
+            f"`hodge_parts` has {rows} rows, not a positive multiple of the batch size "
+            f"B = {batch_size} of `z1`: without `batch` the rows are B consecutive blocks "
+            "of N1 rows on one shared complex; pass `batch` (e.g. `batch.batch_1`) for "
+            "samples on different complexes"
+        )
+    return rows // batch_size
 
 
 class HodgeDebiasedInfoNCE(nn.Module):
     r"""Hodge-debiased InfoNCE: negatives reweighted by their spectral dissimilarity (eq. 6).
 
     The NT-Xent loss of :class:`~topo_contrastive.losses.InfoNCE` with per-negative weights
-    :math:`w_{im} = w(\mathbf{x}_i, \mathbf{x}_m)` that depend on the original (un-augmented)
-    flows only, from :func:`~topo_contrastive.losses.hodge_negative_weights` (eqs. 7-8,
-    normalised to mean one over each anchor's negatives, docs/design.md §2.4). Both views of sample
-    :math:`m` get the weight :math:`w_{im}`; the positive has weight 1:
+    :math:`w_{im}` from the original flows' Hodge parts
+    (:func:`~topo_contrastive.losses.hodge_negative_weights`, eqs. 7-8, mean one over each
+    anchor's negatives); both views of sample :math:`m` get :math:`w_{im}`, the positive 1:
 
     .. math::
         \ell_{i}^{(a)} = -s_{ii}^{(ab)} + \log\Big([\,e^{s_{ii}^{(ab)}}\,] + \sum_{m \ne i}
@@ -75,71 +87,48 @@ class HodgeDebiasedInfoNCE(nn.Module):
         \qquad
         \mathcal{L} = \frac{1}{2B}\sum_{a=1}^{2}\sum_{i=1}^{B} \ell_i^{(a)},
 
-    with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`, computed as
-    ``logsumexp(s + log w)`` (a zero weight is ``log w = -inf``: that negative drops out). With
-    all weights equal to one (e.g. all :math:`\gamma_k = 0`) the loss is exactly
-    :class:`~topo_contrastive.losses.InfoNCE` (same code path). The weights are constants: no
-    gradient flows into them.
-
-    **Many complexes.** The cosines of the parts compare two flows edge by edge, so they
-    need both on one complex. For a batch of samples on different complexes pass the
-    batch's ``hodge_parts`` ``[sum N1, 3]`` with its batch vector ``batch=data.batch_1``:
-    the weights then compare the samples' energy fractions
-    :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}\rVert^2/\lVert\mathbf{x}\rVert^2`
-    (:func:`~topo_contrastive.losses.hodge_energy_weights`: basis-, order- and
-    orientation-free), ``similarity="auto"`` (default). Without a batch vector the Hodge
-    parts are those of one shared complex and the weights are exactly the paper's.
-    ``similarity="energy"`` uses the energy fractions on one complex too; ``"cosine"``
-    refuses a batch of complexes.
-
-    **Distributed.** As for :class:`~topo_contrastive.losses.InfoNCE`: with
-    ``gather_distributed=True`` the embeddings *and* the Hodge parts (without gradient) are
-    gathered from all ranks, the weights of the local anchors against the :math:`M` gathered
-    samples are ``[B, M]``, and the per-rank reduction is scaled so that the mean over ranks
-    equals the single-process loss on the concatenated batch.
+    with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`. A zero
+    weight removes that negative; all weights one give exactly
+    :class:`~topo_contrastive.losses.InfoNCE`; no gradient flows into the weights. The Hodge
+    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. Without ``batch`` they are ``B``
+    blocks on one shared complex and the weights are the paper's; with ``batch`` (samples on
+    different complexes) they compare the samples' energy fractions
+    (:func:`~topo_contrastive.losses.hodge_energy_weights`). ``gather_distributed=True``
+    gathers embeddings and parts from all ranks, as for InfoNCE. Design notes:
+    docs/design.md §2.4-2.5, §6.3 and §7.6.
 
     Args:
-        temperature (float, optional): temperature :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
+        temperature (float, optional): :math:`\tau \ge 10^{-6}`. (default: ``0.5``)
         gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`, the
-            weights of the gradient, curl and harmonic cosine distances. (default:
-            ``(1.0, 1.0, 1.0)``)
-        include_positive_in_denominator (bool, optional): keep the positive pair in the
+            weights of the gradient, curl and harmonic distances. (default: ``(1.0, 1.0, 1.0)``)
+        include_positive_in_denominator (bool, optional): keep the positive in the
             denominator (NT-Xent) or leave it out (eq. 6 as written). (default: ``True``)
         gather_distributed (bool, optional): gather negatives from all ``torch.distributed``
             ranks. (default: ``False``)
-        reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"`` (``[2, B]``), as for
-            :class:`~topo_contrastive.losses.InfoNCE`. (default: ``"mean"``)
-        eps (float, optional): zero threshold of
-            :func:`~topo_contrastive.losses.hodge_negative_weights`. (default: ``1e-6``)
+        reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"`` (``[2, B]``).
+            (default: ``"mean"``)
+        eps (float, optional): zero threshold of the weights. (default: ``1e-6``)
         similarity (str, optional): ``"auto"`` (cosines of the parts on one complex, energy
-            fractions with a batch vector), ``"cosine"`` or ``"energy"``.
-            (default: ``"auto"``)
+            fractions with ``batch``), ``"cosine"`` or ``"energy"``. (default: ``"auto"``)
 
     Shapes:
-        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` of the original flows: three
-          tensors ``(gradient, curl, harmonic)`` (a ``HodgeParts`` named tuple) each
-          ``[B, N1]`` or in a PyG batch's layout ``[B * N1, 1]`` / ``[B * N1]`` (e.g.
-          ``hodge(batch.x_1, batch=batch.batch)``), or one tensor ``[3, B, N1]``, or a PyG
-          batch's ``hodge_parts`` ``[B * N1, 3]`` (columns gradient, curl, harmonic, from
-          :class:`~topo_contrastive.transforms.ContrastiveViews`); the rows of a batched
-          layout are ``B`` consecutive blocks of ``N1``, ``B`` taken from ``z1``. Signals of
-          rank k work the same (``N_k`` for ``N1``, parts of ``HodgeDecomposition(ops,
-          rank=k)``). Or
-          ``weights`` ``[B, M]`` (``M = B`` single-process, the global batch size when
-          distributed; the anchor's own column is ignored). With ``batch`` ``[sum N1]``:
-          ``hodge_parts`` ``[sum N1, 3]`` of a batch of complexes.
+        - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` ``[sum N1, 3]`` (columns
+          gradient, curl, harmonic: ``batch.hodge_parts`` from
+          :class:`~topo_contrastive.transforms.ContrastiveViews`, rows of one sample after
+          another); ``batch`` (optional) ``[sum N1]``, the sample of every row; or
+          ``weights`` ``[B, M]`` (``M`` the global batch size when distributed).
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
 
     Raises:
-        TypeError: for non-numeric hyper-parameters, non-bool flags, or non-tensor /
-            non-floating inputs.
-        ValueError: for ``temperature < 1e-6`` (or not finite), NaN or inf in
-            ``z1``/``z2``, a ``gamma`` that is not three finite non-negative numbers,
-            views of different shapes, fewer than 2 samples, not exactly
-            one of ``hodge_parts`` / ``weights``, Hodge parts whose batch size differs from the
-            views' or with NaN/inf entries, batched Hodge parts whose rows are not a
-            multiple of ``B``, or ``weights`` of the wrong shape, with NaN/inf or negative
-            entries, or with an anchor whose negatives all have weight 0.
+        TypeError: non-numeric hyper-parameters, non-bool flags, non-tensor or non-floating
+            inputs, ``hodge_parts`` that is not one tensor (e.g. three parts; the message
+            says how to convert them), a non-integer ``batch``.
+        ValueError: bad hyper-parameters; NaN or inf in ``z1``/``z2``/``hodge_parts``; views
+            of different shapes; fewer than 2 samples; not exactly one of ``hodge_parts`` /
+            ``weights``; ``hodge_parts`` of another shape than ``[sum N1, 3]`` (e.g.
+            ``[3, B, N1]``); rows not in ``B`` equal blocks (without ``batch``); a ``batch``
+            that does not number the ``B`` samples; ``weights`` of the wrong shape, negative,
+            or with an anchor whose negatives all have weight 0.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
@@ -147,7 +136,8 @@ class HodgeDebiasedInfoNCE(nn.Module):
         >>> x_1 = torch.randn(4 * ops.num_edges, 1)  # a PyG batch's flows, B = 4
         >>> z1, z2 = torch.randn(4, 8), torch.randn(4, 8)  # embeddings of the two views
         >>> loss_fn = HodgeDebiasedInfoNCE(temperature=0.5, gamma=(0.0, 1.0, 1.0))
-        >>> loss = loss_fn(z1, z2, hodge_parts=hodge(x_1, num_graphs=4))
+        >>> parts = torch.cat(hodge(x_1, num_graphs=4), dim=1)  # [B * N1, 3]
+        >>> loss = loss_fn(z1, z2, hodge_parts=parts)
         >>> bool(loss.isfinite()), loss.shape
         (True, torch.Size([]))
     """
@@ -179,14 +169,14 @@ class HodgeDebiasedInfoNCE(nn.Module):
         self,
         z1: Tensor,
         z2: Tensor,
-        hodge_parts: Sequence[Tensor] | Tensor | None = None,
+        hodge_parts: Tensor | None = None,
         weights: Tensor | None = None,
         batch: Tensor | None = None,
     ) -> Tensor:
         """Loss of the views ``z1``, ``z2`` ``[B, D]`` weighted by ``hodge_parts`` or ``weights``.
 
-        Exactly one of ``hodge_parts`` and ``weights`` must be given; ``batch`` (the
-        sample of every row of ``hodge_parts`` ``[sum N1, 3]``) marks a batch of
+        Exactly one of ``hodge_parts`` (``[sum N1, 3]``) and ``weights`` (``[B, M]``) must be
+        given; ``batch`` (the sample of every row of ``hodge_parts``) marks a batch of
         different complexes (see the class).
         """
         if (hodge_parts is None) == (weights is None):
@@ -198,10 +188,12 @@ class HodgeDebiasedInfoNCE(nn.Module):
         pool = make_pool(z1, z2, self.gather_distributed)
         if batch is not None and hodge_parts is None:
             raise ValueError("`batch` is the batch vector of `hodge_parts`; it needs them")
-        if hodge_parts is not None and (batch is not None or self.similarity == "energy"):
-            w = self._energy_weights(hodge_parts, batch, pool)
-        elif hodge_parts is not None:
-            w = self._weights_from_parts(hodge_parts, pool)
+        if hodge_parts is not None:
+            parts = _check_parts(hodge_parts).detach()
+            if batch is not None or self.similarity == "energy":
+                w = self._energy_weights(parts, batch, pool)
+            else:
+                w = self._weights_from_parts(parts, pool)
         else:
             w = check_weights(weights, pool)
         return nt_xent(
@@ -212,31 +204,25 @@ class HodgeDebiasedInfoNCE(nn.Module):
             log_weights=torch.log(w),
         )
 
-    def _weights_from_parts(self, hodge_parts: Sequence[Tensor] | Tensor, pool: Pool) -> Tensor:
-        """Weights ``[B, M]`` of the local anchors against the (gathered) pool."""
-        parts = _stack_parts(
-            _per_sample(hodge_parts, pool.batch_size), "hodge_parts"
-        ).detach()  # [3, B, N1]
-        if parts.shape[1] != pool.batch_size:
-            raise ValueError(
-                f"`hodge_parts` must hold the B = {pool.batch_size} samples of `z1`/`z2`, "
-                f"got {parts.shape[1]}"
-            )
-        parts = parts.to(pool.a1.device)
+    def _weights_from_parts(self, parts: Tensor, pool: Pool) -> Tensor:
+        """Weights ``[B, M]`` (eqs. 7-8) of the local anchors against the (gathered) pool from
+        the parts ``[B * N1, 3]`` of one shared complex."""
+        num = pool.batch_size
+        n1 = _blocks(parts, num)
+        per_sample = parts.reshape(num, n1, 3).permute(2, 0, 1).contiguous()  # [3, B, N1]
+        per_sample = _stack_parts(per_sample, "hodge_parts").to(pool.a1.device)
         if pool.world_size == 1:
             cand, offset = None, 0
         else:
-            cand = pool.gather(parts.transpose(0, 1)).transpose(0, 1)  # [3, M, N1]
+            cand = pool.gather(per_sample.transpose(0, 1)).transpose(0, 1)  # [3, M, N1]
             offset = pool.offset
         w = hodge_negative_weights(
-            parts, self.gamma, self.eps, candidates=cand, anchor_offset=offset
+            per_sample, self.gamma, self.eps, candidates=cand, anchor_offset=offset
         )
         return w.to(pool.a1.dtype)  # [B, M]
 
-    def _energy_weights(
-        self, hodge_parts: Sequence[Tensor] | Tensor, batch: Tensor | None, pool: Pool
-    ) -> Tensor:
-        """Weights ``[B, M]`` from the energy fractions of the parts."""
+    def _energy_weights(self, parts: Tensor, batch: Tensor | None, pool: Pool) -> Tensor:
+        """Weights ``[B, M]`` from the energy fractions of the parts ``[sum N1, 3]``."""
         if batch is not None and self.similarity == "cosine":
             raise ValueError(
                 "similarity='cosine' compares the Hodge parts edge by edge, which needs one "
@@ -244,22 +230,18 @@ class HodgeDebiasedInfoNCE(nn.Module):
                 "similarity='auto' or 'energy'"
             )
         if batch is None:  # one shared complex, energy similarity asked for
-            parts = _stack_parts(_per_sample(hodge_parts, pool.batch_size), "hodge_parts")
-            _, num, n1 = parts.shape  # [3, B, N1]
-            rows = torch.arange(num, device=parts.device).repeat_interleave(n1)  # [B*N1]
-            frac = energy_fractions(parts.detach().permute(1, 2, 0).reshape(-1, 3), rows, num)
-        else:
-            if not isinstance(hodge_parts, Tensor):
-                raise TypeError(
-                    "`hodge_parts` with a batch vector must be one tensor [sum N1, 3], got "
-                    f"{type(hodge_parts).__name__}"
+            n1 = _blocks(parts, pool.batch_size)
+            batch = torch.arange(pool.batch_size, device=parts.device).repeat_interleave(n1)
+        elif isinstance(batch, Tensor) and (batch.is_floating_point() or batch.is_complex()):
+            raise TypeError(f"`batch` must be an integer tensor, got dtype {batch.dtype}")
+        elif isinstance(batch, Tensor) and batch.numel() and not batch.is_meta:
+            low, high = int(batch.min()), int(batch.max())
+            if low < 0 or high >= pool.batch_size:
+                raise ValueError(
+                    f"`batch` must number the B = {pool.batch_size} samples of `z1`/`z2` "
+                    f"(values in [0, {pool.batch_size - 1}]), got values in [{low}, {high}]"
                 )
-            frac = energy_fractions(hodge_parts.detach(), batch, pool.batch_size)
-        if frac.shape[0] != pool.batch_size:
-            raise ValueError(
-                f"`hodge_parts` must hold the B = {pool.batch_size} samples of `z1`/`z2`, "
-                f"got {frac.shape[0]}"
-            )
+        frac = energy_fractions(parts, batch, pool.batch_size)
         frac = frac.to(pool.a1.device)
         if pool.world_size == 1:
             cand, offset = None, 0

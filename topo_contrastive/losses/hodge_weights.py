@@ -138,27 +138,16 @@ def hodge_negative_weights(
         w(\mathbf{x}_i, \mathbf{x}_m) = n\,\frac{\mathcal{S}(\mathbf{x}_i, \mathbf{x}_m)}
         {\sum_{m' \ne i} \mathcal{S}(\mathbf{x}_i, \mathbf{x}_{m'})}.
 
-    Conventions (where the paper is silent):
-
-    * **Zero components.** A component with :math:`\|\mathbf{P}_k\mathbf{x}\| \le
-      \text{eps}\cdot\|\mathbf{x}\|` counts as zero and its cosine with anything is 0, so
-      :math:`\mathrm{CD} = 1` (also when both components are zero). Cosines are clamped to
-      :math:`[-1, 1]`, so :math:`\mathcal{S} \ge 0` and the weights are never negative.
-    * **Uniform fallback.** If an anchor's dissimilarities are (numerically) zero for all its
-      negatives, i.e. :math:`\sum_{m' \ne i}\mathcal{S} \le \text{eps}\cdot n\sum_k\gamma_k`
-      (for example all :math:`\gamma_k = 0`, or every negative equal to the anchor in all
-      weighted components), that anchor gets uniform weights 1. Never NaN.
-    * **Self entry.** The anchor's own column (the diagonal for ``candidates=None``) is not a
-      negative: its weight is 0 and it is left out of the normalisation. The contrastive losses
-      ignore that entry.
+    Where the paper is silent (docs/design.md §7.6): a component with
+    :math:`\|\mathbf{P}_k\mathbf{x}\| \le \text{eps}\cdot\|\mathbf{x}\|` counts as zero
+    (:math:`\mathrm{CD} = 1`); an anchor whose dissimilarities are all about zero gets
+    uniform weights 1; the anchor's own column is 0. Never NaN, never negative.
 
     Args:
         parts (Sequence[Tensor] or Tensor): Hodge parts ``(gradient, curl, harmonic)`` of the
             anchors' original flows, :math:`\mathbf{P}_k\mathbf{x}` (e.g. a ``HodgeParts``
-            named tuple), each ``[B, N1]``; or one ``[3, B, N1]`` tensor. Signals of another
-            rank work the same (the parts of ``HodgeDecomposition(ops, rank=k)``, each
-            ``[B, N_k]``; at rank 0 the gradient part is zero, so it adds the constant
-            :math:`\gamma_G` to every dissimilarity).
+            named tuple), each ``[B, N1]``; or one ``[3, B, N1]`` tensor (``[B, N_k]`` for
+            signals of rank k).
         gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`.
             All zero gives uniform weights. (default: ``(1.0, 1.0, 1.0)``)
         eps (float, optional): relative threshold in ``[0, 1)`` below which a component counts
@@ -174,13 +163,13 @@ def hodge_negative_weights(
             is ``None``. (default: ``0``)
 
     Returns:
-        Tensor: weights ``[B, M]`` in the dtype and on the device of ``parts``, zero on self
-        entries, mean one over each row's negatives.
+        Tensor: weights, zero on self entries, mean one over each row's negatives.
 
     Shapes:
         - **parts:** three ``[B, N1]`` tensors or ``[3, B, N1]``
         - **candidates:** three ``[M, N1]`` tensors or ``[3, M, N1]``
-        - **output:** ``[B, M]`` (``[B, B]`` without ``candidates``)
+        - **output:** ``[B, M]`` (``[B, B]`` without ``candidates``), dtype and device of
+          ``parts``
 
     Raises:
         TypeError: if ``parts``/``candidates`` are not tensors of floating dtype, or ``gamma``

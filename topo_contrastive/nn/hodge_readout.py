@@ -129,9 +129,9 @@ def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np
 class HodgeReadout(torch.nn.Module):
     r"""Readout that keeps the harmonic coordinates of per-edge features.
 
-    Pools per-edge features :math:`\mathbf{H} \in \mathbb{R}^{N_1 \times C}` of one
-    sample (the last layer of :class:`~topo_contrastive.nn.SCNN`, TopoModelX's
-    ``SCNNLayer`` or any per-edge encoder) into
+    Pools per-edge features :math:`\mathbf{H} \in \mathbb{R}^{N_1 \times C}` of one sample
+    (the last layer of :class:`~topo_contrastive.nn.SCNN`, TopoModelX's ``SCNNLayer`` or any
+    per-edge encoder) into
 
     .. math::
         \mathbf{h} = \Big[\, \mathrm{pool}_e \mathbf{H}_{e,:} \;;\;
@@ -139,82 +139,46 @@ class HodgeReadout(torch.nn.Module):
         \tfrac{1}{N_1}\lVert \mathbf{B}_1 \mathbf{H} \rVert^2_{\text{col}} \;;\;
         \tfrac{1}{N_1}\lVert \mathbf{B}_2^\top \mathbf{H} \rVert^2_{\text{col}} \,\Big]
 
-    where :math:`\mathbf{U}_H \in \mathbb{R}^{N_1 \times \beta_1}` is the canonical
-    orthonormal harmonic basis (:func:`canonical_harmonic_basis`), ``vec`` flattens
-    harmonic-dimension-major (``h[C + k*C + c] = (U_H^T H)[k, c]``), and the last two
-    blocks, only with ``energies=True``, are per-channel gradient and curl energies:
-    :math:`\mathbf{B}_1 \mathbf{H}` depends only on the gradient part of each channel
-    and :math:`\mathbf{B}_2^\top \mathbf{H}` only on its curl part (paper eq. 1).
-    The output has :math:`(1 + \beta_1) C` features (:math:`\beta_1 C` with
-    ``pool="none"``, plus :math:`2C` with energies). Beyond the paper: its pooled
-    readout (mean over edges) discards *where* a flow runs around the holes of the
-    complex, which the harmonic coordinates keep.
-
-    **Orientation.** Re-orienting edges by :math:`\mathbf{S} = \mathrm{diag}(\pm 1)`
-    turns the basis into :math:`\mathbf{S}\mathbf{U}_H`, so for features that turn
-    with the edges (:math:`\mathbf{S}\mathbf{H}`, e.g. a bias-free SCNN with an odd
-    activation) the harmonic coordinates and the energies are unchanged; the pooled
-    block is as orientation-sensitive as the features themselves (``pool="none"``
-    makes the whole readout invariant). **No harmonic part** (:math:`\beta_1 = 0`):
-    the readout returns the pooled block (and energies) alone, :math:`[B, C]`.
-
-    The module has no parameters; the basis and the energies' index tables are
-    buffers (they follow ``.to()`` and are saved in the ``state_dict``).
-
-    **Across complexes (basis-free).** ``HodgeReadout(None, energies=True)`` is tied to no
-    complex: harmonic coordinates live in one complex's basis and are left out, and the
-    energies are computed from the operators the encoder is given,
-    :math:`\tfrac{1}{N_1}\mathbf{h}_c^\top\mathbf{L}_\downarrow\mathbf{h}_c =
-    \tfrac{1}{N_1}\lVert\mathbf{B}_1\mathbf{h}_c\rVert^2` and
-    :math:`\tfrac{1}{N_1}\mathbf{h}_c^\top\mathbf{L}_\uparrow\mathbf{h}_c =
-    \tfrac{1}{N_1}\lVert\mathbf{B}_2^\top\mathbf{h}_c\rVert^2` per sample and channel
-    (the same values as above), so that it pools a batch of different complexes
-    (block-diagonal operators and PyG's batch vector, see :class:`~topo_contrastive.nn.SCNN`):
-    ``h = [pool H ; gradient energies ; curl energies]``, :math:`3C` features
-    (:math:`2C` with ``pool="none"``), saved and loaded without a complex.
-
-    **Any rank.** Built on ``HodgeDecomposition(ops, rank=k)`` it pools features of the
-    rank-:math:`k` simplices ``[B, N_k, C]`` (node features ``x_0``, triangle features
-    ``x_2``): :math:`\mathbf{U}_H` is then the canonical basis of :math:`\ker
-    \mathbf{L}_k` (:math:`\beta_k` columns; :attr:`beta1` holds :math:`\beta_k`), and
-    the energies are :math:`\tfrac{1}{N_k}\lVert \mathbf{B}_k \mathbf{H}\rVert^2`
-    (gradient part; zero at rank 0) and :math:`\tfrac{1}{N_k}\lVert
-    \mathbf{B}_{k+1}^\top \mathbf{H}\rVert^2` (curl part).
+    with :math:`\mathbf{U}_H` the canonical orthonormal harmonic basis
+    (:func:`canonical_harmonic_basis`), ``vec`` harmonic-dimension-major
+    (``h[C + k*C + c] = (U_H^T H)[k, c]``) and the last two blocks (``energies=True``) the
+    per-channel gradient and curl energies (paper eq. 1): :math:`(1 + \beta_1) C` features,
+    :math:`\beta_1 C` with ``pool="none"``, :math:`2C` more with energies. Harmonic
+    coordinates and energies are invariant to edge re-orientation for features that turn
+    with the edges; with :math:`\beta_1 = 0` the readout is the pooled block (and energies).
+    ``HodgeReadout(None, energies=True)`` is tied to no complex: it pools a batch of
+    different complexes (``h = [pool H ; energies]``, the energies computed from the
+    operators the encoder is given). Built on ``HodgeDecomposition(ops, rank=k)`` it pools
+    features of rank-k simplices (:attr:`beta1` then holds :math:`\beta_k`). No parameters;
+    design notes in docs/design.md §7.2.
 
     Args:
         hodge (HodgeDecomposition or None): the decomposition of the complex the features
-            live on (either backend); ``None`` for the basis-free readout across
-            complexes (then ``energies=True`` is required).
-        pool (str): pooled block: ``"mean"`` (default), ``"sum"``, ``"max"`` over
-            edges, or ``"none"``.
-        energies (bool): append the per-channel gradient and curl energies
-            (default ``False``).
-        harmonic_channels (int, optional): take the harmonic coordinates of the first
-            ``harmonic_channels`` channels only (default ``None``: of every channel). The
-            harmonic block then has :math:`\beta_1 \cdot` ``harmonic_channels`` features
-            instead of :math:`\beta_1 C`: on a road network with :math:`\beta_1` in the
-            hundreds, :math:`\beta_1 C` is tens of thousands of features. The channels of an
-            SCNN are interchangeable before training, so training shapes the kept ones to
-            carry what the harmonic block needs.
+            live on; ``None`` for the basis-free readout across complexes (needs
+            ``energies=True``).
+        pool (str, optional): ``"mean"``, ``"sum"``, ``"max"`` over edges, or ``"none"``.
+            (default: ``"mean"``)
+        energies (bool, optional): append the gradient and curl energies.
+            (default: ``False``)
+        harmonic_channels (int, optional): harmonic coordinates of the first
+            ``harmonic_channels`` channels only (``None``: of every channel).
+            (default: ``None``)
 
     Shapes:
-        - **input:** :math:`[B, N_1, C]`, :math:`[N_1, C]` (one sample) or a PyG
-          batch :math:`[B \cdot N_1, C]` (samples one after the other), floating.
-        - **output:** :math:`[B, D]` with ``D = out_features(C)``, on the input's
-          device and dtype (a single sample gives :math:`[1, D]`).
+        - **input:** :math:`[B, N_1, C]`, :math:`[N_1, C]` (one sample) or a PyG batch
+          :math:`[B \cdot N_1, C]` (samples one after the other), floating.
+        - **output:** :math:`[B, D]` with ``D = out_features(C)``, on the input's device and
+          dtype (a single sample gives :math:`[1, D]`).
 
     Raises:
-        TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition``,
-            ``energies`` is not a bool or ``harmonic_channels`` not an int;
-            (``forward``) ``H`` is not a floating tensor.
+        TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition``, ``energies``
+            not a bool or ``harmonic_channels`` not an int; (``forward``) ``H`` not a
+            floating tensor.
         ValueError: (``__init__``) an unknown ``pool``; ``harmonic_channels`` below 1; a
-            complex without simplices of the pooled rank (:math:`N_1 = 0`); no harmonic
-            basis available; an
-            empty readout (``pool="none"`` without energies on a complex with
-            :math:`\beta_1 = 0`);
-            (``forward``) features whose edge count is not the complex's ``N1`` (a
-            readout built on another complex), or a wrong number of dimensions; NaN or
-            inf in ``H`` (naming the samples; skipped with the attribute
+            complex without simplices of the pooled rank; no harmonic basis available; an
+            empty readout (``pool="none"`` without energies and :math:`\beta_1 = 0`);
+            (``forward``) features whose edge count is not the complex's ``N1``, a wrong
+            number of dimensions, NaN or inf in ``H`` (naming the samples; skipped with
             ``check_finite = False``).
 
     Example:

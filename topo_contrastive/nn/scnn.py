@@ -71,40 +71,26 @@ class SCNN(torch.nn.Module):
             :class:`SCNNConv`; default ``False``).
         bias (bool): learnable bias in every layer (default ``True``).
         input_skip (bool): the readout pools the input features :math:`\mathbf{X}_0`
-            concatenated before the last layer's, ``[B, N1, C_in + hidden]`` (default
-            ``False``). Beyond the paper: with a :class:`~topo_contrastive.nn.HodgeReadout`
-            the embedding then holds the harmonic coordinates :math:`\mathbf{U}_H^\top
-            \mathbf{x}` of the input flow exactly (the input channels come first, so a
-            ``harmonic_channels`` limit keeps them), which the non-linear layers only
-            approximate.
+            concatenated before the last layer's, ``[B, N1, C_in + hidden]`` (beyond the
+            paper, docs/design.md §7.3; default ``False``).
 
     Shapes:
-        - **input:** ``x`` edge features :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]`
-          or :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]` (a PyG
-          mini-batch of flows on one shared complex, e.g. ``data.x_1`` and
-          ``data.batch_1`` of a :class:`~topo_contrastive.data.ComplexData` batch);
-          ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]`. **Many complexes:** a batch of
-          samples on different complexes is one complex: ``x``
-          :math:`[\sum_b N_{1,b}, C_{in}]`, block-diagonal operators
-          :math:`[\sum_b N_{1,b}, \sum_b N_{1,b}]` (``data.laplacians()``) and the batch
-          vector ``batch = data.batch_1`` (required: the readout pools per sample with
-          PyG's ``global_*_pool``; a 2-D input on the operators of a multi-sample batch
-          without it is an error, never one pooled embedding). When ``in_channels == 1``
-          the channel dimension may be left out (``[N1]`` or ``[B*N1]``).
-        - **output:** :math:`\mathbf{h}` of shape :math:`[B, D]` with ``D =``
-          :attr:`out_channels` (:math:`C_{hidden}` for the pooled readouts); a single
-          sample (``[N1, C]`` or ``[N1]`` without ``batch``) gives :math:`[1, D]`
-          (always 2-D, so it feeds :class:`ProjectionHead` and the losses directly).
-          Same device and dtype as ``x``.
+        - **input:** ``x`` :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]` or a PyG batch
+          :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]`
+          (``data.x_1``, ``data.batch_1``); ``L_down``, ``L_up`` sparse
+          :math:`[N_1, N_1]`. Many complexes: ``x`` :math:`[\sum_b N_{1,b}, C_{in}]`,
+          block-diagonal operators (``data.laplacians()``) and ``batch`` (required).
+          With ``in_channels == 1`` the channel dimension may be left out.
+        - **output:** :math:`[B, D]`, ``D =`` :attr:`out_channels`; a single sample gives
+          :math:`[1, D]`. Device and dtype of ``x``.
 
     Raises:
         TypeError: (``__init__``) a non-integer size/order, a non-string ``act``, a
             ``readout`` that is neither a string nor a module, a non-bool flag.
         ValueError: (``__init__``) an unknown ``act`` or ``readout``, sizes below 1,
             negative orders; (``forward``) see :meth:`SCNNConv.forward`; NaN or inf in ``x``
-            (the message names the samples; set the attribute ``check_finite = False`` to
-            skip this check, e.g. to save its device synchronisation in a loop whose
-            inputs are known to be finite).
+            (naming the samples; skipped with ``check_finite = False``); a 2-D input on
+            the operators of a multi-sample batch without ``batch``.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])

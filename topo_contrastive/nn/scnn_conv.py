@@ -39,31 +39,12 @@ class SCNNConv(torch.nn.Module):
         \mathbf{L}_\downarrow = \mathbf{B}_1^\top\mathbf{B}_1,\;
         \mathbf{L}_\uparrow = \mathbf{B}_2\mathbf{B}_2^\top.
 
-    With ``normalize=True`` each Laplacian is first divided by its largest
-    eigenvalue, :math:`\tilde{\mathbf{L}} = \mathbf{L} / \lambda_{\max}(\mathbf{L})`
-    (spectrum in :math:`[0, 1]`, so high powers stay bounded); the zero operator is
-    left as is. The eigenvalue is computed once per operator object (scipy ARPACK
-    on a CPU copy) and cached together with the operator's CSR form; the cache
-    entry is dropped when the operator is garbage-collected or modified in place.
-    Use :meth:`normalize_operator` to pre-scale an operator explicitly.
-
-    This is the function of TopoModelX's ``SCNNLayer`` (same output with the same
-    weights: ``conv.weight.data.copy_(tmx_layer.weight.permute(2, 0, 1))``, no
-    bias), computed with sparse operators only (no dense identity), on the input's
-    device and dtype, and batched: many signals on one shared complex are processed
-    in chunks of consecutive samples (about 2 MB of activations each, so that
-    a chunk's dense and sparse products run in the CPU caches; the whole batch is
-    one chunk on a GPU), with one sparse product per Laplacian power for the chunk
-    (the block-diagonal operator :math:`\mathbf{I}_b \otimes \mathbf{L}`) and
-    dense products with the weights. When :math:`C_{in} < C_{out}` the powers act
-    on the input and one product with the stacked weights
-    ``weight.view(-1, out_channels)`` follows; otherwise the weights act first and
-    the powers follow in Horner's scheme
-    :math:`\mathbf{L}(\mathbf{X}\mathbf{W}_1 + \mathbf{L}(\mathbf{X}\mathbf{W}_2 + \dots))`.
-    Forward and backward are one fused autograd function that keeps only the
-    layer's input (and, inside :class:`SCNN`, its output, with the activation
-    fused) for the backward pass; both schemes give the same function. No gradient
-    flows to the operators (they are constants).
+    With ``normalize=True`` each Laplacian is first divided by its largest eigenvalue
+    (spectrum in :math:`[0, 1]`; the zero operator is left as is; see
+    :meth:`normalize_operator`). The same function as TopoModelX's ``SCNNLayer`` (same
+    output with ``conv.weight.data.copy_(tmx_layer.weight.permute(2, 0, 1))``, no bias),
+    computed with sparse operators, batched, on the input's device and dtype; no gradient
+    flows to the operators. Implementation notes: docs/design.md §7.4.
 
     Args:
         in_channels (int): input features per edge :math:`C_{in}` (1 for a scalar
@@ -82,27 +63,19 @@ class SCNNConv(torch.nn.Module):
         weight (Parameter): ``[1 + K_down + K_up, in_channels, out_channels]``;
             ``weight[0]`` is :math:`\mathbf{W}_0`, ``weight[k]`` for
             ``1 <= k <= K_down`` is :math:`\mathbf{W}_{\downarrow,k}` and
-            ``weight[K_down + k]`` is :math:`\mathbf{W}_{\uparrow,k}`. Initialised
-            Glorot-uniform over the stacked matrix
+            ``weight[K_down + k]`` is :math:`\mathbf{W}_{\uparrow,k}`; Glorot-uniform over
             ``weight.view(-1, out_channels)``.
         bias (Parameter or None): ``[out_channels]``, initialised to zero.
 
     Shapes:
-        - **input:** edge features ``x`` of shape :math:`[N_1, C_{in}]` (one signal),
-          :math:`[B, N_1, C_{in}]` (``B`` signals on the same complex), or
-          :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]` (a PyG
-          mini-batch of flows on one shared complex, samples one after the other,
-          e.g. ``batch = data.batch_1`` of a :class:`~topo_contrastive.data.ComplexData`
-          batch), or :math:`[\sum_b N_{1,b}, C_{in}]` with block-diagonal operators
-          :math:`[\sum_b N_{1,b}, \sum_b N_{1,b}]` (a batch of different complexes,
-          :meth:`ComplexData.laplacians() <topo_contrastive.data.ComplexData.laplacians>`,
-          with or without ``batch``: the batch is one complex);
-          ``L_down``, ``L_up``: sparse :math:`[N_1, N_1]` (COO or CSR, as returned
-          by :meth:`topo_contrastive.ComplexOperators.laplacians`), on ``x``'s
-          device and dtype.
-        - **output:** the input's layout with :math:`C_{out}` channels:
-          :math:`[N_1, C_{out}]`, :math:`[B, N_1, C_{out}]` or
-          :math:`[B \cdot N_1, C_{out}]`, same device and dtype as ``x``.
+        - **input:** ``x`` :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]` (signals on one
+          complex) or :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]`
+          (a PyG batch, e.g. ``data.batch_1``); a batch of different complexes is
+          :math:`[\sum_b N_{1,b}, C_{in}]` with block-diagonal operators
+          (:meth:`ComplexData.laplacians() <topo_contrastive.data.ComplexData.laplacians>`);
+          ``L_down``, ``L_up`` sparse :math:`[N_1, N_1]` (COO or CSR, from
+          :meth:`topo_contrastive.ComplexOperators.laplacians`).
+        - **output:** the input's layout with :math:`C_{out}` channels, device and dtype.
 
     Raises:
         ValueError: (``__init__``) non-positive channel numbers or negative orders.

@@ -30,6 +30,23 @@ def check_budget(budget: Any, name: str = "budget") -> float:
     return budget
 
 
+def check_budget_first(budget: Any, owner: str) -> float:
+    """:func:`check_budget` for the first argument of the transforms, which took ``hodge``
+    first in earlier versions: a complex or decomposition there gets a message that says
+    so."""
+    if type(budget).__name__ in (
+        "HodgeDecomposition",
+        "ComplexOperators",
+        "SimplicialComplex",
+        "CellComplex",
+    ):
+        raise TypeError(
+            f"`budget` must be a float in [0, 1], got {type(budget).__name__}: budget comes "
+            f"first: {owner}(budget, hodge=...)"
+        )
+    return check_budget(budget)
+
+
 def check_components(components: Any, name: str) -> tuple[str, ...]:
     """Return ``components`` as a tuple of distinct Hodge component names."""
     if isinstance(components, str):

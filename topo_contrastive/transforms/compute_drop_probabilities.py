@@ -24,7 +24,7 @@ from topo_contrastive.transforms._common import (
     store_rows,
 )
 from topo_contrastive.transforms._mask_options import (
-    check_budget,
+    check_budget_first,
     check_objective,
     check_optimizer_options,
 )
@@ -51,56 +51,33 @@ def _first_has_own_complex(dataset: Any) -> bool:
 
 class ComputeDropProbabilities(BaseTransform):
     r"""Compute each sample's Hodge-aware drop probabilities once and store them as
-    ``data.drop_prob`` (paper §4.1, eq. 9; docs/design.md §2.3).
+    ``data.drop_prob`` (paper §4.1, eq. 9).
 
-    The probabilities solve :func:`~topo_contrastive.transforms.optimize_drop_probabilities`
-    (perturb some Hodge components of the flow, preserve the others, expected drops at most
-    ``budget`` times the support size). They depend only on the sample's flow, so they are
-    computed once and reused at every epoch by
-    :class:`~topo_contrastive.transforms.HodgeSpectralMask`. Three ways to use it:
-
-    * :meth:`fit` on a whole dataset (fastest: one batched optimisation for all samples).
-      On an ``InMemoryDataset`` it adds ``drop_prob`` to the dataset's storage in place
-      (not to its file), for every sample of the underlying storage, so views made by
-      indexing (``ds[ds.train_mask]``) share it; fit before accessing samples through
-      such views (a view's cache of already separated samples is not cleared). On any
-      other iterable of ``Data`` it returns a list of copies carrying ``drop_prob``.
-    * as a ``pre_transform`` of a dataset whose complex is known beforehand (one sample at
-      a time, stored in the processed file).
-    * as a transform on a ``Data`` or ``Batch``: a ``Batch`` ``x_1 [B * N1, 1]`` is
-      optimised in one batched call as ``[B, N1]``. A plain ``Data`` holds one flow
-      (``N1`` rows); several flows on one ``Data`` need a ``batch`` vector giving every
-      row's sample (PyG's convention), otherwise the call raises.
-
-    **Many complexes.** On samples that carry their own complex
-    (:class:`~topo_contrastive.data.ComplexData` with incidences, or a plain ``Data`` with
-    TopoBench's ``incidence_1`` / ``incidence_2``, returned as ``ComplexData``) no complex
-    is bound: every sample's probabilities are optimised on its own complex, a ``Batch``
-    of them on its block-diagonal complex in one call, and :meth:`fit` processes a dataset
-    of them a chunk of samples at a time.
-
-    The input is never modified (``drop_prob`` is set on a shallow copy; on a ``Batch``
-    its per-sample slices are registered so that ``to_data_list()`` splits it). An
-    existing ``drop_prob`` is overwritten.
+    The probabilities solve :func:`~topo_contrastive.transforms.optimize_drop_probabilities`:
+    perturb some Hodge components of the flow, preserve the others, drop at most ``budget``
+    times the support size in expectation. They depend only on the flow, so they are
+    computed once and reused by :class:`~topo_contrastive.transforms.HodgeSpectralMask` at
+    every epoch. Use :meth:`fit` on a dataset (one batched optimisation; an
+    ``InMemoryDataset`` is updated in place), or the transform as a ``pre_transform`` or on a
+    ``Data`` / ``Batch``. Samples with their own complex
+    (:class:`~topo_contrastive.data.ComplexData`) are each optimised on their own complex.
+    The input is not modified; an existing ``drop_prob`` is overwritten. Design notes:
+    docs/design.md §7.5.
 
     Args:
-        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
-            Hodge decomposition
-            of the flows' complex, or the complex (decomposed with the default backend);
-            ``None`` binds it to ``dataset.complex`` at the first :meth:`fit`, so that a
-            dataset can be built with the transform and fitted afterwards.
-            (default: ``None``)
         budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped (required).
-        perturb (Sequence[str], optional): Hodge components whose embedding the masks
-            should change. (default: ``("gradient",)``)
+            flow's support that is dropped.
+        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional): the
+            flows' complex; ``None`` binds ``dataset.complex`` at the first :meth:`fit`.
+            (default: ``None``)
+        perturb (Sequence[str], optional): components whose embedding the masks change.
+            (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
             (default: ``("curl", "harmonic")``)
         alpha (Mapping[str, float], optional): non-negative weight per component (missing
             ones are 1). (default: ``None``)
-        attr (str, optional): signal attribute. (default: ``None``: ``"x_k"`` for the rank
-            ``k = hodge.rank``, i.e. ``"x_1"`` for edge flows, ``"x_2"`` for triangle
-            signals, TopoBench's key names)
+        attr (str, optional): signal attribute. (default: ``None``: ``"x_k"`` for
+            ``k = hodge.rank``)
         prob_attr (str, optional): attribute that receives the probabilities.
             (default: ``"drop_prob"``)
         **optimizer_options: ``num_steps``, ``lr``, ``tol``, ``max_block_elements`` of
@@ -112,19 +89,17 @@ class ComputeDropProbabilities(BaseTransform):
           the flow, in :math:`[0, 1]`, zero off the flow's support.
 
     Raises:
-        TypeError: ``hodge`` of another type, no ``budget``, bad argument types or unknown
-            optimiser options; when called before the complex is known (no ``hodge``, no
-            :meth:`fit`).
-        ValueError: ``budget`` outside :math:`[0, 1]`, unknown/repeated/conflicting
-            component names, negative weights, bad optimiser options; when called, a
-            missing/NaN flow, a flow with several channels, or a number of rows other than
-            :math:`N_1` on a ``Data`` (:math:`B N_1` on a ``Batch`` of :math:`B` samples or a
-            ``Data`` with a ``batch`` vector).
+        TypeError: ``budget`` not a number (a complex passed first: the old argument order),
+            ``hodge`` of another type, bad argument types or unknown optimiser options; when
+            called before the complex is known.
+        ValueError: ``budget`` outside :math:`[0, 1]`, unknown/repeated/conflicting component
+            names, negative weights, bad optimiser options; when called, a missing/NaN flow,
+            several channels, or rows other than :math:`N_1` per sample.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
         >>> flows = [Data(x_1=ops.path_to_flow(p).view(-1, 1)) for p in ([0, 1, 2], [3, 2, 0])]
-        >>> fitted = ComputeDropProbabilities(ops, budget=0.5).fit(flows)
+        >>> fitted = ComputeDropProbabilities(0.5, hodge=ops).fit(flows)
         >>> fitted[0].drop_prob.shape
         torch.Size([4, 1])
         >>> bool(fitted[0].drop_prob.sum() <= 0.5 * 2 + 1e-6)  # at most budget x |supp x|
@@ -133,8 +108,8 @@ class ComputeDropProbabilities(BaseTransform):
 
     def __init__(
         self,
+        budget: float,
         hodge: HodgeDecomposition | ComplexOperators | None = None,
-        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -142,12 +117,11 @@ class ComputeDropProbabilities(BaseTransform):
         prob_attr: str = "drop_prob",
         **optimizer_options: Any,
     ) -> None:
+        budget = check_budget_first(budget, type(self).__name__)
         self._hodge = as_hodge(hodge)
-        if budget is None:
-            raise TypeError(f"{type(self).__name__} needs `budget` (a fraction in [0, 1])")
         if attr is None:  # x_k for signals of rank k (x_1 until fit binds a complex)
             attr = "x_1" if self._hodge is None else f"x_{self._hodge.rank}"
-        self.budget = check_budget(budget)
+        self.budget = budget
         self.perturb, self.preserve, self.alpha = check_objective(perturb, preserve, alpha)
         self.attr = check_attr(attr, "attr")
         self.prob_attr = check_attr(prob_attr, "prob_attr")

@@ -109,7 +109,7 @@ class ContrastiveViews(BaseTransform):
             mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
         attr (str, optional): the edge-flow attribute; the views are ``{attr}_view1`` and
             ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, e.g.
-            ``"x_2"`` for ``HodgeSpectralMask(HodgeDecomposition(ops, rank=2), ...)`` or
+            ``"x_2"`` for ``HodgeSpectralMask(..., hodge=HodgeDecomposition(ops, rank=2))`` or
             ``SimplexSignalMask(p, rank=2)``, with Hodge parts of rank k; ``"x_1"`` otherwise)
         hodge_parts (bool, optional): add ``hodge_parts`` (set ``False`` for plain
             InfoNCE, or for multi-channel flows). (default: ``True``)

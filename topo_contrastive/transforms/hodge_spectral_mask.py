@@ -20,6 +20,7 @@ from topo_contrastive.transforms._common import (
     num_flows,
     store,
 )
+from topo_contrastive.transforms._mask_options import check_budget_first
 from topo_contrastive.transforms._per_complex import as_complex_data, has_own_complex
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
 
@@ -37,91 +38,52 @@ class HodgeSpectralMask(BaseTransform):
         \sum_k s_k \alpha_k \frac{\mathbb{E}\|\mathbf{U}_k^\top(\mathbf{x} -
         \mathbf{x}')\|_2^2}{\|\mathbf{U}_k^\top \mathbf{x}\|_2^2}
 
-    with :math:`s_k = -1` for the components to ``perturb`` and :math:`+1` for those to
-    ``preserve`` (trajectory task: perturb the gradient, preserve curl and harmonic
-    embeddings) and :math:`\mathcal{G}_\mathbf{p}` the drop probabilities in
-    :math:`[0, 1]` that vanish off the flow's support and sum to at most
-    :math:`\varepsilon\,|\operatorname{supp}\mathbf{x}|` (``budget`` :math:`=
-    \varepsilon`, docs/design.md §2.3); see
-    :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
-
-    **Probabilities are computed once per sample.** If the input carries ``drop_prob``
-    (``[N1, 1]`` per sample, ``[B * N1, 1]`` on a ``Batch``) it is used as is; store it
-    beforehand with :meth:`fit` (one batched optimisation for a whole dataset) or with
-    :attr:`precompute` (a :class:`ComputeDropProbabilities` transform with the same
-    settings, e.g. as a dataset's ``pre_transform``). Otherwise the probabilities are
-    computed on the fly (for a ``Batch`` in one batched call on ``x_1`` reshaped to
-    ``[B, N1]``) and stored on the returned object; the input is not changed, so the next
-    call on the same input computes them again: prefer :meth:`fit`.
-
-    **Any rank.** With a decomposition of rank :math:`k` (``HodgeDecomposition(ops,
-    rank=k)``) the same transform masks signals on the rank-:math:`k` simplices
-    (``x_0`` node signals, ``x_2`` triangle signals; ``attr`` defaults to ``x_k``),
-    with drop probabilities optimised w.r.t. their gradient (lower), curl (upper) and
-    harmonic parts (see :mod:`topo_contrastive.hodge.parts`); everything below holds with
-    :math:`N_1` read as :math:`N_k`.
-
-    **Many complexes.** Samples that carry their own complex
-    (:class:`~topo_contrastive.data.ComplexData` with incidences, or a plain ``Data`` with
-    ``incidence_1`` / ``incidence_2``; returned as ``ComplexData``) need no ``hodge``:
-    each sample's probabilities are optimised on its own complex (stored ones are used as
-    they are), and :meth:`fit` on a dataset of them computes all of them a chunk of samples
-    at a time (see :class:`ComputeDropProbabilities`).
-
-    **One flow per** ``Data``. A plain ``Data`` holds one flow: ``data[attr]`` has
-    :math:`N_1` rows, otherwise the call raises (a ``[2 N_1, 1]`` tensor is not silently
-    read as two flows). Several flows stacked sample-major, ``[B * N1, C]``, come as a PyG
-    ``Batch`` of ``B`` samples (from a ``DataLoader`` or ``Batch.from_data_list``) or as a
-    ``Data`` carrying PyG's ``batch`` vector ``[B * N1]`` (the sample of every row,
-    ``0 .. B-1`` in blocks of :math:`N_1` rows).
-
-    Sampling is one vectorised draw over all rows (no loop over samples); the channels of
-    an edge share its draw. Calling the transform twice draws two independent masks (the
-    generator advances): ``view1, view2 = mask(batch), mask(batch)``. The input is never
-    modified: the returned shallow copy holds new tensors on the input's device and dtype.
-    In ``DataLoader`` workers each worker draws from its own generator (seeded from
-    ``generator`` and the worker's seed, as for
-    :class:`~topo_contrastive.transforms.EdgeFlowMask`). To get both views and the Hodge
-    parts of every sample from one dataset transform, wrap the mask in
-    :class:`~topo_contrastive.transforms.ContrastiveViews`.
+    with :math:`s_k = -1` for the components to ``perturb``, :math:`+1` for those to
+    ``preserve``, and :math:`\mathcal{G}_\mathbf{p}` the probabilities in :math:`[0, 1]`, zero
+    off the flow's support, summing to at most :math:`\varepsilon\,|\operatorname{supp}
+    \mathbf{x}|` (see :func:`~topo_contrastive.transforms.optimize_drop_probabilities`).
+    The probabilities of a sample are read from ``data[prob_attr]`` when present (store them
+    once with :meth:`fit`, one batched optimisation for a dataset), else computed on the fly.
+    Each call draws a new mask (``view1, view2 = mask(batch), mask(batch)``); the input is
+    not modified. Samples with their own complex (:class:`~topo_contrastive.data.ComplexData`)
+    need no ``hodge``; with ``HodgeDecomposition(ops, rank=k)`` it masks ``x_k``. Wrap it in
+    :class:`~topo_contrastive.transforms.ContrastiveViews` to get both views and the Hodge
+    parts from one dataset transform. Design notes: docs/design.md §7.5.
 
     Args:
-        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
-            Hodge decomposition
-            of the flows' complex, or the complex; ``None`` binds it to ``dataset.complex``
-            at the first :meth:`fit`. (default: ``None``)
         budget (float): :math:`\varepsilon \in [0, 1]`, the largest expected fraction of a
-            flow's support that is dropped (required).
-        perturb (Sequence[str], optional): components whose embedding the masks should
-            change. (default: ``("gradient",)``)
+            flow's support that is dropped.
+        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional): the
+            flows' complex; ``None`` binds ``dataset.complex`` at :meth:`fit`.
+            (default: ``None``)
+        perturb (Sequence[str], optional): components whose embedding the masks change.
+            (default: ``("gradient",)``)
         preserve (Sequence[str], optional): components to keep.
             (default: ``("curl", "harmonic")``)
         alpha (Mapping[str, float], optional): non-negative weight per component (missing
             ones are 1). (default: ``None``)
         attr (str, optional): signal attribute. (default: ``None``: ``"x_k"`` for
-            ``k = hodge.rank``: ``"x_1"`` for edge flows, ``"x_0"`` / ``"x_2"`` for node /
-            triangle signals)
-        prob_attr (str, optional): attribute holding the drop probabilities.
+            ``k = hodge.rank``)
+        prob_attr (str, optional): attribute of the drop probabilities.
             (default: ``"drop_prob"``)
-        generator (torch.Generator or int, optional): random generator or a seed for a new
-            CPU generator; ``None`` uses torch's global generator. (default: ``None``)
+        generator (torch.Generator or int, optional): generator or seed; ``None`` uses
+            torch's global generator. (default: ``None``)
         **optimizer_options: ``num_steps``, ``lr``, ``tol``, ``max_block_elements`` of
             :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
 
     Shapes:
-        - **input** ``data[attr]``: ``[N1]`` or ``[N1, C]`` on a ``Data``, ``[B * N1, C]`` on
-          a ``Batch`` or with ``data.batch`` ``[B * N1]`` (``C = 1`` when the probabilities
-          must be computed); ``data[prob_attr]`` (optional): ``[rows]`` or ``[rows, 1]`` with
-          ``rows = data[attr].shape[0]``.
+        - **input** ``data[attr]``: ``[N1]`` or ``[N1, C]`` on a ``Data``, ``[B * N1, C]`` on a
+          ``Batch`` or with ``data.batch``; ``data[prob_attr]`` (optional): ``[rows, 1]``.
         - **output** ``data[attr]``: as the input; ``data[prob_attr]``: ``[rows, 1]``.
 
     Raises:
-        TypeError / ValueError: as :class:`ComputeDropProbabilities` for the settings, and
-            for ``generator``; when called, a missing/non-floating/NaN flow, a flow of the
-            wrong length (rows other than :math:`N_1` per sample, see above), a ``batch``
-            vector that does not number the rows in blocks of :math:`N_1`, stored
-            probabilities of the wrong shape, non-finite or outside
-            :math:`[0, 1]`.
+        TypeError: ``budget`` not a number (a complex passed first: the old argument order),
+            ``hodge`` of another type, bad ``generator`` or options; called before a complex
+            is known.
+        ValueError: bad settings (as :class:`ComputeDropProbabilities`); when called, a
+            missing/NaN flow, rows other than :math:`N_1` per sample, a ``batch`` vector not
+            in blocks of :math:`N_1`, stored probabilities of the wrong shape, outside
+            :math:`[0, 1]` or fitted with other settings.
 
     Example:
         >>> ds = SyntheticTrajectories("data/trajectories", num_points=150, num_train=4,
@@ -136,8 +98,8 @@ class HodgeSpectralMask(BaseTransform):
 
     def __init__(
         self,
+        budget: float,
         hodge: HodgeDecomposition | ComplexOperators | None = None,
-        budget: float | None = None,
         perturb: Sequence[str] = ("gradient",),
         preserve: Sequence[str] = ("curl", "harmonic"),
         alpha: Mapping[str, float] | None = None,
@@ -148,8 +110,8 @@ class HodgeSpectralMask(BaseTransform):
     ) -> None:
         #: The companion transform that computes and stores the probabilities.
         self.precompute = ComputeDropProbabilities(
-            hodge,
-            budget,
+            check_budget_first(budget, type(self).__name__),
+            hodge=hodge,
             perturb=perturb,
             preserve=preserve,
             alpha=alpha,

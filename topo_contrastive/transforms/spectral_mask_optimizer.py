@@ -217,44 +217,16 @@ def optimize_drop_probabilities(
     with sparse flows. **Budget:** ``budget`` :math:`=\varepsilon` is a fraction of the
     support size, the expected fraction of the flow's non-zero edges that may be dropped.
 
-    **Algorithm.** The samples' blocks are padded to ``[B, n_max, n_max]`` with a validity
-    mask and run one batched loop. To limit padding, samples are sorted by support size
-    and split into chunks of similar sizes (the largest at most 1.5 times the smallest plus
-    8 edges), and a chunk holds at most ``max_block_elements`` block entries to bound
-    memory; each chunk is one batched loop.
-    From the feasible start :math:`p_i = \varepsilon` on :math:`S`, every step is
-    :math:`\mathbf{p} \leftarrow \Pi(\mathbf{p} - \eta \nabla f(\mathbf{p}))` with the
-    capped-simplex projection :func:`project_capped_simplex`. The objective is an
-    indefinite quadratic (the perturbed terms enter with a minus sign) with Hessian
-    :math:`\mathbf{H} = 2 \operatorname{diag}(\mathbf{x}) (\mathbf{M} -
-    \operatorname{Diag}\mathbf{M}) \operatorname{diag}(\mathbf{x})`,
-    :math:`\mathbf{M} = \sum_k c_k \mathbf{P}_k[S, S]`, so it is :math:`L`-smooth with
-    :math:`L = \|\mathbf{H}\|_2` (computed per sample by ``eigvalsh`` in chunks whose largest
-    support has at most 256 edges, else bounded by :math:`\min(\|\mathbf{H}\|_F,
-    \|\mathbf{H}\|_\infty)`).
-    Any step :math:`\eta \le 1/L` decreases the objective by at least
-    :math:`\|\Delta\mathbf{p}\|^2 / (2\eta)` (descent lemma for the projected gradient).
-    With ``lr=None`` (default) each sample's step is adapted by backtracking that never
-    goes below :math:`1/L`: a step is accepted when
-    :math:`f(\mathbf{p}^+) \le \min\{f(\mathbf{p}),\ f(\mathbf{p}) + \nabla f^\top
-    \Delta\mathbf{p} + \|\Delta\mathbf{p}\|^2/(2\eta)\}` (always at :math:`\eta = 1/L`)
-    and then grows by 1.5 (at most :math:`1024/L`), otherwise it is halved (not below
-    :math:`1/L`) and retried. So the objective never increases, and on the trajectory
-    data the loop converges in tens of steps where the fixed :math:`1/L` step needs
-    thousands. A fixed ``lr`` disables the adaptation (no monotonicity guarantee when
-    ``lr > 1/L``). The loop stops after ``num_steps`` steps or once no sample's fixed
-    :math:`1/L` step would move an entry by more than ``tol`` (checked every 10 steps);
-    the result is then a stationary point (a local minimum in general: the problem is
-    not convex). A sample that has converged is frozen, so its result does not depend on the
-    other samples of the batch (up to round-off, which may break a tie between equally good
-    solutions differently). The optimised probabilities are often 0 or 1 on most edges (the
-    perturbed terms make the objective concave along many directions), so the masks of
-    a flow vary less between draws than uniform ones. All arithmetic is in float64.
+    Projected gradient descent from :math:`p_i = \varepsilon` on :math:`S`, with the
+    capped-simplex projection :func:`project_capped_simplex` and (``lr=None``) an adaptive
+    per-sample step that never increases the objective; it stops after ``num_steps`` or
+    at a stationary point (a local minimum in general: the problem is not convex). All
+    samples run in batched chunks; a converged sample is frozen, so its result does not
+    depend on the others. Arithmetic in float64. Algorithm notes: docs/design.md §7.7.
 
     Args:
         x (Tensor): edge flows, floating.
-        hodge (HodgeDecomposition): the decomposition of the flows' complex (either
-            backend).
+        hodge (HodgeDecomposition): the decomposition of the flows' complex.
         budget (float): :math:`\varepsilon \in [0, 1]`, the expected fraction of the
             support that may be dropped.
         perturb (Sequence[str], optional): components to perturb.
@@ -264,26 +236,23 @@ def optimize_drop_probabilities(
         alpha (Mapping[str, float], optional): non-negative weights by component name
             (missing ones are 1; keys of components in neither list are ignored).
             (default: ``None``)
-        num_steps (int, optional): maximum number of PGD steps. (default: ``500``)
-        lr (float, optional): a fixed step size for all samples instead of the adaptive
-            per-sample step (no monotonicity guarantee if larger than :math:`1/L`).
-            (default: ``None``)
-        tol (float, optional): stopping tolerance on the max-norm of the :math:`1/L`
-            projected-gradient step (checked every 10 steps). (default: ``1e-6``)
+        num_steps (int, optional): maximum number of steps. (default: ``500``)
+        lr (float, optional): a fixed step instead of the adaptive one (no monotonicity
+            guarantee above :math:`1/L`). (default: ``None``)
+        tol (float, optional): stop once no :math:`1/L` step moves an entry by more.
+            (default: ``1e-6``)
         max_block_elements (int, optional): memory cap, in entries, of a chunk's padded
             blocks ``[B, n, n]``. (default: ``2**24``, 128 MiB in float64)
         return_history (bool, optional): also return the objective after every step.
             (default: ``False``)
 
     Returns:
-        The drop probabilities, shaped like ``x``, on its device and dtype; zero off each
-        flow's support (so all-zero flows get all-zero probabilities). With
-        ``return_history=True`` a pair ``(p, history)`` where ``history`` is float64
-        ``[T + 1, S]``: the objective of every sample at the start and after each of the
-        ``T`` steps run (samples of chunks that stopped earlier repeat their last value).
+        The drop probabilities, zero off each flow's support; with ``return_history=True``
+        a pair ``(p, history)``, ``history`` float64 ``[T + 1, S]``, the objective of every
+        sample at the start and after each step (repeated once a chunk stopped).
 
     Shapes:
-        - **x**, **output**: ``[N1]`` or ``[S, N1]``.
+        - **x**, **output**: ``[N1]`` or ``[S, N1]``, the output on ``x``'s device and dtype.
 
     Raises:
         TypeError: ``x`` not a floating tensor, ``hodge`` not a
