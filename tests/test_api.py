@@ -122,3 +122,28 @@ def test_every_api_page_summarises_what_it_documents():
         # constants are documented on the page but left out of the table (autosummary would
         # show their type's docstring)
         assert sorted(summary) == sorted(d for d in documented if callable(_resolve(d))), page.name
+
+
+#: Longest public docstring, in lines: PyG's length (its ChebConv has about 60 with the
+#: shapes); implementation notes go to comments or docs/design.md.
+MAX_DOC_LINES = 75
+
+
+def test_public_docstrings_are_at_pyg_length():
+    import inspect
+
+    long = {}
+    for path in check_site.expected_api_ids():
+        obj = _resolve(path)
+        members = [(path, obj)]
+        if inspect.isclass(obj):
+            members += [
+                (f"{path}.{k}", v)
+                for k, v in vars(obj).items()
+                if callable(v) and (not k.startswith("_") or k in ("__init__", "forward"))
+            ]
+        for name, member in members:
+            lines = len((inspect.getdoc(member) or "").splitlines())
+            if lines > MAX_DOC_LINES:
+                long[name] = lines
+    assert not long, f"docstrings over {MAX_DOC_LINES} lines: {long}"

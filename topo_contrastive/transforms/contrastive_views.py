@@ -53,86 +53,47 @@ class ContrastiveViews(BaseTransform):
     r"""Two masked views of a sample's edge flow and the Hodge parts of the original flow,
     in one ``Data``: the dataset transform of a contrastive PyG pipeline (paper §3-4).
 
-    For a sample with edge flow :math:`\mathbf{x}` (``data.x_1 [N1, 1]``) it returns a
-    shallow copy with
+    For a flow :math:`\mathbf{x}` (``data.x_1``) it adds two independent draws of ``mask``
+    and the gradient, curl and harmonic parts of the original flow (paper eq. 1), the input
+    of :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`:
 
-    - ``x_1`` the original flow (unchanged);
-    - ``x_1_view1``, ``x_1_view2``: two independent draws of ``mask`` (e.g.
-      :class:`~topo_contrastive.transforms.HodgeSpectralMask` or
-      :class:`~topo_contrastive.transforms.EdgeFlowMask`),
-      :math:`\mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d})`, new at every
-      access;
-    - ``hodge_parts`` ``[N1, 3]``: the gradient, curl and harmonic parts
-      :math:`[\mathbf{x}_G, \mathbf{x}_C, \mathbf{x}_H]` of the original flow (paper
-      eq. 1), the input of :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`;
-    - the sample as a :class:`~topo_contrastive.data.ComplexData` (a plain ``Data`` on the
-      bound complex becomes one on the shared complex, with ``cell_counts`` and
-      ``num_nodes = N0``; ``num_nodes`` given on the input is kept), so that a
-      ``DataLoader`` batch has the edges' batch vector ``batch.batch_1`` ``[B * N1]`` for
-      the rows of ``x_1``, the views and the parts.
+    .. math::
+        \mathbf{x}' = \mathbf{x} \circ (\mathbf{1} - \mathbf{d}), \qquad
+        \mathbf{x} = \mathbf{x}_G + \mathbf{x}_C + \mathbf{x}_H.
 
-    **Many complexes.** Samples that carry their own complex (``ComplexData`` with
-    incidences, or a plain ``Data`` with TopoBench's ``incidence_1`` / ``incidence_2``)
-    need no complex bound: the Hodge parts and the mask's drop probabilities of each sample
-    are those of its own complex, :meth:`fit` computes them for a whole dataset a chunk of
-    samples at a time (on each chunk's block-diagonal complex), and a ``DataLoader`` batch
-    holds ``x_1`` ``[sum N1, 1]``, the views, ``hodge_parts`` ``[sum N1, 3]``,
-    ``batch.batch_1`` and the block-diagonal operators of ``batch.laplacians()``.
-
-    **Computed once per sample.** The Hodge parts and, for a spectral mask, the drop
-    probabilities depend only on the original flow: :meth:`fit` computes them for every
-    sample of a dataset in one batched call each and stores them in the dataset
-    (``hodge_parts``, ``drop_prob``), so that every access only draws two masks. Unfitted
-    samples get them computed at every access (correct, much slower: a warning says so).
-
-    **The complex without building the dataset twice.** Pass ``hodge=`` (or a mask with
-    one), or let :meth:`fit` bind the transform (and an unbound mask) to
-    ``dataset.complex``: build the dataset with ``transform=views``, then call
-    ``views.fit(dataset)``.
-
-    **Workers.** With ``DataLoader(num_workers=...)`` each worker draws its masks from
-    its own generator, seeded from the mask's ``generator`` and the worker's seed
-    (reproducible under ``torch.manual_seed`` or a seeded ``DataLoader(generator=...)``,
-    different across workers and epochs).
-
-    The transform also accepts a ``Batch`` (``x_1 [B * N1, 1]``, e.g. applied in the main
-    process): the same attributes come out, with their per-sample slices registered and
-    ``batch.batch`` added if missing. The input is never modified.
+    :meth:`fit` computes the Hodge parts (and a spectral mask's drop probabilities) of every
+    sample once and stores them on the dataset; each access then only draws two masks. The
+    complex is ``hodge``, the mask's, or ``dataset.complex`` bound by :meth:`fit`. Samples
+    with their own complexes (:class:`~topo_contrastive.data.ComplexData` or TopoBench's
+    ``incidence_1`` / ``incidence_2``) need none: each uses its own. The transform also
+    accepts a ``Batch``. The input is never modified.
 
     Args:
-        mask (callable): a transform returning a masked shallow copy of ``data`` with a new
-            ``data[attr]`` (the two views are two calls), e.g.
-            ``HodgeSpectralMask(budget=0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
-        hodge (HodgeDecomposition, ComplexOperators or a TopoNetX complex, optional):
-            the flows' complex
-            (decomposed with the default backend) or its decomposition; ``None`` takes the
-            mask's, or binds to ``dataset.complex`` in :meth:`fit`. (default: ``None``)
-        attr (str, optional): the edge-flow attribute; the views are ``{attr}_view1`` and
-            ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, e.g.
-            ``"x_2"`` for ``HodgeSpectralMask(..., hodge=HodgeDecomposition(ops, rank=2))`` or
-            ``SimplexSignalMask(p, rank=2)``, with Hodge parts of rank k; ``"x_1"`` otherwise)
-        hodge_parts (bool, optional): add ``hodge_parts`` (set ``False`` for plain
-            InfoNCE, or for multi-channel flows). (default: ``True``)
+        mask (callable): a transform returning a masked shallow copy of ``data``, e.g.
+            ``HodgeSpectralMask(0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
+        hodge (HodgeDecomposition or ComplexOperators, optional): the flows' complex or its
+            decomposition. (default: ``None``: the mask's, or bound by :meth:`fit`)
+        attr (str, optional): the signal attribute; the views are ``{attr}_view1`` and
+            ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, else
+            ``"x_1"``)
+        hodge_parts (bool, optional): add ``hodge_parts`` (``False`` for plain InfoNCE or
+            multi-channel signals). (default: ``True``)
 
     Shapes:
-        - **input** ``data[attr]``: ``[N1, 1]`` or ``[N1]`` (``[N1, C]`` with
-          ``hodge_parts=False``); a ``Batch``: ``[B * N1, ...]``.
-        - **output** ``{attr}_view1``, ``{attr}_view2``: as ``data[attr]``;
-          ``hodge_parts``: ``[N1, 3]`` (``[B * N1, 3]`` in a batch), dtype and device of
-          the flow; in a ``DataLoader`` batch also ``batch`` ``[B * N1]`` and ``ptr``
-          ``[B + 1]``.
+        - **input:** ``data[attr]`` ``[N1, 1]`` (``[N1, C]`` with ``hodge_parts=False``)
+        - **output:** ``{attr}_view1``, ``{attr}_view2`` as ``data[attr]``; ``hodge_parts``
+          ``[N1, 3]`` (columns gradient, curl, harmonic); a ``DataLoader`` batch holds
+          ``[sum N1, ...]`` and the edges' batch vector ``batch_1``.
 
     Raises:
-        TypeError: (``__init__``) ``mask`` not callable, ``hodge`` of another type,
-            ``attr`` not a str, ``hodge_parts`` not a bool; (call) no complex known yet
-            (neither ``hodge`` nor :meth:`fit`).
-        ValueError: (``__init__``) a mask working on another attribute; (call) a
-            missing/non-floating/NaN flow, a flow whose rows are not the complex's
-            :math:`N_1` (:math:`B N_1` for a batch), several channels with
-            ``hodge_parts=True``; (:meth:`fit`) a dataset on another complex.
+        TypeError: ``mask`` not callable, ``hodge``/``attr``/``hodge_parts`` of another type;
+            no complex known at a call.
+        ValueError: a mask on another attribute; a missing, non-floating or NaN flow, or one
+            with another number of rows than the complex; several channels with
+            ``hodge_parts=True``; :meth:`fit` on a dataset of another complex.
 
     Example:
-        >>> views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))
+        >>> views = ContrastiveViews(HodgeSpectralMask(0.3, generator=0))
         >>> ds = SyntheticTrajectories("data/trajectories", num_points=150, num_train=4,
         ...                            num_val=2, num_test=2, transform=views, log=False)
         >>> ds = views.fit(ds)  # binds ds.complex; drop probabilities, Hodge parts: once
@@ -140,8 +101,6 @@ class ContrastiveViews(BaseTransform):
         >>> n1 = ds.complex.num_edges
         >>> batch.x_1_view1.shape == (8 * n1, 1), batch.hodge_parts.shape == (8 * n1, 3)
         (True, True)
-        >>> batch.batch_1.shape == (8 * n1,), batch.num_graphs
-        (True, 8)
         >>> torch.allclose(batch.hodge_parts.sum(dim=1, keepdim=True), batch.x_1, atol=1e-5)
         True
     """
