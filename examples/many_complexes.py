@@ -35,8 +35,8 @@ scaling and ``C`` by 3-fold cross-validation inside the labelled subset where ev
   products.
 
 Writes ``many_complexes.json``, ``.csv``, ``.md`` and ``many_complexes.png`` to ``--out``;
-every finished seed is kept in ``--out``/seeds/ and an interrupted run resumes from there (with
-the same settings).
+every finished seed is kept in ``--out``/seeds.json and an interrupted run resumes from there
+(a folder of other settings is refused, naming them).
 
     python examples/many_complexes.py --out runs/many_complexes            # full (minutes)
     python examples/many_complexes.py --out /tmp/mc --quick                # a smoke test
@@ -45,9 +45,6 @@ the same settings).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import sys
 import time
 from pathlib import Path
@@ -200,52 +197,60 @@ def main(
     draws: int = 5,
 ) -> dict:
     """Run every row on ``seeds`` seeds and every labelled fraction; write the tables and
-    the figure; return the results."""
-    from topo_contrastive._files import write_json
+    the figure; return the results. A finished seed is kept in ``out/seeds.json`` and not
+    run again.
+
+    Raises:
+        ValueError: ``out`` holds a run of other settings (named), or other files.
+    """
+    from topo_contrastive._outputs import output_run
     from topo_contrastive.datasets import RandomComplexTrajectories
+    from topo_contrastive.experiments.run_folder import RunFolder
     from topo_contrastive.studies.label_efficiency import labelled_subsets
 
     if quick:
         samples, seeds, epochs, hidden, draws = 40, 1, 1, 8, 2
         fractions = (0.25, 1.0)
     fractions = tuple(sorted(float(f) for f in fractions))
-    root = data_root or out / "data"
-    num_train, num_val = int(0.6 * samples), int(0.2 * samples)
-    ds = RandomComplexTrajectories(str(root), num_samples=samples, num_train=num_train,
-                                   num_val=num_val, seed=seed, log=False)  # fmt: skip
-    y = np.array([int(d.y) for d in ds])
-    refs = _reference_features(ds)
-    rows = (*ROWS, *REFERENCES)
-    results: dict[str, dict[str, list[float]]] = {r: {_key(f): [] for f in fractions}
-                                                  for r in rows}  # fmt: skip
     settings = {"samples": samples, "epochs": epochs, "hidden": hidden, "layers": layers,
                 "batch_size": batch_size, "budget": budget, "temperature": temperature,
                 "seed": seed, "quick": quick, "fractions": list(fractions),
                 "draws": draws}  # fmt: skip
-    done_dir = out / "seeds"  # one finished seed per file: an interrupted run resumes
-    done_dir.mkdir(parents=True, exist_ok=True)
-    seconds: list[float] = []  # per seed, resumed seeds included
-    for s in tqdm(range(seeds), desc="seeds"):
-        done = done_dir / f"seed_{s}.json"
-        record = json.loads(done.read_text()) if done.exists() else None
-        if record is None or record["settings"] != settings:
-            t0 = time.perf_counter()
-            record = {"settings": settings,
-                      "rows": _one_seed(ds, y, refs, s, settings, labelled_subsets)}  # fmt: skip
-            record["seconds"] = round(time.perf_counter() - t0, 1)
-            write_json(done, record)
-        seconds.append(record["seconds"])
-        for row, per in record["rows"].items():
-            for f, accs in per.items():
-                results[row][f].extend(accs)
-    summary = {
-        "settings": {**settings, "seeds": seeds},
-        "mean_edges": float(np.mean([int(d.num_cells(1).sum()) for d in ds])),
-        "seconds_per_seed": seconds,
-        "rows": {r: {f: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
-                     for f, v in per.items()} for r, per in results.items()},  # fmt: skip
-    }
-    _write(summary, out, fractions)
+    with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
+        run = RunFolder(folder, "many-complexes", settings, records="seeds.json", resume=True,
+                        csv=False, restart=f"choose another --out, or remove '{out}' to start "
+                        "over")  # fmt: skip
+        run.start()
+        root = data_root or folder / "data"
+        num_train, num_val = int(0.6 * samples), int(0.2 * samples)
+        ds = RandomComplexTrajectories(str(root), num_samples=samples, num_train=num_train,
+                                       num_val=num_val, seed=seed, log=False)  # fmt: skip
+        y = np.array([int(d.y) for d in ds])
+        refs = _reference_features(ds)
+        rows = (*ROWS, *REFERENCES)
+        results: dict[str, dict[str, list[float]]] = {r: {_key(f): [] for f in fractions}
+                                                      for r in rows}  # fmt: skip
+        seconds: list[float] = []  # per seed, resumed seeds included
+        for s in tqdm(range(seeds), desc="seeds"):
+            if not run.done(f"seed {s}"):
+                t0 = time.perf_counter()
+                per_row = _one_seed(ds, y, refs, s, settings, labelled_subsets)
+                run.save(f"seed {s}", {"seed": s, "rows": per_row,
+                                       "seconds": round(time.perf_counter() - t0, 1)})
+            (record,) = run.load(f"seed {s}")
+            seconds.append(record["seconds"])
+            for row, per in record["rows"].items():
+                for f, accs in per.items():
+                    results[row][f].extend(accs)
+        summary = {
+            "settings": {**settings, "seeds": seeds},
+            "mean_edges": float(np.mean([int(d.num_cells(1).sum()) for d in ds])),
+            "seconds_per_seed": seconds,
+            "rows": {r: {f: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
+                         for f, v in per.items()} for r, per in results.items()},  # fmt: skip
+        }
+        _write(summary, run, fractions)
+        run.finish(f"{seeds} seed(s) done")
     return summary
 
 
@@ -289,13 +294,10 @@ def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: 
     return out
 
 
-def _write(summary: dict, out: Path, fractions: tuple[float, ...]) -> None:
-    """``many_complexes.{json,csv,md,png}``."""
-    from topo_contrastive._files import write_json, write_text
+def _write(summary: dict, run, fractions: tuple[float, ...]) -> None:
+    """``many_complexes.{json,csv,md,png}`` into the run's folder."""
     from topo_contrastive.experiments.formatting import format_mean_std
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "many_complexes.json", summary)
     st = summary["settings"]
     head = " | ".join(f"{100 * f:g} %" for f in fractions)
     lines = [
@@ -306,19 +308,18 @@ def _write(summary: dict, out: Path, fractions: tuple[float, ...]) -> None:
         f"| row | {head} |",
         "|---|" + "---:|" * len(fractions),
     ]
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["row", "fraction", "mean", "std", "runs"])
+    table = []
     for row, per in summary["rows"].items():
         cells = []
         for f in fractions:
             v = per[_key(f)]
             cells.append(format_mean_std(v["mean"], v["std"], scale=100))
-            writer.writerow([row, f, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
+            table.append({"row": row, "fraction": f, "mean": v["mean"], "std": v["std"],
+                          "runs": " ".join(f"{r:.4f}" for r in v["runs"])})  # fmt: skip
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    write_text(out / "many_complexes.md", "\n".join(lines) + "\n")
-    write_text(out / "many_complexes.csv", buf.getvalue())
-    _figure(summary, fractions, out / "many_complexes.png")
+    run.write_tables("many_complexes", data=summary, rows=table,
+                     markdown="\n".join(lines) + "\n")  # fmt: skip
+    _figure(summary, fractions, run.folder / "many_complexes.png")
     print("\n".join(lines))
 
 

@@ -20,8 +20,9 @@ raw flows, ``|flows|`` and the harmonic coordinates ``U_H^T x``; each on the zer
 on the interpolated test flows. Test accuracy, mean ± std over ``--splits`` splits.
 
 Writes ``missing_measurements.json``, ``.csv``, ``.md`` and ``missing_measurements.png`` to
-``--out``; every finished dataset is kept in ``--out``/datasets/ (with its pre-trained
-encoder) and an interrupted run resumes from there with the same settings.
+``--out``; every finished dataset is kept in ``--out``/datasets.json (its data and pre-trained
+encoder in ``--out``/datasets/) and an interrupted run resumes from there (a folder of other
+settings is refused, naming them).
 
     python examples/missing_measurements.py --out runs/missing          # all four (an hour)
     python examples/missing_measurements.py --out /tmp/mm --quick       # a smoke test
@@ -30,9 +31,6 @@ encoder) and an interrupted run resumes from there with the same settings.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import sys
 import time
 from pathlib import Path
@@ -185,8 +183,16 @@ def main(
     seed: int = 0,
     quick: bool = False,
 ) -> dict[str, Any]:
-    """Run every dataset (resumable per dataset); write the tables and the figure."""
-    from topo_contrastive._files import write_json
+    """Run every dataset (resumable per dataset: a finished one is kept in
+    ``out/datasets.json``, its data and encoder in ``out/datasets/``); write the tables and
+    the figure.
+
+    Raises:
+        ValueError: a fraction outside ``(0, 1)`` (before anything is written); ``out`` holds
+            a run of other settings (named), or other files.
+    """
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive.experiments.run_folder import RunFolder
 
     if quick:
         datasets, fractions, splits, epochs = ("ocean",), (0.3,), 1, 1
@@ -195,20 +201,23 @@ def main(
             raise ValueError(f"`fractions` must lie in (0, 1), got {f}")
     settings = {"fractions": [float(f) for f in fractions], "splits": splits,
                 "epochs": epochs, "trips": trips, "seed": seed, "quick": quick}  # fmt: skip
-    done_dir = out / "datasets"
-    done_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {}
-    for name in tqdm(datasets, desc="datasets"):
-        done = done_dir / f"{name}.json"
-        record = json.loads(done.read_text()) if done.exists() else None
-        if record is None or record["settings"] != settings:
-            t0 = time.perf_counter()
-            record = {"settings": settings, **run_dataset(name, done_dir, settings)}
-            record["seconds"] = round(time.perf_counter() - t0, 1)
-            write_json(done, record)
-        results[name] = record
-    summary = {"settings": settings, "datasets": results}
-    _write(summary, out)
+    with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
+        run = RunFolder(folder, "missing-measurements", settings, records="datasets.json",
+                        resume=True, csv=False, restart=f"choose another --out, or remove "
+                        f"'{out}' to start over")  # fmt: skip
+        run.start()
+        cache = folder / "datasets"
+        cache.mkdir(exist_ok=True)
+        results: dict[str, Any] = {}
+        for name in tqdm(datasets, desc="datasets"):
+            if not run.done(name):
+                t0 = time.perf_counter()
+                record = run_dataset(name, cache, settings)
+                run.save(name, {**record, "seconds": round(time.perf_counter() - t0, 1)})
+            (results[name],) = run.load(name)
+        summary = {"settings": settings, "datasets": results}
+        _write(summary, run)
+        run.finish(f"{len(datasets)} dataset(s) done")
     return summary
 
 
@@ -216,19 +225,16 @@ def _cells(settings: dict[str, Any]) -> list[str]:
     return ["complete"] + [f"{m} {f:g}" for m in MODES for f in settings["fractions"]]
 
 
-def _write(summary: dict[str, Any], out: Path) -> None:
-    from topo_contrastive._files import write_json, write_text
+def _write(summary: dict[str, Any], run) -> None:
+    """``missing_measurements.{json,csv,md,png}`` into the run's folder."""
     from topo_contrastive.experiments.formatting import format_mean_std
 
-    write_json(out / "missing_measurements.json", summary)
     cells = _cells(summary["settings"])
     head = ["complete"] + [f"{m} {100 * float(f):g} %" for m in MODES
                            for f in summary["settings"]["fractions"]]  # fmt: skip
     lines = [f"Test accuracy in %, mean ± std over {summary['settings']['splits']} split(s); "
              "probes trained on complete flows, tested with the edges unobserved.", ""]  # fmt: skip
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["dataset", "row", "fill", "cell", "mean", "std", "runs"])
+    table = []
     for name, rec in summary["datasets"].items():
         s = rec["sizes"]
         lines += [f"**{name}** ({s['N1']:,} edges, {s['flows']:,} flows, beta_1 = "
@@ -242,14 +248,15 @@ def _write(summary: dict[str, Any], out: Path) -> None:
                 for c in cells:
                     v = 100 * np.asarray(per[c])
                     text.append(format_mean_std(v))
-                    writer.writerow([name, row, fill, c, v.mean(), v.std(),
-                                     " ".join(f"{a:.2f}" for a in v)])  # fmt: skip
+                    table.append({"dataset": name, "row": row, "fill": fill, "cell": c,
+                                  "mean": v.mean(), "std": v.std(),
+                                  "runs": " ".join(f"{a:.2f}" for a in v)})  # fmt: skip
                 label = row.replace("|", "\\|")
                 lines.append(f"| {label} | {fill} | " + " | ".join(text) + " |")
         lines.append("")
-    write_text(out / "missing_measurements.md", "\n".join(lines))
-    write_text(out / "missing_measurements.csv", buf.getvalue())
-    _figure(summary, out / "missing_measurements.png")
+    run.write_tables("missing_measurements", data=summary, rows=table,
+                     markdown="\n".join(lines))  # fmt: skip
+    _figure(summary, run.folder / "missing_measurements.png")
     print("\n".join(lines))
 
 

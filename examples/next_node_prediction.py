@@ -8,7 +8,8 @@ is pre-trained on all flows without labels, then a
 frozen or fine-tuned, beside the same SCNN trained from scratch, a first-order Markov chain and a
 uniform choice; on the dataset's standard split (the ocean drifters: 20 % of the training paths set
 aside for validation), the epoch chosen on validation, the test split only scored. Every finished
-cell is appended to ``<out>/next_node.json`` at once (atomically) and a rerun skips it;
+cell is appended to ``<out>/next_node.json`` at once (atomically) and a rerun skips it (a folder
+of other epochs, shape, encoder learning rate or ``--quick`` is refused, naming them);
 ``next_node.md`` holds the table (mean ± std over the seeds). ``--fractions`` label only part of
 the training and validation prefixes (label efficiency of the reuse; a validation part under 5
 prefixes is dropped and the last epoch kept, see ``labelled_split``). The untrained row is the same
@@ -29,7 +30,6 @@ as its table cell).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from topo_contrastive._files import write_json, write_text
 from topo_contrastive.experiments.formatting import format_mean_std
 
 ROWS = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
@@ -157,71 +156,79 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     holds one value).
 
     Raises:
-        ValueError: an unknown ``shape``, or ``out`` holding records of another shape or
-            fine-tuned records of another ``encoder_lr``.
+        ValueError: an unknown ``shape``; ``out`` holding a run of other settings (epochs,
+            shape, encoder_lr, quick: named), or other files.
     """
     if shape not in SHAPES:
         raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive.experiments.run_folder import RunFolder
+
+    settings = {"epochs": epochs, "shape": shape, "encoder_lr": encoder_lr, "quick": quick}
+    with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
+        run = RunFolder(folder, "next-node-prediction", settings, records="next_node.json",
+                        resume=True, restart=f"choose another --out, or remove '{out}' to "
+                        "start over")  # fmt: skip
+        run.start()
+        for name in datasets:
+            _dataset(run, name, seeds, epochs, data_root, seed, quick, figure, fractions,
+                     shape, encoder_lr)  # fmt: skip
+            run.write_tables("next_node", markdown=_table(run.records))
+        run.finish(f"{len(datasets)} dataset(s) done")
+    return run.records
+
+
+def _dataset(run: Any, name: str, seeds: int, epochs: int, data_root: str, seed: int,
+             quick: bool, figure: bool, fractions: tuple[float, ...], shape: str,
+             encoder_lr: float) -> None:  # fmt: skip
+    """The missing cells of the dataset ``name`` (and its figure), saved into ``run``."""
     from topo_contrastive.experiments.data import ExperimentData, load_dataset
     from topo_contrastive.studies.next_node import next_node_samples
     from topo_contrastive.studies.next_node import rows as nn_
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "next_node.json"
-    records = json.loads(path.read_text())["records"] if path.is_file() else []
-    if any(r.get("shape", "paper") != shape for r in records):
-        raise ValueError(f"{path} holds records of another encoder shape than {shape!r}")
-    if any(r.get("encoder_lr", 1e-3) != encoder_lr for r in records if r["row"] == "finetune"):
-        raise ValueError(f"{path} holds fine-tuned records of another encoder_lr than "
-                         f"{encoder_lr!r}")  # fmt: skip
-    done = {(r["dataset"], r["row"], r["seed"], r.get("fraction", 1.0)) for r in records}
-    for name in datasets:
-        small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
-        data = ExperimentData.from_dataset(load_dataset(name, data_root=data_root, **small), name)
-        for f in sorted(fractions):
-            for s in range(seed, seed + seeds):
-                todo = [row for row in ROWS if (name, row, s, f) not in done]
-                draw = figure and s == seed and f == max(fractions)
-                if not todo and not draw:
-                    continue
-                samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
-                split = nn_.labelled_split(nn_.next_node_split(data, s), f, s)
-                encoder, drawn = None, None
-                for row in tqdm(todo, desc=f"{name} {100 * f:g} % seed {s}"):
-                    t0 = time.perf_counter()
-                    if encoder is None and row not in ("uniform", "markov"):
-                        # (scratch re-initialises a copy from the seed: the architecture is used)
-                        encoder = _encoder(data, name, s, quick, out / "encoders", shape)
-                    rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s,
-                                           "shape": shape,
-                                           "fraction": f, "labelled": int(split["train"].size),
-                                           "selected_on": int(split["val"].size)}  # fmt: skip
-                    if row == "finetune":
-                        rec["encoder_lr"] = encoder_lr
-                    rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
-                                                  epochs=epochs, seed=s, encoder_lr=encoder_lr,
-                                                  predictions=draw and row == "finetune"))
-                    if "test_predictions" in rec:  # the figure's run: not kept in the JSON
-                        drawn = (rec.pop("test_predictions"), rec["test_accuracy"])
-                    if "epoch" in rec:
-                        rec["epochs"] = epochs
-                    rec["seconds"] = round(time.perf_counter() - t0, 1)
-                    records.append(rec)
-                    write_json(path, {"epochs": epochs, "records": records})
-                    tqdm.write(f"{name} {100 * f:g} % seed {s} {row}: "
-                               f"{100 * rec['test_accuracy']:.1f} %")  # fmt: skip
-                if draw:
-                    if drawn is None:  # the fine-tuned cell was done before: train it again
-                        if encoder is None:
-                            encoder = _encoder(data, name, s, quick, out / "encoders", shape)
-                        cell = nn_.next_node_cell("finetune", data, samples, encoder, split,
-                                                  epochs=epochs, seed=s, predictions=True,
-                                                  encoder_lr=encoder_lr)
-                        drawn = (cell["test_predictions"], cell["test_accuracy"])
-                    draw_predictions(data, samples, split, *drawn,
-                                     out / f"next_node_{name}.png")
-        write_text(out / "next_node.md", _table(records))
-    return records
+    small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
+    data = ExperimentData.from_dataset(load_dataset(name, data_root=data_root, **small), name)
+    encoders = run.folder / "encoders"
+    for f in sorted(fractions):
+        for s in range(seed, seed + seeds):
+            todo = [row for row in ROWS if not run.done(f"{name}|{row}|{s}|{f:g}")]
+            draw = figure and s == seed and f == max(fractions)
+            if not todo and not draw:
+                continue
+            samples = next_node_samples(data.complex, data.dataset.paths(), seed=s)
+            split = nn_.labelled_split(nn_.next_node_split(data, s), f, s)
+            encoder, drawn = None, None
+            for row in tqdm(todo, desc=f"{name} {100 * f:g} % seed {s}"):
+                t0 = time.perf_counter()
+                if encoder is None and row not in ("uniform", "markov"):
+                    # (scratch re-initialises a copy from the seed: the architecture is used)
+                    encoder = _encoder(data, name, s, quick, encoders, shape)
+                rec: dict[str, Any] = {"dataset": name, "row": row, "seed": s, "shape": shape,
+                                       "fraction": f, "labelled": int(split["train"].size),
+                                       "selected_on": int(split["val"].size)}  # fmt: skip
+                if row == "finetune":
+                    rec["encoder_lr"] = encoder_lr
+                rec.update(nn_.next_node_cell(row, data, samples, encoder, split,
+                                              epochs=epochs, seed=s, encoder_lr=encoder_lr,
+                                              predictions=draw and row == "finetune"))
+                if "test_predictions" in rec:  # the figure's run: not kept in the JSON
+                    drawn = (rec.pop("test_predictions"), rec["test_accuracy"])
+                if "epoch" in rec:
+                    rec["epochs"] = epochs
+                rec["seconds"] = round(time.perf_counter() - t0, 1)
+                run.save(f"{name}|{row}|{s}|{f:g}", rec)
+                tqdm.write(f"{name} {100 * f:g} % seed {s} {row}: "
+                           f"{100 * rec['test_accuracy']:.1f} %")  # fmt: skip
+            if draw:
+                if drawn is None:  # the fine-tuned cell was done before: train it again
+                    if encoder is None:
+                        encoder = _encoder(data, name, s, quick, encoders, shape)
+                    cell = nn_.next_node_cell("finetune", data, samples, encoder, split,
+                                              epochs=epochs, seed=s, predictions=True,
+                                              encoder_lr=encoder_lr)
+                    drawn = (cell["test_predictions"], cell["test_accuracy"])
+                draw_predictions(data, samples, split, *drawn,
+                                 run.folder / f"next_node_{name}.png")
 
 
 def _parse() -> argparse.Namespace:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -22,15 +21,21 @@ def test_unknown_shape_is_refused(tmp_path):
 
 
 def test_a_folder_of_another_shape_or_encoder_lr_is_refused(tmp_path):
-    rec = {"dataset": "trajectory", "row": "finetune", "seed": 0, "fraction": 1.0,
-           "shape": "scone", "encoder_lr": 0.01, "test_accuracy": 0.5}  # fmt: skip
-    (tmp_path / "next_node.json").write_text(json.dumps({"records": [rec]}))
-    with pytest.raises(ValueError, match="another encoder shape than 'paper'"):
+    from topo_contrastive.experiments.run_folder import RunFolder
+
+    settings = {"epochs": 1, "shape": "scone", "encoder_lr": 0.01, "quick": False}
+    run = RunFolder(tmp_path, "next-node-prediction", settings, records="next_node.json")
+    run.save("trajectory|finetune|0|1", {"dataset": "trajectory", "row": "finetune", "seed": 0,
+                                         "fraction": 1.0, "test_accuracy": 0.5})  # fmt: skip
+    before = (tmp_path / "next_node.json").read_bytes()
+    # refused before any data is loaded (there is none under no_data)
+    with pytest.raises(ValueError, match=r"differ in encoder_lr \(0.01 then, 0.001 now\), "
+                                         r"shape \('scone' then, 'paper' now\)"):  # fmt: skip
         example.main(["trajectory"], 1, 1, tmp_path, str(tmp_path / "no_data"))
-    with pytest.raises(ValueError, match="another encoder_lr than 0.001"):
+    with pytest.raises(ValueError, match=r"differ in encoder_lr \(0.01 then, 0.001 now\);"):
         example.main(["trajectory"], 1, 1, tmp_path, str(tmp_path / "no_data"), shape="scone")
-    # records without the fields are the paper shape at the default encoder_lr (earlier runs)
-    old = {k: v for k, v in rec.items() if k not in ("shape", "encoder_lr")}
-    (tmp_path / "next_node.json").write_text(json.dumps({"records": [old]}))
-    with pytest.raises(ValueError, match="another encoder shape than 'scone'"):
-        example.main(["trajectory"], 1, 1, tmp_path, str(tmp_path / "no_data"), shape="scone")
+    with pytest.raises(ValueError, match=r"differ in epochs \(1 then, 2 now\);"):
+        example.main(["trajectory"], 1, 2, tmp_path, str(tmp_path / "no_data"), shape="scone",
+                     encoder_lr=0.01)  # fmt: skip
+    assert (tmp_path / "next_node.json").read_bytes() == before
+    assert not (tmp_path / "no_data").exists()

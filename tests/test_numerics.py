@@ -15,31 +15,63 @@ from topo_contrastive.cli import main
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_pins_take_effect_in_a_fresh_process():
-    code = (
-        "import os; from topo_contrastive._numerics import pin_code_paths, PINNED_ENV; "
-        "print(pin_code_paths()); import torch; "
-        "print(torch.backends.cpu.get_cpu_capability()); "
-        "print(all(os.environ[k] == v for k, v in PINNED_ENV.items()))"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in _numerics.PINNED_ENV}
+def _unpinned_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in _numerics.PINNED_ENV and k != _numerics.PINNED_MARKER}  # fmt: skip
     env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def test_a_restarted_process_runs_with_the_pins_in_effect():
+    """restart_pinned re-executes the same command line once, in the same process, and
+    torch loads there on the pinned code paths."""
+    code = (
+        "import os, sys; print('start', os.getpid(), 'torch' in sys.modules, flush=True); "
+        "from topo_contrastive import _numerics; _numerics.restart_pinned(); import torch; "
+        "print(os.getpid(), _numerics.pinned_line()); "
+        "print(torch.backends.cpu.get_cpu_capability(), os.environ['OPENBLAS_CORETYPE'])"
+    )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    ).stdout.splitlines()
-    assert out[0].startswith("code paths pinned (ATEN_CPU_CAPABILITY=avx2, MKL_CBWR=AVX2")
-    assert out[1] == "AVX2" and out[2] == "True"
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_unpinned_env(),
+        check=True, timeout=300,
+    ).stdout.splitlines()  # fmt: skip
+    pid = out[0].split()[1]
+    assert out[:2] == [f"start {pid} False"] * 2  # run twice (restarted once), one process
+    assert out[2] == f"{pid} code paths pinned (ATEN_CPU_CAPABILITY=avx2, MKL_CBWR=AVX2, " \
+        "ONEDNN_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell)"
+    assert out[3] == "AVX2 Haswell"
 
 
-def test_a_user_setting_is_kept_and_a_late_pin_is_reported(monkeypatch):
-    import torch  # noqa: F401  (loaded: the pins cannot act in this process)
+def test_the_pinned_environment_keeps_a_user_setting():
+    env = _numerics.pinned_environment({"MKL_CBWR": "COMPATIBLE", "HOME": "/h"})
+    assert env == {"MKL_CBWR": "COMPATIBLE", "HOME": "/h", "ATEN_CPU_CAPABILITY": "avx2",
+                   "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell",
+                   _numerics.PINNED_MARKER: "1"}  # fmt: skip
+    assert _numerics.runs_pinned(env) and not _numerics.runs_pinned({"MKL_CBWR": "AVX2"})
+    assert _numerics.pinned_line(env).startswith("code paths pinned (ATEN_CPU_CAPABILITY=avx2, "
+                                                 "MKL_CBWR=COMPATIBLE,")  # fmt: skip
+    assert _numerics.pinned_line({}).startswith("code paths not pinned (the command was run "
+                                                "inside Python; run it as a command")  # fmt: skip
 
-    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
-    for key in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE"):
-        monkeypatch.delenv(key, raising=False)
-    line = _numerics.pin_code_paths()
-    assert line.startswith("code paths not pinned (torch and numpy loaded before the pins")
-    assert os.environ["MKL_CBWR"] == "COMPATIBLE" and os.environ["ATEN_CPU_CAPABILITY"] == "avx2"
+
+def test_only_the_quick_preset_run_as_a_program_restarts(monkeypatch, tmp_path, capsys):
+    """main() (the program: sys.argv) restarts for reproduce --quick only; main(argv) (a
+    call inside Python) never does, and says its code paths are not pinned."""
+    restarts = []
+    monkeypatch.setattr(_numerics, "restart_pinned", lambda: restarts.append(sys.argv[1:]))
+    monkeypatch.delenv(_numerics.PINNED_MARKER, raising=False)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")  # an unwritable --out: refused before any work
+    quick = ["reproduce", "--quick", "--out", str(blocker / "out"), "--no-progress"]
+    for words, expected in ((quick, [quick]), (["reproduce", *quick[2:]], []),
+                            (["pretrain", "--dataset", "trajectory", "--config", "SCL",
+                              "--out", str(blocker / "o")], [])):  # fmt: skip
+        restarts.clear()
+        monkeypatch.setattr(sys, "argv", ["topo-contrastive", *words])
+        assert main() == 2 and restarts == expected
+    restarts.clear()
+    assert main(quick) == 2 and restarts == []
+    assert "cannot be written" in capsys.readouterr().err
 
 
 def test_idle_cores_is_a_count_of_usable_cores():
@@ -110,7 +142,8 @@ def test_a_run_names_its_threads_and_an_invalid_command_does_not(tmp_path, capsy
 
 
 def test_the_command_line_package_loads_neither_torch_nor_numpy():
-    """``main`` pins the code paths of ``reproduce --quick`` before torch and numpy load."""
+    """``import topo_contrastive.cli`` is fast (``--help``, the restart of ``reproduce
+    --quick`` in its pinned environment)."""
     import subprocess
     import sys
 

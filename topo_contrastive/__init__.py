@@ -6,9 +6,8 @@ ICASSP 2024) for the PyTorch Geometric / TopoModelX ecosystem.
 The main classes are importable from here (``from topo_contrastive import SCNN,
 ContrastiveViews, HodgeDebiasedInfoNCE``); each is documented under the subpackage that
 holds it (``topo_contrastive.nn.SCNN``, ...). The subpackages are imported on first use,
-so that ``import topo_contrastive`` (and the command line) loads neither PyTorch nor NumPy
-until they are needed (the command line pins the numeric code paths of the quick preset
-before they load).
+so that ``import topo_contrastive`` (and the command line's ``--help``) loads neither PyTorch
+nor NumPy until they are needed.
 """
 
 from __future__ import annotations

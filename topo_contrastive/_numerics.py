@@ -7,21 +7,35 @@ the thread count. On x86 these choices are made by PyTorch's own vectorised kern
 (``MKL_CBWR``, MKL's Conditional Numerical Reproducibility), oneDNN (``ONEDNN_MAX_CPU_ISA``),
 OpenBLAS under numpy / scipy (``OPENBLAS_CORETYPE``), and the number of threads that split a
 reduction. A one-epoch training run amplifies a last-bit difference into a different
-accuracy. :func:`pin_code_paths` fixes all of them to the AVX2 paths, which every machine of
+accuracy. :data:`PINNED_ENV` fixes all of them to the AVX2 paths, which every machine of
 this kind (and every x86-64 CPU since 2013) has, so that the same command gives the same
 numbers on any such machine; the thread count is fixed by the caller
 (``torch.set_num_threads``).
 
-The variables must be set before ``torch`` and ``numpy`` load their libraries: the command line
-calls :func:`pin_code_paths` before it imports either. Values a user set already are kept.
+The variables act only when they are set before ``torch`` and ``numpy`` load their
+libraries, that is before the process starts: a command whose numbers are pinned re-executes
+its process in :func:`pinned_environment` (:func:`restart_pinned`, called by the command line
+for ``reproduce --quick``); :data:`PINNED_MARKER` in the environment tells the re-executed
+process that it runs pinned, so that it does not restart again. Values a user set already are
+kept.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
-__all__ = ["PINNED_ENV", "idle_cores", "pin_code_paths", "usable_cores"]
+__all__ = [
+    "PINNED_ENV",
+    "PINNED_MARKER",
+    "idle_cores",
+    "pinned_environment",
+    "pinned_line",
+    "restart_pinned",
+    "runs_pinned",
+    "usable_cores",
+]
 
 #: The environment that pins the kernels' code paths to AVX2 (see the module docstring).
 PINNED_ENV = {
@@ -30,25 +44,56 @@ PINNED_ENV = {
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
 }
+#: Set to ``"1"`` in the environment of a process started with :data:`PINNED_ENV`.
+PINNED_MARKER = "TOPO_CONTRASTIVE_PINNED"
 
 
-def pin_code_paths() -> str:
-    """Set :data:`PINNED_ENV` (where unset) and return one line saying what holds.
-
-    Returns:
-        ``"pinned to AVX2 (...)"``, or a line naming the libraries that were loaded already
-        (then the pins cannot take effect in this process).
-    """
-    loaded = [m for m in ("torch", "numpy") if m in sys.modules]
+def pinned_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default: this process's environment) with :data:`PINNED_ENV` where unset
+    (a user's values are kept) and :data:`PINNED_MARKER` set."""
+    env = dict(os.environ if environ is None else environ)
     for key, value in PINNED_ENV.items():
-        os.environ.setdefault(key, value)
-    shown = ", ".join(f"{k}={os.environ[k]}" for k in PINNED_ENV)
-    if loaded:
-        return (
-            f"code paths not pinned ({' and '.join(loaded)} loaded before the pins; "
-            f"set {shown} before starting Python)"
-        )
-    return f"code paths pinned ({shown})"
+        env.setdefault(key, value)
+    env[PINNED_MARKER] = "1"
+    return env
+
+
+def runs_pinned(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``environ`` (default: this process's) is a :func:`pinned_environment` that the
+    process started with (:data:`PINNED_MARKER` is set)."""
+    return (os.environ if environ is None else environ).get(PINNED_MARKER) == "1"
+
+
+def restart_pinned() -> None:
+    """Re-execute this process in :func:`pinned_environment`: the same interpreter with the
+    same command line (``sys.orig_argv``), the same process id (``os.execve``; on Windows a
+    child whose exit status this process exits with). Returns at once, doing nothing, when the
+    process runs pinned already (:func:`runs_pinned`) or has no command line to run again
+    (an interactive interpreter, a program read from stdin).
+    """
+    if runs_pinned() or sys.argv[0] in ("", "-") or len(sys.orig_argv) < 2:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    argv = [sys.executable, *sys.orig_argv[1:]]
+    if os.name == "nt":  # pragma: no cover - no exec that keeps the process on Windows
+        import subprocess
+
+        raise SystemExit(subprocess.call(argv, env=pinned_environment()))
+    os.execve(sys.executable, argv, pinned_environment())
+
+
+def pinned_line(environ: Mapping[str, str] | None = None) -> str:
+    """One line saying whether the code paths are pinned in this process (``environ``)."""
+    environ = os.environ if environ is None else environ
+    if runs_pinned(environ):
+        shown = ", ".join(f"{k}={environ.get(k, '')}" for k in PINNED_ENV)
+        return f"code paths pinned ({shown})"
+    shown = ", ".join(f"{k}={v}" for k, v in PINNED_ENV.items())
+    return (
+        f"code paths not pinned (the command was run inside Python; run it as a command, or "
+        f"set {shown} and {PINNED_MARKER}=1 before starting Python)"
+    )
 
 
 def _allowed_cpus(count: int) -> set[int]:

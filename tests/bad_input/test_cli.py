@@ -131,9 +131,9 @@ CASES = [
     ("reproduce-data-file", REPRODUCE + ["--data-file", "{data}"], "unrecognized arguments: --data-file"),
     ("reproduce-out-not-empty", ["reproduce", "--out", "{root}", "--datasets", "trajectory"], "--out .* is not empty.*--resume"),
     ("reproduce-resume-pretrain-folder", ["reproduce", "--resume", "--out", "{pretrain_folder}", "--datasets", "trajectory"], ("cannot resume in", "encoder.pt", "not written by `reproduce`")),
-    ("reproduce-resume-foreign-runs", ["reproduce", "--resume", "--out", "{foreign_runs}", "--datasets", "trajectory"], ("cannot resume from", "not the runs.json of `reproduce`")),
+    ("reproduce-resume-foreign-runs", ["reproduce", "--resume", "--out", "{foreign_runs}", "--datasets", "trajectory"], ("cannot resume from", "not written by `reproduce`")),
     ("reproduce-resume-broken-runs", ["reproduce", "--resume", "--out", "{broken_runs}", "--datasets", "trajectory"], ("cannot resume from", "not readable JSON")),
-    ("reproduce-resume-other-preset", ["reproduce", "--resume", "--out", "{other_preset}", "--datasets", "trajectory"], ("cannot resume from", "other settings", "presets differ")),
+    ("reproduce-resume-other-preset", ["reproduce", "--resume", "--out", "{other_preset}", "--datasets", "trajectory"], ("cannot resume from", "other settings", "they differ in preset.")),
     ("reproduce-unknown-figure2", REPRODUCE + ["--figure2-dataset", "mars"], "unknown dataset 'mars'"),
     # ---- search
     ("search-no-grid", ["search", "--dataset", "ocean", "--config", "SCL", "--out", "{out}.csv"], "the following arguments are required: --grid"),
@@ -184,12 +184,10 @@ def folders(files, tmp_path_factory):
     other = root / "other_preset"
     other.mkdir()
     from topo_contrastive.experiments.presets import PRESETS
-    from topo_contrastive.experiments.reproduce import _fingerprint
+    from topo_contrastive.experiments.reproduce import _settings
+    from topo_contrastive.experiments.run_folder import RunFolder
 
-    fingerprint, parts = _fingerprint(PRESETS["quick"], 0)
-    (other / "runs.json").write_text(
-        json.dumps({"complete": False, "settings": {"fingerprint": fingerprint, "fingerprint_parts": parts}, "records": []})
-    )
+    RunFolder(other, "reproduce", _settings(PRESETS["quick"], 0), key="unit").start()
     return {"pretrain_folder": pre, "foreign_runs": foreign, "broken_runs": broken, "other_preset": other}
 
 

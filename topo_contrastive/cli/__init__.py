@@ -41,8 +41,9 @@ The package only parses and dispatches: each subcommand is one module here (its 
 ``add_parser``, and ``run``, which turns them into calls of :mod:`topo_contrastive.experiments`,
 chiefly :mod:`topo_contrastive.experiments.runs`, or of a study in
 :mod:`topo_contrastive.studies`); the options they share are groups in ``_common``.
-Nothing here imports torch or numpy at import time, so that ``reproduce --quick`` can pin
-their code paths before they load.
+Nothing here imports torch or numpy at import time: ``--help`` answers at once, and
+``reproduce --quick``, whose numbers are pinned, re-executes its process in the pinned
+environment (:func:`topo_contrastive._numerics.restart_pinned`) before loading them.
 """
 
 from __future__ import annotations
@@ -108,18 +109,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     Words argparse refuses (an unknown option, ``--epochs 0``) print its usage and message
     and raise ``SystemExit(2)``.
 
+    A command whose numbers are pinned (``reproduce --quick``: one torch thread and the AVX2
+    code paths, :mod:`topo_contrastive._numerics`) needs the pinned environment from the
+    start of its process: run as a program (``argv`` is ``None``), it re-executes the process
+    in that environment once, before anything else
+    (:func:`~topo_contrastive._numerics.restart_pinned`); called with ``argv`` it runs in
+    the caller's process as it is, and its first line says whether the code paths are pinned.
+
     Args:
-        argv: the words after the program's name (default ``None``: ``sys.argv[1:]``).
+        argv: the words after the program's name (default ``None``: this process's command
+            line, ``sys.argv[1:]``).
     """
     words = sys.argv[1:] if argv is None else list(argv)
-    pinned = None
-    if "reproduce" in words and "--quick" in words:
-        from topo_contrastive._numerics import pin_code_paths
-
-        pinned = pin_code_paths()  # before torch and numpy load their libraries
     parser = build_parser()
-    args = parser.parse_args(None if argv is None else list(argv))
+    args = parser.parse_args(words)
     args._argv = None if argv is None else list(argv)
+    pinned = None
+    if getattr(_COMMANDS[args.command], "pins_numerics", lambda _args: False)(args):
+        from topo_contrastive import _numerics
+
+        if argv is None:  # the program: restarted pinned (returns once it runs pinned)
+            _numerics.restart_pinned()
+        pinned = _numerics.pinned_line()
     try:
         check_conflicts(args, given_options(words, build_parser()))  # before any work
         common.setup(args, pinned)

@@ -385,8 +385,8 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
 
     Args:
         args: the parsed options (``threads``, and ``quick`` where the command has it).
-        pinned: the code paths pinned by
-            :func:`~topo_contrastive._numerics.pin_code_paths`, named in the line.
+        pinned: whether the code paths are pinned
+            (:func:`~topo_contrastive._numerics.pinned_line`), named in the line.
     """
     import torch
 

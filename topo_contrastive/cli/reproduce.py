@@ -67,6 +67,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+def pins_numerics(args: argparse.Namespace) -> bool:
+    """Whether the run's numbers are pinned (``--quick``: one torch thread, the AVX2 code
+    paths of :mod:`topo_contrastive._numerics`), so that it runs in the pinned environment."""
+    return bool(args.quick)
+
+
 def run(args: argparse.Namespace) -> int:
     """Reproduce as ``args`` say and print Table 1; returns the exit status.
 

@@ -13,6 +13,9 @@ baseline, Table 1 and Figures 1-2 (``topo-contrastive reproduce``).
   :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``;
   :func:`read_embeddings` reads a finished folder back.
 - :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`).
+- :class:`RunFolder`: a resumable run's output folder (settings fingerprint, finished
+  cells, completion marker, result tables), under ``reproduce``, ``label-efficiency`` and the
+  examples.
 - :func:`grid_search`: the hyper-parameter search.
 - Figure 1: :func:`figure1`, :func:`plot_figure1` (embedding distances of the masks).
 - :func:`format_mean_std`: the one formatter of ``mean ± std`` in tables and summaries.
@@ -39,6 +42,7 @@ from topo_contrastive.experiments.formatting import format_mean_std
 from topo_contrastive.experiments.presets import PRESETS, Preset
 from topo_contrastive.experiments.probe_result import ProbeResult
 from topo_contrastive.experiments.reproduce import ReproduceResult, reproduce
+from topo_contrastive.experiments.run_folder import RunFolder
 from topo_contrastive.experiments.search import grid_search
 from topo_contrastive.experiments.supervised import SupervisedResult, train_supervised
 from topo_contrastive.experiments.training import PretrainResult, embed, pretrain
@@ -54,6 +58,7 @@ __all__ = [
     "PretrainResult",
     "ProbeResult",
     "ReproduceResult",
+    "RunFolder",
     "SupervisedResult",
     "embed",
     "figure1",

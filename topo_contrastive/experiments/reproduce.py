@@ -18,13 +18,14 @@ harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` and on the raw flows. 
 the uniform drop probability for SCL and SSCL (paper edition).
 
 **Units and resuming.** The work is a list of *units* (one pre-trained encoder with its splits,
-one supervised split, one reference row, one Figure 2 point), each with a key. After every unit
-its records (one per split, with the unit's key and wall time) are appended to ``runs.json`` /
-``runs.csv`` atomically, with ``"complete": false``. ``resume=True`` reloads the records of
-finished units and skips them; it refuses (before writing anything) a folder whose run used
-other settings (preset, seed, datasets' complexes, the configurations of every row: their
-fingerprint is stored). An interrupted run never looks complete: a stale ``COMPLETE`` marker is
-removed before any work and written last.
+one supervised split, one reference row, one Figure 2 point), each with a key: the cells of a
+:class:`~topo_contrastive.experiments.run_folder.RunFolder`. After every unit its records (one
+per split, with the unit's key and wall time) are appended to ``runs.json`` / ``runs.csv``
+atomically, with ``"complete": false``. ``resume=True`` reloads the records of finished units
+and skips them; it refuses (before writing anything) a folder whose run used other settings
+(preset, seed, datasets' complexes, the configurations of every row: their fingerprint is
+stored; the message names the settings that differ). An interrupted run never looks complete:
+a stale ``COMPLETE`` marker is removed before any work and written last.
 
 **Outputs** in ``out``: ``runs.json``, ``runs.csv``, ``table1.md`` (both editions beside the
 paper's numbers, reference rows, supervised training accuracy, settings, wall time, targets),
@@ -33,9 +34,6 @@ paper's numbers, reference rows, supervised training accuracy, settings, wall ti
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -48,13 +46,7 @@ import torch
 
 import topo_contrastive
 from topo_contrastive._extras import require_extra
-from topo_contrastive._files import (
-    COMPLETE_MARKER,
-    check_output_dir,
-    write_csv,
-    write_json,
-    write_text,
-)
+from topo_contrastive._files import COMPLETE_MARKER, write_text
 from topo_contrastive.experiments.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
@@ -72,6 +64,7 @@ from topo_contrastive.experiments.protocol import (
     run_unit,
     split_assignment,
 )
+from topo_contrastive.experiments.run_folder import RunFolder
 from topo_contrastive.experiments.table import format_table, summarize
 
 __all__ = [
@@ -114,25 +107,23 @@ class ReproduceResult:
     resumed_units: int = 0
 
 
-def _fingerprint(preset: Preset, seed: int) -> tuple[str, dict[str, Any]]:
-    """Hash of the settings a finished unit's records depend on (library version, preset,
-    seed, the configurations of every row), and its parts. The selection of rows, editions
-    and datasets is not part of it (it does not change a unit's records); the datasets'
-    complexes are checked separately (:func:`_data_fingerprints`)."""
+def _settings(preset: Preset, seed: int) -> dict[str, Any]:
+    """The settings a finished unit's records depend on (library version, preset, seed, the
+    configurations of every row), fingerprinted by the run folder. The selection of rows,
+    editions and datasets is not part of them (it does not change a unit's records); the
+    datasets' complexes are checked separately (:func:`_check_data`)."""
     configs = {
         f"{ed}/{d}/{r}": get_config(r, d, ed).to_dict()
         for ed in EDITIONS
         for d in DATASET_NAMES
         for r in CONFIG_NAMES
     }
-    parts = {
+    return {
         "library_version": topo_contrastive.__version__,
         "preset": {k: v for k, v in asdict(preset).items() if k != "name"},
         "seed": seed,
         "configs": configs,
     }
-    text = json.dumps(parts, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16], parts
 
 
 def _data_fingerprints(loaded: dict[str, ExperimentData]) -> dict[str, dict[str, Any]]:
@@ -142,78 +133,22 @@ def _data_fingerprints(loaded: dict[str, ExperimentData]) -> dict[str, dict[str,
     }
 
 
-def _check_resumable(folder: Path, fingerprint: str, preset: Preset) -> None:
-    """Refuse to resume in ``folder`` unless it is empty or holds a ``reproduce`` run of the
-    same settings (checked before any data is loaded; nothing is written).
+def _check_data(run: RunFolder, data: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The data fingerprints of the resumed run and this one (the other datasets' of the
+    earlier run kept).
 
     Raises:
-        ValueError: files without a ``runs.json`` (another command's folder, e.g. a
-            ``pretrain`` one), a ``runs.json`` that is not ``reproduce``'s, or one of other
-            settings (another preset, seed or version of the configurations).
+        ValueError: a dataset of this run was another one in the resumed run (nothing is
+            written then).
     """
-    path = folder / "runs.json"
-    if not path.is_file():
-        entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
-        if entries:
-            shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
-            raise ValueError(
-                f"cannot resume in '{folder}': it holds {shown} but no runs.json, so it was "
-                "not written by `reproduce` (e.g. a `pretrain` or `embed` folder). Nothing was "
-                "overwritten; choose another --out, or an empty one"
-            )
-        return
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot resume from '{path}': it is not readable JSON ({err})") from err
-    settings = payload.get("settings") if isinstance(payload, dict) else None
-    if not isinstance(settings, dict) or "fingerprint" not in settings:
-        raise ValueError(
-            f"cannot resume from '{path}': it is not the runs.json of `reproduce` (no "
-            "settings fingerprint). Nothing was overwritten; choose another --out"
-        )
-    old = settings.get("fingerprint")
-    if old != fingerprint:
-        before = (settings.get("fingerprint_parts") or {}).get("preset") or {}
-        now = {k: v for k, v in asdict(preset).items() if k != "name"}
-        differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
-        detail = f"; the presets differ in {', '.join(differ[:6])}" if differ else ""
-        raise ValueError(
-            f"cannot resume from '{folder}': its runs used other settings (fingerprint {old!r}, "
-            f"this run {fingerprint!r}: another preset, seed or version of the "
-            f"configurations{detail}). Nothing was overwritten; use another --out, or run "
-            "without --resume to start over."
-        )
-
-
-def _load_previous(
-    folder: Path, fingerprint: str, data: dict[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Records of an earlier run in ``folder`` made with the same settings (``[]`` if none)."""
-    path = folder / "runs.json"
-    if not path.is_file():
-        return []
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot resume from '{path}': it is not readable JSON ({err})") from err
-    settings = payload.get("settings", {})
-    old = settings.get("fingerprint")
-    if old != fingerprint:
-        raise ValueError(
-            f"cannot resume from '{folder}': its runs used other settings (fingerprint {old!r}, "
-            f"this run {fingerprint!r}: another preset, seed or version of the "
-            "configurations). Nothing was overwritten; use another --out, or run without "
-            "--resume to start over."
-        )
-    old_data = settings.get("data", {})
+    old = ((run.previous or {}).get("settings") or {}).get("data") or {}
     for d, fp in data.items():
-        if d in old_data and old_data[d] != fp:
+        if d in old and old[d] != fp:
             raise ValueError(
-                f"cannot resume from '{folder}': its {d} dataset was another one "
-                f"({old_data[d]} vs {fp} now). Nothing was overwritten."
+                f"cannot resume from '{run.folder}': its {d} dataset was another one "
+                f"({old[d]} vs {fp} now). Nothing was overwritten."
             )
-    return list(payload.get("records", []))
+    return {**old, **data}
 
 
 def reproduce(
@@ -262,38 +197,22 @@ def reproduce(
     preset, ds_names, rows, eds = _selection(preset, dataset_names, config_names, editions)
     if draws_figures(preset, ds_names):
         require_extra("matplotlib", "Figures 1-2 of reproduce")  # before any work
-    folder = check_output_dir(out)
-    marker = folder / COMPLETE_MARKER
-    if marker.exists() and not resume:  # (a refused resume leaves the folder as it was)
-        marker.unlink()
     start = time.perf_counter()
     say = log or (lambda _msg: None)
-    fingerprint, fp_parts = _fingerprint(preset, seed)
-    if resume:  # before loading the data: a folder of another command or settings
-        _check_resumable(folder, fingerprint, preset)
+    # refuses a folder of another command or settings before the data is loaded
+    run = RunFolder(out, "reproduce", _settings(preset, seed), key="unit", resume=resume)
+    folder = run.folder
     loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
-    data_fp = _data_fingerprints(loaded)
-    records = _load_previous(folder, fingerprint, data_fp) if resume else []
-    # keep the other datasets' records of the earlier run
-    previous_data = _previous_data(folder) if records else {}
-    if marker.exists():
-        marker.unlink()
+    data_fp = _check_data(run, _data_fingerprints(loaded))
     fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
     fig2 = fig2 if fig2 in loaded and preset.figure2_probs else None
     units = plan_units(preset, ds_names, rows, eds, seed, fig2)
-    done = {r["unit"] for r in records}
-    todo = [u for u in units if u.key not in done]
-    settings = {
-        "fingerprint": fingerprint,
-        "fingerprint_parts": fp_parts,
-        "data": {**previous_data, **data_fp},
-        **_run_settings(ds_names, rows, eds, device, command),
-    }
-    save = functools.partial(_save_runs, folder, settings, records)
-    if records:
+    todo = [u for u in units if not run.done(u.key)]
+    if run.records:
         say(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
-    save()
-    _run_units(todo, loaded, preset, device, records, save, say, progress)
+    run.start(data=data_fp, **_run_settings(ds_names, rows, eds, device, command))
+    _run_units(todo, loaded, preset, device, run, say, progress)
+    records = run.records
 
     extra = []
     fig2_points: dict[str, list[tuple[float, float, float]]] = {}
@@ -305,7 +224,8 @@ def reproduce(
     unit_total = sum({r["unit"]: r["unit_seconds"] for r in records}.values())
     extra.append(
         f"sum of the units' wall times: {unit_total / 60:.1f} min"
-        + (f" ({len(units) - len(todo)} units resumed from an earlier call)" if done else "")
+        + (f" ({len(units) - len(todo)} units resumed from an earlier call)"
+           if len(todo) < len(units) else "")
     )
     summary = summarize(records)
     write_text(folder / "table1.md", format_table(
@@ -313,14 +233,13 @@ def reproduce(
         preset_line=preset.describe(), seconds=seconds, command=command, datasets=ds_names,
         configs=rows, editions=eds, extra=extra,
     ))  # fmt: skip
-    save(
-        complete=True,
+    run.finish(
+        f"completed in {seconds:.1f} s",
         wall_time_s=round(seconds, 1),
         units_wall_time_s=round(unit_total, 1),
         summary=[[*k, *v] for k, v in summary.items()],
         figure2={c: [list(p) for p in pts] for c, pts in fig2_points.items()},
     )
-    write_text(marker, f"completed in {seconds:.1f} s\n")
     return ReproduceResult(
         records=records,
         summary=summary,
@@ -328,27 +247,6 @@ def reproduce(
         out=folder,
         resumed_units=len(units) - len(todo),
     )
-
-
-def _save_runs(
-    folder: Path,
-    settings: dict[str, Any],
-    records: list[dict[str, Any]],
-    complete: bool = False,
-    **more: Any,
-) -> None:
-    """Write ``runs.json`` (the settings, ``more`` and the records) and ``runs.csv``."""
-    write_json(
-        folder / "runs.json",
-        {"complete": complete, "settings": settings, **more, "records": records},
-    )
-    write_csv(folder / "runs.csv", records)
-
-
-def _previous_data(folder: Path) -> dict[str, Any]:
-    """The data fingerprints of the earlier run in ``folder`` (its ``runs.json``)."""
-    runs = json.loads((folder / "runs.json").read_text(encoding="utf-8"))
-    return runs["settings"].get("data", {})
 
 
 def _run_settings(
@@ -396,20 +294,18 @@ def _run_units(
     loaded: dict[str, ExperimentData],
     preset: Preset,
     device: str | torch.device,
-    records: list[dict[str, Any]],
-    save: Callable[[], None],
+    run: RunFolder,
     say: Callable[[str], None],
     progress: bool,
 ) -> None:
-    """Run the units ``todo`` in order, appending their records and saving after each."""
+    """Run the units ``todo`` in order, saving each unit's records into ``run`` at once."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
     for unit in todo:
         bar.set_description(unit.key)
         new = _run_unit(unit, loaded[unit.dataset], preset, device)
-        records.extend(new)
-        save()
+        run.save(unit.key, new)
         accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
         say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
         bar.update(1)

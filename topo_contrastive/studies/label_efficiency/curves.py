@@ -30,10 +30,11 @@ labelled subset (:mod:`~topo_contrastive.experiments.finetune`,
 
 **Resuming.** Every finished cell (row, fraction, draw) is appended to
 ``label_efficiency.json`` / ``.csv`` (rewritten atomically, ``"complete": false``) as soon as
-it is done. ``resume=True`` keeps the finished cells of an earlier call and runs only the
-others; a folder written by another command or with other settings (fingerprint of the
-library version, the data, the split, the fractions, draws, seeds, epochs and every
-configuration) is refused before anything is written. A stale ``COMPLETE`` marker is
+it is done (a :class:`~topo_contrastive.experiments.run_folder.RunFolder`). ``resume=True``
+keeps the finished cells of an earlier call and runs only the others; a folder written by
+another command or with other settings (fingerprint of the library version, the data, the
+split, the fractions, draws, seeds, epochs and every configuration; the message names those
+that differ) is refused before anything is written. A stale ``COMPLETE`` marker is
 removed before any work and written last.
 """
 
@@ -52,17 +53,12 @@ import torch
 
 import topo_contrastive
 from topo_contrastive._extras import require_extra
-from topo_contrastive._files import (
-    COMPLETE_MARKER,
-    check_output_dir,
-    write_csv,
-    write_json,
-    write_text,
-)
+from topo_contrastive._files import COMPLETE_MARKER
 from topo_contrastive.experiments import finetune as ft
 from topo_contrastive.experiments.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.evaluation import reference_features
+from topo_contrastive.experiments.run_folder import RunFolder
 from topo_contrastive.experiments.training import build_encoder, embed
 from topo_contrastive.studies.label_efficiency import probe as llp
 from topo_contrastive.studies.label_efficiency.report import (
@@ -216,59 +212,24 @@ class LabelEfficiencyResult:
     seconds: float = 0.0
 
 
-def _fingerprint(data: ExperimentData, task: str, settings: Mapping[str, Any]) -> str:
+def _settings(data: ExperimentData, task: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings the cells' results depend on (fingerprinted by the run folder): the
+    library version, the data, the task, every configuration and the options."""
     labels = data.require_labels("the label-efficiency curves").numpy().astype(np.int64)
     configs = {
-        f"{e}/{m}": get_config(m, task, e, **settings["overrides"]).to_dict()
+        f"{e}/{m}": get_config(m, task, e, **opts["overrides"]).to_dict()
         for e in EDITIONS
         for m in (*PRETRAINED_METHODS, "SCNN")
     }
-    parts = {
+    return {
         "library_version": topo_contrastive.__version__,
         "data": {"complex": data.fingerprint, "samples": data.num_samples,
                  "flows": hashlib.sha256(data.flows.numpy().tobytes()).hexdigest()[:16],
                  "labels": hashlib.sha256(labels.tobytes()).hexdigest()[:16]},
         "task": task,
         "configs": configs,
-        **{k: v for k, v in settings.items() if k != "overrides"},
+        **{k: v for k, v in opts.items() if k != "overrides"},
     }  # fmt: skip
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _previous(folder: Path, fingerprint: str) -> list[dict[str, Any]]:
-    """The records of an earlier call in ``folder`` with the same settings.
-
-    Raises:
-        ValueError: the folder holds another command's output, or a run of other settings.
-    """
-    path = folder / RECORDS_FILE
-    if not path.is_file():
-        others = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
-        if others:
-            raise ValueError(
-                f"cannot resume in '{folder}': it holds no {RECORDS_FILE} but "
-                f"{', '.join(others[:5])} (another command's output?). Nothing was "
-                "overwritten; choose another --out."
-            )
-        return []
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot resume from '{path}': it is not readable JSON ({err})") from err
-    if not isinstance(payload, dict) or payload.get("command") != COMMAND:
-        raise ValueError(
-            f"cannot resume from '{path}': it was not written by `{COMMAND}`. Nothing was "
-            "overwritten; choose another --out."
-        )
-    old = payload.get("settings", {}).get("fingerprint")
-    if old != fingerprint:
-        raise ValueError(
-            f"cannot resume from '{folder}': its cells used other settings (fingerprint {old!r}, "
-            f"this run {fingerprint!r}: other data, split, fractions, draws, seeds, epochs or "
-            "configurations). Nothing was overwritten; use another --out, or run without "
-            "--resume (and with --overwrite) to start over."
-        )
-    return list(payload.get("records", []))
 
 
 def reduce_harmonic(features: np.ndarray, keep: int = HARMONIC_MAX) -> np.ndarray:
@@ -492,26 +453,18 @@ def label_efficiency(
             raise ValueError(f"`{p[0]}` must be >= 1, got {p[1]}")
     opts = _options(fractions, draws, split, seed, pretrain_seeds, pretrain_epochs, max_epochs,
                     classifier, overrides)  # fmt: skip
-    fingerprint = _fingerprint(data, task, opts)
-    folder = check_output_dir(out)
-    records = _previous(folder, fingerprint) if resume else []
-    (folder / COMPLETE_MARKER).unlink(missing_ok=True)
+    run = RunFolder(out, COMMAND, _settings(data, task, opts), records=RECORDS_FILE,
+                    resume=resume, restart="use another --out, or run without --resume (and "
+                    "with --overwrite) to start over")  # fmt: skip
+    folder = run.folder
     opts["device"] = str(device)
-    settings = {"fingerprint": fingerprint, "task": task, "dataset": data.name,
-                "data": {"sizes": list(data.sizes), "complex": data.fingerprint,
-                         "samples": data.num_samples}, **opts, "command": command,
-                "torch": torch.__version__, "threads": torch.get_num_threads()}  # fmt: skip
-    done = {r["cell"] for r in records}
     planned = [(row, f, d) for row in chosen for f in opts["fractions"] for d in range(draws)]
-    todo = [c for c in planned if f"{c[0].key}|{c[1]:g}|{c[2]}" not in done]
+    todo = [c for c in planned if not run.done(f"{c[0].key}|{c[1]:g}|{c[2]}")]
     resumed = len(planned) - len(todo)
-
-    def save(complete: bool = False) -> None:
-        write_json(folder / RECORDS_FILE, {"command": COMMAND, "complete": complete,
-                                           "settings": settings, "records": records})  # fmt: skip
-        write_csv(folder / "label_efficiency.csv", records)
-
-    save()
+    run.start(task=task, dataset=data.name,
+              data={"sizes": list(data.sizes), "complex": data.fingerprint,
+                    "samples": data.num_samples}, **opts, command=command,
+              torch=torch.__version__, threads=torch.get_num_threads())  # fmt: skip
     feats = _Features(data, task, folder, opts, log or (lambda _m: None))
     bar = progress(len(todo)) if progress is not None else None
     for row, f, d in todo:
@@ -519,27 +472,24 @@ def label_efficiency(
         subset = subsets[(f, d)]
         rec = _cell(row, subset, test_idx, d, feats, opts)
         label = feats.harmonic_label if row.kind == "harmonic" else row.label
-        records.append({
-            "cell": f"{row.key}|{f:g}|{d}", "row": row.key, "kind": row.kind,
+        run.save(f"{row.key}|{f:g}|{d}", {
+            "row": row.key, "kind": row.kind,
             "method": row.method, "edition": row.edition, "label": label, "fraction": f,
             "draw": d, "labelled": int(subset.size), "split": int(split),
             "subset": hashlib.sha256(subset.tobytes()).hexdigest()[:12], **rec,
             "seconds": round(time.perf_counter() - t0, 3), "finished_at": time.time(),
         })  # fmt: skip
-        save()
         if bar is not None:
             bar.set_postfix(row=row.key, frac=f"{f:g}", acc=f"{100 * rec['test_accuracy']:.1f}%")
             bar.update(1)
     if bar is not None:
         bar.close()
-    summary = summarize(records, [r.key for r in chosen])
-    _write_report(folder, summary, data.name, opts, len(idx["train"]), test_idx.size)
+    summary = summarize(run.records, [r.key for r in chosen])
+    _write_report(run, summary, data.name, opts, len(idx["train"]), test_idx.size)
     seconds = time.perf_counter() - start
-    settings["wall_time_s"] = round(seconds, 1)
-    save(complete=True)
-    write_text(folder / COMPLETE_MARKER, f"completed in {seconds:.1f} s\n")
+    run.finish(f"completed in {seconds:.1f} s", wall_time_s=round(seconds, 1))
     return LabelEfficiencyResult(
-        records=records, summary=summary, out=folder, resumed_cells=resumed,
+        records=run.records, summary=summary, out=folder, resumed_cells=resumed,
         computed_cells=len(todo), seconds=seconds,
     )  # fmt: skip
 
@@ -567,11 +517,11 @@ def _options(
 
 
 def _write_report(
-    folder: Path, summary: list[dict[str, Any]], dataset: str, opts: Mapping[str, Any],
+    run: RunFolder, summary: list[dict[str, Any]], dataset: str, opts: Mapping[str, Any],
     train_size: int, test_size: int,
 ) -> None:
     """Write ``label_efficiency.md`` (the table with its notes) and ``label_efficiency.png``
-    (the curves) of ``summary`` into ``folder``."""
+    (the curves) of ``summary`` into the run's folder."""
     classifier = opts["classifier"]
     title = (f"Label efficiency on {dataset} (split {opts['split']}, {opts['draws']} draws per "
              "fraction)")  # fmt: skip
@@ -591,6 +541,6 @@ def _write_report(
         "inside the labelled subset where possible, else the maximum. The test split only "
         "scores."
     )
-    write_text(folder / "label_efficiency.md",
-               label_efficiency_markdown(summary, opts["fractions"], title, notes))  # fmt: skip
-    plot_curves(summary, folder / "label_efficiency.png", title)
+    run.write_tables("label_efficiency",
+                     markdown=label_efficiency_markdown(summary, opts["fractions"], title, notes))
+    plot_curves(summary, run.folder / "label_efficiency.png", title)
