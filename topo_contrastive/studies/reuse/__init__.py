@@ -11,8 +11,10 @@ supervised SCNN, and the network's own reference rows.
   route-dependent labels on the TNTP networks that `pytspl` ships;
 - :func:`scnn_encoder`, :func:`pretrain_encoder`, :func:`embed_samples`,
   :func:`train_with_labels`: the encoders of the many-complex studies;
-- :func:`load_networks`, :func:`reuse_study`: the protocol (resumable per held-out network
-  and seed); :func:`reuse_markdown`, :func:`plot_reuse`: the tables and the figure.
+- :func:`load_networks`, :func:`check_study`, :func:`reuse_study`: the protocol
+  (resumable per held-out network and seed); :func:`reuse_markdown`,
+  :func:`target_check`, :func:`plot_reuse`, :func:`write_reuse`: the tables, the target and
+  the figure.
 """
 
 from topo_contrastive.studies.reuse.encoders import (
@@ -22,9 +24,39 @@ from topo_contrastive.studies.reuse.encoders import (
     scnn_encoder,
     train_with_labels,
 )
+from topo_contrastive.studies.reuse.protocol import (
+    DEFAULT_FRACTIONS,
+    ROWS,
+    Network,
+    check_networks,
+    check_study,
+    load_networks,
+    pretraining_indices,
+    reuse_study,
+    trip_samples,
+)
+from topo_contrastive.studies.reuse.report import (
+    plot_reuse,
+    reuse_markdown,
+    target_check,
+    write_reuse,
+)
 
 __all__ = [
     "CONFIGS",
+    "DEFAULT_FRACTIONS",
+    "ROWS",
+    "Network",
+    "check_networks",
+    "check_study",
+    "load_networks",
+    "plot_reuse",
+    "pretraining_indices",
+    "reuse_markdown",
+    "reuse_study",
+    "target_check",
+    "trip_samples",
+    "write_reuse",
     "embed_samples",
     "pretrain_encoder",
     "scnn_encoder",
