@@ -18,15 +18,12 @@ supervised SCNN, and the network's own reference rows.
 """
 
 from topo_contrastive.studies.reuse.encoders import (
-    CONFIGS,
     embed_samples,
     pretrain_encoder,
     scnn_encoder,
     train_with_labels,
 )
 from topo_contrastive.studies.reuse.protocol import (
-    DEFAULT_FRACTIONS,
-    ROWS,
     Network,
     check_networks,
     check_study,
@@ -43,9 +40,6 @@ from topo_contrastive.studies.reuse.report import (
 )
 
 __all__ = [
-    "CONFIGS",
-    "DEFAULT_FRACTIONS",
-    "ROWS",
     "Network",
     "check_networks",
     "check_study",
