@@ -48,6 +48,7 @@ PUBLIC = (
     "topo_contrastive.experiments",
     "topo_contrastive.studies.label_efficiency",
     "topo_contrastive.studies.next_node",
+    "topo_contrastive.studies.reuse",
 )
 #: top-level names documented at the top level although their subpackage is public (the
 #: complex and its decomposition, as tests/test_api.py has it)

@@ -61,95 +61,6 @@ REFERENCES = ("energy fractions", "length, total flow", "fractions + length",
               "fractions + length, products")  # fmt: skip
 
 
-def _encoder(hidden: int, layers: int):
-    from topo_contrastive.nn import SCNN, HodgeReadout
-
-    # bias-free odd layers: per-edge features turn with the edges, so the energies of the
-    # basis-free readout do not depend on the (random) edge orientations
-    return SCNN(1, hidden, num_layers=layers, K_down=2, K_up=2, bias=False,
-                readout=HodgeReadout(None, energies=True))  # fmt: skip
-
-
-def _embed(encoder, loader) -> tuple[np.ndarray, np.ndarray]:
-    encoder.eval()
-    hs, ys = [], []
-    with torch.no_grad():
-        for batch in loader:
-            hs.append(encoder(batch.x_1, *batch.laplacians(), batch.batch_1))
-            ys.append(batch.y)
-    return torch.cat(hs).numpy(), torch.cat(ys).numpy()
-
-
-def _pretrain(ds, config: str, hidden: int, layers: int, epochs: int, batch_size: int,
-              seed: int, budget: float, temperature: float) -> torch.nn.Module:  # fmt: skip
-    from torch_geometric.loader import DataLoader
-
-    from topo_contrastive import ContrastiveViews, EdgeFlowMask, HodgeSpectralMask
-    from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
-    from topo_contrastive.nn import ProjectionHead
-
-    torch.manual_seed(seed)
-    encoder = _encoder(hidden, layers)
-    head = ProjectionHead(encoder.out_channels, hidden, hidden)
-    if config == "SSCL_Spec":
-        views = ContrastiveViews(HodgeSpectralMask(budget=budget, generator=seed))
-        loss_fn = HodgeDebiasedInfoNCE(temperature)
-    else:
-        views = ContrastiveViews(EdgeFlowMask(budget, generator=seed), hodge_parts=False)
-        loss_fn = InfoNCE(temperature)
-    ds = ds.copy()
-    ds.transform = views
-    ds = views.fit(ds)  # drop probabilities and Hodge parts, each on its own complex
-    opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=1e-3)
-    loader = DataLoader(ds, batch_size=batch_size, shuffle=True,
-                        generator=torch.Generator().manual_seed(seed))  # fmt: skip
-    encoder.train()
-    for _ in range(epochs):
-        for batch in loader:
-            L = batch.laplacians()  # block-diagonal [sum N1, sum N1]
-            z1 = head(encoder(batch.x_1_view1, *L, batch.batch_1))
-            z2 = head(encoder(batch.x_1_view2, *L, batch.batch_1))
-            if config == "SSCL_Spec":
-                loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1)
-            else:
-                loss = loss_fn(z1, z2)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return encoder
-
-
-def _supervised(ds, train_idx: np.ndarray, test_idx: np.ndarray, hidden: int, layers: int,
-                epochs: int, batch_size: int, seed: int) -> float:  # fmt: skip
-    """Test accuracy of the encoder + a linear layer trained with cross-entropy on the
-    labelled samples ``train_idx`` for a fixed number of epochs (no selection: with a few
-    labels there is nothing to select on)."""
-    from torch_geometric.loader import DataLoader
-
-    torch.manual_seed(seed)
-    encoder = _encoder(hidden, layers)
-    linear = torch.nn.Linear(encoder.out_channels, 2)
-    opt = torch.optim.Adam([*encoder.parameters(), *linear.parameters()], lr=1e-3)
-    train = DataLoader(ds[torch.from_numpy(train_idx)], batch_size=batch_size, shuffle=True,
-                       generator=torch.Generator().manual_seed(seed))  # fmt: skip
-    encoder.train()
-    for _ in range(epochs):
-        for b in train:
-            loss = torch.nn.functional.cross_entropy(
-                linear(encoder(b.x_1, *b.laplacians(), b.batch_1)), b.y
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    encoder.eval()
-    correct = 0
-    with torch.no_grad():
-        for b in DataLoader(ds[torch.from_numpy(test_idx)], batch_size=256):
-            pred = linear(encoder(b.x_1, *b.laplacians(), b.batch_1)).argmax(1)
-            correct += int((pred == b.y).sum())
-    return correct / len(test_idx)
-
-
 def _reference_features(ds) -> dict[str, np.ndarray]:
     """The complex-agnostic references of every sample."""
     from torch_geometric.loader import DataLoader
@@ -262,8 +173,6 @@ def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: 
               labelled_subsets) -> dict[str, dict[str, list[float]]]:  # fmt: skip
     """Every row on seed ``s``: its split (80 % train, 20 % test), the encoders pre-trained
     on all samples without labels, then every labelled subset of the training split."""
-    from torch_geometric.loader import DataLoader
-
     st = settings
     seed = st["seed"] + s
     samples = len(y)
@@ -274,22 +183,30 @@ def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: 
     subsets = labelled_subsets(y, train, below, st["draws"], seed) if below else {}
     if 1.0 in st["fractions"]:
         subsets[(1.0, 0)] = train  # every label: one draw
-    loader = DataLoader(ds, batch_size=256)
+    from topo_contrastive.studies.reuse import (
+        embed_samples,
+        pretrain_encoder,
+        scnn_encoder,
+        train_with_labels,
+    )
+
     features: dict[str, np.ndarray] = {}
     for row in ("SSCL_Spec", "SCL"):
-        enc = _pretrain(ds, row, st["hidden"], st["layers"], st["epochs"], st["batch_size"],
-                        seed, st["budget"], st["temperature"])  # fmt: skip
-        features[row] = _embed(enc, loader)[0]
+        enc = pretrain_encoder(ds, row, hidden=st["hidden"], layers=st["layers"],
+                               epochs=st["epochs"], batch_size=st["batch_size"], seed=seed,
+                               budget=st["budget"], temperature=st["temperature"])  # fmt: skip
+        features[row] = embed_samples(enc, ds)[0]
     torch.manual_seed(seed)
-    features["untrained"] = _embed(_encoder(st["hidden"], st["layers"]), loader)[0]
+    features["untrained"] = embed_samples(scnn_encoder(st["hidden"], st["layers"]), ds)[0]
     features.update(refs)
     out: dict[str, dict[str, list[float]]] = {}
     for (f, d), sub in subsets.items():
         for row, X in features.items():
             acc = _probe(X, y, sub, test, seed=d)
             out.setdefault(row, {}).setdefault(_key(f), []).append(acc)
-        acc = _supervised(ds, sub, test, st["hidden"], st["layers"], max(st["epochs"], 5),
-                          st["batch_size"], seed + d)  # fmt: skip
+        acc = train_with_labels(ds, sub, test, hidden=st["hidden"], layers=st["layers"],
+                                epochs=max(st["epochs"], 5), batch_size=st["batch_size"],
+                                seed=seed + d)  # fmt: skip
         out.setdefault("supervised SCNN", {}).setdefault(_key(f), []).append(acc)
     return out
 

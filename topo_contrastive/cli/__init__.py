@@ -24,6 +24,11 @@ Subcommands:
 ``predict-next``
     next-node trajectory prediction with a saved encoder, frozen and fine-tuned, beside the
     same SCNN from scratch, a Markov chain and a uniform choice (a second downstream task).
+``reuse``
+    leave-one-network-out on road networks: an encoder pre-trained on the trips of some
+    networks, probed and fine-tuned on one it never saw, beside the encoder pre-trained on
+    that network's own trips, untrained and supervised rows and its reference rows;
+    resumable per held-out network and seed.
 
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
@@ -61,6 +66,7 @@ from topo_contrastive.cli import (
     predict_next,
     pretrain,
     reproduce,
+    reuse,
     search,
 )
 from topo_contrastive.cli._conflicts import check_conflicts, given_options
@@ -76,13 +82,14 @@ _COMMANDS = {
     "search": search,
     "label-efficiency": label_efficiency,
     "predict-next": predict_next,
+    "reuse": reuse,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
-    ``evaluate``, ``embed``, ``reproduce``, ``search``, ``label-efficiency`` and
-    ``predict-next``."""
+    ``evaluate``, ``embed``, ``reproduce``, ``search``, ``label-efficiency``,
+    ``predict-next`` and ``reuse``."""
     from topo_contrastive import __version__
 
     parser = argparse.ArgumentParser(
