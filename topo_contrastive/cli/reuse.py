@@ -56,8 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     common.add_seed(p, "base seed of the trips, splits and trainings")
     p.add_argument(
         "--resume", action="store_true",
-        help="continue a run in --out: its finished cells (held-out network x seed) of the "
-        "same settings are read back, the rest (and cells of other settings) computed",
+        help="continue a run in --out: its finished cells (held-out network x seed) are read "
+        "back, the rest computed; a folder of other settings is refused, naming them",
     )  # fmt: skip
     common.add_overwrite(p, "is a non-empty folder")
     p.add_argument("--threads", type=common.positive_int, default=None,

@@ -27,7 +27,7 @@ def test_writes_the_tables_and_resumes_finished_cells(tmp_path, capsys):
     files = [grid_network(tmp_path / f"s{w}.npz", w, 3, trips=16, seed=w) for w in (3, 4)]
     assert main(_argv(tmp_path, files, "--held-out", "s3")) == 0
     out = tmp_path / "out"
-    for name in ("reuse.json", "reuse.csv", "reuse.md", "reuse.png", "cells/s3__seed0.json"):
+    for name in ("reuse.json", "reuse.csv", "reuse.md", "reuse.png", "cells/cells.json"):
         assert (out / name).is_file(), name
     summary = json.loads((out / "reuse.json").read_text())
     assert list(summary["held_out"]) == ["s3"] and "target" in summary

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import shutil
 
 import numpy as np
@@ -103,13 +105,14 @@ def test_finished_cells_are_read_back_not_recomputed(tmp_path, monkeypatch):
     one = {**TINY, "held_out": ["s3"], "fractions": (1.0,), "draws": 1}
     first = reuse_study(nets, tmp_path / "out", **one)
     assert len(calls) == 2 and first["computed"] == 1  # transferred and in-domain
-    cell = tmp_path / "out" / "cells" / "s3__seed0.json"
-    assert cell.is_file()
+    cells = json.loads((tmp_path / "out" / "cells" / "cells.json").read_text())
+    assert [r["cell"] for r in cells["records"]] == ["s3__seed0"]
     again = reuse_study(nets, tmp_path / "out", **one)
     assert len(calls) == 2 and again["resumed"] == 1 and again["held_out"] == first["held_out"]
     # one more seed: only its cell is computed
     more = reuse_study(nets, tmp_path / "out", **{**one, "seeds": 2})
     assert len(calls) == 4 and (more["computed"], more["resumed"]) == (1, 1)
-    # other settings: computed again
-    reuse_study(nets, tmp_path / "out", **{**one, "temperature": 0.25})
-    assert len(calls) == 6
+    # other settings: refused, naming them, nothing computed
+    with pytest.raises(ValueError, match="temperature"):
+        reuse_study(nets, tmp_path / "out", **{**one, "temperature": 0.25})
+    assert len(calls) == 4

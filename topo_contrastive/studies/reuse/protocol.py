@@ -26,7 +26,6 @@ a later call with the same settings reads it back instead of recomputing it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,35 +316,6 @@ def _cell(trips: _Trips, k: int, s: int, st: dict[str, Any]) -> dict[str, dict[s
     return out
 
 
-class _CellFiles:
-    """One JSON file per finished cell (held-out network x seed) under ``folder``, read back
-    by a later call with the same settings (another settings' file is recomputed)."""
-
-    def __init__(self, folder: Path, settings: dict[str, Any]) -> None:
-        self.folder, self.settings = Path(folder), json.loads(json.dumps(settings))
-
-    def _path(self, name: str, s: int) -> Path:
-        return self.folder / f"{name}__seed{s}.json"
-
-    def get(self, name: str, s: int) -> dict[str, Any] | None:
-        path = self._path(name, s)
-        if not path.is_file():
-            return None
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None  # a damaged file: computed again
-        return record if record.get("settings") == self.settings else None
-
-    def put(self, name: str, s: int, rows: dict[str, Any], seconds: float) -> dict[str, Any]:
-        from topo_contrastive._files import write_json
-
-        self.folder.mkdir(parents=True, exist_ok=True)
-        record = {"settings": self.settings, "rows": rows, "seconds": round(seconds, 1)}
-        write_json(self._path(name, s), record)
-        return record
-
-
 def _check_options(fractions: Sequence[float], draws: int, seeds: int, epochs: int) -> list[float]:
     out = sorted(float(f) for f in fractions)
     if not out:
@@ -440,7 +410,12 @@ def reuse_study(
           "label_epochs": label_epochs or max(epochs, 5), "hidden": hidden, "layers": layers,
           "batch_size": batch_size, "budget": budget, "temperature": temperature, "seed": seed,
           "networks": {n.name: n.fingerprint for n in networks}}  # fmt: skip
-    files = _CellFiles(Path(out) / "cells", st)
+    from topo_contrastive.experiments.run_folder import RunFolder
+
+    restart = "choose another --out, or run with --overwrite"
+    files = RunFolder(Path(out) / "cells", "reuse", st, records="cells.json", resume=True,
+                      csv=False, restart=restart)  # fmt: skip
+    files.start()
     trips = _Trips(networks, budget)
     bar = progress(len(held) * seeds) if progress else None
     results: dict[str, Any] = {}
@@ -449,16 +424,18 @@ def reuse_study(
         runs: dict[str, dict[str, list]] = {row: {} for row in ROWS}
         seconds = []
         for s in range(seeds):
-            record = files.get(name, s)
-            if record is None:
+            key = f"{name}__seed{s}"
+            if files.done(key):
+                record = files.load(key)[0]
+                resumed += 1
+            else:
                 import time
 
                 t0 = time.perf_counter()
                 rows = _cell(trips, names.index(name), s, st)
-                record = files.put(name, s, rows, time.perf_counter() - t0)
+                record = {"rows": rows, "seconds": round(time.perf_counter() - t0, 1)}
+                files.save(key, record)
                 computed += 1
-            else:
-                resumed += 1
             seconds.append(record["seconds"])
             for row, per in record["rows"].items():
                 for f, accs in per.items():
@@ -470,6 +447,7 @@ def reuse_study(
                   for f, v in per.items()} for row, per in runs.items()}}  # fmt: skip
     if bar is not None and hasattr(bar, "close"):
         bar.close()
+    files.finish(f"{computed} cells computed, {resumed} resumed")
     sizes = {n.name: {"source": n.source, "trips": len(n.dataset),
                       "sizes": [int(v) for v in n.dataset.complex.sizes[:3]],
                       "labelled": n.labels is not None,
