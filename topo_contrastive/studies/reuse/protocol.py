@@ -396,8 +396,9 @@ def reuse_study(
         progress: ``progress(total)`` returns a bar with ``update()``, called per cell.
 
     Returns:
-        ``{"settings", "networks": {name: sizes}, "held_out": {name: {"rows": {row:
-        {fraction: {"mean", "std", "runs"}}}, "seconds"}}, "computed", "resumed"}``.
+        A dict with ``settings``, ``networks`` (each network's sizes), ``held_out`` (per
+        held-out network: ``rows``, the mean, std and runs of every row at every fraction,
+        and ``seconds``), ``computed`` and ``resumed`` (cells).
 
     Raises:
         ValueError: see :func:`check_networks`; a fraction outside ``(0, 1]``; ``draws``,

@@ -27,8 +27,9 @@ def target_check(summary: dict[str, Any]) -> dict[str, Any]:
     labelled fraction.
 
     Returns:
-        ``{"per_network": {name: {"gaps": {fraction: in-domain - transferred, points},
-        "met": bool}}, "networks_met": int, "needed": int, "met": bool}``.
+        A dict with ``per_network`` (per held-out network: ``gaps``, in-domain minus
+        transferred in points at every fraction, and ``met``), ``networks_met``, ``needed``
+        and ``met``.
     """
     per = {}
     for name, res in summary["held_out"].items():
