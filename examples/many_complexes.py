@@ -28,8 +28,13 @@ scaling and ``C`` by 3-fold cross-validation inside the labelled subset where ev
 - **SSCL_Spec** (Hodge-aware masks, Hodge-debiased loss with energy-fraction weights) and
   **SCL** (uniform masks, InfoNCE), pre-trained on all samples without labels;
 - **untrained encoder** (the same architecture at its random initialisation);
-- **supervised SCNN** (the same encoder and a linear layer, trained with cross-entropy on the
-  labelled subset for a fixed number of epochs, ``max(epochs, 5)``);
+- **SSCL_Spec fine-tuned** and the **supervised SCNN** (the pre-trained / a new encoder and a
+  linear layer, trained with cross-entropy on the labelled subset for a fixed number of
+  epochs, ``max(epochs, 5)``);
+- **SSCL_Spec, part energies** and **untrained, part energies**: the same encoders read out
+  by the energy fractions of every channel's gradient, curl and harmonic parts
+  (:func:`~topo_contrastive.studies.reuse.part_energy_features`; the encoders' own readout
+  has no harmonic energy);
 - complex-agnostic **references**: the energy fractions of the three Hodge parts; the flow's
   length (edges on its support) and total absolute flow; both; both with their pairwise
   products.
@@ -55,7 +60,8 @@ from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-ROWS = ("SSCL_Spec", "SCL", "untrained", "supervised SCNN")
+ROWS = ("SSCL_Spec", "SCL", "untrained", "SSCL_Spec fine-tuned", "supervised SCNN",
+        "SSCL_Spec, part energies", "untrained, part energies")  # fmt: skip
 FRACTIONS = (0.01, 0.05, 0.1, 1.0)
 REFERENCES = ("energy fractions", "length, total flow", "fractions + length",
               "fractions + length, products")  # fmt: skip
@@ -126,7 +132,7 @@ def main(
     settings = {"samples": samples, "epochs": epochs, "hidden": hidden, "layers": layers,
                 "batch_size": batch_size, "budget": budget, "temperature": temperature,
                 "seed": seed, "quick": quick, "fractions": list(fractions),
-                "draws": draws}  # fmt: skip
+                "draws": draws, "rows": list(ROWS)}  # fmt: skip
     with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
         run = RunFolder(folder, "many-complexes", settings, records="seeds.json", resume=True,
                         csv=False, restart=f"choose another --out, or remove '{out}' to start "
@@ -185,29 +191,39 @@ def _one_seed(ds, y: np.ndarray, refs: dict[str, np.ndarray], s: int, settings: 
         subsets[(1.0, 0)] = train  # every label: one draw
     from topo_contrastive.studies.reuse import (
         embed_samples,
+        part_energy_features,
         pretrain_encoder,
         scnn_encoder,
         train_with_labels,
     )
 
     features: dict[str, np.ndarray] = {}
+    encoders = {}
     for row in ("SSCL_Spec", "SCL"):
-        enc = pretrain_encoder(ds, row, hidden=st["hidden"], layers=st["layers"],
-                               epochs=st["epochs"], batch_size=st["batch_size"], seed=seed,
-                               budget=st["budget"], temperature=st["temperature"])  # fmt: skip
-        features[row] = embed_samples(enc, ds)[0]
+        encoders[row] = pretrain_encoder(ds, row, hidden=st["hidden"], layers=st["layers"],
+                                         epochs=st["epochs"], batch_size=st["batch_size"],
+                                         seed=seed, budget=st["budget"],
+                                         temperature=st["temperature"])  # fmt: skip
+        features[row] = embed_samples(encoders[row], ds)[0]
     torch.manual_seed(seed)
-    features["untrained"] = embed_samples(scnn_encoder(st["hidden"], st["layers"]), ds)[0]
+    untrained = scnn_encoder(st["hidden"], st["layers"])
+    features["untrained"] = embed_samples(untrained, ds)[0]
+    # the same encoders read out by the energy fractions of every channel's Hodge parts
+    # (with the harmonic part, which the encoder's own readout leaves out)
+    features["SSCL_Spec, part energies"] = part_energy_features(encoders["SSCL_Spec"], ds)
+    features["untrained, part energies"] = part_energy_features(untrained, ds)
     features.update(refs)
     out: dict[str, dict[str, list[float]]] = {}
     for (f, d), sub in subsets.items():
         for row, X in features.items():
             acc = _probe(X, y, sub, test, seed=d)
             out.setdefault(row, {}).setdefault(_key(f), []).append(acc)
-        acc = train_with_labels(ds, sub, test, hidden=st["hidden"], layers=st["layers"],
-                                epochs=max(st["epochs"], 5), batch_size=st["batch_size"],
-                                seed=seed + d)  # fmt: skip
-        out.setdefault("supervised SCNN", {}).setdefault(_key(f), []).append(acc)
+        for row, start in (("SSCL_Spec fine-tuned", encoders["SSCL_Spec"]),
+                           ("supervised SCNN", None)):  # fmt: skip
+            acc = train_with_labels(ds, sub, test, hidden=st["hidden"], layers=st["layers"],
+                                    epochs=max(st["epochs"], 5), batch_size=st["batch_size"],
+                                    seed=seed + d, encoder=start)  # fmt: skip
+            out.setdefault(row, {}).setdefault(_key(f), []).append(acc)
     return out
 
 
@@ -250,7 +266,9 @@ def _figure(summary: dict, fractions: tuple[float, ...], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     styles = {"SSCL_Spec": ("C0", "-"), "SCL": ("C9", "-"), "untrained": ("C7", "--"),
-              "supervised SCNN": ("C1", "-")}  # fmt: skip
+              "supervised SCNN": ("C1", "-"), "SSCL_Spec fine-tuned": ("C0", "--"),
+              "SSCL_Spec, part energies": ("C3", "-"),
+              "untrained, part energies": ("C3", "--")}  # fmt: skip
     x = [100 * f for f in fractions]
     for i, (row, per) in enumerate(summary["rows"].items()):
         color, ls = styles.get(row, (f"C{2 + i % 6}", ":"))

@@ -12,6 +12,8 @@ Hodge parts, each on its own complex).
 - :func:`pretrain_encoder`: contrastive pre-training without labels (``"SSCL_Spec"``:
   Hodge-aware masks and the Hodge-debiased loss; ``"SCL"``: uniform masks and InfoNCE);
 - :func:`embed_samples`: the embeddings of a dataset;
+- :func:`part_energy_features`: a readout for the probe that keeps the harmonic energy:
+  the energy fractions of every channel's Hodge parts;
 - :func:`train_with_labels`: the encoder and a linear layer trained with cross-entropy on
   labelled samples (from scratch: the supervised SCNN; from a pre-trained encoder: fine-tuning),
   scored on test samples.
@@ -28,7 +30,14 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["CONFIGS", "embed_samples", "pretrain_encoder", "scnn_encoder", "train_with_labels"]
+__all__ = [
+    "CONFIGS",
+    "embed_samples",
+    "part_energy_features",
+    "pretrain_encoder",
+    "scnn_encoder",
+    "train_with_labels",
+]
 
 #: The pre-training configurations.
 CONFIGS: tuple[str, ...] = ("SSCL_Spec", "SCL")
@@ -64,6 +73,42 @@ def embed_samples(encoder: torch.nn.Module, dataset: Any, batch_size: int = 256
             hs.append(encoder(batch.x_1, *batch.laplacians(), batch.batch_1))
             ys.append(batch.y.view(-1))
     return torch.cat(hs).numpy(), torch.cat(ys).numpy()
+
+
+def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int = 256
+                         ) -> np.ndarray:  # fmt: skip
+    r"""The energy fractions of the Hodge parts of every channel of the encoder's edge
+    features, per sample: ``float32 [S, 3 * C]`` (gradient, curl and harmonic fractions of
+    channel 0, then of channel 1, ...), each sample decomposed on its own complex.
+
+    .. math::
+        f_{k,c} = \lVert \mathbf{P}_k \mathbf{h}_c \rVert^2 \,/\,
+        \lVert \mathbf{h}_c \rVert^2, \qquad k \in \{G, C, H\}
+
+    (paper eq. 1; zero for an all-zero channel). Basis-free like the encoder's readout, but
+    with the harmonic part, which the readout's gradient and curl energies leave out.
+
+    Args:
+        encoder: an SCNN (its ``edge_embeddings``).
+        dataset: samples with their own complexes (``x_1``).
+        batch_size: samples per batch (default 256).
+    """
+    from torch_geometric.loader import DataLoader
+
+    from topo_contrastive.hodge import HodgeDecomposition
+
+    encoder.eval()
+    out = []
+    with torch.no_grad():
+        for batch in DataLoader(dataset, batch_size=batch_size):
+            H = encoder.edge_embeddings(batch.x_1, *batch.laplacians(), batch.batch_1)
+            parts = HodgeDecomposition(batch.complex())(H.T.double())  # 3 x [C, sum N1]
+            e = torch.stack(tuple(parts)) ** 2  # [3, C, sum N1]
+            B = batch.num_graphs
+            per = e.new_zeros(3, e.shape[1], B).index_add_(2, batch.batch_1, e)  # [3, C, B]
+            frac = per / per.sum(0, keepdim=True).clamp_min(1e-300)
+            out.append(frac.permute(2, 1, 0).reshape(B, -1).float())  # [B, C * 3]
+    return torch.cat(out).numpy()
 
 
 def pretrain_encoder(
