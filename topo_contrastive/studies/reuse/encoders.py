@@ -96,6 +96,7 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
     from torch_geometric.loader import DataLoader
 
     from topo_contrastive.hodge import HodgeDecomposition
+    from topo_contrastive.losses import energy_fractions
 
     encoder.eval()
     out = []
@@ -103,11 +104,12 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
         for batch in DataLoader(dataset, batch_size=batch_size):
             H = encoder.edge_embeddings(batch.x_1, *batch.laplacians(), batch.batch_1)
             parts = HodgeDecomposition(batch.complex())(H.T.double())  # 3 x [C, sum N1]
-            e = torch.stack(tuple(parts)) ** 2  # [3, C, sum N1]
-            B = batch.num_graphs
-            per = e.new_zeros(3, e.shape[1], B).index_add_(2, batch.batch_1, e)  # [3, C, B]
-            frac = per / per.sum(0, keepdim=True).clamp_min(1e-300)
-            out.append(frac.permute(2, 1, 0).reshape(B, -1).float())  # [B, C * 3]
+            B, C = batch.num_graphs, H.shape[1]
+            # every (channel, sample) pair as one flow: rows [C * sum N1, 3], group c * B + b
+            rows = torch.stack(tuple(parts), dim=-1).reshape(-1, 3)
+            groups = (torch.arange(C).view(-1, 1) * B + batch.batch_1.view(1, -1)).reshape(-1)
+            frac = energy_fractions(rows, groups, C * B).view(C, B, 3)
+            out.append(frac.transpose(0, 1).reshape(B, -1).float())  # [B, C * 3]
     return torch.cat(out).numpy()
 
 
