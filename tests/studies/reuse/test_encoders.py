@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from tests._many_complexes import many_complexes
@@ -38,3 +39,13 @@ def test_part_energies_equal_a_per_sample_loop():
     np.testing.assert_allclose(got.reshape(7, 4, 3).sum(-1), 1.0, rtol=1e-5)
     # the harmonic fractions are not all zero: the readout sees the holes
     assert got.reshape(7, 4, 3)[..., 2].max() > 1e-3
+
+
+def test_part_energies_need_samples_with_their_own_complexes():
+    from torch_geometric.data import Data
+
+    encoder = scnn_encoder(4, 1)
+    with pytest.raises(ValueError, match="complexes of their own.*got Data"):
+        part_energy_features(encoder, [Data(x_1=torch.ones(5, 1))])
+    with pytest.raises(ValueError, match="got no sample"):
+        part_energy_features(encoder, [])

@@ -92,12 +92,23 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
         encoder: an SCNN (its ``edge_embeddings``).
         dataset: samples with their own complexes (``x_1``).
         batch_size: samples per batch (default 256).
+
+    Raises:
+        ValueError: ``dataset`` is empty or its samples carry no complex of their own
+            (``ComplexData`` with incidences); flows of another size (from the encoder).
     """
     from torch_geometric.loader import DataLoader
 
     from topo_contrastive.hodge import HodgeDecomposition
     from topo_contrastive.losses import energy_fractions
+    from topo_contrastive.transforms._per_complex import has_own_complex
 
+    if len(dataset) == 0 or not has_own_complex(dataset[0]):
+        raise ValueError(
+            "`dataset` must hold samples with complexes of their own (ComplexData with "
+            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
+            " without one"
+        )
     encoder.eval()
     out = []
     with torch.no_grad():
