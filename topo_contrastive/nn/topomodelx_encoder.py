@@ -21,7 +21,7 @@ KINDS = {
     "san": ("topomodelx.nn.simplicial.san", "SAN"),
     "scn2": ("topomodelx.nn.simplicial.scn2", "SCN2"),
 }
-_READOUTS = ("mean", "sum", "max")
+_READOUTS = ("mean", "sum", "max", "energies")
 
 
 def _kind_of(model: torch.nn.Module) -> str:
@@ -90,7 +90,13 @@ class TopoModelXEncoder(torch.nn.Module):
     Args:
         kind (str): ``"scnn"``, ``"sccnn"``, ``"san"`` or ``"scn2"``.
         readout (str): pooling of the per-edge output: ``"mean"`` (default), ``"sum"``,
-            ``"max"``.
+            ``"max"``, or ``"energies"``: the basis-free
+            :class:`~topo_contrastive.nn.HodgeReadout` without pooling (per channel the
+            energies :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\downarrow\mathbf{h}`,
+            :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\uparrow\mathbf{h}` of each
+            sample: ``2 D`` features that, for a model odd in its input such as TopoModelX's
+            SCNN, do not depend on the edge orientations: for samples on different
+            complexes, whose orientations mean nothing).
         **model_kwargs: the arguments of the TopoModelX model (e.g. ``in_channels=1,
             hidden_channels=32, conv_order_down=2, conv_order_up=2`` for ``"scnn"``;
             ``in_channels_all=(1, 1, 1), hidden_channels_all=(32, 32, 32), conv_order=2,
@@ -101,7 +107,9 @@ class TopoModelXEncoder(torch.nn.Module):
           ``[B, N1, C]`` or ``[B * N1, C]`` with ``batch`` on one complex,
           ``[sum N1, C]`` with ``batch`` on a batch of complexes; float32 on the CPU
           (TopoModelX builds its identities with the default device and dtype).
-        - **output:** ``[B, out_channels]``.
+        - **output:** ``[B, out_channels]`` (``out_channels`` = the model's width ``D``, or
+          ``2 D`` with ``readout="energies"``); :meth:`edge_embeddings`: the per-edge
+          output, ``[sum N1, D]`` on a batch of complexes, ``[B, N1, D]`` on one complex.
 
     Raises:
         ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
@@ -133,7 +141,8 @@ class TopoModelXEncoder(torch.nn.Module):
             widths = [int(model_kwargs[f"in_channels_{k}"]) for k in range(3)]
             self.lifts = torch.nn.ModuleList(torch.nn.Linear(1, w) for w in widths)
         self._cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.out_channels = self._probe_width()
+        self.edge_channels = self._probe_width()  # D, the model's per-edge width
+        self.out_channels = self.edge_channels * (2 if readout == "energies" else 1)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -212,16 +221,11 @@ class TopoModelXEncoder(torch.nn.Module):
         return h
 
     # ------------------------------------------------------------------ forward
-    def forward(
-        self,
-        x: Tensor,
-        L_down: Tensor,
-        L_up: Tensor,
-        batch: Tensor | None = None,
-    ) -> Tensor:
-        """Return the embedding ``[B, out_channels]`` (see the class)."""
-        from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
-
+    def _layout(
+        self, x: Tensor, L_down: Tensor, L_up: Tensor, batch: Tensor | None
+    ) -> tuple[Tensor, Tensor, int, int]:
+        """The rows ``[rows, C]`` of ``x``, their batch vector, the number of samples and
+        how many times the operators repeat on the diagonal (``B`` flows on one complex)."""
         if not isinstance(x, Tensor) or not x.is_floating_point():
             raise TypeError(f"`x` must be a floating tensor, got {type(x).__name__}")
         if x.dim() == 1:
@@ -240,24 +244,55 @@ class TopoModelXEncoder(torch.nn.Module):
                     f"`x` has {rows} rows but the operators are [{n1}, {n1}]; for a PyG batch "
                     "pass `batch`"
                 )
-            batch = torch.zeros(rows, dtype=torch.long, device=x.device)
-            num, times = 1, 1
-        elif rows == n1:  # a batch of complexes: one block-diagonal complex
-            num = check_complexes_batch(batch, rows, (L_down, L_up))
-            times = 1
-        else:  # B flows on one shared complex
-            if rows % n1:
-                raise ValueError(
-                    f"`x` has {rows} rows, not a multiple of the operators' N1 = {n1}"
-                )
-            times = rows // n1
-            num = times
-            expected = torch.arange(times, device=x.device).repeat_interleave(n1)
-            if batch.shape != expected.shape or not torch.equal(batch.long(), expected):
-                raise ValueError(
-                    f"`batch` must number {times} samples in blocks of N1 = {n1} rows"
-                )
-        h = self._edge_features(x, L_down, L_up, times)  # [rows, D]
+            return x, torch.zeros(rows, dtype=torch.long, device=x.device), 1, 1
+        if rows == n1:  # a batch of complexes: one block-diagonal complex
+            return x, batch, check_complexes_batch(batch, rows, (L_down, L_up)), 1
+        # B flows on one shared complex
+        if rows % n1:
+            raise ValueError(f"`x` has {rows} rows, not a multiple of the operators' N1 = {n1}")
+        times = rows // n1
+        expected = torch.arange(times, device=x.device).repeat_interleave(n1)
+        if batch.shape != expected.shape or not torch.equal(batch.long(), expected):
+            raise ValueError(f"`batch` must number {times} samples in blocks of N1 = {n1} rows")
+        return x, batch, times, times
+
+    def edge_embeddings(
+        self,
+        x: Tensor,
+        L_down: Tensor,
+        L_up: Tensor,
+        batch: Tensor | None = None,
+    ) -> Tensor:
+        """The model's per-edge output before the readout: ``[sum N1, D]`` on a batch of
+        complexes (``x`` ``[sum N1, C]`` with ``batch``), ``[B, N1, D]`` on one complex.
+
+        Raises:
+            TypeError, ValueError: as :meth:`forward`.
+        """
+        n1 = int(L_down.shape[0])
+        rows, batch, num, times = self._layout(x, L_down, L_up, batch)
+        h = self._edge_features(rows, L_down, L_up, times)  # [rows, D]
+        if times == 1 and num > 1:
+            return h  # [sum N1, D]
+        return h.reshape(times, n1, h.shape[-1])  # [B, N1, D]
+
+    def forward(
+        self,
+        x: Tensor,
+        L_down: Tensor,
+        L_up: Tensor,
+        batch: Tensor | None = None,
+    ) -> Tensor:
+        """Return the embedding ``[B, out_channels]`` (see the class)."""
+        from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
+
+        rows, batch, num, times = self._layout(x, L_down, L_up, batch)
+        h = self._edge_features(rows, L_down, L_up, times)  # [rows, D]
+        if self.readout == "energies":
+            from topo_contrastive.nn.hodge_readout import HodgeReadout
+
+            down, up = _replicate(L_down, times), _replicate(L_up, times)
+            return HodgeReadout(None, pool="none", energies=True)(h, batch, down, up, size=num)
         pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
         return pool[self.readout](h, batch, size=num)
 
