@@ -264,16 +264,19 @@ class TopoModelXEncoder(torch.nn.Module):
         batch: Tensor | None = None,
     ) -> Tensor:
         """The model's per-edge output before the readout: ``[sum N1, D]`` on a batch of
-        complexes (``x`` ``[sum N1, C]`` with ``batch``), ``[B, N1, D]`` on one complex.
+        complexes (``x`` ``[sum N1, C]`` with ``batch``, one sample or more), ``[B, N1, D]``
+        for the layouts on one complex (as :meth:`SCNN.edge_embeddings
+        <topo_contrastive.nn.SCNN.edge_embeddings>`).
 
         Raises:
             TypeError, ValueError: as :meth:`forward`.
         """
         n1 = int(L_down.shape[0])
+        complexes = batch is not None and x.dim() <= 2 and int(x.shape[0]) == n1
         rows, batch, num, times = self._layout(x, L_down, L_up, batch)
         h = self._edge_features(rows, L_down, L_up, times)  # [rows, D]
-        if times == 1 and num > 1:
-            return h  # [sum N1, D]
+        if complexes:
+            return h  # [sum N1, D]: a batch of complexes (one sample or more)
         return h.reshape(times, n1, h.shape[-1])  # [B, N1, D]
 
     def forward(

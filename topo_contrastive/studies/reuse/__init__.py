@@ -10,8 +10,8 @@ supervised SCNN, and the network's own reference rows.
 - :func:`road_trips.network_trips` / :func:`road_trips.write_trips_file`: trips with
   route-dependent labels on the TNTP networks that `pytspl` ships;
 - :func:`scnn_encoder`, :func:`pretrain_encoder`, :func:`embed_samples`,
-  :func:`part_energy_features`, :func:`train_with_labels`: the encoders of the many-complex
-  studies;
+  :func:`part_energy_features`, :func:`train_with_labels`,
+  :func:`topomodelx_encoder`: the encoders of the many-complex studies;
 - :func:`load_networks`, :func:`check_study`, :func:`reuse_study`: the protocol
   (resumable per held-out network and seed); :func:`reuse_markdown`,
   :func:`target_check`, :func:`plot_reuse`, :func:`write_reuse`: the tables, the target and
@@ -23,6 +23,7 @@ from topo_contrastive.studies.reuse.encoders import (
     part_energy_features,
     pretrain_encoder,
     scnn_encoder,
+    topomodelx_encoder,
     train_with_labels,
 )
 from topo_contrastive.studies.reuse.protocol import (
@@ -57,5 +58,6 @@ __all__ = [
     "part_energy_features",
     "pretrain_encoder",
     "scnn_encoder",
+    "topomodelx_encoder",
     "train_with_labels",
 ]

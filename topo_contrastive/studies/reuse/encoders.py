@@ -9,6 +9,7 @@ Hodge parts, each on its own complex).
 
 - :func:`scnn_encoder`: the encoder (bias-free, basis-free
   :class:`~topo_contrastive.nn.HodgeReadout` with energies);
+- :func:`topomodelx_encoder`: TopoModelX's SCNN through the adapter, as a second architecture;
 - :func:`pretrain_encoder`: contrastive pre-training without labels (``"SSCL_Spec"``:
   Hodge-aware masks and the Hodge-debiased loss; ``"SCL"``: uniform masks and InfoNCE);
 - :func:`embed_samples`: the embeddings of a dataset;
@@ -36,6 +37,7 @@ __all__ = [
     "part_energy_features",
     "pretrain_encoder",
     "scnn_encoder",
+    "topomodelx_encoder",
     "train_with_labels",
 ]
 
@@ -58,6 +60,26 @@ def scnn_encoder(hidden: int, layers: int) -> torch.nn.Module:
     # basis-free readout do not depend on the edge orientations
     return SCNN(1, hidden, num_layers=layers, K_down=2, K_up=2, bias=False,
                 readout=HodgeReadout(None, energies=True))  # fmt: skip
+
+
+def topomodelx_encoder(hidden: int, layers: int) -> torch.nn.Module:
+    r"""TopoModelX's ``SCNN`` (``layers`` layers of width ``hidden``, filter orders 2 and 2, no
+    nonlinearity: TopoModelX 0.0.1's default) behind the adapter
+    :class:`~topo_contrastive.nn.TopoModelXEncoder` with the basis-free ``"energies"`` readout
+    (per channel :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\downarrow\mathbf{h}` and
+    :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\uparrow\mathbf{h}`), which reads samples
+    of any complex.
+
+    TopoModelX's layers build a dense identity of the batch's edges: keep batches to a few
+    thousand edges (a few dozen complexes of a few hundred edges).
+
+    Raises:
+        ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
+    """
+    from topo_contrastive.nn import TopoModelXEncoder
+
+    return TopoModelXEncoder("scnn", readout="energies", in_channels=1, hidden_channels=hidden,
+                             conv_order_down=2, conv_order_up=2, n_layers=layers)  # fmt: skip
 
 
 def embed_samples(encoder: torch.nn.Module, dataset: Any, batch_size: int = 256
@@ -136,8 +158,10 @@ def pretrain_encoder(
     budget: float = 0.3,
     temperature: float = 0.5,
     fit: bool = True,
+    encoder: torch.nn.Module | None = None,
 ) -> torch.nn.Module:
-    """Pre-train :func:`scnn_encoder` with two masked views of every sample, no labels.
+    """Pre-train an encoder (by default a new :func:`scnn_encoder`) with two masked views of
+    every sample, no labels.
 
     Args:
         dataset: an ``InMemoryDataset`` of samples with their own complexes (``x_1``
@@ -154,6 +178,10 @@ def pretrain_encoder(
         fit: compute the drop probabilities and Hodge parts (``ContrastiveViews.fit``);
             ``False`` when the samples carry them already (``drop_prob``, ``hodge_parts``
             of a fitted dataset with the same budget; default ``True``).
+        encoder: the module to pre-train, in place, after ``torch.manual_seed(seed)`` (any
+            module with the SCNN's ``forward(x, L_down, L_up, batch) -> [B, D]`` and
+            ``out_channels``, e.g. :func:`topomodelx_encoder`; default ``None``: a new
+            :func:`scnn_encoder` ``(hidden, layers)`` built after the seed).
 
     Returns:
         The encoder (in training mode).
@@ -170,7 +198,8 @@ def pretrain_encoder(
     if config not in CONFIGS:
         raise ValueError(f"`config` must be one of {CONFIGS}, got {config!r}")
     torch.manual_seed(seed)
-    encoder = scnn_encoder(hidden, layers)
+    if encoder is None:
+        encoder = scnn_encoder(hidden, layers)
     head = ProjectionHead(encoder.out_channels, hidden, hidden)
     spectral = config == "SSCL_Spec"
     if spectral:
