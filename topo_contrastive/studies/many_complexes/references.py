@@ -29,7 +29,8 @@ def reference_features(dataset: Any) -> dict[str, np.ndarray]:
     r"""The complex-agnostic reference features of every sample, each on its own complex.
 
     - ``"energy fractions"``: ``float64 [S, 3]``, :math:`(f_G, f_C, f_H)` (zero for an
-      all-zero flow);
+      all-zero flow; the parts are computed in the flows' dtype, float32 for the library's
+      datasets);
     - ``"length, total flow"``: ``float64 [S, 2]``, :math:`(\ell, t)`: the edges on the
       flow's support and its total absolute flow (flow units);
     - ``"fractions + length"``: ``float64 [S, 5]``, both;
@@ -66,6 +67,8 @@ def reference_features(dataset: Any) -> dict[str, np.ndarray]:
     length = np.bincount(b.batch_1.numpy(), weights=(x > 0).numpy().astype(float),
                          minlength=len(fitted))  # fmt: skip
     total = np.bincount(b.batch_1.numpy(), weights=x.numpy(), minlength=len(fitted))
+    # an all-zero flow has no fractions (its fitted parts hold round-off, ~1e-16)
+    frac[total == 0] = 0.0
     base = np.column_stack([length, total])
     both = np.column_stack([frac, base])
     i, j = np.triu_indices(both.shape[1])
