@@ -87,7 +87,8 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     """The ``data`` group: the default task's size, or networks of one's own."""
     g = p.add_argument_group("data (default: the library's RandomComplexTrajectories)")
     g.add_argument(
-        "--samples", type=common.int_between(10, common.MAX_TRAJECTORY), default=None,
+        "--samples", type=common.int_at_least(10, "an integer >= 10", common.MAX_TRAJECTORY),
+        default=None,
         help="samples of the default task, each on a new random complex (default: "
         f"{DEFAULTS['samples']}; --quick: {QUICK['samples']}); not with --data-file/--networks",
     )  # fmt: skip
