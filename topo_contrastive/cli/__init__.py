@@ -63,6 +63,7 @@ from topo_contrastive.cli import (
     embed,
     evaluate,
     label_efficiency,
+    many_complexes,
     predict_next,
     pretrain,
     reproduce,
@@ -83,6 +84,7 @@ _COMMANDS = {
     "label-efficiency": label_efficiency,
     "predict-next": predict_next,
     "reuse": reuse,
+    "many-complexes": many_complexes,
 }
 
 

@@ -4,6 +4,8 @@
   fraction of the training split (``topo-contrastive label-efficiency``).
 - :mod:`topo_contrastive.studies.next_node`: next-node trajectory prediction with a
   pre-trained encoder, SCoNe's task (``topo-contrastive predict-next``).
+- :mod:`topo_contrastive.studies.many_complexes`: label efficiency when every sample lives
+  on a complex of its own (``topo-contrastive many-complexes``).
 
 The studies build on :mod:`topo_contrastive.experiments` and the core subpackages; nothing
 in the core imports them (``docs/architecture.md``).
