@@ -32,8 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--rows", nargs="+", default=None, metavar="ROW",
         help="the rows to run, by name, e.g. SSCL_Spec 'supervised SCNN' 'energy fractions' "
-        "(quote names with spaces; default: all; an unknown name is refused with the list of "
-        "rows, which docs/command_line.md also gives)",
+        "(quote names with spaces; default: every row that needs no extra, i.e. all but the "
+        "TopoModelX rows; an unknown name is refused with the list of rows, which "
+        "docs/command_line.md also gives)",
     )  # fmt: skip
     p.add_argument(
         "--fractions", type=_fraction, nargs="+", default=None,

@@ -10,7 +10,7 @@ import pytest
 
 from tests.studies.reuse._networks import grid_network
 from topo_contrastive.cli import main
-from topo_contrastive.studies.many_complexes import REFERENCES, ROWS, Row
+from topo_contrastive.studies.many_complexes import DEFAULT_ROWS, REFERENCES, ROWS, Row
 
 pytest.importorskip("matplotlib")
 
@@ -27,7 +27,7 @@ def test_quick_writes_every_row_and_resumes_finished_cells(tmp_path, capsys):
                  "many_complexes.png", "cells/cells.json", "cells/COMPLETE"):  # fmt: skip
         assert (out / name).is_file(), name
     summary = json.loads((out / "many_complexes.json").read_text())
-    assert list(summary["rows"]) == list(ROWS)
+    assert list(summary["rows"]) == list(DEFAULT_ROWS)
     st = summary["settings"]
     assert (st["data"]["samples"], st["seeds"], st["epochs"], st["hidden"], st["draws"],
             st["fractions"]) == (40, 1, 1, 8, 2, [0.25, 1.0])  # fmt: skip
@@ -35,16 +35,17 @@ def test_quick_writes_every_row_and_resumes_finished_cells(tmp_path, capsys):
         assert len(per["0.25"]["runs"]) == 2 and len(per["1"]["runs"]) == 1
         assert all(0 <= a <= 1 for a in per["0.25"]["runs"] + per["1"]["runs"])
     md = (out / "many_complexes.md").read_text()
-    assert all(f"| {row} |" in md for row in ROWS) and "40 samples" in md
+    assert all(f"| {row} |" in md for row in DEFAULT_ROWS) and "40 samples" in md
     csv_lines = (out / "many_complexes.csv").read_text().splitlines()
-    assert csv_lines[0] == "row,fraction,mean,std,runs" and len(csv_lines) == 1 + 2 * len(ROWS)
+    assert csv_lines[0] == "row,fraction,mean,std,runs"
+    assert len(csv_lines) == 1 + 2 * len(DEFAULT_ROWS)
     captured = capsys.readouterr()
     assert "| supervised SCNN |" in captured.out
     # without --resume a finished folder is refused; with it nothing is recomputed
     assert main(_argv(tmp_path, "--quick")) == 2
     assert "--resume" in capsys.readouterr().err
     assert main(_argv(tmp_path, "--quick", "--resume")) == 0
-    assert f"(0 cells computed, {len(ROWS)} resumed)" in capsys.readouterr().err
+    assert f"(0 cells computed, {len(DEFAULT_ROWS)} resumed)" in capsys.readouterr().err
     again = json.loads((out / "many_complexes.json").read_text())
     assert again["rows"] == summary["rows"]
     # other rows: refused, naming them

@@ -143,3 +143,31 @@ def test_bad_input_is_refused_before_any_work(tmp_path, dataset):
     with pytest.raises(ValueError, match="unknown row"):
         many_complexes_study(dataset, tmp_path / "out", registry=reg, rows=["x"], **KW)
     assert not (tmp_path / "out").exists()
+
+
+def test_rows_that_need_an_extra_run_only_by_name_and_only_when_it_is_installed(dataset):
+    """A row with ``extra`` is left out of the default rows; chosen by name it is refused
+    (naming the row and the package) when the package is missing."""
+    reg = {**_registry([]), "needs": Row(features=len, extra="no_such_package_xyz")}
+    _, chosen, _ = check_study(dataset, fractions=[1.0], registry=reg)
+    assert chosen == ["probed", "trained"]
+    with pytest.raises(ValueError, match="the row 'needs' needs no_such_package_xyz"):
+        check_study(dataset, fractions=[1.0], rows=["probed", "needs"], registry=reg)
+    reg["needs"] = Row(features=len, extra="numpy")  # installed: chosen by name, it runs
+    _, chosen, _ = check_study(dataset, fractions=[1.0], rows=["needs"], registry=reg)
+    assert chosen == ["needs"]
+    # the library's TopoModelX rows are such rows
+    assert {r for r, row in ROWS.items() if row.extra} == {
+        "TopoModelX SCNN, SSCL_Spec", "TopoModelX SCNN, SSCL_Spec, part energies"}
+
+
+def test_topomodelx_rows_run_through_the_study(tmp_path, dataset):
+    """The TopoModelX rows (chosen by name) pre-train TopoModelX's SCNN once per seed and
+    share it: both rows give accuracies for every subset."""
+    pytest.importorskip("topomodelx")
+    names = ["TopoModelX SCNN, SSCL_Spec", "TopoModelX SCNN, SSCL_Spec, part energies"]
+    out = many_complexes_study(dataset, tmp_path / "out", rows=names,
+                               **{**KW, "seeds": 1}, hidden=4)  # fmt: skip
+    assert list(out["rows"]) == names
+    for per in out["rows"].values():
+        assert len(per["0.5"]["runs"]) == 2 and 0 <= per["1"]["mean"] <= 1

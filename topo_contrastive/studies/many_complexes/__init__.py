@@ -8,7 +8,8 @@ encoders' part energies and the complex-agnostic references, each a row of a reg
 
 - :func:`trajectory_samples`, :func:`pool_networks`: the data;
 - :func:`reference_features`: the complex-agnostic reference features;
-- :data:`ROWS`, :class:`Row`, :class:`Cell`: the rows (add one by adding an entry);
+- :data:`ROWS`, :data:`DEFAULT_ROWS`, :class:`Row`, :class:`Cell`: the rows (add one by
+  adding an entry);
 - :func:`check_study`, :func:`many_complexes_study`: the protocol (resumable per seed and
   row); :func:`many_complexes_markdown`, :func:`plot_many_complexes`,
   :func:`write_many_complexes`: the tables and the figure.
@@ -32,10 +33,11 @@ from topo_contrastive.studies.many_complexes.report import (
     plot_many_complexes,
     write_many_complexes,
 )
-from topo_contrastive.studies.many_complexes.rows import ROWS, Cell, Row
+from topo_contrastive.studies.many_complexes.rows import DEFAULT_ROWS, ROWS, Cell, Row
 
 __all__ = [
     "DEFAULT_FRACTIONS",
+    "DEFAULT_ROWS",
     "OUTPUTS",
     "REFERENCES",
     "ROWS",

@@ -25,6 +25,7 @@ settings, other rows included, is refused, naming them).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -109,7 +110,7 @@ def check_study(
     for name, value in (("draws", draws), ("seeds", seeds), ("epochs", epochs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
-    chosen = list(registry) if rows is None else list(rows)
+    chosen = [r for r, row in registry.items() if row.extra is None] if rows is None else list(rows)
     unknown = [r for r in chosen if r not in registry]
     if unknown or not chosen:
         raise ValueError(
@@ -118,6 +119,13 @@ def check_study(
         )
     if len(set(chosen)) != len(chosen):
         raise ValueError(f"`rows` names a row twice: {chosen}")
+    for r in chosen:
+        extra = registry[r].extra
+        if extra is not None and importlib.util.find_spec(extra) is None:
+            raise ValueError(
+                f"`rows`: the row {r!r} needs {extra}, which is not installed (TopoModelX: "
+                "pip install --no-deps topomodelx==0.0.1, see docs/install.md)"
+            )
     labels = _labels(dataset)
     for s in range(seeds):  # the subsets of every seed can be drawn, before any training
         _subsets(labels, split(labels.size, seed + 1000 + s)[0], fr, draws, seed + s)
@@ -182,7 +190,8 @@ def many_complexes_study(
             :func:`~topo_contrastive.studies.many_complexes.trajectory_samples` or
             :func:`~topo_contrastive.studies.many_complexes.pool_networks`.
         out: the folder of the finished cells (``<out>/cells/``).
-        rows: the rows to run, by name (default: every row of ``registry``); run and shown in
+        rows: the rows to run, by name (default: every row of ``registry`` that needs no
+            extra, ``Row.extra``); run and shown in
             the registry's order.
         fractions: labelled fractions of the training split, in ``(0, 1]`` (default 1, 5,
             10, 100 %).

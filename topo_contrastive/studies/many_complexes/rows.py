@@ -28,7 +28,7 @@ import torch
 
 from topo_contrastive.studies.many_complexes.references import REFERENCES, reference_features
 
-__all__ = ["ROWS", "Cell", "Row"]
+__all__ = ["DEFAULT_ROWS", "ROWS", "TOPOMODELX_BATCH", "Cell", "Row"]
 
 
 @dataclass
@@ -117,6 +117,9 @@ class Row:
         accuracy: ``accuracy(cell, labelled, draw)`` -> the test accuracy in ``[0, 1]`` on
             ``cell.test`` of a model trained on the labelled samples ``labelled`` (``int64
             [n]``) of draw ``draw``.
+        extra: the optional dependency the row needs (its import name, e.g.
+            ``"topomodelx"``): such a row runs only when chosen by name, not by default
+            (default ``None``).
 
     Raises:
         TypeError: neither or both given, or one that is not callable.
@@ -124,6 +127,7 @@ class Row:
 
     features: Callable[[Cell], np.ndarray] | None = None
     accuracy: Callable[[Cell, np.ndarray, int], float] | None = None
+    extra: str | None = None
 
     def __post_init__(self) -> None:
         given = [f for f in (self.features, self.accuracy) if f is not None]
@@ -134,16 +138,65 @@ class Row:
             )
 
 
-def _embedded(encoder: Callable[[Cell], torch.nn.Module]) -> Row:
+#: Samples per batch of the TopoModelX rows: TopoModelX's layers build a dense identity
+#: of the batch's edges (16 complexes of about 300 edges: 5,000 edges, 100 MB).
+TOPOMODELX_BATCH = 16
+
+
+def _one_layer(cell: Cell, config: str | None) -> torch.nn.Module:
+    """The encoder with one SCNN layer (no nonlinearity between layers, so each Hodge part
+    of the input reaches the part energies through its own filter and one tanh):
+    pre-trained with ``config``, or untrained (``None``), once per seed."""
+    from topo_contrastive.studies.reuse.encoders import pretrain_encoder, scnn_encoder
+
+    st = cell.settings
+
+    def build() -> torch.nn.Module:
+        if config is None:
+            torch.manual_seed(cell.seed)
+            return scnn_encoder(st["hidden"], 1)
+        return pretrain_encoder(
+            cell.dataset, config, hidden=st["hidden"], layers=1, epochs=st["epochs"],
+            batch_size=st["batch_size"], seed=cell.seed, budget=st["budget"],
+            temperature=st["temperature"],
+        )  # fmt: skip
+
+    return cell.memo(("one layer", config), build)
+
+
+def _topomodelx(cell: Cell) -> torch.nn.Module:
+    """TopoModelX's SCNN (linear layers) through the adapter, pre-trained with SSCL_Spec
+    in batches of :data:`TOPOMODELX_BATCH` complexes, once per seed."""
+    from topo_contrastive.studies.reuse.encoders import pretrain_encoder, topomodelx_encoder
+
+    st = cell.settings
+
+    def build() -> torch.nn.Module:
+        torch.manual_seed(cell.seed)
+        encoder = topomodelx_encoder(st["hidden"], st["layers"])
+        return pretrain_encoder(
+            cell.dataset, "SSCL_Spec", hidden=st["hidden"], epochs=st["epochs"],
+            batch_size=min(st["batch_size"], TOPOMODELX_BATCH), seed=cell.seed,
+            budget=st["budget"], temperature=st["temperature"], encoder=encoder,
+        )  # fmt: skip
+
+    return cell.memo("topomodelx", build)
+
+
+def _embedded(encoder: Callable[[Cell], torch.nn.Module], batch_size: int = 256,
+              extra: str | None = None) -> Row:  # fmt: skip
     from topo_contrastive.studies.reuse.encoders import embed_samples
 
-    return Row(features=lambda cell: embed_samples(encoder(cell), cell.dataset)[0])
+    return Row(features=lambda cell: embed_samples(encoder(cell), cell.dataset, batch_size)[0],
+               extra=extra)  # fmt: skip
 
 
-def _part_energies(encoder: Callable[[Cell], torch.nn.Module]) -> Row:
+def _part_energies(encoder: Callable[[Cell], torch.nn.Module], batch_size: int = 256,
+                   extra: str | None = None) -> Row:  # fmt: skip
     from topo_contrastive.studies.reuse.encoders import part_energy_features
 
-    return Row(features=lambda cell: part_energy_features(encoder(cell), cell.dataset))
+    return Row(features=lambda cell: part_energy_features(encoder(cell), cell.dataset,
+                                                          batch_size), extra=extra)  # fmt: skip
 
 
 def _reference(name: str) -> Row:
@@ -164,6 +217,16 @@ ROWS: dict[str, Row] = {
     # the same encoders read out by every channel's Hodge-part energy fractions
     "SSCL_Spec, part energies": _part_energies(lambda c: c.pretrained("SSCL_Spec")),
     "untrained, part energies": _part_energies(lambda c: c.untrained()),
+    # one layer: the parts kept apart up to one tanh, read out by part energies
+    "SSCL_Spec 1 layer, part energies": _part_energies(lambda c: _one_layer(c, "SSCL_Spec")),
+    "untrained 1 layer, part energies": _part_energies(lambda c: _one_layer(c, None)),
+    # a second architecture: TopoModelX's SCNN (the topomodelx extra; chosen by name)
+    "TopoModelX SCNN, SSCL_Spec": _embedded(_topomodelx, TOPOMODELX_BATCH, "topomodelx"),
+    "TopoModelX SCNN, SSCL_Spec, part energies": _part_energies(
+        _topomodelx, TOPOMODELX_BATCH, "topomodelx"),  # fmt: skip
     # complex-agnostic references
     **{name: _reference(name) for name in REFERENCES},
 }
+
+#: The rows run by default: every row that needs no extra (all but the TopoModelX rows).
+DEFAULT_ROWS: tuple[str, ...] = tuple(r for r, row in ROWS.items() if row.extra is None)
