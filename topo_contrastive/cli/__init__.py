@@ -29,6 +29,10 @@ Subcommands:
     networks, probed and fine-tuned on one it never saw, beside the encoder pre-trained on
     that network's own trips, untrained and supervised rows and its reference rows;
     resumable per held-out network and seed.
+``missing-measurements``
+    probes trained on complete edge flows, tested with a fraction of the edges unobserved (at
+    random or a region), the missing entries as zeros or interpolated; resumable per dataset
+    and split.
 
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
@@ -63,6 +67,7 @@ from topo_contrastive.cli import (
     embed,
     evaluate,
     label_efficiency,
+    missing_measurements,
     predict_next,
     pretrain,
     reproduce,
@@ -83,13 +88,14 @@ _COMMANDS = {
     "label-efficiency": label_efficiency,
     "predict-next": predict_next,
     "reuse": reuse,
+    "missing-measurements": missing_measurements,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
     ``evaluate``, ``embed``, ``reproduce``, ``search``, ``label-efficiency``,
-    ``predict-next`` and ``reuse``."""
+    ``predict-next``, ``reuse`` and ``missing-measurements``."""
     from topo_contrastive import __version__
 
     parser = argparse.ArgumentParser(

@@ -102,9 +102,12 @@ def plot_missing(summary: dict[str, Any], path: str | Path) -> None:
             ax.set_xlabel("unobserved edges (%)")
             if j == 0:
                 ax.set_ylabel("test accuracy (%)")
-    fig.legend(loc="lower center", ncol=4, fontsize=7)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    fig.tight_layout()
+    # below the panels, as wide as they are (the saved image's box takes it in)
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7,
+               ncol=4 if len(names) >= 3 else 2)  # fmt: skip
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110,
+                                               bbox_inches="tight"))  # fmt: skip
     plt.close(fig)
 
 
