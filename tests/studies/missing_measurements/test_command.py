@@ -46,6 +46,22 @@ def test_writes_the_tables_and_resumes_finished_cells(tmp_path, capsys):
     assert "they differ in modes" in capsys.readouterr().err
 
 
+def test_quick_fills_in_what_is_not_given_and_overwrite_starts_over(tmp_path, capsys):
+    grid = grid_network(tmp_path / "g.npz", 4, 3, trips=30)
+    words = ["missing-measurements", "--out", str(tmp_path / "out"), "--data-root",
+             str(tmp_path / "data"), "--datasets", "--data-file", str(grid), "--quick",
+             "--threads", "1", "--no-progress"]  # fmt: skip
+    assert main(words + ["--modes", "region"]) == 0
+    summary = json.loads((tmp_path / "out" / "missing_measurements.json").read_text())
+    assert summary["settings"] == {"fractions": [0.3], "modes": ["region"], "epochs": 1,
+                                   "seed": 0, "splits": 1}  # fmt: skip
+    assert main(words + ["--overwrite", "--fractions", "0.1", "0.5"]) == 0
+    summary = json.loads((tmp_path / "out" / "missing_measurements.json").read_text())
+    assert summary["settings"]["fractions"] == [0.1, 0.5]
+    assert summary["settings"]["modes"] == ["random", "region"]
+    assert "(1 cells computed, 0 resumed)" in capsys.readouterr().err
+
+
 def test_bad_input_is_refused_before_out_is_written(tmp_path, capsys):
     grid = grid_network(tmp_path / "g.npz", 4, 3, trips=16)
     plain = grid_network(tmp_path / "plain.npz", 4, 3, trips=16, labels=False)
