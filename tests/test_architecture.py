@@ -5,8 +5,9 @@
 - imports between rooms (``complex``, ``hodge``, ..., ``experiments``, ``studies.*``,
   ``cli``) go downwards only, by the ranks of :data:`RANKS`; in particular the core imports
   nothing from ``experiments``, ``studies`` or ``cli``, and one study nothing from another
-  (but reuse, which builds on label efficiency's subsets and probe, and many_complexes, which
-  builds on both);
+  (but reuse, which builds on label efficiency's subsets and probe, many_complexes, which
+  builds on both, and missing measurements, which routes its road networks' trips with
+  reuse's);
 - no source file of the package cites an issue number;
 - functions stay under :data:`MAX_FUNCTION_LINES` lines of code and modules under
   :data:`MAX_MODULE_LINES` lines, but for the listed exceptions (a list that may only
@@ -45,6 +46,8 @@ RANKS = {
     "studies.reuse": 8.5,
     # builds on reuse's encoders and networks, label efficiency's subsets and probe
     "studies.many_complexes": 8.75,
+    # routes its road networks' trips with reuse's road_trips
+    "studies.missing_measurements": 8.75,
     "cli": 9,
 }
 #: what a core install and ``import topo_contrastive.<room>`` may load

@@ -29,6 +29,14 @@ Subcommands:
     networks, probed and fine-tuned on one it never saw, beside the encoder pre-trained on
     that network's own trips, untrained and supervised rows and its reference rows;
     resumable per held-out network and seed.
+``many-complexes``
+    label efficiency when every sample lives on a complex of its own: encoders pre-trained
+    without labels, probed and fine-tuned, beside untrained, supervised and complex-agnostic
+    reference rows (rows from a registry); resumable per seed and row.
+``missing-measurements``
+    probes trained on complete edge flows, tested with a fraction of the edges unobserved (at
+    random or a region), the missing entries as zeros or interpolated; resumable per dataset
+    and split.
 
 ``pretrain``, ``evaluate`` and ``embed`` take one of the paper's datasets (``--dataset``) or an
 edge-flow file of one's own (``--data-file flows.npz``, the format of
@@ -64,6 +72,7 @@ from topo_contrastive.cli import (
     evaluate,
     label_efficiency,
     many_complexes,
+    missing_measurements,
     predict_next,
     pretrain,
     reproduce,
@@ -85,13 +94,14 @@ _COMMANDS = {
     "predict-next": predict_next,
     "reuse": reuse,
     "many-complexes": many_complexes,
+    "missing-measurements": missing_measurements,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``topo-contrastive``: the subcommands ``pretrain``,
     ``evaluate``, ``embed``, ``reproduce``, ``search``, ``label-efficiency``,
-    ``predict-next`` and ``reuse``."""
+    ``predict-next``, ``reuse``, ``many-complexes`` and ``missing-measurements``."""
     from topo_contrastive import __version__
 
     parser = argparse.ArgumentParser(
