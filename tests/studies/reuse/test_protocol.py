@@ -115,3 +115,26 @@ def test_finished_cells_are_read_back_not_recomputed(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="temperature"):
         reuse_study(nets, tmp_path / "out", **{**one, "temperature": 0.25})
     assert len(calls) == 4
+
+
+def test_target_check_is_one_sided_and_counts_both_ways():
+    """Gaps are in-domain minus transferred, in points; a network meets the target when
+    transfer costs at most 2 points at every fraction (ahead counts), and is counted
+    "both ways" only when every gap's magnitude is at most 2."""
+    from topo_contrastive.studies.reuse import target_check
+
+    def net(transferred, in_domain):
+        return {"rows": {"transferred, probed": {f: {"mean": t} for f, t in transferred.items()},
+                         "in-domain, probed": {f: {"mean": i} for f, i in in_domain.items()}}}
+
+    summary = {"held_out": {
+        "a": net({"0.1": 0.60, "1": 0.80}, {"0.1": 0.61, "1": 0.79}),    # gaps +1, -1
+        "b": net({"0.1": 0.60, "1": 0.85}, {"0.1": 0.60, "1": 0.80}),    # 0, -5: ahead
+        "c": net({"0.1": 0.50, "1": 0.80}, {"0.1": 0.525, "1": 0.80}),   # +2.5: missed
+    }}  # fmt: skip
+    t = target_check(summary)
+    assert t["per_network"]["a"]["gaps"]["0.1"] == pytest.approx(1.0)
+    assert t["per_network"]["b"]["gaps"]["1"] == pytest.approx(-5.0)
+    assert [t["per_network"][n]["met"] for n in "abc"] == [True, True, False]
+    assert [t["per_network"][n]["both_ways"] for n in "abc"] == [True, False, False]
+    assert (t["networks_met"], t["networks_both_ways"], t["needed"], t["met"]) == (2, 1, 2, True)
