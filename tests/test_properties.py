@@ -177,7 +177,9 @@ def test_the_strategy_draws_complexes_with_holes_and_triangles():
     """The generator covers what the properties are about (a test that could fail)."""
     seen = {"holes": 0, "triangles": 0, "polygons": 0}
 
-    @settings(max_examples=30, deadline=None, database=None)
+    # derandomized: a fixed set of draws, so the coverage count cannot fail by chance (the
+    # random draws gave 4 polygon complexes of 30 in one CI run)
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True)
     @given(complexes())
     def look(case):
         ops = case[0]
