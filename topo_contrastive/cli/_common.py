@@ -429,6 +429,18 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def say_done(out: str, start: float, computed: int, resumed: int) -> None:
+    """The closing line of a resumable command: its wall time since ``start``
+    (``time.perf_counter()``), the cells it computed and resumed, and the absolute ``out``."""
+    import time
+    from pathlib import Path
+
+    say(
+        f"done in {time.perf_counter() - start:.0f} s ({computed} cells computed, {resumed} "
+        f"resumed); outputs in {Path(out).expanduser().absolute()}"
+    )
+
+
 class LineProgress:
     """Progress as plain lines on stderr (for logs and CI, where a tqdm bar's carriage
     returns do not show): one line when something finishes, at most every

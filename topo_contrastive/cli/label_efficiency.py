@@ -151,8 +151,5 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     out = Path(args.out).expanduser().absolute()
     print((out / "label_efficiency.md").read_text(encoding="utf-8"))
-    common.say(
-        f"done in {time.perf_counter() - start:.0f} s ({result.computed_cells} cells computed, "
-        f"{result.resumed_cells} resumed); outputs in {out}"
-    )
+    common.say_done(args.out, start, result.computed_cells, result.resumed_cells)
     return 0

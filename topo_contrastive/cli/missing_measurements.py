@@ -100,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
             ``--networks`` without pytspl installed.
         FileNotFoundError: a ``--data-file`` does not exist; a network pytspl lacks.
     """
-    from pathlib import Path
 
     from topo_contrastive._extras import require_extra
     from topo_contrastive._files import check_output_possible, require_file
@@ -148,9 +147,5 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         md = write_missing(summary, work)
     print(md)
-    out = Path(args.out).expanduser().absolute()
-    common.say(
-        f"done in {time.perf_counter() - start:.0f} s ({summary['computed']} cells computed, "
-        f"{summary['resumed']} resumed); outputs in {out}"
-    )
+    common.say_done(args.out, start, summary["computed"], summary["resumed"])
     return 0

@@ -115,9 +115,5 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         md = write_reuse(summary, work)
     print(md)
-    out = Path(args.out).expanduser().absolute()
-    common.say(
-        f"done in {time.perf_counter() - start:.0f} s ({summary['computed']} cells computed, "
-        f"{summary['resumed']} resumed); outputs in {out}"
-    )
+    common.say_done(args.out, start, summary["computed"], summary["resumed"])
     return 0
