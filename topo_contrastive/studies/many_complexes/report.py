@@ -7,8 +7,6 @@ import io
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from topo_contrastive.studies.reuse.protocol import fraction_key
 
 __all__ = ["OUTPUTS", "many_complexes_markdown", "plot_many_complexes", "write_many_complexes"]
@@ -75,19 +73,11 @@ def plot_many_complexes(summary: dict[str, Any], path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     from topo_contrastive._files import atomic_write
+    from topo_contrastive.studies.reuse.report import fraction_bands
 
     fractions = summary["settings"]["fractions"]
     fig, ax = plt.subplots(figsize=(7, 4))
-    x = [100 * f for f in fractions]
-    for i, (row, per) in enumerate(summary["rows"].items()):
-        color, ls = _STYLES.get(row, (f"C{2 + i % 6}", ":"))
-        mean = np.array([100 * per[fraction_key(f)]["mean"] for f in fractions])
-        std = np.array([100 * per[fraction_key(f)]["std"] for f in fractions])
-        ax.plot(x, mean, color=color, ls=ls, marker="o", ms=3, label=row)
-        ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.12)
-    ax.set_xscale("log")
-    ax.set_xticks(x, [f"{v:g} %" for v in x])
-    ax.set_xlabel("labelled fraction of the training split")
+    fraction_bands(ax, summary["rows"], fractions, _STYLES)
     ax.set_ylabel("test accuracy (%)")
     ax.axhline(100 / summary["data"]["classes"], color="k", lw=0.5, ls=":")
     ax.set_title(f"Many complexes ({_where(summary['data'])})", fontsize=10)

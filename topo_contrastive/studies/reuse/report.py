@@ -113,6 +113,32 @@ def _csv(summary: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+def fraction_bands(ax: Any, rows: dict[str, dict[str, dict[str, float]]],
+                   fractions: list[float], styles: dict[str, tuple[str, str]],
+                   first: int = 2, cycle: int = 6) -> None:  # fmt: skip
+    """Draw every row's mean test accuracy (%) against the labelled fraction on a log axis,
+    with a ± std band, on the matplotlib axes ``ax``.
+
+    Args:
+        ax: matplotlib axes.
+        rows: row name -> ``{fraction_key(f): {"mean", "std"}}`` (accuracies in ``[0, 1]``).
+        fractions: the labelled fractions, in ``(0, 1]``.
+        styles: row name -> ``(color, linestyle)``; other rows get ``C{first + i % cycle}``
+            (``i`` the row's position) dotted.
+        first, cycle: the fallback colours (default 2, 6).
+    """
+    x = [100 * f for f in fractions]
+    for i, (row, per) in enumerate(rows.items()):
+        color, ls = styles.get(row, (f"C{first + i % cycle}", ":"))
+        mean = np.array([100 * per[fraction_key(f)]["mean"] for f in fractions])
+        std = np.array([100 * per[fraction_key(f)]["std"] for f in fractions])
+        ax.plot(x, mean, color=color, ls=ls, marker="o", ms=3, label=row)
+        ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.12)
+    ax.set_xscale("log")
+    ax.set_xticks(x, [f"{v:g} %" for v in x])
+    ax.set_xlabel("labelled fraction of the training split")
+
+
 def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
     """One panel per held-out network: accuracy against the labelled fraction, every row
     with a ± std band; written atomically as PNG (needs matplotlib, the ``plot`` extra)."""
@@ -129,19 +155,10 @@ def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
     styles = {"transferred, probed": ("C0", "-"), "transferred, fine-tuned": ("C0", "--"),
               "in-domain, probed": ("C3", "-"), "untrained, probed": ("C7", "--"),
               "supervised SCNN": ("C1", "-")}  # fmt: skip
-    x = [100 * f for f in fractions]
     for ax, name in zip(axes[0], held, strict=True):
-        for i, row in enumerate(ROWS):
-            per = summary["held_out"][name]["rows"][row]
-            color, ls = styles.get(row, (f"C{4 + i % 5}", ":"))
-            mean = np.array([100 * per[fraction_key(f)]["mean"] for f in fractions])
-            std = np.array([100 * per[fraction_key(f)]["std"] for f in fractions])
-            ax.plot(x, mean, color=color, ls=ls, marker="o", ms=3, label=row)
-            ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.12)
-        ax.set_xscale("log")
-        ax.set_xticks(x, [f"{v:g} %" for v in x])
+        rows = summary["held_out"][name]["rows"]
+        fraction_bands(ax, {row: rows[row] for row in ROWS}, fractions, styles, first=4, cycle=5)
         ax.set_title(f"held out: {name}", fontsize=10)
-        ax.set_xlabel("labelled fraction of the training split")
         ax.axhline(50, color="k", lw=0.5, ls=":")
     axes[0][0].set_ylabel("test accuracy (%)")
     axes[0][-1].legend(fontsize=7, loc="lower right")
