@@ -13,8 +13,8 @@ with orthogonal projectors :math:`\mathbf{P}_G = \mathbf{B}_1^\top \mathbf{L}_0^
 
 Package layout (imports run downward only): :mod:`~topo_contrastive.hodge.parts`
 (component names, :class:`HodgeParts`), :mod:`~topo_contrastive.hodge.linalg`,
-:mod:`~topo_contrastive.hodge.blocks` and
-:mod:`~topo_contrastive.hodge.cocycles` (shared pieces), the backend interface
+:mod:`~topo_contrastive.hodge.blocks`, :mod:`~topo_contrastive.hodge.cocycles` and
+:mod:`~topo_contrastive.hodge.ranks` (shared pieces; exact dimensions), the backend interface
 :mod:`~topo_contrastive.hodge.backend` and its two implementations
 :mod:`~topo_contrastive.hodge.exact` and :mod:`~topo_contrastive.hodge.iterative`, and
 :mod:`~topo_contrastive.hodge.decomposition` (:class:`HodgeDecomposition`; the signals'
@@ -25,6 +25,7 @@ from topo_contrastive.hodge import parts as _parts
 from topo_contrastive.hodge.decomposition import HodgeDecomposition
 from topo_contrastive.hodge.interpolation import interpolate_flows
 from topo_contrastive.hodge.parts import HodgeParts
+from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 # re-exported by assignment so that the documentation finds the comments
 #: Names of the three Hodge components, in the order used everywhere in the library.
@@ -37,5 +38,7 @@ __all__ = [
     "SUPPORTED_RANKS",
     "HodgeDecomposition",
     "HodgeParts",
+    "exact_rank",
+    "independent_columns",
     "interpolate_flows",
 ]

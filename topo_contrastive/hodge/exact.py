@@ -20,6 +20,7 @@ from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.linalg import connected_components, nonzero_eigenbasis
 from topo_contrastive.hodge.parts import COMPONENTS
+from topo_contrastive.hodge.ranks import exact_rank
 
 __all__ = ["ExactBackend"]
 
@@ -36,8 +37,10 @@ class ExactBackend(HodgeBackend):
         else:
             grad = np.zeros((self.num_simplices, 0))
             if rank > 0:
-                grad = nonzero_eigenbasis(complex.incidence(rank), tol, "right")
-            curl = nonzero_eigenbasis(complex.incidence(rank + 1), tol, "left")
+                b = complex.incidence(rank)
+                grad = nonzero_eigenbasis(b, tol, "right", exact_rank(b, f"B{rank}"))
+            b = complex.incidence(rank + 1)
+            curl = nonzero_eigenbasis(b, tol, "left", exact_rank(b, f"B{rank + 1}"))
         self._bases = [grad, curl, _complement_basis(grad, curl)]
 
     def _edge_bases(self) -> tuple[np.ndarray, np.ndarray]:
@@ -57,8 +60,9 @@ class ExactBackend(HodgeBackend):
         # curl: the same from L2 = B2^T B2 and L_up = B2 B2^T
         curl = np.zeros((n1, 0))
         if ops.num_faces:
+            # the rank(B2) largest eigenpairs (an exact rank, not an eigenvalue threshold)
             evals, evecs = np.linalg.eigh(ops.L2_down.toarray())
-            nz = evals > self.tol * 1e3 * max(1.0, float(evals[-1]))
+            nz = np.arange(evals.size) >= evals.size - exact_rank(ops.B2, "B2")
             curl = (ops.B2 @ evecs[:, nz]) / np.sqrt(evals[nz])  # [N1, N2 - beta_2]
         return grad, curl
 

@@ -17,7 +17,13 @@ grounds :math:`\mathbf{L}_0` at one node per component in the same way); the cur
 \boldsymbol{\psi} = \mathbf{B}_3^\top \mathbf{x}` (conjugate gradients where
 :math:`\mathbf{B}_3^\top \mathbf{B}_3` is singular); an orthonormal harmonic basis of
 :math:`\beta_2` columns as for rank 1 (from random probes, while :math:`N_2 \beta_2 \le
-2^{25}`). :math:`\beta_2` follows from the Euler characteristic.
+2^{25}`).
+
+The dimensions are exact at every rank: :math:`\operatorname{rank}\mathbf{B}_1 = N_0 -
+\beta_0` from the connected components, :math:`\operatorname{rank}\mathbf{B}_2` and
+:math:`\operatorname{rank}\mathbf{B}_3` by elimination
+(:func:`~topo_contrastive.hodge.ranks.exact_rank`), never from a count of small
+eigenvalues.
 
 The precision is the same at every rank: about :math:`10^{-12}` relative for float64
 signals; conjugate gradients, used only on singular systems without a kernel basis, to
@@ -40,10 +46,10 @@ from topo_contrastive.hodge.linalg import (
     GroundedSolver,
     connected_components,
     factor_spd,
-    kernel_dim,
     map_chunks,
 )
 from topo_contrastive.hodge.parts import COMPONENTS
+from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 __all__ = [
     "EdgeIterative",
@@ -217,6 +223,7 @@ class EdgeIterative(SolverBackend):
         self._order0: np.ndarray | None = None  # fill-reducing order of the grounded L0
         self._lu2: Any = None
         self._l2_singular = False
+        self._l2: Any = None  # B2[:, S]^T B2[:, S] (L2 without closed 2-cycles)
         # ground the first node of every connected component
         first = np.full(ncomp, -1, dtype=np.int64)
         order = np.arange(n0)[::-1]
@@ -233,14 +240,22 @@ class EdgeIterative(SolverBackend):
             self._lu0 = factor_spd(self._a0)
             self._order0 = np.argsort(self._lu0.perm_c)  # position -> row
         self._forest = dual_forest(ops) if ops.num_faces else None
-        beta2 = 0
+        # dimensions from exact ranks: rank B1 = N0 - beta_0 (components), rank B2 = N2
+        # where the dual sweep collapses every triangle (ker B2 = 0), else by elimination
+        # with closed 2-cycles (rank B2 < N2) the curl part is the projection on the
+        # independent columns S of B2 (im B2[:, S] = im B2): B2[:, S]^T B2[:, S] is
+        # non-singular, so no solve with the singular L2 is needed
+        self._b2 = ops.B2  # [N1, rank B2]: the columns the curl part is solved on
+        rank_b2 = ops.num_faces
         if ops.num_faces and self._forest is None:
-            beta2 = self._factor_l2()
-        # Euler characteristic: beta_0 - beta_1 + beta_2 = N0 - N1 + N2
-        self._beta1 = ncomp - (n0 - ops.num_edges + ops.num_faces) + beta2
+            independent = independent_columns(ops.B2, "B2")
+            rank_b2 = independent.size
+            if rank_b2 < ops.num_faces:
+                self._b2 = ops.B2[:, independent].tocsr()
+            self._factor_l2()
         grad = n0 - ncomp
-        self._dims = {"gradient": grad, "curl": ops.num_edges - grad - self._beta1,
-                      "harmonic": self._beta1}  # fmt: skip
+        self._beta1 = ops.num_edges - grad - rank_b2
+        self._dims = {"gradient": grad, "curl": rank_b2, "harmonic": self._beta1}
         if self._beta1 * ops.num_edges <= _MAX_HARMONIC_BASIS_ENTRIES:
             self._build_harmonic_basis()
             self._lu2 = None  # decompositions no longer need L2
@@ -252,32 +267,15 @@ class EdgeIterative(SolverBackend):
     def _has_upper(self) -> bool:
         return bool(self.complex.num_faces)
 
-    def _factor_l2(self) -> int:
-        """Factorise ``L2`` (or mark it singular: closed 2-cycles); return ``beta_2``."""
+    def _factor_l2(self) -> None:
+        """Factorise ``B2[:, S]^T B2[:, S]`` on the independent columns ``S`` (``L2`` itself
+        without closed 2-cycles); non-singular, it falls back to conjugate gradients only
+        on an exactly zero pivot of an ill-conditioned matrix."""
+        self._l2 = (self._b2.T @ self._b2).tocsr()
         try:
-            lu2 = factor_spd(self.complex.L2_down.tocsc())
-            diag = np.abs(lu2.U.diagonal())  # the pivots
-            singular = bool(diag.min() <= 1e-10 * diag.max())
-        except RuntimeError:  # an exactly zero pivot
-            lu2, singular = None, True
-        self._l2_singular = singular
-        self._lu2 = None if singular else lu2
-        return self._estimate_beta2() if singular else 0
-
-    def _estimate_beta2(self) -> int:
-        """``dim ker L2`` by a sparse eigen-solve (only for complexes with closed 2-cycles).
-
-        This is ``dim ker B2``, what the Euler characteristic of the complex without its
-        tetrahedra needs. With tetrahedra ``ker B2 = im B3 + ker(B2^T B2 + B3 B3^T)``: its
-        dimension is ``rank(B3)`` plus the (small) kernel of the Hodge 2-Laplacian.
-        """
-        ops = self.complex
-        if ops.num_tetrahedra:
-            return ops.num_tetrahedra - kernel_dim(ops.L3) + kernel_dim(ops.L2)
-        l2 = self.complex.L2_down
-        k = min(l2.shape[0] - 1, 32)
-        vals = sla.eigsh(l2, k=k, sigma=-1e-3, which="LM", return_eigenvectors=False)
-        return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
+            self._lu2, self._l2_singular = factor_spd(self._l2.tocsc()), False
+        except RuntimeError:  # pragma: no cover - an exactly zero pivot: CG
+            self._lu2, self._l2_singular = None, True
 
     def _solve_l0(self, rhs: np.ndarray) -> np.ndarray:
         """``phi`` with ``L0 phi = rhs`` for ``rhs [N0, k]`` summing to zero per component."""
@@ -297,7 +295,7 @@ class EdgeIterative(SolverBackend):
         """
         if self._lu2 is not None:
             return self._lu2.solve(np.asfortranarray(rhs))
-        l2 = self.complex.L2_down
+        l2 = self._l2
         out = np.zeros_like(rhs)
         for j in range(rhs.shape[1]):
             atol = 0.0 if scale is None else self.tol * float(scale[j])
@@ -316,10 +314,10 @@ class EdgeIterative(SolverBackend):
 
     def _curl_np(self, x: np.ndarray) -> np.ndarray:
         """``P_C x`` for ``x [N1, k]`` float64, by solves with ``L2``."""
-        ops = self.complex
-        if not ops.num_faces:
+        if not self.complex.num_faces:
             return np.zeros_like(x)
-        return ops.B2 @ self._solve_l2(ops.B2.T @ x, scale=np.linalg.norm(x, axis=0))
+        b2 = self._b2
+        return b2 @ self._solve_l2(b2.T @ x, scale=np.linalg.norm(x, axis=0))
 
     def _build_harmonic_basis(self) -> None:
         """Orthonormal basis ``[N1, beta_1]`` of ``ker B1 ∩ ker B2^T``.
@@ -369,7 +367,7 @@ class EdgeIterative(SolverBackend):
 
     def _upper_rows(self, x: np.ndarray) -> np.ndarray:
         """Curl parts of flows ``x [k, N1]`` by solves with ``L2``."""
-        b2 = self.complex.B2
+        b2 = self._b2
         psi = self._solve_l2(
             np.stack([b2.T @ xi for xi in x]).T, scale=np.linalg.norm(x, axis=1)
         )  # [N2, k]
@@ -401,7 +399,7 @@ class EdgeIterative(SolverBackend):
         ops = self.complex
         if not ops.num_faces or cols.size == 0:
             return np.zeros((cols.size, cols.size))
-        b2 = ops.B2[cols]  # [|E|, N2]
+        b2 = self._b2[cols]  # [|E|, rank B2]
         c = np.empty((cols.size, cols.size))
 
         def work(lo: int, hi: int) -> None:
@@ -426,8 +424,7 @@ class TriangleIterative(SolverBackend):
         self._solver_up: GroundedSolver | None = None
         if ops.num_tetrahedra:
             self._solver_up = GroundedSolver(ops.L3, None, tol)
-            beta3 = kernel_dim(ops.L3) if self._solver_up.singular else 0
-            curl_dim = ops.num_tetrahedra - beta3  # rank(B3)
+            curl_dim = exact_rank(ops.B3, "B3")
         n2 = ops.num_faces
         beta2 = n2 - grad_dim - curl_dim
         self._dims = {"gradient": grad_dim, "curl": curl_dim, "harmonic": beta2}

@@ -22,7 +22,6 @@ __all__ = [
     "GroundedSolver",
     "connected_components",
     "factor_spd",
-    "kernel_dim",
     "map_chunks",
     "nonzero_eigenbasis",
 ]
@@ -61,19 +60,6 @@ def connected_components(l0: sp.spmatrix) -> tuple[int, np.ndarray]:
     return int(ncomp), labels
 
 
-def kernel_dim(a: sp.spmatrix) -> int:
-    """``dim ker a`` of a symmetric positive semi-definite matrix with a small kernel (dense
-    eigenvalues up to 200 rows, else the 32 smallest by a sparse shift-invert eigen-solve)."""
-    n = a.shape[0]
-    if n == 0:
-        return 0
-    if n <= 200:
-        vals = np.linalg.eigvalsh(a.toarray())
-    else:
-        vals = sla.eigsh(a, k=min(n - 1, 32), sigma=-1e-3, which="LM", return_eigenvectors=False)
-    return int((np.abs(vals) < 1e-8 * max(1.0, abs(vals).max())).sum())
-
-
 def factor_spd(a: Any, permc_spec: str = _SPD_ORDERING) -> Any:
     """Sparse LU without pivoting of a symmetric positive (semi-)definite CSC matrix.
 
@@ -82,17 +68,26 @@ def factor_spd(a: Any, permc_spec: str = _SPD_ORDERING) -> Any:
     return sla.splu(a, permc_spec=permc_spec, **_SPD_OPTIONS)
 
 
-def nonzero_eigenbasis(b: sp.csr_matrix, tol: float, side: str) -> np.ndarray:
+def nonzero_eigenbasis(
+    b: sp.csr_matrix, tol: float, side: str, rank: int | None = None
+) -> np.ndarray:
     """Orthonormal basis of ``im(b)`` (``side="left"``, ``[rows, r]``) or ``im(b^T)``
-    (``side="right"``, ``[cols, r]``) from the smaller Gram matrix's eigenpairs."""
+    (``side="right"``, ``[cols, r]``) from the smaller Gram matrix's eigenpairs.
+
+    ``rank``: the exact rank of ``b`` (the ``rank`` largest eigenpairs are kept); without
+    it, the eigenvalues above ``tol * 1e3`` times the largest.
+    """
     rows, cols = b.shape
     n = rows if side == "left" else cols
-    if min(rows, cols) == 0 or b.nnz == 0:
+    if min(rows, cols) == 0 or b.nnz == 0 or rank == 0:
         return np.zeros((n, 0))
     small_is_cols = cols <= rows
     gram = (b.T @ b if small_is_cols else b @ b.T).toarray()
     evals, evecs = np.linalg.eigh(gram)
-    nz = evals > tol * 1e3 * max(1.0, float(evals[-1]))
+    if rank is None:
+        nz = evals > tol * 1e3 * max(1.0, float(evals[-1]))
+    else:
+        nz = np.arange(evals.size) >= evals.size - rank
     lam, v = evals[nz], evecs[:, nz]
     if (side == "right") == small_is_cols:
         return v  # eigenvectors of the Gram matrix on the wanted side
