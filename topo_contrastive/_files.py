@@ -237,13 +237,20 @@ def require_file(path: str | os.PathLike, what: str) -> Path:
         what: how messages name it (e.g. ``"checkpoint"``, ``"data file"``).
 
     Raises:
-        ValueError: ``path`` is a folder (``"<what> '<path>' is a folder, expected a file"``).
+        ValueError: ``path`` is a folder (``"<what> '<path>' is a folder, expected a file"``)
+            or something else that is not a regular file (a device such as ``/dev/null``, a
+            pipe, a socket).
         FileNotFoundError: nothing exists at ``path``.
     """
     file = Path(path).expanduser()
     if file.is_dir():
         raise ValueError(f"{what} '{path}' is a folder, expected a file")
     if not file.is_file():
+        if file.exists():
+            raise ValueError(
+                f"{what} '{path}' is not a regular file (a device, pipe or socket), expected a "
+                "file"
+            )
         raise FileNotFoundError(f"{what} '{path}' does not exist")
     return file
 

@@ -331,6 +331,23 @@ def check_file_out(args: argparse.Namespace) -> None:
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
 
 
+def check_json_out(out: str) -> None:
+    """The ``--out`` of ``evaluate`` / ``predict-next`` names the JSON summary, and the
+    Markdown table goes beside it (``eval.json`` -> ``eval.md``): a name ending in ``.md``
+    would put the JSON where the table is expected, so it is refused before any work.
+
+    Raises:
+        ValueError: ``out`` ends in ``.md``.
+    """
+    path = Path(out)
+    if path.suffix.lower() == ".md":
+        raise ValueError(
+            f"--out '{out}' ends in .md, but --out names the JSON summary and the Markdown "
+            f"table is written beside it (x.json -> x.md): expected a JSON name such as "
+            f"'{path.with_suffix('.json')}'"
+        )
+
+
 def config_task(args: argparse.Namespace) -> str:
     """The task whose configurations apply (``--dataset``, else ``--tuned-for``), validated
     before any work.

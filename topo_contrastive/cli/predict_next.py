@@ -31,8 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--fraction", type=float, default=1.0,
         help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
-        "efficiency of the reuse; a validation part under 5 prefixes is dropped and the last "
-        "epoch kept; default: 1)",
+        "efficiency of the reuse; round(fraction x size) of them; a fraction that labels no "
+        "training prefix is refused; a validation part under 5 prefixes is dropped and the "
+        "last epoch kept; the table says the share really labelled; default: 1)",
     )  # fmt: skip
     p.add_argument(
         "--no-truncate", action="store_true",
@@ -52,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", default=None, type=common.out_path,
         help="write the rows to this JSON file and a Markdown table beside it (pn.json -> "
-        "pn.md; a name ending in .md gets .md appended)",
+        "pn.md; a name ending in .md is refused)",
     )  # fmt: skip
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ValueError: data without node paths, a checkpoint of another complex, an existing
-            ``--out`` without ``--overwrite``.
+            ``--out`` without ``--overwrite``, an ``--out`` ending in ``.md``, a
+            ``--fraction`` that labels no training prefix.
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
 
@@ -94,11 +96,14 @@ def run(args: argparse.Namespace) -> int:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
     if args.out:  # not over a file, in a folder made and written to before any work
+        common.check_json_out(args.out)
         common.check_file_out(args)
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
-    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     seeds = list(range(args.seed, args.seed + args.seeds))
+    if args.fraction < 1.0:
+        _check_fraction(data, seeds, args.fraction)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     from topo_contrastive.studies.next_node.transfer import TESTS, next_node_transfer
 
     cells = (len(seeds) * (len(ROWS) + int(args.scone))
@@ -132,6 +137,25 @@ def run(args: argparse.Namespace) -> int:
     lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
                           args.fraction)  # fmt: skip
     return _emit(args, lines, summary)
+
+
+def _check_fraction(data: Any, seeds: list[int], fraction: float) -> None:
+    """``--fraction`` labels at least one training prefix of every seed's split (it keeps
+    ``round(fraction * size)`` of them), checked before any training.
+
+    Raises:
+        ValueError: naming ``--fraction``, the split's size and the valid range.
+    """
+    from topo_contrastive.studies.next_node.rows import next_node_split
+
+    for s in seeds:
+        n = int(next_node_split(data, s)["train"].size)
+        if round(fraction * n) < 1:
+            raise ValueError(
+                f"--fraction {fraction:g} labels round({fraction:g} x {n}) = 0 of the {n} "
+                f"training prefixes of seed {s}: expected a fraction above {0.5 / n:g} and at "
+                "most 1 (at least one labelled prefix)"
+            )
 
 
 def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -> int:
