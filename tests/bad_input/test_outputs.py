@@ -188,7 +188,7 @@ def test_predict_next_full_disk_keeps_the_earlier_result(files, paths_file, tmp_
 
     monkeypatch.setattr(_files, "atomic_write", full)
     status, err = run_cli(_predict(files, paths_file, out, "--seeds", "2", "--overwrite"))
-    assert status == 1 and "No space left on device" in err and "as it was" in err
+    assert status == 1 and "no space left on device" in err and "as it was" in err
     assert _snapshot(tmp_path) == before and _names(tmp_path) == ["pn.json", "pn.md"]
 
 
