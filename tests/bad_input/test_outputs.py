@@ -256,3 +256,17 @@ def test_a_command_into_a_locked_out_is_refused(files, tmp_path):
                                "--no-progress", "--threads", "1"])  # fmt: skip
     assert status == 2 and "is being written by another run" in err and f"pid {os.getpid()}" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("transfer", [[], ["--transfer"]])
+def test_predict_next_on_paths_without_labels_names_the_file(files, tmp_path, transfer):
+    """A paths file without labels or split masks puts every path in training: refused
+    before any training, naming the file and the split's sizes (not "`idx` must hold ...")."""
+    ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
+    f = tmp_path / "unlabelled_paths.npz"
+    EdgeFlows.write_npz(f, ops, paths=[[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)])
+    status, err = run_cli(_predict(files, f, tmp_path / "pn.json", *transfer))
+    assert status == 2, err
+    assert f"--data-file '{f}' gives no test paths for seed 0 (its split: 24 training, 6 " \
+           "validation, 0 test paths); a file without labels" in err  # fmt: skip
+    assert "`idx`" not in err and not (tmp_path / "pn.json").exists()

@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: data without node paths, a checkpoint of another complex, an existing
             ``--out`` without ``--overwrite``, an ``--out`` ending in ``.md``, a
-            ``--fraction`` that labels no training prefix.
+            ``--fraction`` that labels no training prefix, a split without test paths (a
+            data file without labels or split masks).
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
 
@@ -101,8 +102,7 @@ def run(args: argparse.Namespace) -> int:
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
     seeds = list(range(args.seed, args.seed + args.seeds))
-    if args.fraction < 1.0:
-        _check_fraction(data, seeds, args.fraction)
+    _check_splits(args, data, seeds)
     encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     from topo_contrastive.studies.next_node.transfer import TESTS, next_node_transfer
 
@@ -139,22 +139,35 @@ def run(args: argparse.Namespace) -> int:
     return _emit(args, lines, summary)
 
 
-def _check_fraction(data: Any, seeds: list[int], fraction: float) -> None:
-    """``--fraction`` labels at least one training prefix of every seed's split (it keeps
-    ``round(fraction * size)`` of them), checked before any training.
+def _check_splits(args: argparse.Namespace, data: Any, seeds: list[int]) -> None:
+    """Every seed's split has test paths, and ``--fraction`` labels at least one training
+    prefix of it (it keeps ``round(fraction * size)`` of them); checked before any training.
 
     Raises:
-        ValueError: naming ``--fraction``, the split's size and the valid range.
+        ValueError: naming the data (``--data-file`` or ``--dataset``) and the split's sizes,
+            or ``--fraction``, the size and the valid range.
     """
     from topo_contrastive.studies.next_node.rows import next_node_split
 
+    source = (f"--data-file '{args.data_file}'" if args.data_file is not None
+              else f"--dataset {data.name}")  # fmt: skip
     for s in seeds:
-        n = int(next_node_split(data, s)["train"].size)
-        if round(fraction * n) < 1:
+        split = next_node_split(data, s)
+        n = int(split["train"].size)
+        if split["test"].size == 0 or n == 0:
+            why = ("; a file without labels or train_mask / val_mask / test_mask puts every "
+                   "path in training: add labels or the masks to it"
+                   if data.labels is None else "")  # fmt: skip
             raise ValueError(
-                f"--fraction {fraction:g} labels round({fraction:g} x {n}) = 0 of the {n} "
-                f"training prefixes of seed {s}: expected a fraction above {0.5 / n:g} and at "
-                "most 1 (at least one labelled prefix)"
+                f"{source} gives no {'test' if n else 'training'} paths for seed {s} (its "
+                f"split: {n} training, {split['val'].size} validation, {split['test'].size} "
+                f"test paths){why}"
+            )
+        if round(args.fraction * n) < 1:
+            raise ValueError(
+                f"--fraction {args.fraction:g} labels round({args.fraction:g} x {n}) = 0 of "
+                f"the {n} training prefixes of seed {s}: expected a fraction above "
+                f"{0.5 / n:g} and at most 1 (at least one labelled prefix)"
             )
 
 
