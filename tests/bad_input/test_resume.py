@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the case tables keep one case per line)
 """``--resume`` from a records file that was edited or damaged: refused with status 2 and a
 message naming the file and what is wrong, before any work; the file as it was."""
 
