@@ -44,6 +44,7 @@ __all__ = [
     "atomic_torch_save",
     "atomic_write",
     "begin_outputs",
+    "describe_os_error",
     "check_output_dir",
     "check_output_possible",
     "mark_complete",
@@ -54,6 +55,7 @@ __all__ = [
     "temporary_name",
     "write_csv",
     "write_json",
+    "write_problem",
     "write_text",
 ]
 
@@ -127,6 +129,60 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     return removed
 
 
+# ---------------------------------------------------------------------------- write errors
+def write_problem(code: int | None, path: str | os.PathLike, detail: str | None = None) -> str:
+    """What a failed write of ``path`` with the ``errno`` ``code`` means, in words: a full
+    disk (``"no space left on device writing '<path>'"``), an exceeded quota, a read-only
+    folder (a read-only file system, or one this user may not write); else ``detail`` (the
+    system's words)."""
+    target = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(target)
+    if code == errno.ENOSPC:
+        return f"no space left on device writing '{target}'"
+    if code == getattr(errno, "EDQUOT", None):
+        return f"disk quota exceeded writing '{target}'"
+    if code == errno.EROFS:
+        return (f"cannot write '{target}': the folder '{folder}' is read-only (a read-only "
+                "file system)")  # fmt: skip
+    if code in (errno.EACCES, errno.EPERM):
+        return (f"cannot write '{target}': the folder '{folder}' is read-only for this user "
+                "(permission denied)")  # fmt: skip
+    if code == errno.EISDIR:
+        return f"cannot write '{target}': it is a folder, expected a file path"
+    return f"cannot write '{target}' ({detail or os.strerror(code or 0)})"
+
+
+def describe_os_error(err: OSError) -> str:
+    """``err`` in words for a command-line message: the message :func:`atomic_write` gave it;
+    a full disk, an exceeded quota or a read-only file system (errors only a write gives) in
+    the words of :func:`write_problem`, naming the file where ``err`` does; else its own
+    text."""
+    if getattr(err, "described", False):
+        return str(err.strerror)
+    if err.errno in _WRITE_CODES:
+        name = err.filename2 if err.filename2 is not None else err.filename
+        if name is not None:
+            return write_problem(err.errno, name, err.strerror)
+        words = {errno.ENOSPC: "no space left on device", errno.EROFS: "a read-only file system"}
+        return words.get(err.errno, "disk quota exceeded")
+    return str(err)
+
+
+#: errno values that only a write gives (a full disk, a quota, a read-only file system)
+_WRITE_CODES = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _described(err: OSError, target: str) -> OSError:
+    """An error of ``err``'s type and ``errno`` whose message names ``target`` (not the hidden
+    temporary) and says what went wrong (:func:`write_problem`)."""
+    new = type(err)(
+        err.errno,
+        write_problem(err.errno, target, err.strerror) + "; an earlier file there is unchanged",
+    )
+    new.described = True  # type: ignore[attr-defined]
+    return new
+
+
 # ---------------------------------------------------------------------------- atomic writes
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Call ``write(tmp)`` for a temporary file beside ``path``, then ``os.replace`` it.
@@ -139,6 +195,13 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     Args:
         path (str or os.PathLike): the file to write.
         write (Callable[[str], None]): writes the whole content to the path it is given.
+
+    Raises:
+        FileNotFoundError: the folder of ``path`` does not exist (or is not a folder).
+        IsADirectoryError: ``path`` is a folder.
+        OSError: the write failed; of the system's type and ``errno`` (``ENOSPC``, ``EROFS``,
+            ``EACCES``, ...), its message naming ``path`` and what happened: ``"no space left
+            on device writing '<path>'"``, ``"... the folder '<folder>' is read-only ..."``.
     """
     target = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(target)
@@ -148,6 +211,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
             f"cannot write '{target}': its folder '{folder}' "
             + ("is not a folder" if os.path.exists(folder) else "does not exist"),
         )
+    if os.path.isdir(target):
+        raise _described(IsADirectoryError(errno.EISDIR, "Is a directory"), target)
     tmp = temporary_name(target)
     try:
         with open(tmp, "xb"):
@@ -157,22 +222,50 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     except BaseException as err:
         if os.path.lexists(tmp):
             os.remove(tmp)
-        if isinstance(err, OSError) and err.errno is not None and target not in str(err):
+        fresh = not getattr(err, "described", False)
+        if isinstance(err, OSError) and err.errno is not None and fresh:
             # the same error type (ENOSPC, EACCES, ...), naming the file instead of the
             # hidden temporary; the earlier file at ``target``, if any, is unchanged
-            raise type(err)(
-                err.errno,
-                f"cannot write '{target}' ({err.strerror or err}); an earlier file there is "
-                "unchanged",
-            ) from err
+            raise _described(err, target) from err
         raise
 
 
+class _WriteRecorder:
+    """A binary file for ``torch.save`` that keeps the first ``OSError`` of its writes:
+    ``torch.save`` turns a failed write into a ``RuntimeError`` of its own ("enforce fail at
+    inline_container.cc") that no longer says why."""
+
+    def __init__(self, file: Any) -> None:
+        self.file, self.error = file, None
+
+    def write(self, data: Any) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save(obj, path)`` atomically (see :func:`atomic_write`)."""
+    """``torch.save(obj, path)`` atomically (see :func:`atomic_write`); a failed write (a full
+    disk) raises the system's ``OSError``, as every other write does, not torch's
+    ``RuntimeError``."""
     import torch
 
-    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+    def _write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            sink = _WriteRecorder(f)
+            try:
+                torch.save(obj, sink)
+            except RuntimeError as err:
+                if sink.error is not None:
+                    raise sink.error from err
+                raise
+
+    atomic_write(path, _write)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -237,13 +330,20 @@ def require_file(path: str | os.PathLike, what: str) -> Path:
         what: how messages name it (e.g. ``"checkpoint"``, ``"data file"``).
 
     Raises:
-        ValueError: ``path`` is a folder (``"<what> '<path>' is a folder, expected a file"``).
+        ValueError: ``path`` is a folder (``"<what> '<path>' is a folder, expected a file"``)
+            or something else that is not a regular file (a device such as ``/dev/null``, a
+            pipe, a socket).
         FileNotFoundError: nothing exists at ``path``.
     """
     file = Path(path).expanduser()
     if file.is_dir():
         raise ValueError(f"{what} '{path}' is a folder, expected a file")
     if not file.is_file():
+        if file.exists():
+            raise ValueError(
+                f"{what} '{path}' is not a regular file (a device, pipe or socket), expected a "
+                "file"
+            )
         raise FileNotFoundError(f"{what} '{path}' does not exist")
     return file
 
@@ -329,9 +429,15 @@ def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
             pass
         probe.unlink()
     except OSError as err:
+        words = {
+            errno.ENOSPC: "no space left on device",
+            errno.EROFS: "the folder is read-only, a read-only file system",
+            errno.EACCES: "the folder is read-only for this user, permission denied",
+        }
+        why = words.get(err.errno, f"{type(err).__name__}: {err.strerror or err}")
         raise ValueError(
-            f"the output folder {what} '{folder}' cannot be written ({type(err).__name__}: "
-            f"{err.strerror or err}); choose a writable folder"
+            f"the output folder {what} '{folder}' cannot be written ({why}); choose a "
+            "writable folder"
         ) from err
     remove_stale_temporaries(folder)
     return folder

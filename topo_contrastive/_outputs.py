@@ -320,13 +320,26 @@ def output_run(
         when nothing is there yet (or with ``resume``), else a staging folder whose content
         replaces the earlier result when the block ends normally.
 
+    A folder ``out`` that is a symbolic link is written through: the results land in the
+    folder it points to, and the link stays as it is.
+
     Raises:
         OutputBusyError: another run holds the lock (before anything is written).
         ValueError: a non-empty folder or existing files without ``overwrite``; a folder
-            where a file is expected or the other way round; an unwritable place.
+            where a file is expected or the other way round; an unwritable place; one of
+            ``files`` that is a symbolic link.
     """
     target = Path(out).expanduser().absolute()
     paths = None if files is None else [Path(f).expanduser().absolute() for f in files]
+    if paths is None and target.is_symlink():  # write through the link, never replace it
+        target = Path(os.path.realpath(target))
+    for path in paths or ():
+        if path.is_symlink():
+            raise ValueError(
+                f"{what} '{path}' is a symbolic link (to '{os.readlink(path)}'): a new result "
+                "would replace the link, not the file it points to; give the file itself as "
+                f"{what}"
+            )
     lock = OutputLock(target, what).acquire()
     try:
         folder = target.parent if paths is not None else target

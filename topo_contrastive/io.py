@@ -168,8 +168,10 @@ def save_encoder(
             other than ``HodgeReadout``, ``complex`` of another type, or metadata that would
             not load with ``weights_only=True``.
         ValueError: a ``HodgeReadout`` without ``complex`` (or built on another number of
-            edges), metadata that overrides ``architecture``/``complex``, or weights with
-            NaN/inf.
+            edges), metadata that overrides ``architecture``/``complex``, weights with
+            NaN/inf, or a ``path`` that is an existing folder (before anything is written).
+        OSError: the write failed (a full disk, a read-only folder), its message naming
+            ``path``; an earlier file there is unchanged.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]],
@@ -187,6 +189,11 @@ def save_encoder(
     if not isinstance(encoder, (SCNN, TopoModelXEncoder)):
         raise TypeError(
             f"`encoder` must be an SCNN or a TopoModelXEncoder, got {type(encoder).__name__}"
+        )
+    if os.path.isdir(os.path.expanduser(os.fspath(path))):
+        raise ValueError(
+            f"`path` '{path}' is a folder, expected the checkpoint's file path (such as "
+            f"'{os.path.join(os.fspath(path), 'encoder.pt')}')"
         )
     ops = _operators(complex)
     reserved = {"architecture", "complex"} & set(metadata)

@@ -116,6 +116,11 @@ CASES = [
     ("predict-next-missing-data-file", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{root}/none.npz"], "data file .* does not exist"),
     ("predict-next-out-exists", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}", "--data-root", "{root}"], "already exists"),
     ("predict-next-unknown-dataset", ["predict-next", "--checkpoint", "{checkpoint}", "--dataset", "pluto"], "unknown dataset 'pluto'"),
+    ("predict-next-checkpoint-dev-null", ["predict-next", "--checkpoint", "/dev/null", "--data-file", "{data}", "--data-root", "{root}"], "checkpoint '/dev/null' is not a regular file \\(a device, pipe or socket\\), expected a file"),
+    ("predict-next-data-file-dev-null", ["predict-next", "--checkpoint", "{checkpoint}", "--data-file", "/dev/null", "--data-root", "{root}"], "data file '/dev/null' is not a regular file"),
+    ("pretrain-data-file-dev-null", PRETRAIN + ["--data-file", "/dev/null"], "data file '/dev/null' is not a regular file \\(a device, pipe or socket\\), expected a file"),
+    ("evaluate-checkpoint-dev-null", ["evaluate", "--checkpoint", "/dev/null", "--data-file", "{data}", "--data-root", "{root}"], "checkpoint '/dev/null' is not a regular file"),
+    ("embed-data-file-dev-null", EMBED + ["--data-file", "/dev/null"], "data file '/dev/null' is not a regular file"),
     # ---- reproduce
     ("reproduce-seeds-0", REPRODUCE + ["--seeds", "0"], "--seeds: expected a positive integer"),
     ("reproduce-pretrain-seeds-0", REPRODUCE + ["--pretrain-seeds", "0"], "--pretrain-seeds: expected a positive integer"),

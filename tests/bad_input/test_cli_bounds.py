@@ -56,18 +56,32 @@ def test_refused_before_out_is_made(files, tmp_path, case):
     assert not out.exists() and not (tmp_path / "out.csv").exists()
 
 
-def test_threads_above_the_cores_are_lowered(files, tmp_path, capsys):
-    import torch
+THREADS = [
+    PRE,
+    EV,
+    ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{out}"],
+    ["reproduce", "--out", "{out}"],
+    ["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "lr=0.1", "--out", "{out}.csv"],
+    LE,
+    PN + ["--out", "{out}.json"],
+    ["reuse", "--out", "{out}"],
+    ["many-complexes", "--out", "{out}"],
+    ["missing-measurements", "--out", "{out}"],
+]
 
+
+@pytest.mark.parametrize("words", THREADS, ids=[w[0] for w in THREADS])
+def test_threads_above_the_usable_cores_are_refused(files, tmp_path, words):
+    """Every command with ``--threads``: more threads than this process's cores is refused
+    (status 2, the option and the valid range named) before ``--out`` is made."""
     from topo_contrastive._numerics import usable_cores
 
-    before = torch.get_num_threads()
-    try:
-        status, err = run_cli(["embed", "--checkpoint", files["checkpoint"], "--data-file", files["data"],
-                               "--out", tmp_path / "emb", "--data-root", tmp_path / "dr",
-                               "--threads", "100000", "--no-progress"])  # fmt: skip
-        assert status == 0
-        assert f"--threads 100000 is more than the {usable_cores()} usable cores" in err
-        assert torch.get_num_threads() == usable_cores()
-    finally:
-        torch.set_num_threads(before)
+    out = tmp_path / "out"
+    fill = {k: str(v) for k, v in files.items()} | {"out": str(out), "root": str(tmp_path / "dr")}
+    threads = usable_cores() + 1
+    status, err = run_cli([w.format(**fill) for w in words] + ["--threads", str(threads)])
+    assert status == 2, err
+    assert (f"--threads {threads} is more than the {usable_cores()} usable core" in err
+            and f"expected 1 to {usable_cores()}" in err), err  # fmt: skip
+    assert not out.exists() and not (tmp_path / "out.csv").exists()
+    assert not (tmp_path / "out.json").exists()

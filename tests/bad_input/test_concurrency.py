@@ -166,6 +166,6 @@ def test_full_disk_during_overwrite(data_root, tmp_path):
     )
     child = _start([*_pretrain(data_root, out, seed=2), "--overwrite"], prelude)
     _, err = child.communicate(timeout=300)
-    assert child.returncode == 1 and "No space left on device" in err
+    assert child.returncode == 1 and "no space left on device" in err
     assert _snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

@@ -188,28 +188,51 @@ def test_predict_next_full_disk_keeps_the_earlier_result(files, paths_file, tmp_
 
     monkeypatch.setattr(_files, "atomic_write", full)
     status, err = run_cli(_predict(files, paths_file, out, "--seeds", "2", "--overwrite"))
-    assert status == 1 and "No space left on device" in err and "as it was" in err
+    assert status == 1 and "no space left on device" in err and "as it was" in err
     assert _snapshot(tmp_path) == before and _names(tmp_path) == ["pn.json", "pn.md"]
 
 
-def test_predict_next_reports_the_fraction_really_labelled(files, paths_file, tmp_path):
-    status, _ = run_cli(_predict(files, paths_file, tmp_path / "pn.json", "--fraction", "0.01"))
-    assert status == 0
+def test_predict_next_fraction_is_honoured_or_refused(files, paths_file, tmp_path):
+    """A --fraction that labels no training prefix (round(fraction x size) = 0) is refused
+    before any work, naming the size and the smallest fraction; one that labels a prefix runs
+    and the table says the share really labelled."""
+    import re
+
+    for tiny in ("1e-9", "0.01"):
+        status, err = run_cli(_predict(files, paths_file, tmp_path / "pn.json", "--fraction", tiny))
+        assert status == 2, err
+        f = f"{float(tiny):g}"
+        found = re.search(rf"--fraction {f} labels round\({f} x (\d+)\) = 0 of the (\d+) "
+                          r"training prefixes of seed 0: expected a fraction above "
+                          r"([0-9.e-]+) and at most 1", err)  # fmt: skip
+        assert found, err
+        assert not (tmp_path / "pn.json").exists() and not (tmp_path / "pn.md").exists()
+    total = int(found[1])
+    assert float(found[3]) == pytest.approx(0.5 / total)
+    one = f"{1 / total:.6f}"
+    status, err = run_cli(_predict(files, paths_file, tmp_path / "pn.json", "--fraction", one))
+    assert status == 0, err
     table = (tmp_path / "pn.md").read_text()
-    summary = json.loads((tmp_path / "pn.json").read_text())
-    (cell,) = summary["labelled"]
-    assert cell["train"] == 1 and cell["train_total"] > 1
-    share = 100 * cell["train"] / cell["train_total"]
-    total = cell["train_total"]
-    words = f"1 of {total} training prefixes labelled ({share:.1f} %; --fraction 0.01)"
+    (cell,) = json.loads((tmp_path / "pn.json").read_text())["labelled"]
+    assert cell["train"] == 1 and cell["train_total"] == total
+    words = (f"1 of {total} training prefixes labelled ({100 / total:.1f} %; --fraction "
+             f"{float(one):g})")  # fmt: skip
     assert words in table
 
 
-def test_predict_next_out_named_md_keeps_json_and_table_apart(files, paths_file, tmp_path):
-    status, _ = run_cli(_predict(files, paths_file, tmp_path / "result.md"))
-    assert status == 0
-    json.loads((tmp_path / "result.md").read_text())  # the JSON at --out
-    assert (tmp_path / "result.md.md").read_text().startswith("# Next-node prediction")
+@pytest.mark.parametrize("name", ["result.md", "result.MD"])
+def test_predict_next_and_evaluate_refuse_an_out_named_md(files, paths_file, tmp_path, name):
+    """--out names the JSON summary, the table goes beside it: a name ending in .md would put
+    the JSON where the table is expected, refused before any work."""
+    evaluate = ["evaluate", "--checkpoint", files["checkpoint"], "--data-file", files["data"],
+                "--seeds", "1", "--out", tmp_path / name, "--data-root", files["root"] / "dr",
+                "--no-progress", "--threads", "1"]  # fmt: skip
+    for words in (_predict(files, paths_file, tmp_path / name), evaluate):
+        status, err = run_cli(words)
+        assert status == 2, err
+        assert f"--out '{tmp_path / name}' ends in .md" in err
+        assert f"such as '{tmp_path / 'result.json'}'" in err
+        assert _names(tmp_path) == []
 
 
 def test_evaluate_refused_overwrite_keeps_the_earlier_result(files, tmp_path):
@@ -233,3 +256,17 @@ def test_a_command_into_a_locked_out_is_refused(files, tmp_path):
                                "--no-progress", "--threads", "1"])  # fmt: skip
     assert status == 2 and "is being written by another run" in err and f"pid {os.getpid()}" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("transfer", [[], ["--transfer"]])
+def test_predict_next_on_paths_without_labels_names_the_file(files, tmp_path, transfer):
+    """A paths file without labels or split masks puts every path in training: refused
+    before any training, naming the file and the split's sizes (not "`idx` must hold ...")."""
+    ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
+    f = tmp_path / "unlabelled_paths.npz"
+    EdgeFlows.write_npz(f, ops, paths=[[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)])
+    status, err = run_cli(_predict(files, f, tmp_path / "pn.json", *transfer))
+    assert status == 2, err
+    assert f"--data-file '{f}' gives no test paths for seed 0 (its split: 24 training, 6 " \
+           "validation, 0 test paths); a file without labels" in err  # fmt: skip
+    assert "`idx`" not in err and not (tmp_path / "pn.json").exists()

@@ -136,3 +136,37 @@ def test_unknown_probe_and_impossible_splits_fail_before_any_fit(monkeypatch):
         check_probe_splits(data, [1], "svm")
     with pytest.raises(ValueError, match="`probe` must be one of"):
         probe_splits(X, data, [0], probe="SVM")
+
+
+def _separable_but_noisy(seed: int = 4):
+    """80 samples of 6 features on scales from 1e-3 to 1e3, two classes along a mix of them
+    (a test accuracy well between chance and 1)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(80) % 2
+    X = rng.normal(size=(80, 6)) + 0.9 * np.outer(2 * y - 1, [1.0, 0.5, 0, 0, -0.7, 0])
+    return X * np.array([1e-3, 1.0, 1e3, 10.0, 0.1, 1.0]), y
+
+
+@pytest.mark.parametrize("factor", [1e160, 1e-160, 2.0**-600, 3.0])
+def test_probe_does_not_depend_on_the_scale_of_the_features(factor):
+    X, y = _separable_but_noisy()
+    train, test, val = np.arange(50), np.arange(50, 70), np.arange(70, 80)
+    base = ridge_probe(X, y, train, test, val_idx=val)
+    assert 0.6 < base.test_accuracy < 1.0  # a probe that can be wrong
+    got = ridge_probe(X * factor, y, train, test, val_idx=val)
+    assert (got.test_accuracy, got.val_accuracy, got.train_accuracy, got.cv_accuracy,
+            got.alpha) == (base.test_accuracy, base.val_accuracy, base.train_accuracy,
+                           base.cv_accuracy, base.alpha)  # fmt: skip
+    # one feature alone scaled by 1e160 as well
+    one = X.copy()
+    one[:, 2] *= 1e160
+    assert ridge_probe(one, y, train, test, val_idx=val).test_accuracy == base.test_accuracy
+
+
+def test_ordinary_features_are_standardised_as_scikit_learn_does():
+    X, y = _separable_but_noisy()
+    train, test = np.arange(50), np.arange(50, 80)
+    res = ridge_probe(X, y, train, test)
+    Z = StandardScaler().fit(X[train])
+    ref = RidgeClassifier(alpha=res.alpha).fit(Z.transform(X[train]), y[train])
+    assert res.test_accuracy == np.mean(ref.predict(Z.transform(X[test])) == y[test])

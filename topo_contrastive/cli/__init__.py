@@ -159,10 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{common.PROG}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a folder made read-only meanwhile, ...
+        from topo_contrastive._files import describe_os_error
+
         common.PENDING.clear()
         print(
-            f"{common.PROG}: error: {err}; an earlier result in --out is as it was (a new one "
-            "replaces it only once complete)",
+            f"{common.PROG}: error: {describe_os_error(err)}; an earlier result in --out is as "
+            "it was (a new one replaces it only once complete)",
             file=sys.stderr,
         )
         return 1

@@ -230,7 +230,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="torch CPU threads (default: the cores idle at the start, measured over 0.1 s, "
         "at least 1; `reproduce --quick`: 1, for numbers any machine repeats); more than the "
-        "usable cores is lowered to them, with a warning. Measured on "
+        "usable cores is refused. Measured on "
         "2 cores, one pre-training epoch on 1,088 edges: idle 12.9 s with 2 threads, 15.7 s "
         "with 1; with another process busy 38.7 s with 2, 17.7 s with 1 "
         "(benchmarks/results/bench_threads.md)",
@@ -331,6 +331,23 @@ def check_file_out(args: argparse.Namespace) -> None:
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
 
 
+def check_json_out(out: str) -> None:
+    """The ``--out`` of ``evaluate`` / ``predict-next`` names the JSON summary, and the
+    Markdown table goes beside it (``eval.json`` -> ``eval.md``): a name ending in ``.md``
+    would put the JSON where the table is expected, so it is refused before any work.
+
+    Raises:
+        ValueError: ``out`` ends in ``.md``.
+    """
+    path = Path(out)
+    if path.suffix.lower() == ".md":
+        raise ValueError(
+            f"--out '{out}' ends in .md, but --out names the JSON summary and the Markdown "
+            f"table is written beside it (x.json -> x.md): expected a JSON name such as "
+            f"'{path.with_suffix('.json')}'"
+        )
+
+
 def config_task(args: argparse.Namespace) -> str:
     """The task whose configurations apply (``--dataset``, else ``--tuned-for``), validated
     before any work.
@@ -387,6 +404,9 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
         args: the parsed options (``threads``, and ``quick`` where the command has it).
         pinned: whether the code paths are pinned
             (:func:`~topo_contrastive._numerics.pinned_line`), named in the line.
+
+    Raises:
+        ValueError: ``--threads`` above the usable cores (before any work).
     """
     import torch
 
@@ -396,13 +416,10 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
         threads, why = args.threads, "--threads"
         cores = _numerics.usable_cores()
         if threads > cores:
-            print(
-                f"{PROG}: warning: --threads {threads} is more than the {cores} usable cores; "
-                f"using {cores}",
-                file=sys.stderr,
-                flush=True,
+            raise ValueError(
+                f"--threads {threads} is more than the {cores} usable core"
+                f"{'s' if cores > 1 else ''} of this process: expected 1 to {cores}"
             )
-            threads, why = cores, f"--threads {args.threads}, lowered to the usable cores"
     elif getattr(args, "quick", False):
         threads, why = 1, "the quick preset's fixed count"
     else:

@@ -60,7 +60,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         type=common.out_path,
         help="write the per-split results to this JSON file (with a 'references' block) and "
-        "the table of the rows to the Markdown file beside it (eval.json -> eval.md)",
+        "the table of the rows to the Markdown file beside it (eval.json -> eval.md; a name "
+        "ending in .md is refused)",
     )
     p.add_argument(
         "--no-references",
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ValueError: an unknown configuration or dataset, an existing ``--out`` without
-            ``--overwrite`` (or an existing Markdown report beside it), data without labels,
+            ``--overwrite`` (or an existing Markdown report beside it), an ``--out`` ending in
+            ``.md``, data without labels,
             or a checkpoint that does not match the data or the expected architecture; a split
             whose training part the probe cannot run on (one class, or a class with a single
             sample), before any fit.
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hidden_channels:
         expected["hidden_channels"] = args.hidden_channels
     if args.out:
+        common.check_json_out(args.out)
         common.check_file_out(args)
         if not args.no_references or args.fine_tune or args.supervised:
             from topo_contrastive.experiments.runs import markdown_path

@@ -31,8 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--fraction", type=float, default=1.0,
         help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
-        "efficiency of the reuse; a validation part under 5 prefixes is dropped and the last "
-        "epoch kept; default: 1)",
+        "efficiency of the reuse; round(fraction x size) of them; a fraction that labels no "
+        "training prefix is refused; a validation part under 5 prefixes is dropped and the "
+        "last epoch kept; the table says the share really labelled; default: 1)",
     )  # fmt: skip
     p.add_argument(
         "--no-truncate", action="store_true",
@@ -52,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", default=None, type=common.out_path,
         help="write the rows to this JSON file and a Markdown table beside it (pn.json -> "
-        "pn.md; a name ending in .md gets .md appended)",
+        "pn.md; a name ending in .md is refused)",
     )  # fmt: skip
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
@@ -65,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ValueError: data without node paths, a checkpoint of another complex, an existing
-            ``--out`` without ``--overwrite``.
+            ``--out`` without ``--overwrite``, an ``--out`` ending in ``.md``, a
+            ``--fraction`` that labels no training prefix, a split without test paths (a
+            data file without labels or split masks).
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
     """
 
@@ -94,11 +97,13 @@ def run(args: argparse.Namespace) -> int:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
     if args.out:  # not over a file, in a folder made and written to before any work
+        common.check_json_out(args.out)
         common.check_file_out(args)
     data = common.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
-    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     seeds = list(range(args.seed, args.seed + args.seeds))
+    _check_splits(args, data, seeds)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
     from topo_contrastive.studies.next_node.transfer import TESTS, next_node_transfer
 
     cells = (len(seeds) * (len(ROWS) + int(args.scone))
@@ -132,6 +137,38 @@ def run(args: argparse.Namespace) -> int:
     lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
                           args.fraction)  # fmt: skip
     return _emit(args, lines, summary)
+
+
+def _check_splits(args: argparse.Namespace, data: Any, seeds: list[int]) -> None:
+    """Every seed's split has test paths, and ``--fraction`` labels at least one training
+    prefix of it (it keeps ``round(fraction * size)`` of them); checked before any training.
+
+    Raises:
+        ValueError: naming the data (``--data-file`` or ``--dataset``) and the split's sizes,
+            or ``--fraction``, the size and the valid range.
+    """
+    from topo_contrastive.studies.next_node.rows import next_node_split
+
+    source = (f"--data-file '{args.data_file}'" if args.data_file is not None
+              else f"--dataset {data.name}")  # fmt: skip
+    for s in seeds:
+        split = next_node_split(data, s)
+        n = int(split["train"].size)
+        if split["test"].size == 0 or n == 0:
+            why = ("; a file without labels or train_mask / val_mask / test_mask puts every "
+                   "path in training: add labels or the masks to it"
+                   if data.labels is None else "")  # fmt: skip
+            raise ValueError(
+                f"{source} gives no {'test' if n else 'training'} paths for seed {s} (its "
+                f"split: {n} training, {split['val'].size} validation, {split['test'].size} "
+                f"test paths){why}"
+            )
+        if round(args.fraction * n) < 1:
+            raise ValueError(
+                f"--fraction {args.fraction:g} labels round({args.fraction:g} x {n}) = 0 of "
+                f"the {n} training prefixes of seed {s}: expected a fraction above "
+                f"{0.5 / n:g} and at most 1 (at least one labelled prefix)"
+            )
 
 
 def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -> int:

@@ -178,10 +178,11 @@ def ridge_probe(
 
     Args:
         embeddings: ``[S, D]`` features of all samples.
-        labels: ``[S]`` integer labels.
-        train_idx: indices of the training samples.
-        test_idx: indices of the test samples.
-        val_idx: indices of validation samples to score too (default ``None``).
+        labels: ``[S]`` integer labels (integral floats accepted).
+        train_idx: indices of the training samples (distinct, in ``[0, S)``).
+        test_idx: indices of the test samples (disjoint from the training samples).
+        val_idx: indices of validation samples to score too (default ``None``; disjoint from
+            both).
         alphas: penalties (default ``None``: :data:`RIDGE_ALPHAS`).
 
     Returns:
@@ -194,22 +195,35 @@ def ridge_probe(
     ocean drifters' ``|flows|`` (and swapped two rows); by the squared hinge loss it ranks
     the rows as the SVM does.
 
+    The features are standardised after every one is divided by a power of two near its
+    largest magnitude on the training split (an exact step): features scaled by ``1e160`` or
+    ``1e-160`` give the probe of the unscaled ones, where their squares would overflow or
+    underflow.
+
     Raises:
-        ValueError: mismatching shapes, non-finite features, an empty split, a training split
-            with a single class or fewer than two samples of some class.
+        ValueError: mismatching shapes, non-finite features, an empty training or test split,
+            indices out of range or given twice, splits that share a sample (a test split
+            equal to the training split), a training split with a single class or fewer than
+            two samples of some class.
+        TypeError: labels that are not integer class ids (NaN, fractional values, strings);
+            indices given as a boolean mask or fractional numbers.
     """
+    from topo_contrastive._checks import check_disjoint, check_indices, label_values
+
     X = np.asarray(embeddings, dtype=np.float64)
-    y = np.asarray(labels).reshape(-1)
+    y = label_values(labels, "labels")  # integer class ids: NaN / fractional refused
     if X.ndim != 2 or X.shape[0] != y.shape[0]:
         raise ValueError(
             f"`embeddings` must be [S, D] with S = len(labels) = {y.shape[0]}, got {X.shape}"
         )
     if not np.isfinite(X).all():
         raise ValueError("`embeddings` contains NaN or inf values (did the training diverge?)")
-    train_idx = np.asarray(train_idx, dtype=np.int64)
-    test_idx = np.asarray(test_idx, dtype=np.int64)
-    if train_idx.size == 0 or test_idx.size == 0:
-        raise ValueError("the training and test splits must not be empty")
+    parts = {"train_idx": check_indices(train_idx, "train_idx", X.shape[0]),
+             "test_idx": check_indices(test_idx, "test_idx", X.shape[0])}  # fmt: skip
+    if val_idx is not None:
+        parts["val_idx"] = check_indices(val_idx, "val_idx", X.shape[0], allow_empty=True)
+    check_disjoint(parts)
+    train_idx, test_idx = parts["train_idx"], parts["test_idx"]
     classes, counts = np.unique(y[train_idx], return_counts=True)
     if classes.size < 2 or counts.min() < 2:
         raise ValueError(
@@ -217,12 +231,18 @@ def ridge_probe(
             f"{dict(zip(classes.tolist(), counts.tolist(), strict=True))}"
         )
     Xtr = X[train_idx]
-    mu = Xtr.mean(axis=0)
-    sd = Xtr.std(axis=0)
+    # every feature first divided by the power of two above its largest magnitude on the
+    # training split (exact, so ordinary features are standardised bit for bit as before):
+    # the mean and variance below then neither overflow (features of 1e160, whose squares
+    # are inf) nor underflow (1e-160), and the probe does not depend on their scale
+    _, exponent = np.frexp(np.abs(Xtr).max(axis=0))
+    unit = np.ldexp(1.0, exponent)  # [D]; 1.0 for a feature that is 0 on the training split
+    mu = (Xtr / unit).mean(axis=0)
+    sd = (Xtr / unit).std(axis=0)
     sd[sd == 0] = 1.0  # StandardScaler's rule for constant features
 
     def scale(Z: np.ndarray) -> np.ndarray:
-        return (Z - mu) / sd
+        return (Z / unit - mu) / sd
 
     path = ridge_path(scale(Xtr), y[train_idx], RIDGE_ALPHAS if alphas is None else alphas)
     ytr = y[train_idx]
@@ -238,8 +258,8 @@ def ridge_probe(
         return float(np.mean(pred == y[idx]))
 
     val = float("nan")
-    if val_idx is not None and len(val_idx):
-        val = accuracy(np.asarray(val_idx, dtype=np.int64))
+    if "val_idx" in parts and parts["val_idx"].size:
+        val = accuracy(parts["val_idx"])
     return ProbeResult(test_accuracy=accuracy(test_idx), train_accuracy=accuracy(train_idx),
                        cv_accuracy=float(loo_acc[best]), C=float("nan"), val_accuracy=val,
                        alpha=float(path.alphas[best]), probe="ridge")  # fmt: skip

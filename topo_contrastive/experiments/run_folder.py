@@ -89,8 +89,10 @@ class RunFolder:
     Raises:
         ValueError: ``out`` cannot be written; with ``resume``: ``out`` holds other files
             but no records file, a records file that is not readable JSON, one written by
-            another ``command``, or one of other settings (the message names the settings
-            that differ). Nothing is written or removed then.
+            another ``command``, one of other settings (the message names the settings
+            that differ), or one whose ``records`` is not a list of objects each naming its
+            cell under ``key`` (an edited or damaged file). Nothing is written or removed
+            then.
 
     Example::
 
@@ -169,6 +171,21 @@ class RunFolder:
                 + f"fingerprint {old!r}, this run {self.fingerprint!r}). Nothing was "
                 f"overwritten; {self.restart}"
             )
+        records = payload.get("records", [])
+        damaged = f"cannot resume from '{self.path}': the file was edited or damaged ("
+        if not isinstance(records, list):
+            raise ValueError(
+                damaged + f"its 'records' must be a list of records, got a "
+                f"{type(records).__name__}). Nothing was overwritten; {self.restart}"
+            )
+        for i, record in enumerate(records):
+            if not isinstance(record, dict) or not isinstance(record.get(self.key), str):
+                what = (f"is of type {type(record).__name__}" if not isinstance(record, dict)
+                        else f"has no '{self.key}' naming its cell")  # fmt: skip
+                raise ValueError(
+                    damaged + f"record {i} {what}, expected an object with '{self.key}'). "
+                    f"Nothing was overwritten; {self.restart}"
+                )
         return payload
 
     def done(self, key: str) -> bool:

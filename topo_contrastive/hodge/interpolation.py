@@ -17,7 +17,7 @@ def interpolate_flows(
     complex: ComplexOperators,
     x: Tensor,
     observed: Tensor,
-    smoothing: float = 0.0,
+    smoothing: float = 0.01,
 ) -> Tensor:
     r"""Fill the unobserved entries of edge flows with the flow that is closest to
     conserved: the divergence-minimising interpolation of Jia, Schaub, Segarra and Benson.
@@ -38,15 +38,25 @@ def interpolate_flows(
     share a pattern of unobserved edges share one sparse factorisation. The observed entries
     are kept as given.
 
+    The default is the authors' method: they weigh the ridge term as
+    :math:`\lambda_{\text{Jia}}^2 \lVert \mathbf{z} \rVert_2^2` and use
+    :math:`\lambda_{\text{Jia}} = 0.1`, i.e. ``smoothing = 0.01`` here (their code,
+    ``ssl_prediction`` of the FlowSSL repository). On the road networks the ridge term matters:
+    with half the edges of chicago-sketch observed, the default's flows correlate with the
+    true ones about twice as well as the minimum-norm limit ``smoothing = 0``, which puts
+    large circulations on the unobserved edges.
+
     Source: Jia, Schaub, Segarra, Benson, "Graph-based semi-supervised & active learning for
-    edge flows", KDD 2019, §3 (eq. 3, with the ridge term of their eq. 4).
+    edge flows", KDD 2019, §3 (eq. 3, with the ridge term of their eq. 4; :math:`\lambda =
+    0.1` in their experiments).
 
     Args:
         complex: the flows' complex.
         x: edge flows ``[N1]`` or ``[B, N1]``, floating (unobserved entries: any finite
             value, ignored).
         observed: ``bool`` mask of ``x``'s shape, or ``[N1]`` shared by every flow.
-        smoothing: the ridge weight :math:`\lambda \ge 0` (default ``0``).
+        smoothing: the ridge weight :math:`\lambda \ge 0` (default ``0.01``, the
+            :math:`\lambda_{\text{Jia}} = 0.1` of Jia et al.; ``0``: the minimum-norm limit).
 
     Returns:
         The interpolated flows, shaped like ``x``, on its device and dtype.

@@ -18,8 +18,10 @@ For every dataset and split :math:`s`:
    the split, mode after mode in the order of :data:`~.masks.MODES`, fractions in
    increasing order). The unobserved entries are set to zero (``"zeros"``) or filled by the
    flow-conservation interpolation of Jia et al., KDD 2019
-   (:func:`~topo_contrastive.hodge.interpolate_flows`, ``"interpolated"``), and each probe
-   scores the test flows. ``"complete"``: the test flows as they are.
+   (:func:`~topo_contrastive.hodge.interpolate_flows`, ``"interpolated"``; its minimum-norm
+   limit ``smoothing = 0``, with which the published results were made, not the function's
+   default, the authors' ``smoothing = 0.01``), and each probe scores the test flows.
+   ``"complete"``: the test flows as they are.
 
 A cell (dataset x split) is written to ``<out>/cells/cells.json`` as soon as it is finished
 (each dataset's encoder to ``<out>/encoders/``); a later call with the same settings reads it
@@ -293,7 +295,9 @@ def _cell(item: StudyData, encoder: Any, basis: np.ndarray, split: int,
             hidden = unobserved_masks(data.complex, len(test), fraction, mode, rng)
             observed = torch.from_numpy(~hidden)
             zeroed = torch.where(observed, test, torch.zeros_like(test))
-            filled = interpolate_flows(data.complex, zeroed.double(), observed).float()
+            filled = interpolate_flows(
+                data.complex, zeroed.double(), observed, smoothing=0.0
+            ).float()
             for fill, x in (("zeros", zeroed), ("interpolated", filled)):
                 for r in ROWS:
                     acc = probes[r].score(_features(r, x, data, encoder, basis), y_test)
