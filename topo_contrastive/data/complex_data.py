@@ -22,6 +22,9 @@ __all__ = ["ComplexData", "as_complex"]
 RANKS = (0, 1, 2)
 _INCIDENCES = ("incidence_1", "incidence_2")
 _WORDS = ("nodes", "edges", "2-cells")
+#: Per-row attributes whose tensors record their samples' row counts when read
+#: (``ComplexData._tag_rows``): the Hodge parts that the loss splits by sample.
+_ROW_TAGGED = frozenset({"hodge_parts"})
 
 
 def as_complex(obj: Any, name: str = "complex") -> ComplexOperators:
@@ -105,6 +108,36 @@ class ComplexData(Data):
         >>> batch.complex().sizes[:3]  # one complex, block-diagonal incidences
         (7, 7, 2)
     """
+
+    # ------------------------------------------------------------------ row tags
+    def __getattr__(self, key: str) -> Any:
+        value = super().__getattr__(key)
+        if key in _ROW_TAGGED:
+            self._tag_rows(value)
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if key in _ROW_TAGGED:
+            self._tag_rows(value)
+        return value
+
+    def _tag_rows(self, value: Any) -> None:
+        """Record on a per-row tensor of samples with their own complexes (the batch's
+        ``hodge_parts``) the number of rows of each sample, so that
+        :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` tells the samples apart
+        without a batch vector."""
+        store = self.__dict__.get("_store")
+        if not isinstance(value, Tensor) or store is None or "cell_counts" not in store:
+            return
+        if "incidence_1_index" not in store:  # on the shared complex: equal blocks
+            return
+        counts = store["cell_counts"].reshape(-1, 3)
+        for rank in (1, 0, 2):
+            sizes = counts[:, rank]
+            if value.dim() >= 1 and int(value.shape[0]) == int(sizes.sum()):
+                tag_batch(value, sizes.tolist())
+                return
 
     # ------------------------------------------------------------------ PyG collation
     def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:

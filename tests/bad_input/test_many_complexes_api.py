@@ -1,0 +1,67 @@
+# ruff: noqa: E501  (the case tables keep one case per line)
+"""Bad input to the Python APIs of the many-complex layer and the surfaces beside it: every
+case raises ``ValueError`` or ``TypeError`` naming the argument and what was expected.
+Grouped by surface: batch vectors of the loss and the encoders, mixed layouts of
+``ComplexData``, sizes read from small files, the geometry of face finding, and single
+arguments of the public functions."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from tests._many_complexes import many_complexes
+from tests.bad_input.conftest import expect
+from topo_contrastive import ContrastiveViews, EdgeFlowMask
+from topo_contrastive.losses import HodgeDebiasedInfoNCE
+from topo_contrastive.nn import SCNN, TopoModelXEncoder
+
+
+# ------------------------------------------------------------------ batch vectors
+@pytest.fixture(scope="module")
+def four():
+    """Four samples on their own complexes with their Hodge parts, their batch and two
+    views' embeddings ``[4, 4]``."""
+    samples = ContrastiveViews(EdgeFlowMask(0.2)).fit(many_complexes(4, seed=0))
+    g = torch.Generator().manual_seed(1)
+    return Batch.from_data_list(samples), torch.randn(4, 4, generator=g), torch.randn(4, 4, generator=g)
+
+
+def _loss(four, batch=None, z=None):
+    b, z1, z2 = four
+    z1, z2 = (z1, z2) if z is None else (z1[:z], z2[:z])
+    return lambda: HodgeDebiasedInfoNCE()(z1, z2, hodge_parts=b.hodge_parts, batch=batch(b) if batch else None)
+
+
+def _shifted(b):
+    """The batch vector with the first edge of sample 1 given to sample 0."""
+    out = b.batch_1.clone()
+    out[int((out == 1).nonzero()[0])] = 0
+    return out
+
+
+_SCNN_KW = dict(in_channels=1, hidden_channels=4, conv_order_down=1, conv_order_up=1)
+
+BATCH_CASES = [
+    ("loss-bool-batch", lambda f: _loss(f, lambda b: b.batch_1.bool()), TypeError, r"`batch` must be an integer tensor.*torch.bool"),
+    ("loss-float-batch", lambda f: _loss(f, lambda b: b.batch_1.float()), TypeError, r"`batch` must be an integer tensor.*float32"),
+    ("loss-3-samples-for-4", lambda f: _loss(f, lambda b: b.batch_1.clamp(max=2)), ValueError, r"`batch` gives no rows .* sample\(s\) \[3\] of the B = 4 .*names 3 samples"),
+    ("loss-sample-without-rows", lambda f: _loss(f, lambda b: torch.where(b.batch_1 == 1, 0, b.batch_1)), ValueError, r"`batch` gives no rows .* sample\(s\) \[1\]"),
+    ("loss-batch-short", lambda f: _loss(f, lambda b: b.batch_1[:-1]), ValueError, r"`batch` must be a vector \[\d+\]"),
+    ("loss-batch-of-another-batch", lambda f: _loss(f, _shifted), ValueError, r"`batch` gives the samples .* rows but `hodge_parts` holds samples of .*batch vector of another batch"),
+    ("loss-parts-of-4-for-3-embeddings", lambda f: _loss(f, z=3), ValueError, r"`hodge_parts` holds the rows of 4 samples .* B = 3 embeddings"),
+    ("scnn-3d-input-of-a-batch", lambda f: (lambda: SCNN(1, 4)(f[0].x_1.unsqueeze(0), *f[0].laplacians())), ValueError, r"batch of 4 complexes .*`x` of shape \(1, \d+, 1\) came without its batch vector.*batch=data.batch_1"),
+    ("scnn-2d-input-without-batch", lambda f: (lambda: SCNN(1, 4)(f[0].x_1, *f[0].laplacians())), ValueError, r"batch of 4 complexes .* no `batch` vector"),
+    ("topomodelx-without-batch", lambda f: (lambda: TopoModelXEncoder("scnn", **_SCNN_KW)(f[0].x_1, *f[0].laplacians())), ValueError, r"batch of 4 complexes .*without its batch vector.*batch=data.batch_1"),
+    ("topomodelx-in-channels-0", lambda f: (lambda: TopoModelXEncoder("scnn", **{**_SCNN_KW, "in_channels": 0})), ValueError, r"`in_channels` must be >= 1, got 0"),
+    ("topomodelx-in-channels-all-0", lambda f: (lambda: TopoModelXEncoder("sccnn", in_channels_all=(1, 0, 1), hidden_channels_all=(4, 4, 4), conv_order=1, sc_order=2)), ValueError, r"`in_channels_all\[1\]` must be >= 1, got 0"),
+    ("topomodelx-in-channels-float", lambda f: (lambda: TopoModelXEncoder("san", in_channels=1.5, hidden_channels=4)), TypeError, r"`in_channels` must be an int"),
+    ("topomodelx-3d-without-batch", lambda f: (lambda: TopoModelXEncoder("scnn", **_SCNN_KW)(f[0].x_1.unsqueeze(0), *f[0].laplacians())), ValueError, r"batch of 4 complexes .*without its batch vector"),
+]
+
+
+@pytest.mark.parametrize("case", BATCH_CASES, ids=[c[0] for c in BATCH_CASES])
+def test_batch_vectors(four, case):
+    _, make, exc, words = case
+    expect(make(four), exc, words)
