@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch
+from torch_geometric.data import Batch, InMemoryDataset
 
 from tests._many_complexes import many_complexes
 from tests.bad_input.conftest import expect
@@ -65,3 +65,26 @@ BATCH_CASES = [
 def test_batch_vectors(four, case):
     _, make, exc, words = case
     expect(make(four), exc, words)
+
+
+# ------------------------------------------------------------------ mixed layouts
+def _mixed(shared_first: bool, collate):
+    from topo_contrastive.data import ComplexData
+
+    own = many_complexes(2, seed=0)
+    shared = ComplexData.on_shared_complex(own[0].complex(), x_1=own[0].x_1, y=torch.tensor([0]))
+    return lambda: collate([shared, *own] if shared_first else [*own, shared])
+
+
+LAYOUT_CASES = [
+    ("dataset-shared-first", lambda: _mixed(True, InMemoryDataset.collate), ValueError, r"own complex .* collated with samples of the other layout \(missing `shared_complex`\)"),
+    ("dataset-own-first", lambda: _mixed(False, InMemoryDataset.collate), ValueError, r"shared complex .* collated with samples of the other layout \(missing `incidence_1_index`\)"),
+    ("batch-own-first", lambda: _mixed(False, Batch.from_data_list), ValueError, r"holds samples of one layout only.*from_complex.*on_shared_complex"),
+    ("batch-shared-first", lambda: _mixed(True, Batch.from_data_list), ValueError, r"holds samples of one layout only"),
+]
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES, ids=[c[0] for c in LAYOUT_CASES])
+def test_mixed_layouts(case):
+    _, make, exc, words = case
+    expect(make(), exc, words)
