@@ -7,6 +7,7 @@ arguments of the public functions."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch_geometric.data import Batch, InMemoryDataset
@@ -88,3 +89,48 @@ LAYOUT_CASES = [
 def test_mixed_layouts(case):
     _, make, exc, words = case
     expect(make(), exc, words)
+
+
+# ------------------------------------------------------------------ sizes from small files
+def _npz(tmp_path, **arrays):
+    from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
+
+    path = tmp_path / "data.npz"
+    np.savez(path, flows=np.ones((3, 1)), **arrays)
+    assert path.stat().st_size < 4096  # a small file
+    return lambda: read_edge_flow_file(str(path))
+
+
+def _edited_checkpoint(tmp_path, **model_kwargs):
+    from topo_contrastive.io import load_encoder, save_encoder
+
+    path = tmp_path / "encoder.pt"
+    save_encoder(TopoModelXEncoder("scnn", **_SCNN_KW), path)
+    obj = torch.load(path, weights_only=True)
+    obj["metadata"]["architecture"]["model_kwargs"].update(model_kwargs)
+    torch.save(obj, path)
+    return lambda: load_encoder(path)
+
+
+def _exact_path(edges):
+    from topo_contrastive import ComplexOperators, HodgeDecomposition
+
+    ops = ComplexOperators.from_simplices([[i, i + 1] for i in range(edges)])
+    return lambda: HodgeDecomposition(ops, backend="exact")
+
+
+B1 = {"B1_index": np.array([[0, 1], [0, 0]]), "B1_value": np.array([-1, 1])}
+SIZE_CASES = [
+    ("B1-shape-745-GiB", lambda t: _npz(t, **B1, B1_shape=np.array([10**11, 1])), ValueError, r"'B1_shape'.* declares 100000000000 nodes, above the limit of 100000000"),
+    ("B1-shape-more-edges-than-entries", lambda t: _npz(t, **B1, B1_shape=np.array([2, 10**9])), ValueError, r"'B1_shape'.* declares 1000000000 columns but .*'B1_index'.* stores 2 entries.*at most 1 edge"),
+    ("B2-shape-more-cells-than-entries", lambda t: _npz(t, **B1, B1_shape=np.array([2, 1]), B2_index=np.zeros((2, 0), dtype=np.int64), B2_value=np.zeros(0), B2_shape=np.array([1, 10**10])), ValueError, r"'B2_shape'.* declares 10000000000 columns .* stores 0 entries"),
+    ("exact-backend-above-budget", lambda t: _exact_path(40_000), ValueError, r"backend='exact' forms dense matrices of 47.7 GiB .*\(40001, 40000, 0\).*budget of 8 GiB.*backend='iterative'"),
+    ("checkpoint-model-width-edited", lambda t: _edited_checkpoint(t, hidden_channels=10**9), ValueError, r"model_kwargs.hidden_channels = 1000000000 exceeds the \d+ weight entries"),
+    ("checkpoint-model-order-edited", lambda t: _edited_checkpoint(t, conv_order_down=10**7), ValueError, r"model_kwargs.conv_order_down = 10000000 exceeds"),
+]
+
+
+@pytest.mark.parametrize("case", SIZE_CASES, ids=[c[0] for c in SIZE_CASES])
+def test_sizes_from_small_files(tmp_path, case):
+    _, make, exc, words = case
+    expect(make(tmp_path), exc, words)
