@@ -145,3 +145,62 @@ def test_a_three_node_path_gives_no_sample_of_zero_flow():
     expect(lambda: next_node_samples(ops, [[0, 1, 2, 3], [0, 1, 2]], truncate=False), ValueError, r"path 1 has 3 node\(s\); a next-node sample needs at least 4")
     s = next_node_samples(ops, [[0, 1, 2, 3]], truncate=False)  # the shortest: one step
     assert s.flows.tolist() == [[1.0, 0.0, 0.0]] and s.targets.tolist() == [2]
+
+
+# ------------------------------------------------------------------ single arguments
+def _interp(x_value, observed_all=False, smoothing=0.0):
+    from topo_contrastive import ComplexOperators
+    from topo_contrastive.hodge.interpolation import interpolate_flows
+
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+    x = torch.tensor([1.0, 2.0, x_value, 0.5])
+    observed = torch.tensor([True, True, observed_all, True])
+    return lambda: interpolate_flows(ops, x, observed, smoothing=smoothing)
+
+
+def _counts(value):
+    d = many_complexes(1, seed=0)[0].clone()
+    d.cell_counts = value
+    return lambda: d.batch_1
+
+
+def _rct(tmp_path, **kw):
+    from topo_contrastive.datasets import RandomComplexTrajectories
+
+    return lambda: RandomComplexTrajectories(str(tmp_path / "rct"), log=False, **kw)
+
+
+def _operators_on(device):
+    from topo_contrastive import ComplexOperators
+
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+    return lambda: ops.laplacians(device=device)
+
+
+ARGUMENT_CASES = [
+    ("interpolate-nan-where-observed", lambda t: _interp(float("nan"), observed_all=True), ValueError, r"`x` contains NaN or inf at 1 entries that `observed` marks as observed \(e.g. flow 0, edge 2\).*False in `observed`"),
+    ("interpolate-smoothing-negative-numpy", lambda t: _interp(0.0, smoothing=np.float64(-1.0)), ValueError, r"`smoothing` must be a finite number >= 0, got -1.0"),
+    ("interpolate-smoothing-string", lambda t: _interp(0.0, smoothing="1"), TypeError, r"`smoothing` must be a real number"),
+    ("device-gpu0-operators", lambda t: _operators_on("gpu0"), ValueError, r"`device` must be a torch.device or a device string such as 'cpu', 'cuda' or 'cuda:0', got 'gpu0'"),
+    ("device-gpu0-complexdata", lambda t: (lambda: many_complexes(1)[0].laplacians(device="gpu0")), ValueError, r"`device` must be .* got 'gpu0'"),
+    ("cell-counts-1d-of-2", lambda t: _counts(torch.tensor([3, 4])), ValueError, r"`cell_counts` must have shape \[B, 3\] .* got shape \(2,\)"),
+    ("cell-counts-float", lambda t: _counts(torch.tensor([[3.0, 4.0, 1.0]])), TypeError, r"`cell_counts` must be an integer tensor"),
+    ("cell-counts-negative", lambda t: _counts(torch.tensor([[3, -4, 1]])), ValueError, r"`cell_counts` holds negative sizes"),
+    ("rct-huge-num-samples", lambda t: _rct(t, num_samples=10**9), ValueError, r"`num_samples` = 1000000000 complexes .* need about 305175.8 GiB .*limit of 16 GiB"),
+    ("rct-huge-points", lambda t: _rct(t, points=(20, 10**12)), ValueError, r"`points` = 1000000000000 points need about .* GiB"),
+]
+
+
+@pytest.mark.parametrize("case", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])
+def test_single_arguments(tmp_path, case):
+    _, make, exc, words = case
+    expect(make(tmp_path), exc, words)
+    assert not (tmp_path / "rct").exists()  # refused before anything is written
+
+
+def test_cell_counts_of_one_row_as_a_vector_are_read_as_one_sample():
+    d = many_complexes(1, seed=0)[0]
+    flat = d.clone()
+    flat.cell_counts = d.cell_counts.reshape(-1)
+    assert flat.batch_1.tolist() == d.batch_1.tolist()
+    assert flat.complex().sizes == d.complex().sizes

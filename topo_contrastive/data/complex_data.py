@@ -14,6 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.data.storage import GlobalStorage
 
+from topo_contrastive._checks import check_device
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex._operators import tag_batch
 
@@ -268,6 +269,7 @@ class ComplexData(Data):
                 "a ComplexData needs `cell_counts` [1, 3] = (N0, N1, N2); build it with "
                 "ComplexData.from_complex / from_data / on_shared_complex"
             )
+        _check_counts(counts)
         return [int(v) for v in counts.reshape(-1, 3)[0]]
 
     # ------------------------------------------------------------------ constructors
@@ -485,8 +487,9 @@ class ComplexData(Data):
             rank: rank of the signals (default ``1``: edge flows).
 
         Raises:
-            ValueError: as :meth:`complex`.
+            ValueError: as :meth:`complex`; a ``device`` torch does not read (``"gpu0"``).
         """
+        device = check_device(device)
         if device is None:
             device = self._store["cell_counts"].device if "cell_counts" in self._store else "cpu"
         key = (str(torch.device(device)), dtype, int(rank))
@@ -532,6 +535,22 @@ class ComplexData(Data):
 
 # processed datasets of ComplexData load with torch.load(weights_only=True), as PyG's own
 torch.serialization.add_safe_globals([ComplexData])
+
+
+def _check_counts(counts: Any) -> None:
+    """``cell_counts``: an integer tensor ``[1, 3]`` (``[B, 3]`` in a batch; ``[3]`` is read
+    as one row) of non-negative sizes."""
+    if not isinstance(counts, Tensor) or counts.is_floating_point() or counts.dtype == torch.bool:
+        got = counts.dtype if isinstance(counts, Tensor) else type(counts).__name__
+        raise TypeError(f"`cell_counts` must be an integer tensor [B, 3] = (N0, N1, N2), got {got}")
+    shape = tuple(counts.shape)
+    if counts.numel() == 0 or shape[-1] != 3 or counts.dim() > 2:
+        raise ValueError(
+            f"`cell_counts` must have shape [B, 3] (one row (N0, N1, N2) per sample; [3] for "
+            f"one sample), got shape {shape}"
+        )
+    if bool((counts < 0).any()):
+        raise ValueError(f"`cell_counts` holds negative sizes: {counts.reshape(-1, 3).tolist()}")
 
 
 def _sample_matrices(data: ComplexData, counts: Sequence[int]) -> tuple[sp.csr_matrix, ...]:
