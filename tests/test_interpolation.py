@@ -112,3 +112,17 @@ def test_bad_input():
         interpolate_flows(ops, torch.tensor([0.0, float("nan"), 1.0]), torch.ones(3, dtype=bool))
     with pytest.raises(ValueError, match="smoothing"):
         interpolate_flows(ops, x, torch.ones(3, dtype=torch.bool), smoothing=-1.0)
+
+
+def test_nan_marks_unobserved_entries_and_numpy_smoothing_is_a_number():
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
+    observed = torch.tensor([True, True, False, True])
+    finite = torch.tensor([1.0, 2.0, 0.0, 0.5], dtype=torch.float64)
+    marked = finite.clone()
+    marked[2] = float("nan")  # NaN as the missing-value marker: ignored there
+    want = interpolate_flows(ops, finite, observed, smoothing=1.0)
+    torch.testing.assert_close(interpolate_flows(ops, marked, observed, smoothing=1.0), want,
+                               rtol=0, atol=0)  # fmt: skip
+    for lam in (np.int64(1), np.float32(1.0)):
+        torch.testing.assert_close(interpolate_flows(ops, finite, observed, smoothing=lam), want,
+                                   rtol=0, atol=1e-15)  # fmt: skip

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_EPOCHS",
     "MAX_SEED",
     "check_bool",
+    "check_device",
     "check_disjoint",
     "check_finite",
     "check_indices",
@@ -108,6 +109,26 @@ def check_real(
             f"`{name}` must be a finite number{' ' + bounds if bounds else ''}, got {value!r}"
         )
     return value
+
+
+def check_device(value: Any, name: str = "device") -> Any:
+    """``value`` as a ``torch.device`` (``None`` stays ``None``): a ``torch.device``, a
+    device string (``"cpu"``, ``"cuda"``, ``"cuda:0"``) or a CUDA index.
+
+    Raises:
+        ValueError: a string or object that torch does not read as a device (``"gpu0"``).
+    """
+    if value is None:
+        return None
+    import torch
+
+    try:
+        return torch.device(value)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(
+            f"`{name}` must be a torch.device or a device string such as 'cpu', 'cuda' or "
+            f"'cuda:0', got {_show(value)}"
+        ) from None
 
 
 def check_lr(value: Any, name: str) -> float:

@@ -265,7 +265,9 @@ def load_encoder(
         TypeError: ``complex`` of another type.
         ValueError: an unreadable, foreign or truncated file; an unsupported version;
             an encoder saved with another complex than ``complex``; a ``HodgeReadout``
-            without ``complex``; an architecture other than ``expected``; weights that do
+            without ``complex``; an architecture number (a width, an order) above the
+            number of stored weight entries (checked before the encoder is built);
+            an architecture other than ``expected``; weights that do
             not match the stored architecture or that hold NaN/inf; weights whose sha256 is
             not the one recorded at save time (edited after saving).
 
@@ -314,6 +316,7 @@ def load_encoder(
             raise ValueError(
                 f"checkpoint '{path}' has another architecture than expected ({detail})"
             )
+    _check_sizes(path, arch, state)
     encoder = _build_tmx(path, arch) if tmx else _build(path, arch, complex)
     own_state = encoder.state_dict()
     if set(own_state) != set(state):
@@ -337,6 +340,33 @@ def load_encoder(
     encoder.load_state_dict(state)
     encoder.eval()
     return encoder, meta
+
+
+def _integers(value: Any, where: str) -> list[tuple[str, int]]:
+    """The integers of an architecture entry (nested dicts, lists and tuples), named."""
+    if isinstance(value, Mapping):
+        return [i for k, v in value.items() for i in _integers(v, f"{where}.{k}")]
+    if isinstance(value, (list, tuple)):
+        return [i for j, v in enumerate(value) for i in _integers(v, f"{where}[{j}]")]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [(where, value)]
+    return []
+
+
+def _check_sizes(path: Any, arch: Mapping[str, Any], state: Mapping[str, torch.Tensor]) -> None:
+    """The sizes in the architecture (widths, orders, layers: not covered by the weights'
+    sha256) are backed by the stored weights, checked before the encoder is built: every
+    width or count of a model is at most its number of weight entries, so no number may
+    exceed the stored total (an edited ``hidden_channels = 10**9`` would otherwise
+    allocate the model first)."""
+    total = sum(int(t.numel()) for t in state.values())
+    for where, value in _integers(dict(arch), "architecture"):
+        if value > max(total, 1):
+            raise _fail(
+                path,
+                f"its {where} = {value} exceeds the {total} weight entries it stores: the "
+                "architecture does not belong to these weights (edited after saving?)",
+            )
 
 
 def _check_digest(path: Any, recorded: Any, state: Mapping[str, torch.Tensor]) -> None:

@@ -122,3 +122,43 @@ def test_bad_samples_are_named():
     short.x_1 = short.x_1[:-1]
     with pytest.raises(ValueError, match="sample 1: `x_1` has"):
         Batch.from_data_list([samples[0], short]).validate()
+
+
+def test_an_edit_of_the_incidences_changes_the_cached_operators():
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
+    d = ComplexData.from_complex(ops, x_1=torch.ones(5, 1))
+    down, up = (t.to_dense() for t in d.laplacians(dtype=torch.float64))
+    # in place: re-orient edge 0 (its column of B1 and its row of B2 change sign)
+    col = d.incidence_1_index[1] == 0
+    d.incidence_1_value[col] *= -1
+    d.incidence_2_value[d.incidence_2_index[0] == 0] *= -1
+    s = torch.ones(5, dtype=torch.float64)
+    s[0] = -1
+    down2, up2 = (t.to_dense() for t in d.laplacians(dtype=torch.float64))
+    torch.testing.assert_close(down2, s[:, None] * down * s[None, :], rtol=0, atol=0)
+    torch.testing.assert_close(up2, s[:, None] * up * s[None, :], rtol=0, atol=0)
+    assert not torch.equal(down2, down)
+    assert d.complex().B1[:, 0].toarray().ravel().tolist() == [1.0, -1.0, 0.0, 0.0]
+    # replaced: the triangle emptied, so L_up is zero
+    d.incidence_2_index = torch.zeros(2, 0, dtype=torch.long)
+    d.incidence_2_value = torch.zeros(0)
+    d.cell_counts = torch.tensor([[4, 5, 0]])
+    assert d.complex().num_faces == 0
+    assert d.laplacians()[1].to_dense().abs().sum() == 0
+
+
+def test_the_two_layouts_do_not_mix_in_a_batch_or_a_dataset():
+    from topo_contrastive.data import MixedLayoutError
+
+    own = many_complexes(2, seed=0)
+    shared = ComplexData.on_shared_complex(own[0].complex(), x_1=own[0].x_1, y=torch.tensor([0]))
+    for samples in ([shared, *own], [*own, shared]):
+        for collate in (InMemoryDataset.collate, Batch.from_data_list):
+            with pytest.raises(ValueError, match="collated with samples of the other layout"):
+                collate(samples)
+        with pytest.raises(MixedLayoutError, match="holds samples of one layout only"):
+            next(iter(DataLoader(samples, batch_size=3)))
+    # one layout collates and gives its samples back
+    data, slices = InMemoryDataset.collate([shared, shared])
+    assert data.shared_complex.tolist() == [True, True]
+    assert Batch.from_data_list(own).to_data_list()[1].complex().sizes == own[1].complex().sizes

@@ -35,7 +35,8 @@ def test_sample_holds_original_two_views_parts_and_num_nodes(small_hodge):
     with pytest.warns(UserWarning, match="fit"):  # unfitted: parts computed per access
         out = views(data)
     assert set(out.keys()) == {
-        "x_1", "y", "x_1_view1", "x_1_view2", "hodge_parts", "num_nodes", "cell_counts"
+        "x_1", "y", "x_1_view1", "x_1_view2", "hodge_parts", "num_nodes", "cell_counts",
+        "shared_complex",
     }
     assert set(data.keys()) == {"x_1", "y"} and torch.equal(data.x_1, x)  # input untouched
     ops = small_hodge.complex

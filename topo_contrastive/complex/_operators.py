@@ -17,6 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._checks import check_device
+
 __all__ = [
     "MAX_RANK",
     "OPERATORS",
@@ -270,11 +272,13 @@ class OperatorsMixin:
             A sparse tensor of the operator's shape on ``device`` with ``dtype``.
 
         Raises:
-            ValueError: unknown ``name`` or ``layout``.
+            ValueError: unknown ``name`` or ``layout``; a ``device`` torch does not read
+                (e.g. ``"gpu0"``).
             TypeError: ``dtype`` is not a floating dtype.
         """
         if name not in OPERATORS:
             raise ValueError(f"`name` must be one of {OPERATORS}, got {name!r}")
+        device = check_device(device)
         if not dtype.is_floating_point:
             raise TypeError(f"`dtype` must be a floating dtype, got {dtype}")
         m = self._get(name)

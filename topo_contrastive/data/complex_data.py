@@ -12,16 +12,68 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
+from torch_geometric.data.storage import GlobalStorage
 
+from topo_contrastive._checks import check_device
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex._operators import tag_batch
 
-__all__ = ["ComplexData", "as_complex"]
+__all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 
 #: Ranks whose signals and sizes a ``ComplexData`` carries (nodes, edges, 2-cells).
 RANKS = (0, 1, 2)
 _INCIDENCES = ("incidence_1", "incidence_2")
 _WORDS = ("nodes", "edges", "2-cells")
+#: Per-row attributes whose tensors record their samples' row counts when read
+#: (``ComplexData._tag_rows``): the Hodge parts that the loss splits by sample.
+_ROW_TAGGED = frozenset({"hodge_parts"})
+#: The key that marks a sample on the shared complex (a tensor ``[1]``, ``True``): samples
+#: of the two layouts have different keys, so that PyG's collation refuses to mix them.
+SHARED_MARK = "shared_complex"
+_INCIDENCE_KEYS = tuple(f"incidence_{k}_{p}" for k in (1, 2) for p in ("index", "value"))
+#: The attributes the cached operators are built from (a change drops the caches).
+_CACHE_KEYS = (*_INCIDENCE_KEYS, "cell_counts")
+
+
+class MixedLayoutError(KeyError, ValueError):
+    """Samples on the shared complex and samples with their own complexes in one PyG
+    ``Batch`` or ``InMemoryDataset`` (a ``ValueError``; a ``KeyError`` as well, so that
+    PyG's attribute lookups keep working)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _ComplexStorage(GlobalStorage):
+    """PyG's storage of a :class:`ComplexData`: a key of one layout missing from a sample
+    of the other (PyG's collation asks every sample for the first sample's keys) raises
+    :class:`MixedLayoutError` instead of a bare ``KeyError``."""
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._mapping[key]
+        except KeyError:
+            if key in _INCIDENCE_KEYS or key == SHARED_MARK:
+                raise MixedLayoutError(_mixed_message(key)) from None
+            raise
+
+
+torch.serialization.add_safe_globals([_ComplexStorage])
+
+
+def _mixed_message(key: str) -> str:
+    this = (
+        "a sample on the shared complex (ComplexData.on_shared_complex, no incidences of its "
+        "own)"
+        if key != SHARED_MARK
+        else "a sample with its own complex (ComplexData.from_complex, with incidences)"
+    )
+    return (
+        f"{this} is collated with samples of the other layout (missing `{key}`): a PyG "
+        "Batch or InMemoryDataset holds samples of one layout only; build every sample "
+        "with ComplexData.from_complex (each its own complex) or every one with "
+        "ComplexData.on_shared_complex (one complex on the dataset)"
+    )
 
 
 def as_complex(obj: Any, name: str = "complex") -> ComplexOperators:
@@ -74,8 +126,11 @@ class ComplexData(Data):
     **One shared complex** (the paper's setting: many flows on one complex) is the same
     layout without the incidences: the complex is stored once, on the dataset
     (``dataset.complex``), each sample carries ``cell_counts`` and its signals
-    (:meth:`on_shared_complex`); :attr:`is_shared` tells, and the operators come from
-    the dataset's complex, ``[N1, N1]``, so that the one-complex fast path is kept.
+    (:meth:`on_shared_complex`, marked by ``shared_complex`` ``bool [1]``); :attr:`is_shared`
+    tells, and the operators come from the dataset's complex, ``[N1, N1]``, so that the
+    one-complex fast path is kept. A ``Batch`` or ``InMemoryDataset`` holds samples of one
+    layout: collating both raises :class:`MixedLayoutError` (a ``ValueError``), whichever
+    comes first.
 
     **Batch vectors by rank.** :attr:`batch_0`, :attr:`batch_1`, :attr:`batch_2` map
     every node, edge and 2-cell to its sample (TopoBench's names; PyG's ``x_1_batch``
@@ -85,7 +140,8 @@ class ComplexData(Data):
     **Operators.** :meth:`complex` assembles the sample's (or the batch's block-diagonal)
     :class:`~topo_contrastive.ComplexOperators`, and :meth:`laplacians` its
     :math:`(\mathbf{L}_\downarrow, \mathbf{L}_\uparrow)` as torch sparse tensors, cached
-    on the object; the operators of a batch know its samples, so that
+    on the object until its incidences or ``cell_counts`` change (replaced or edited in
+    place); the operators of a batch know its samples, so that
     :class:`~topo_contrastive.nn.SCNN` refuses a 2-D input without the batch vector.
 
     Source: the layout of PyG's ``Data`` / ``Batch`` (Fey & Lenssen, 2019) and of TopoBench's
@@ -105,6 +161,93 @@ class ComplexData(Data):
         >>> batch.complex().sizes[:3]  # one complex, block-diagonal incidences
         (7, 7, 2)
     """
+
+    def __init__(
+        self,
+        x: Tensor | None = None,
+        edge_index: Tensor | None = None,
+        edge_attr: Tensor | None = None,
+        y: Any = None,
+        pos: Tensor | None = None,
+        time: Tensor | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        self.__dict__["_store"] = _ComplexStorage(_parent=self)
+        given = {"x": x, "edge_index": edge_index, "edge_attr": edge_attr, "y": y,
+                 "pos": pos, "time": time}  # fmt: skip
+        for key, value in {**{k: v for k, v in given.items() if v is not None}, **kwargs}.items():
+            setattr(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key in _CACHE_KEYS:
+            self._drop_caches()
+        super().__setattr__(key, value)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key in _CACHE_KEYS:
+            self._drop_caches()
+        super().__setitem__(key, value)
+
+    def __delattr__(self, key: str) -> None:
+        if key in _CACHE_KEYS:
+            self._drop_caches()
+        super().__delattr__(key)
+
+    # ------------------------------------------------------------------ operator caches
+    def _drop_caches(self) -> None:
+        for name in ("_complex_cache", "_laplacian_cache", "_cache_key"):
+            self.__dict__.pop(name, None)
+
+    def _operator_key(self) -> tuple[Any, ...]:
+        """What the cached operators were built from: each incidence tensor and
+        ``cell_counts`` by identity, storage and version (an in-place edit bumps it)."""
+        store = self.__dict__.get("_store")
+        mapping = getattr(store, "_mapping", {})
+        key = []
+        for name in _CACHE_KEYS:
+            t = mapping.get(name)
+            key.append(
+                (id(t), t.data_ptr(), t._version) if isinstance(t, Tensor) else None
+            )
+        return tuple(key)
+
+    def _check_caches(self) -> None:
+        """Drop the cached operators when the incidences or sizes changed since."""
+        key = self._operator_key()
+        if self.__dict__.get("_cache_key") != key:
+            self._drop_caches()
+            self.__dict__["_cache_key"] = key
+
+    # ------------------------------------------------------------------ row tags
+    def __getattr__(self, key: str) -> Any:
+        value = super().__getattr__(key)
+        if key in _ROW_TAGGED:
+            self._tag_rows(value)
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if key in _ROW_TAGGED:
+            self._tag_rows(value)
+        return value
+
+    def _tag_rows(self, value: Any) -> None:
+        """Record on a per-row tensor of samples with their own complexes (the batch's
+        ``hodge_parts``) the number of rows of each sample, so that
+        :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` tells the samples apart
+        without a batch vector."""
+        store = self.__dict__.get("_store")
+        if not isinstance(value, Tensor) or store is None or "cell_counts" not in store:
+            return
+        if "incidence_1_index" not in store:  # on the shared complex: equal blocks
+            return
+        counts = store["cell_counts"].reshape(-1, 3)
+        for rank in (1, 0, 2):
+            sizes = counts[:, rank]
+            if value.dim() >= 1 and int(value.shape[0]) == int(sizes.sum()):
+                tag_batch(value, sizes.tolist())
+                return
 
     # ------------------------------------------------------------------ PyG collation
     def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
@@ -126,6 +269,7 @@ class ComplexData(Data):
                 "a ComplexData needs `cell_counts` [1, 3] = (N0, N1, N2); build it with "
                 "ComplexData.from_complex / from_data / on_shared_complex"
             )
+        _check_counts(counts)
         return [int(v) for v in counts.reshape(-1, 3)[0]]
 
     # ------------------------------------------------------------------ constructors
@@ -169,6 +313,7 @@ class ComplexData(Data):
             **attrs,
         )
         data._set_signals(x_0, x_1, x_2)
+        data._check_caches()
         data.__dict__["_complex_cache"] = ops
         return data
 
@@ -192,6 +337,7 @@ class ComplexData(Data):
         ops = as_complex(complex)
         counts = torch.tensor([[ops.num_nodes, ops.num_edges, ops.num_faces]], dtype=torch.long)
         data = cls(cell_counts=counts, num_nodes=int(ops.num_nodes), **attrs)
+        data[SHARED_MARK] = torch.ones(1, dtype=torch.bool)
         data._set_signals(x_0, x_1, x_2)
         return data
 
@@ -311,6 +457,7 @@ class ComplexData(Data):
                 ``dataset.complex``); incidences that are not signed, with ``B1 B2 != 0``,
                 or of another size than ``cell_counts`` (the message names the sample).
         """
+        self._check_caches()
         cached = self.__dict__.get("_complex_cache")
         if cached is not None:
             return cached
@@ -340,11 +487,13 @@ class ComplexData(Data):
             rank: rank of the signals (default ``1``: edge flows).
 
         Raises:
-            ValueError: as :meth:`complex`.
+            ValueError: as :meth:`complex`; a ``device`` torch does not read (``"gpu0"``).
         """
+        device = check_device(device)
         if device is None:
             device = self._store["cell_counts"].device if "cell_counts" in self._store else "cpu"
         key = (str(torch.device(device)), dtype, int(rank))
+        self._check_caches()
         cache = self.__dict__.setdefault("_laplacian_cache", {})
         if key not in cache:
             ops = self.complex()
@@ -386,6 +535,22 @@ class ComplexData(Data):
 
 # processed datasets of ComplexData load with torch.load(weights_only=True), as PyG's own
 torch.serialization.add_safe_globals([ComplexData])
+
+
+def _check_counts(counts: Any) -> None:
+    """``cell_counts``: an integer tensor ``[1, 3]`` (``[B, 3]`` in a batch; ``[3]`` is read
+    as one row) of non-negative sizes."""
+    if not isinstance(counts, Tensor) or counts.is_floating_point() or counts.dtype == torch.bool:
+        got = counts.dtype if isinstance(counts, Tensor) else type(counts).__name__
+        raise TypeError(f"`cell_counts` must be an integer tensor [B, 3] = (N0, N1, N2), got {got}")
+    shape = tuple(counts.shape)
+    if counts.numel() == 0 or shape[-1] != 3 or counts.dim() > 2:
+        raise ValueError(
+            f"`cell_counts` must have shape [B, 3] (one row (N0, N1, N2) per sample; [3] for "
+            f"one sample), got shape {shape}"
+        )
+    if bool((counts < 0).any()):
+        raise ValueError(f"`cell_counts` holds negative sizes: {counts.reshape(-1, 3).tolist()}")
 
 
 def _sample_matrices(data: ComplexData, counts: Sequence[int]) -> tuple[sp.csr_matrix, ...]:

@@ -58,6 +58,27 @@ def _coo_arrays(mat: sp.spmatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+def _check_declared_shape(shape: np.ndarray, nnz: int, prefix: str, name: Names) -> None:
+    """The sizes a file declares fit what it stores, before anything is allocated: at
+    most :data:`_MAX_NODES` rows (nodes; edges in ``B2``), and every column (an edge of
+    ``B1``: two entries; a 2-cell of ``B2``: three or more) backed by stored entries."""
+    rows, cols = (int(v) for v in shape)
+    per_col, what = (2, "edge") if prefix == "B1" else (3, "2-cell")
+    if rows > _MAX_NODES:
+        unit = "nodes" if prefix == "B1" else "edges"
+        raise ValueError(
+            f"{name(prefix + '_shape')} declares {rows} {unit}, above the limit of "
+            f"{_MAX_NODES} (10^8)"
+        )
+    if cols * per_col > nnz:
+        raise ValueError(
+            f"{name(prefix + '_shape')} declares {cols} columns but "
+            f"{name(prefix + '_index')} stores {nnz} entries: every {what} needs "
+            f"{'two' if per_col == 2 else 'at least three'} (at most {nnz // per_col} "
+            f"{what}s)"
+        )
+
+
 def _coo_from_file(arrays: dict[str, np.ndarray], prefix: str, name: Names) -> sp.csr_matrix:
     index, value, shape = (arrays[f"{prefix}_{k}"] for k in ("index", "value", "shape"))
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
@@ -74,6 +95,7 @@ def _coo_from_file(arrays: dict[str, np.ndarray], prefix: str, name: Names) -> s
             f"{name(prefix + '_value')} must have shape [nnz] = [{index.shape[1]}], got "
             f"{tuple(value.shape)}"
         )
+    _check_declared_shape(shape, int(index.shape[1]), prefix, name)
     if index.size and ((index.min(axis=1) < 0).any() or (index.max(axis=1) >= shape).any()):
         raise ValueError(
             f"{name(prefix + '_index')} has an index outside the shape {tuple(shape.tolist())}"

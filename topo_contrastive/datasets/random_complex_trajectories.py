@@ -73,7 +73,9 @@ class RandomComplexTrajectories(InMemoryDataset):
 
     Raises:
         TypeError / ValueError: non-integer or out-of-range sizes, ``points`` not an
-            increasing pair of at least 20, splits larger than ``num_samples``.
+            increasing pair of at least 20, splits larger than ``num_samples``; sizes whose
+            memory (about ``num_samples * points[1] * 2 kB``) exceeds
+            :data:`MAX_BYTES` (16 GiB), checked before anything is generated.
 
     Example:
         >>> ds = RandomComplexTrajectories("data/rct", num_samples=8, num_train=4, num_val=2,
@@ -111,6 +113,13 @@ class RandomComplexTrajectories(InMemoryDataset):
                 f"sample of num_samples = {self.num_samples}"
             )
         self.seed = check_int(seed, "seed", 0)
+        need = self.num_samples * hi * BYTES_PER_POINT
+        if need > MAX_BYTES:
+            raise ValueError(
+                f"`num_samples` = {self.num_samples} complexes of up to `points` = {hi} points "
+                f"need about {need / 2**30:.1f} GiB ({BYTES_PER_POINT} bytes a point), above "
+                f"the limit of {MAX_BYTES / 2**30:.0f} GiB: ask for fewer or smaller complexes"
+            )
         super().__init__(root, transform, pre_transform, pre_filter, log=log)
         self.load(self.processed_paths[0])
 
@@ -149,6 +158,15 @@ class RandomComplexTrajectories(InMemoryDataset):
         return (
             f"{type(self).__name__}({len(self)}, points={self.points}, seed={self.seed})"
         )
+
+
+#: Memory of one point of a generated complex while the dataset is built: its share of
+#: the incidences (about 3 edges and 2 triangles a point), signals, positions and the
+#: operators cached on the samples (an upper estimate).
+BYTES_PER_POINT = 2048
+#: The most memory a dataset may ask for (``num_samples * points[1] * BYTES_PER_POINT``),
+#: checked before anything is generated.
+MAX_BYTES = 16 * 2**30
 
 
 def _sample(rng: np.random.Generator, points: tuple[int, int], label: int) -> ComplexData:

@@ -14,7 +14,7 @@ from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.blocks import check_supports
 from topo_contrastive.hodge.blockwise import BlockwiseBackend, edge_components
-from topo_contrastive.hodge.exact import ExactBackend
+from topo_contrastive.hodge.exact import MAX_EXACT_BYTES, ExactBackend, exact_bytes
 from topo_contrastive.hodge.iterative import iterative_backend
 from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts, check_component
 
@@ -101,12 +101,13 @@ class HodgeDecomposition:
     Args:
         complex: the complex's operators, or a TopoNetX ``SimplicialComplex`` /
             ``CellComplex`` (converted with :meth:`ComplexOperators.from_toponetx`).
-        backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges``,
-            else ``"blocks"`` for many components of at most ``max_exact_edges`` edges
-            each, such as a batch of complexes, else ``"iterative"``), ``"exact"`` (dense
-            eigenbases, :math:`O(N_1^2)` memory, offers :meth:`coordinates` and
-            :meth:`basis`), ``"iterative"`` (sparse solves) or ``"blocks"`` (exact per
-            connected component; edge flows only).
+        backend: ``"auto"`` (default: ``"exact"`` when ``N1 <= max_exact_edges`` and
+            its dense matrices fit its budget, else ``"blocks"`` for many components of
+            at most ``max_exact_edges`` edges each, such as a batch of complexes, else
+            ``"iterative"``), ``"exact"`` (dense eigenbases, :math:`O(N_1^2 + N_2^2)`
+            memory, at most :data:`~topo_contrastive.hodge.exact.MAX_EXACT_BYTES` (8 GiB),
+            offers :meth:`coordinates` and :meth:`basis`), ``"iterative"`` (sparse
+            solves) or ``"blocks"`` (exact per connected component; edge flows only).
         max_exact_edges: size threshold of ``"auto"`` (default ``2000``; at rank k it
             is compared with :math:`N_k`).
         tol: relative eigenvalue threshold separating zero from non-zero
@@ -124,7 +125,9 @@ class HodgeDecomposition:
         TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.ComplexOperators`;
             ``rank`` not an int.
         ValueError: unknown ``backend`` or a non-positive ``max_exact_edges``/``tol``;
-            a ``rank`` the complex does not have (e.g. 2 without triangles) or above 2.
+            a ``rank`` the complex does not have (e.g. 2 without triangles) or above 2;
+            ``backend="exact"`` on a complex whose dense matrices exceed its memory
+            budget (the message gives the size).
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
@@ -167,6 +170,8 @@ class HodgeDecomposition:
         self.tol = float(tol)
         if backend == "auto":
             backend = "exact" if self.num_simplices <= max_exact_edges else "iterative"
+            if backend == "exact" and exact_bytes(complex, self.rank) > MAX_EXACT_BYTES:
+                backend = "iterative"  # e.g. many more 2-cells than edges
             if backend == "iterative" and self.rank == 1:
                 # many small components (a batch of complexes): exact per component
                 count, _, label = edge_components(complex)

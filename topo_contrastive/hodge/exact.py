@@ -9,7 +9,8 @@ Ranks 0 and 2 (``HodgeDecomposition(complex, rank=k)``): orthonormal eigenbases 
 non-zero spectra of :math:`\mathbf{B}_k^\top \mathbf{B}_k` and :math:`\mathbf{B}_{k+1}
 \mathbf{B}_{k+1}^\top` (each from the smaller of the two Gram matrices of
 :math:`\mathbf{B}`, as the rank-1 backend does), and an orthonormal basis of their
-complement. Memory :math:`O(N_k^2)`.
+complement. Memory :math:`O(N_k^2)` (rank 1: also :math:`O(N_2^2)` for the curl
+eigenpairs), checked against :data:`MAX_EXACT_BYTES` before anything is formed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,51 @@ from topo_contrastive.hodge.linalg import connected_components, nonzero_eigenbas
 from topo_contrastive.hodge.parts import COMPONENTS
 from topo_contrastive.hodge.ranks import exact_rank
 
-__all__ = ["ExactBackend"]
+__all__ = ["MAX_EXACT_BYTES", "ExactBackend", "check_exact_memory", "exact_bytes"]
+
+
+#: The most memory the exact backend's dense matrices may take (8 GiB); above it
+#: ``backend="exact"`` is refused and ``backend="auto"`` chooses another backend.
+MAX_EXACT_BYTES = 8 * 2**30
+
+
+def _nodes_with_edges(ops: ComplexOperators) -> np.ndarray:
+    """The nodes that bound at least one edge, ``int64 [n]`` ascending."""
+    return np.flatnonzero(np.diff(ops.B1.tocsr().indptr) > 0)
+
+
+def exact_bytes(complex: ComplexOperators, rank: int) -> int:
+    r"""The memory of the dense matrices the exact backend forms for signals of ``rank``:
+    8 bytes per entry, each square matrix with its eigenvectors, and the ``N_k x N_k``
+    bases. Rank 1: the Gram matrices of :math:`\mathbf{L}_0` on the nodes with edges
+    and of :math:`\mathbf{L}_{2,\downarrow}` (``N2 x N2``); ranks 0 and 2: the smaller
+    Gram matrix of each incidence."""
+    sizes = complex.sizes
+    n = int(sizes[rank])
+    if rank == 1:
+        grams = [int(_nodes_with_edges(complex).size), int(sizes[2])]
+    else:
+        grams = [min(int(sizes[rank - 1]), n)] if rank > 0 else []
+        if rank + 1 < len(sizes):
+            grams.append(min(n, int(sizes[rank + 1])))
+    return 8 * (2 * sum(g * g for g in grams) + 2 * n * n)
+
+
+def check_exact_memory(complex: ComplexOperators, rank: int) -> None:
+    """Refuse a complex whose exact decomposition needs more than :data:`MAX_EXACT_BYTES`.
+
+    Raises:
+        ValueError: naming ``backend='exact'``, the sizes and the memory.
+    """
+    need = exact_bytes(complex, rank)
+    if need > MAX_EXACT_BYTES:
+        sizes = tuple(int(v) for v in complex.sizes[:3])
+        raise ValueError(
+            f"backend='exact' forms dense matrices of {need / 2**30:.1f} GiB for this complex "
+            f"((N0, N1, N2) = {sizes}, rank {rank}), above its budget of "
+            f"{MAX_EXACT_BYTES / 2**30:.0f} GiB: use backend='iterative' (sparse solves) or "
+            "'blocks' (exact per connected component), or backend='auto'"
+        )
 
 
 class ExactBackend(HodgeBackend):
@@ -31,6 +76,7 @@ class ExactBackend(HodgeBackend):
     name = "exact"
 
     def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
+        check_exact_memory(complex, rank)
         super().__init__(complex, rank, tol)
         if rank == 1:
             grad, curl = self._edge_bases()
@@ -54,9 +100,13 @@ class ExactBackend(HodgeBackend):
         grad = np.zeros((n1, 0))
         rank0 = ops.num_nodes - num_components
         if rank0 > 0:
-            evals, evecs = np.linalg.eigh(ops.L0.toarray())
-            lam, v = evals[num_components:], evecs[:, num_components:]
-            grad = (ops.B1.T @ v) / np.sqrt(lam)  # [N1, N0 - beta_0]
+            # nodes without edges are zero rows and columns of L0 (a component each):
+            # the eigenpairs with lam > 0 are those of L0 on the other nodes
+            used = _nodes_with_edges(ops)
+            skip = num_components - (ops.num_nodes - used.size)  # components with edges
+            evals, evecs = np.linalg.eigh(ops.L0[used][:, used].toarray())
+            lam, v = evals[skip:], evecs[:, skip:]
+            grad = (ops.B1[used].T @ v) / np.sqrt(lam)  # [N1, N0 - beta_0]
         # curl: the same from L2 = B2^T B2 and L_up = B2 B2^T
         curl = np.zeros((n1, 0))
         if ops.num_faces:

@@ -8,6 +8,7 @@ import scipy.sparse.linalg as sla
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_real
 from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["interpolate_flows"]
@@ -52,8 +53,8 @@ def interpolate_flows(
 
     Args:
         complex: the flows' complex.
-        x: edge flows ``[N1]`` or ``[B, N1]``, floating (unobserved entries: any finite
-            value, ignored).
+        x: edge flows ``[N1]`` or ``[B, N1]``, floating (unobserved entries: any value,
+            NaN included, ignored).
         observed: ``bool`` mask of ``x``'s shape, or ``[N1]`` shared by every flow.
         smoothing: the ridge weight :math:`\lambda \ge 0` (default ``0.01``, the
             :math:`\lambda_{\text{Jia}} = 0.1` of Jia et al.; ``0``: the minimum-norm limit).
@@ -63,8 +64,9 @@ def interpolate_flows(
 
     Raises:
         TypeError: ``x`` not floating, ``observed`` not boolean, ``complex`` of another type.
-        ValueError: shapes that do not match the complex's :math:`N_1`, NaN/inf, a negative
-            or non-finite ``smoothing``.
+        ValueError: shapes that do not match the complex's :math:`N_1`, NaN/inf at an
+            entry that ``observed`` marks as observed, a negative or non-finite
+            ``smoothing`` (a Python or numpy number).
     """
     if not isinstance(complex, ComplexOperators):
         raise TypeError(f"`complex` must be a ComplexOperators, got {type(complex).__name__}")
@@ -84,14 +86,18 @@ def interpolate_flows(
             f"`observed` must be [N1] or of x's shape {tuple(x.shape)}, got "
             f"{tuple(observed.shape)}"
         )
-    if not bool(torch.isfinite(xs).all()):
-        raise ValueError("`x` contains NaN or inf values")
-    if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float, np.floating)):
-        raise TypeError(f"`smoothing` must be a number >= 0, got {smoothing!r}")
-    if not np.isfinite(smoothing) or smoothing < 0:
-        raise ValueError(f"`smoothing` must be finite and >= 0, got {smoothing}")
+    smoothing = check_real(smoothing, "smoothing", minimum=0.0)
+    bad = ~torch.isfinite(xs) & mask.to(xs.device)  # NaN/inf where unobserved: ignored
+    if bool(bad.any()):
+        flow, edge = (int(v) for v in bad.nonzero()[0])
+        raise ValueError(
+            f"`x` contains NaN or inf at {int(bad.sum())} entries that `observed` marks as "
+            f"observed (e.g. flow {flow}, edge {edge}): mark a missing entry False in "
+            "`observed` (its value is then ignored), or give a finite value"
+        )
     mask = mask.expand(xs.shape[0], n1).cpu().numpy()
-    values = xs.detach().cpu().double().numpy()
+    values = torch.nan_to_num(xs.detach(), nan=0.0, posinf=0.0, neginf=0.0)
+    values = values.cpu().double().numpy()
     b1 = complex.B1.tocsc()
     out = values.copy()
     patterns, group = np.unique(mask, axis=0, return_inverse=True)

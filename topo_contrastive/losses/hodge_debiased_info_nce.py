@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from topo_contrastive.complex._operators import operator_blocks
 from topo_contrastive.losses._nt_xent import (
     Pool,
     check_bool,
@@ -73,6 +74,67 @@ def _blocks(parts: Tensor, batch_size: int) -> int:
     return rows // batch_size
 
 
+def _check_batch(
+    batch: object, parts: Tensor, num: int, blocks: tuple[int, ...] | None
+) -> Tensor:
+    """The batch vector ``[sum N1]`` of ``parts``: integer (not bool), one entry per row,
+    values in ``[0, B)`` and every one of the ``B`` samples owning rows (and, for the
+    parts of a ``ComplexData`` batch, the rows of its samples)."""
+    if not isinstance(batch, Tensor):
+        raise TypeError(
+            f"`batch` must be an integer tensor [sum N1] (data.batch_1), got "
+            f"{type(batch).__name__}"
+        )
+    if batch.dtype == torch.bool or batch.is_floating_point() or batch.is_complex():
+        raise TypeError(
+            f"`batch` must be an integer tensor [sum N1] (the sample of every row of "
+            f"`hodge_parts`, data.batch_1), got dtype {batch.dtype}"
+        )
+    rows = int(parts.shape[0])
+    if batch.dim() != 1 or int(batch.shape[0]) != rows:
+        raise ValueError(
+            f"`batch` must be a vector [{rows}] (the sample of every row of `hodge_parts`), "
+            f"got shape {tuple(batch.shape)}"
+        )
+    if rows == 0 or batch.is_meta:
+        return batch
+    low, high = int(batch.min()), int(batch.max())
+    if low < 0 or high >= num:
+        raise ValueError(
+            f"`batch` must number the B = {num} samples of `z1`/`z2` (values in "
+            f"[0, {num - 1}]), got values in [{low}, {high}]"
+        )
+    owned = torch.bincount(batch.long(), minlength=num)
+    empty = (owned == 0).nonzero().view(-1)
+    if empty.numel():
+        raise ValueError(
+            f"`batch` gives no rows of `hodge_parts` to the sample(s) "
+            f"{empty[:5].tolist()}{' ...' if empty.numel() > 5 else ''} of the B = {num} "
+            f"samples of `z1`/`z2` (it names {num - empty.numel()} samples): every "
+            "embedding needs the rows of its flow"
+        )
+    if blocks is not None and tuple(owned.tolist()) != tuple(blocks):
+        raise ValueError(
+            f"`batch` gives the samples {owned.tolist()[:6]}{'...' if num > 6 else ''} rows "
+            f"but `hodge_parts` holds samples of {list(blocks[:6])}"
+            f"{'...' if len(blocks) > 6 else ''} rows: the batch vector of another batch"
+        )
+    return batch
+
+
+def _batch_of_blocks(blocks: tuple[int, ...], parts: Tensor, num: int) -> Tensor:
+    """The batch vector of the ``hodge_parts`` of a ``ComplexData`` batch (samples with
+    their own complexes, ``blocks`` rows each)."""
+    if len(blocks) != num:
+        raise ValueError(
+            f"`hodge_parts` holds the rows of {len(blocks)} samples on their own complexes "
+            f"but `z1`/`z2` hold B = {num} embeddings: pass the parts and embeddings of one "
+            "batch"
+        )
+    sizes = torch.tensor(blocks, device=parts.device)
+    return torch.arange(num, device=parts.device).repeat_interleave(sizes)
+
+
 class HodgeDebiasedInfoNCE(nn.Module):
     r"""Hodge-debiased InfoNCE: negatives reweighted by their spectral dissimilarity (eq. 6).
 
@@ -90,10 +152,14 @@ class HodgeDebiasedInfoNCE(nn.Module):
     with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`. A zero
     weight removes that negative; all weights one give exactly
     :class:`~topo_contrastive.losses.InfoNCE`; no gradient flows into the weights. The Hodge
-    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. Without ``batch`` they are ``B``
-    blocks on one shared complex and the weights are the paper's; with ``batch`` (samples on
-    different complexes) they compare the samples' energy fractions
-    (:func:`~topo_contrastive.losses.hodge_energy_weights`). ``gather_distributed=True``
+    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. With ``batch`` (samples on
+    different complexes) the weights compare the samples' energy fractions
+    (:func:`~topo_contrastive.losses.hodge_energy_weights`); the ``hodge_parts`` of a
+    :class:`~topo_contrastive.data.ComplexData` batch (read from the batch, not a copy)
+    know the rows of their samples, so they get the same weights without ``batch``. Any
+    other ``hodge_parts`` without ``batch`` are ``B`` equal blocks on one shared complex and
+    the weights are the paper's: pass ``batch`` for the parts of different complexes
+    whenever they are a copy (``.to(device)``, ``.double()``). ``gather_distributed=True``
     gathers embeddings and parts from all ranks, as for InfoNCE. Design notes:
     docs/design.md §2.4-2.5, §6.3 and §7.6.
 
@@ -122,13 +188,16 @@ class HodgeDebiasedInfoNCE(nn.Module):
     Raises:
         TypeError: non-numeric hyper-parameters, non-bool flags, non-tensor or non-floating
             inputs, ``hodge_parts`` that is not one tensor (e.g. three parts; the message
-            says how to convert them), a non-integer ``batch``.
+            says how to convert them), a ``batch`` that is not an integer tensor (a bool
+            or float one).
         ValueError: bad hyper-parameters; NaN or inf in ``z1``/``z2``/``hodge_parts``; views
             of different shapes; fewer than 2 samples; not exactly one of ``hodge_parts`` /
             ``weights``; ``hodge_parts`` of another shape than ``[sum N1, 3]`` (e.g.
             ``[3, B, N1]``); rows not in ``B`` equal blocks (without ``batch``); a ``batch``
-            that does not number the ``B`` samples; ``weights`` of the wrong shape, negative,
-            or with an anchor whose negatives all have weight 0.
+            that is not ``[sum N1]``, has values outside ``[0, B)``, leaves a sample without
+            rows, or does not fit the samples of a ``ComplexData`` batch's ``hodge_parts``;
+            such parts of another number of samples than ``B``; ``weights`` of the wrong
+            shape, negative, or with an anchor whose negatives all have weight 0.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]])
@@ -189,7 +258,12 @@ class HodgeDebiasedInfoNCE(nn.Module):
         if batch is not None and hodge_parts is None:
             raise ValueError("`batch` is the batch vector of `hodge_parts`; it needs them")
         if hodge_parts is not None:
+            blocks = operator_blocks(hodge_parts)  # a ComplexData batch's parts know them
             parts = _check_parts(hodge_parts).detach()
+            if batch is not None:
+                batch = _check_batch(batch, parts, pool.batch_size, blocks)
+            elif blocks is not None:  # samples on their own complexes: their rows
+                batch = _batch_of_blocks(blocks, parts, pool.batch_size)
             if batch is not None or self.similarity == "energy":
                 w = self._energy_weights(parts, batch, pool)
             else:
@@ -226,21 +300,12 @@ class HodgeDebiasedInfoNCE(nn.Module):
         if batch is not None and self.similarity == "cosine":
             raise ValueError(
                 "similarity='cosine' compares the Hodge parts edge by edge, which needs one "
-                "shared complex; a batch of different complexes (given `batch`) needs "
-                "similarity='auto' or 'energy'"
+                "shared complex; a batch of different complexes (given `batch`, or the "
+                "`hodge_parts` of a ComplexData batch) needs similarity='auto' or 'energy'"
             )
         if batch is None:  # one shared complex, energy similarity asked for
             n1 = _blocks(parts, pool.batch_size)
             batch = torch.arange(pool.batch_size, device=parts.device).repeat_interleave(n1)
-        elif isinstance(batch, Tensor) and (batch.is_floating_point() or batch.is_complex()):
-            raise TypeError(f"`batch` must be an integer tensor, got dtype {batch.dtype}")
-        elif isinstance(batch, Tensor) and batch.numel() and not batch.is_meta:
-            low, high = int(batch.min()), int(batch.max())
-            if low < 0 or high >= pool.batch_size:
-                raise ValueError(
-                    f"`batch` must number the B = {pool.batch_size} samples of `z1`/`z2` "
-                    f"(values in [0, {pool.batch_size - 1}]), got values in [{low}, {high}]"
-                )
         frac = energy_fractions(parts, batch, pool.batch_size)
         frac = frac.to(pool.a1.device)
         if pool.world_size == 1:

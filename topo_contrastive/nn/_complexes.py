@@ -15,7 +15,7 @@ from torch import Tensor
 
 from topo_contrastive.complex._operators import operator_blocks
 
-__all__ = ["blocks_of", "check_complexes_batch"]
+__all__ = ["blocks_of", "check_complexes_batch", "refuse_pooled_complexes"]
 
 
 def blocks_of(*operators: Any) -> tuple[int, ...] | None:
@@ -26,6 +26,27 @@ def blocks_of(*operators: Any) -> tuple[int, ...] | None:
             if blocks is not None:
                 return blocks
     return None
+
+
+def refuse_pooled_complexes(x: Any, operators: tuple[Any, ...]) -> None:
+    """Refuse an input that is not the 2-D ``[sum N1, C]`` rows with their batch vector on
+    the operators of a batch of several complexes (a 3-D ``[1, sum N1, C]``, or a 2-D input
+    without ``batch``): pooled, it would give one embedding of several samples.
+
+    Raises:
+        ValueError: the operators are tagged with more than one block (a ``ComplexData``
+            batch of several samples).
+    """
+    blocks = blocks_of(*operators)
+    if blocks is None or len(blocks) <= 1:
+        return
+    shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+    raise ValueError(
+        f"the operators belong to a batch of {len(blocks)} complexes (block-diagonal, "
+        f"{sum(blocks)} edges) but `x` of shape {shape} came without its batch vector: "
+        "pass `x` as [sum N1, C] with batch=data.batch_1, so that every sample gets its "
+        "own embedding (without it the samples would be pooled into one)"
+    )
 
 
 def check_complexes_batch(batch: Any, rows: int, operators: tuple[Any, ...]) -> int:

@@ -11,7 +11,11 @@ from torch import Tensor
 
 from topo_contrastive._checks import check_finite
 from topo_contrastive.complex._operators import operator_fingerprint
-from topo_contrastive.nn._complexes import blocks_of, check_complexes_batch
+from topo_contrastive.nn._complexes import (
+    blocks_of,
+    check_complexes_batch,
+    refuse_pooled_complexes,
+)
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.projection_head import ProjectionHead
@@ -89,8 +93,9 @@ class SCNN(torch.nn.Module):
             ``readout`` that is neither a string nor a module, a non-bool flag.
         ValueError: (``__init__``) an unknown ``act`` or ``readout``, sizes below 1,
             negative orders; (``forward``) see :meth:`SCNNConv.forward`; NaN or inf in ``x``
-            (naming the samples; skipped with ``check_finite = False``); a 2-D input on
-            the operators of a multi-sample batch without ``batch``.
+            (naming the samples; skipped with ``check_finite = False``); any input on
+            the operators of a multi-sample batch without ``batch`` (a 2-D ``[sum N1, C]``
+            or a 3-D ``[1, sum N1, C]``): never one pooled embedding of several samples.
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
@@ -215,12 +220,15 @@ class SCNN(torch.nn.Module):
             ValueError: such a batch of several samples without ``batch``; a ``batch`` that
                 does not fit the operators.
         """
-        if not isinstance(x, Tensor) or x.dim() != 2:
+        if not isinstance(x, Tensor):
             return None
         active = tuple(
             L for L, k in ((L_down, self.K_down), (L_up, self.K_up)) if k > 0 and L is not None
         )
         if not active or not isinstance(active[0], Tensor) or active[0].dim() != 2:
+            return None
+        if x.dim() != 2:
+            refuse_pooled_complexes(x, active)
             return None
         if int(active[0].shape[0]) != int(x.shape[0]):
             return None

@@ -9,8 +9,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.complex._operators import operator_complex
-from topo_contrastive.nn._complexes import check_complexes_batch
+from topo_contrastive.nn._complexes import check_complexes_batch, refuse_pooled_complexes
 
 __all__ = ["KINDS", "TopoModelXEncoder"]
 
@@ -47,6 +48,27 @@ def _replicate(t: Tensor, times: int) -> Tensor:
     return torch.sparse_coo_tensor(
         torch.stack([rows, cols]), val.repeat(times), (times * n, times * m)
     ).coalesce()
+
+
+def _check_widths(kind: str, kwargs: dict[str, Any]) -> None:
+    """The input widths of the model's arguments are integers >= 1 (a width 0 would make
+    the model ignore its input)."""
+    if kind == "sccnn":
+        widths = kwargs.get("in_channels_all")
+        if widths is not None:
+            if not isinstance(widths, (tuple, list)) or len(widths) != 3:
+                raise ValueError(
+                    "`in_channels_all` must be three input widths (nodes, edges, 2-cells), "
+                    f"got {widths!r}"
+                )
+            for i, w in enumerate(widths):
+                check_int(w, f"in_channels_all[{i}]", minimum=1)
+    elif kind == "scn2":
+        for k in range(3):
+            if f"in_channels_{k}" in kwargs:
+                check_int(kwargs[f"in_channels_{k}"], f"in_channels_{k}", minimum=1)
+    elif "in_channels" in kwargs:
+        check_int(kwargs["in_channels"], "in_channels", minimum=1)
 
 
 class TopoModelXEncoder(torch.nn.Module):
@@ -113,9 +135,12 @@ class TopoModelXEncoder(torch.nn.Module):
 
     Raises:
         ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
-        TypeError / ValueError: an unknown ``kind`` or ``readout``; (``forward``) operators
-            that do not come from a complex of the library, or the errors of the batch
-            layout (see :class:`~topo_contrastive.nn.SCNN`).
+        TypeError / ValueError: an unknown ``kind`` or ``readout``; an input width
+            (``in_channels``, ``in_channels_all``, ``in_channels_k``) that is not an
+            integer >= 1; (``forward``) operators that do not come from a complex of the
+            library, the operators of a batch of several complexes without ``batch``
+            (never one pooled embedding), or the errors of the batch layout (see
+            :class:`~topo_contrastive.nn.SCNN`).
 
     Example:
         >>> encoder = TopoModelXEncoder("scnn", in_channels=1, hidden_channels=16,
@@ -129,6 +154,7 @@ class TopoModelXEncoder(torch.nn.Module):
             raise ValueError(f"`kind` must be one of {tuple(KINDS)}, got {kind!r}")
         if not isinstance(readout, str) or readout not in _READOUTS:
             raise ValueError(f"`readout` must be one of {_READOUTS}, got {readout!r}")
+        _check_widths(kind, model_kwargs)
         import importlib
 
         module, cls = KINDS[kind]
@@ -230,6 +256,8 @@ class TopoModelXEncoder(torch.nn.Module):
             raise TypeError(f"`x` must be a floating tensor, got {type(x).__name__}")
         if x.dim() == 1:
             x = x.unsqueeze(-1)
+        if batch is None:  # never one embedding of several complexes
+            refuse_pooled_complexes(x, (L_down, L_up))
         n1 = int(L_down.shape[0])
         if x.dim() == 3:  # dense samples [B, N1, C] on one complex: PyG's rows and batch
             if batch is not None:

@@ -57,10 +57,12 @@ def test_truncation_and_reversal_follow_scone_split_paths():
     [
         ([], ValueError, "empty"),
         ([[0, 1]], ValueError, "path 0 has 2 node"),
-        ([[0, 1, 4], [4]], ValueError, "path 1 has 1 node"),
-        ([[0, 1, 4], [0, 2, 5]], ValueError, "path 1 is not a walk"),
-        ([[0, 1, 9]], ValueError, "outside"),
-        ([[0, -1, 4]], ValueError, "outside"),
+        # 3 nodes: the prefix would be one node, of zero flow
+        ([[0, 1, 4]], ValueError, "path 0 has 3 node.*at least 4.*not zero"),
+        ([[0, 1, 4, 5], [4]], ValueError, "path 1 has 1 node"),
+        ([[0, 1, 4, 5], [0, 2, 5, 8]], ValueError, "path 1 is not a walk"),
+        ([[0, 1, 9, 8]], ValueError, "outside"),
+        ([[0, -1, 4, 5]], ValueError, "outside"),
     ],
 )
 def test_bad_paths(paths, error, words):

@@ -11,7 +11,8 @@ gives one sample:
    ``numpy.random.Generator``). A path of fewer than 7 nodes has no such cut and is kept
    whole (SCoNe's draw would fail there).
 2. **Split**: the prefix is the cut path without its last two nodes (SCoNe's suffix of size 2,
-   whose first node is the one-step target): ``prefix = p[:-2]``, ``target = p[-2]``.
+   whose first node is the one-step target): ``prefix = p[:-2]``, ``target = p[-2]``; a
+   path needs at least 4 nodes, so that the prefix takes a step (its flow is not zero).
 3. **Prefix flow** :math:`\mathbf{x} \in \mathbb{R}^{N_1}`: every step of the prefix adds its
    sign to its edge (:meth:`~topo_contrastive.ComplexOperators.path_to_flow`).
 4. **Candidates**: the neighbours of the prefix's last node in the complex's graph (both
@@ -88,8 +89,8 @@ def next_node_samples(
 
     Args:
         ops: the complex the paths walk on.
-        paths: node paths, each a walk of at least 3 nodes (consecutive nodes joined by an
-            edge).
+        paths: node paths, each a walk of at least 4 nodes (consecutive nodes joined by an
+            edge): the prefix ``p[:-2]`` then takes at least one step.
         truncate: cut each path at a random length first, as SCoNe does (default ``True``).
         reverse: reverse every path first (default ``False``).
         seed: seed of the truncation draws (default 0); the same seed gives the same cuts
@@ -103,7 +104,7 @@ def next_node_samples(
             of booleans or fractional node ids; a flag that is not a bool, a seed that is not
             an int.
         ValueError: no paths; a path that is not 1-D; a seed outside ``[0, 2**31 - 1]``; a
-            path of fewer than 3 nodes (no prefix flow and target: says
+            path of fewer than 4 nodes (its prefix would be one node, of zero flow: says
             which path and its length); a step that is not an edge of the complex (says which
             path and step); node ids outside the complex.
 
@@ -143,10 +144,11 @@ def next_node_samples(
             if np.abs(p).max() >= 2.0**62:
                 raise ValueError(f"path {k} has node ids outside [0, {n0})")
         p = p.astype(np.int64)
-        if p.size < 3:
+        if p.size < 4:
             raise ValueError(
-                f"path {k} has {p.size} node(s); a next-node sample needs at least 3 (a prefix "
-                "of 2 nodes and the next node)"
+                f"path {k} has {p.size} node(s); a next-node sample needs at least 4: the "
+                "prefix (all but the last two nodes) must take at least one step, so that "
+                "its flow is not zero, and the next node follows it"
             )
         if p.min() < 0 or p.max() >= n0:
             raise ValueError(f"path {k} has node ids outside [0, {n0}): {p.min()}..{p.max()}")
