@@ -55,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     common.check_out(args.out, args.overwrite)
     check_output_possible(args.out)
     data = common.load_data(args)  # bad data is refused before --out is made
-    load_experiment_encoder(args.checkpoint, data=data)  # a checkpoint of other data too
+    encoder, _ = load_experiment_encoder(args.checkpoint, data=data)  # other data refused
+    line = getattr(encoder.readout, "harmonic_line", None)
+    if line is not None and getattr(encoder.readout, "harmonic", "none") != "none":
+        common.say(line() + "; as recorded in the checkpoint")
     with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
         done = embed_to_folder(
             args.checkpoint, data, work, device=args.device, batch_size=args.batch_size,
