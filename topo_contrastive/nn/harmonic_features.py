@@ -38,7 +38,7 @@ standard deviation :math:`\sqrt{(\lVert\mathbf{u}\rVert^2\lVert\mathbf{v}\rVert^
     \frac{\varepsilon^2}{4} - \frac{\varepsilon^3}{6} = \frac{\ln(2 n^2 / \delta)}{k}
 
 (:func:`sketch_distortion_bound`, :math:`0 < \varepsilon < 1`; e.g. :math:`\varepsilon =
-0.60` for :math:`k = 256`, :math:`n = 64`, :math:`\delta = 0.01`, where the typical error
+0.59` for :math:`k = 256`, :math:`n = 64`, :math:`\delta = 0.01`, where the typical error
 is :math:`\sqrt{2/k} = 0.09`): the norm bounds of Dasgupta & Gupta (2003),
 :math:`\Pr[\lVert\mathbf{G}^\top\mathbf{w}\rVert^2 \ge 1 + \varepsilon] \le
 e^{-k(\varepsilon^2/2 - \varepsilon^3/3)/2}` and :math:`\Pr[\lVert\mathbf{G}^\top
@@ -248,7 +248,7 @@ def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> floa
 
     Example:
         >>> round(sketch_distortion_bound(256, 64), 2)
-        0.6
+        0.59
 
     Raises:
         ValueError: ``k`` or ``num_flows`` below 1, ``delta`` outside ``(0, 1)``.

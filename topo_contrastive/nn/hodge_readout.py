@@ -152,15 +152,11 @@ class HodgeReadout(torch.nn.Module):
     features of rank-k simplices (:attr:`beta1` then holds :math:`\beta_k`). No parameters;
     design notes in docs/design.md §7.2.
 
-    **At scale** (``harmonic="auto"``, the default): where the exact basis does not fit the
-    memory budget (:func:`~topo_contrastive.nn.harmonic_features.plan_harmonic_features`:
-    ``8 N1 beta_1`` bytes against 256 MiB by default) or the backend keeps none, the
-    coordinates are those of a seeded sketch of the harmonic space,
-    :math:`\mathbf{S}^\top\mathbf{H}` with :math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}`
-    ``[N1, k]`` (:func:`~topo_contrastive.nn.harmonic_features.harmonic_sketch`), which keeps
-    norms and inner products of the harmonic parts of the features' channels within a stated
-    factor (docs/design.md §7.2); :math:`k` takes the place of :math:`\beta_1` in the sizes
-    below (:attr:`harmonic_dim`).
+    **At scale** (``harmonic="auto"``): where the basis does not fit the memory budget or the
+    backend keeps none, a seeded sketch :math:`\mathbf{S}^\top\mathbf{H}`,
+    :math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}` ``[N1, k]``, takes the place of
+    :math:`\mathbf{U}_H^\top\mathbf{H}` (:math:`k` of :math:`\beta_1`,
+    :attr:`harmonic_dim`; :mod:`~topo_contrastive.nn.harmonic_features`).
 
     Args:
         hodge (HodgeDecomposition or None): the decomposition of the complex the features
@@ -173,11 +169,8 @@ class HodgeReadout(torch.nn.Module):
         harmonic_channels (int, optional): harmonic coordinates of the first
             ``harmonic_channels`` channels only (``None``: of every channel).
             (default: ``None``)
-        harmonic (str, optional): ``"auto"`` (the exact basis where it fits the budget,
-            else a sketch), ``"exact"`` (the canonical basis) or ``"sketch"``.
-            (default: ``"auto"``)
-        sketch_dim (int, optional): directions of a sketch (default ``None``: 256, fewer
-            where the budget holds fewer).
+        harmonic (str, optional): ``"auto"`` (default), ``"exact"`` or ``"sketch"``.
+        sketch_dim (int, optional): directions of a sketch (default: by the budget, <= 256).
         sketch_seed (int, optional): seed of a sketch. (default: ``0``)
 
     Shapes:
