@@ -413,12 +413,8 @@ def reference_features(data: Any, kind: str) -> np.ndarray:
     if kind == "abs":
         return data.flows.double().abs().numpy()
     if kind == "harmonic":
-        from topo_contrastive.nn import canonical_harmonic_basis
-        from topo_contrastive.nn.harmonic_features import harmonic_sketch, plan_harmonic_features
+        from topo_contrastive.nn.harmonic_features import harmonic_matrix
 
-        plan = plan_harmonic_features(data.hodge)
-        if plan.kind == "sketch":  # [N1, k]: G^T P_H x without a basis
-            return data.flows.double().numpy() @ harmonic_sketch(data.hodge, plan.dim)
-        basis, _ = canonical_harmonic_basis(data.hodge)
-        return data.flows.double().numpy() @ basis
+        matrix, _ = harmonic_matrix(data.hodge)  # U_H, or the sketch P_H G [N1, k]
+        return data.flows.double().numpy() @ matrix
     raise ValueError(f"`kind` must be 'harmonic', 'raw' or 'abs', got {kind!r}")

@@ -78,6 +78,7 @@ __all__ = [
     "DEFAULT_SKETCH_DIM",
     "HarmonicPlan",
     "harmonic_budget",
+    "harmonic_matrix",
     "harmonic_sketch",
     "plan_harmonic_features",
     "sketch_distortion_bound",
@@ -265,6 +266,26 @@ def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> floa
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if mid * mid / 4 - mid**3 / 6 < target else (lo, mid)
     return hi
+
+
+def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan]:
+    """The harmonic features of flows ``x [S, N1]`` as ``x @ M``: ``M`` the canonical basis
+    (:func:`~topo_contrastive.nn.canonical_harmonic_basis`) or the sketch
+    (:func:`harmonic_sketch`, seed 0), as :func:`plan_harmonic_features` chooses under the
+    current budget.
+
+    Returns:
+        ``(M, plan)``: ``float64 [N1, plan.dim]`` and the :class:`HarmonicPlan`.
+
+    Raises:
+        ValueError: as :func:`plan_harmonic_features`.
+    """
+    from topo_contrastive.nn.hodge_readout import canonical_harmonic_basis
+
+    plan = plan_harmonic_features(hodge)
+    if plan.kind == "sketch":
+        return harmonic_sketch(hodge, plan.dim), plan
+    return canonical_harmonic_basis(hodge)[0], plan
 
 
 #: sketches computed so far, by decomposition, then (k, seed) (dropped with it)
