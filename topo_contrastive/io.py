@@ -405,6 +405,8 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
         kept = options.get("harmonic_channels")
         sketch = options.get("harmonic") == "sketch"
+        if sketch and not isinstance(options.get("sketch_dim"), int):
+            raise _fail(path, "its HodgeReadout is a sketch without an integer 'sketch_dim'")
         readout = HodgeReadout(
             hodge,
             pool=str(options.get("pool", "mean")),

@@ -185,6 +185,11 @@ def test_checkpoint_keeps_the_sketch(tmp_path):
     x = torch.randn(3, ops.num_edges, 1)
     L = ops.laplacians()
     torch.testing.assert_close(loaded(x, *L), enc.eval()(x, *L))
+    obj = torch.load(tmp_path / "e.pt", weights_only=True)
+    del obj["metadata"]["architecture"]["readout_options"]["sketch_dim"]
+    torch.save(obj, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="a sketch without an integer 'sketch_dim'"):
+        load_encoder(tmp_path / "bad.pt", complex=hodge)
     # an exact-basis checkpoint records no sketch entries (earlier files load as before)
     save_encoder(SCNN(hidden_channels=4, readout=HodgeReadout(hodge)), tmp_path / "x.pt", ops)
     _, meta = load_encoder(tmp_path / "x.pt", complex=hodge)
