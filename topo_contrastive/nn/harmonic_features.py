@@ -233,7 +233,9 @@ def plan_harmonic_features(
 
 def _has_basis(hodge: HodgeDecomposition) -> bool:
     """Whether the backend holds a dense harmonic basis (without building anything)."""
-    return hodge._backend.basis(2) is not None
+    from topo_contrastive.hodge.parts import COMPONENTS
+
+    return hodge._backend.basis(COMPONENTS.index("harmonic")) is not None
 
 
 def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> float:
