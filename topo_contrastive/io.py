@@ -81,6 +81,10 @@ def _architecture(encoder: SCNN, complex: ComplexOperators | None) -> dict[str, 
         options = {"pool": encoder.readout.pool, "energies": bool(encoder.readout.energies)}
         if encoder.readout.harmonic_channels is not None:
             options["harmonic_channels"] = int(encoder.readout.harmonic_channels)
+        if encoder.readout.harmonic == "sketch":  # rebuilt as the same sketch at load
+            options["harmonic"] = "sketch"
+            options["sketch_dim"] = int(encoder.readout.harmonic_dim)
+            options["sketch_seed"] = int(encoder.readout.sketch_seed)
         if complex is None:
             raise ValueError(
                 "the encoder has a HodgeReadout, which is tied to its complex: pass `complex=` "
@@ -437,11 +441,18 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
             )
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
         kept = options.get("harmonic_channels")
+        sketch = options.get("harmonic") == "sketch"
+        if sketch and not isinstance(options.get("sketch_dim"), int):
+            raise _fail(path, "its HodgeReadout is a sketch without an integer 'sketch_dim'")
         readout = HodgeReadout(
             hodge,
             pool=str(options.get("pool", "mean")),
             energies=bool(options.get("energies")),
             harmonic_channels=None if kept is None else int(kept),
+            # a checkpoint without the entry was written with the exact basis
+            harmonic="sketch" if sketch else "exact",
+            sketch_dim=int(options["sketch_dim"]) if sketch else None,
+            sketch_seed=int(options.get("sketch_seed", 0)),
         )
     try:
         return SCNN(

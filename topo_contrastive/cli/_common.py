@@ -76,6 +76,22 @@ epochs_int = int_between(1, MAX_EPOCHS)
 splits_int = int_between(1, MAX_SPLITS)
 
 
+def mebibytes(text: str) -> int:
+    """An argparse ``type`` parsing a memory size in MiB (a positive number, fractions
+    allowed, at most 1 TiB) into bytes."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a size in MiB, got {text!r}") from err
+    if not math.isfinite(value) or value * 2**20 < 1 or value > 2**20:
+        raise argparse.ArgumentTypeError(
+            f"expected a size in MiB from 1 byte (about 1e-6) to 1 TiB (1048576), got {text!r}"
+        )
+    return int(value * 2**20)
+
+
 def out_path(text: str) -> str:
     """An argparse ``type`` for ``--out``: a non-empty path."""
     if not text.strip():
@@ -262,6 +278,38 @@ def add_edition_options(p: argparse.ArgumentParser) -> None:
         help="override the configuration's readout (hodge: HodgeReadout, the mean over edges "
         "and the harmonic coordinates of the last layer's features)",
     )
+
+
+def add_harmonic_budget(p: argparse.ArgumentParser, what: str) -> None:
+    """``--harmonic-budget MIB``: the memory of a harmonic feature matrix (``what`` uses it)."""
+    p.add_argument(
+        "--harmonic-budget",
+        type=mebibytes,
+        default=256 * 2**20,
+        metavar="MIB",
+        help=f"memory for the harmonic features of {what}, in MiB: the exact harmonic basis "
+        "(8 * N1 * beta_1 bytes) where it fits, else a seeded sketch of at most 256 "
+        "directions that keeps norms and inner products of harmonic parts; the choice is "
+        "printed in one line (default: 256; fractions allowed)",
+    )
+
+
+def harmonic_budget(args: argparse.Namespace) -> Any:
+    """The context that sets ``--harmonic-budget`` as the library's budget
+    (:func:`~topo_contrastive.nn.harmonic_features.use_harmonic_budget`)."""
+    from topo_contrastive.nn.harmonic_features import use_harmonic_budget
+
+    return use_harmonic_budget(int(args.harmonic_budget))
+
+
+def say_harmonic(hodge: Any) -> None:
+    """Print the harmonic features chosen for ``hodge``'s complex in one line (nothing
+    without a harmonic space)."""
+    from topo_contrastive.nn.harmonic_features import plan_harmonic_features
+
+    plan = plan_harmonic_features(hodge)
+    if plan.kind != "none":
+        say(plan.line())
 
 
 def edition(args: argparse.Namespace) -> str:

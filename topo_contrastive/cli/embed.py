@@ -55,7 +55,15 @@ def run(args: argparse.Namespace) -> int:
     common.check_out(args.out, args.overwrite)
     check_output_possible(args.out)
     data = common.load_data(args)  # bad data is refused before --out is made
-    load_experiment_encoder(args.checkpoint, data=data)  # a checkpoint of other data too
+    encoder, _ = load_experiment_encoder(args.checkpoint, data=data)  # other data refused
+    readout = encoder.readout
+    kind = getattr(readout, "harmonic", "none")  # a HodgeReadout's harmonic features
+    if kind == "exact":
+        common.say(f"harmonic features: exact basis (beta_1 = {readout.beta1}), as recorded "
+                   "in the checkpoint")  # fmt: skip
+    elif kind == "sketch":
+        common.say(f"harmonic features: sketch of k = {readout.harmonic_dim} directions "
+                   f"(beta_1 = {readout.beta1}), as recorded in the checkpoint")  # fmt: skip
     with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
         done = embed_to_folder(
             args.checkpoint, data, work, device=args.device, batch_size=args.batch_size,

@@ -52,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(rendezvous, gradient all-reduce, final barrier) before it fails instead of hanging "
         "(default: 600; at most a day)",
     )
+    common.add_harmonic_budget(p, "the HodgeReadout")
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -83,11 +84,15 @@ def run(args: argparse.Namespace) -> int:
         args.config, task, common.edition(args), **overrides, **common.edition_overrides(args)
     )
     config = require_contrastive(set_fields(config, args.set))
-    with process_group(args.device, timeout=args.dist_timeout) as group:
+    with common.harmonic_budget(args), process_group(
+        args.device, timeout=args.dist_timeout
+    ) as group:
         if group.rank == 0:
             common.check_out(args.out, args.overwrite)
             check_output_possible(args.out)
         data = common.load_data(args)  # bad data is refused before --out is made
+        if config.readout == "hodge" and group.rank == 0:
+            common.say_harmonic(data.hodge)  # a budget without room is refused here
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}
         if args.data_file is not None:

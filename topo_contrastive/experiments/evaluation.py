@@ -394,7 +394,10 @@ def reference_features(data: Any, kind: str) -> np.ndarray:
         data: the :class:`~topo_contrastive.experiments.ExperimentData`.
         kind: ``"harmonic"`` (harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}`,
             :math:`D = \beta_1`, in the canonical basis of
-            :func:`~topo_contrastive.nn.canonical_harmonic_basis`), ``"raw"`` (the edge
+            :func:`~topo_contrastive.nn.canonical_harmonic_basis`, where it fits the budget
+            of :func:`~topo_contrastive.nn.harmonic_features.plan_harmonic_features`; else
+            the sketch :math:`\mathbf{G}^\top\mathbf{P}_H\mathbf{x}`, :math:`D = k`,
+            :func:`~topo_contrastive.nn.harmonic_features.harmonic_sketch`), ``"raw"`` (the edge
             flows, :math:`D = N_1`) or ``"abs"`` (their magnitudes :math:`|\mathbf{x}|`,
             :math:`D = N_1`: the flows without their directions).
 
@@ -402,16 +405,16 @@ def reference_features(data: Any, kind: str) -> np.ndarray:
         The features, ``float64 [S, D]``.
 
     Raises:
-        ValueError: unknown ``kind``; for ``"harmonic"``, a harmonic basis too large to
-            store (:meth:`~topo_contrastive.HodgeDecomposition.basis`).
+        ValueError: unknown ``kind``; for ``"harmonic"``, a budget that holds not one
+            sketch direction.
     """
     if kind == "raw":
         return data.flows.double().numpy()
     if kind == "abs":
         return data.flows.double().abs().numpy()
     if kind == "harmonic":
-        from topo_contrastive.nn import canonical_harmonic_basis
+        from topo_contrastive.nn.harmonic_features import harmonic_matrix
 
-        basis, _ = canonical_harmonic_basis(data.hodge)
-        return data.flows.double().numpy() @ basis
+        matrix, _ = harmonic_matrix(data.hodge)  # U_H, or the sketch P_H G [N1, k]
+        return data.flows.double().numpy() @ matrix
     raise ValueError(f"`kind` must be 'harmonic', 'raw' or 'abs', got {kind!r}")

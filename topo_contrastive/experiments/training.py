@@ -79,10 +79,13 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
     Args:
         config: the configuration (its architecture fields).
         hodge: the complex's decomposition; needed for ``readout="hodge"``
-            (:class:`~topo_contrastive.nn.HodgeReadout`), ignored otherwise.
+            (:class:`~topo_contrastive.nn.HodgeReadout`: the exact harmonic basis where it
+            fits :func:`~topo_contrastive.nn.harmonic_features.harmonic_budget`, else a
+            sketch), ignored otherwise.
 
     Raises:
-        ValueError: ``readout="hodge"`` without ``hodge``.
+        ValueError: ``readout="hodge"`` without ``hodge``; a harmonic budget that holds not
+            one sketch direction.
     """
     readout: str | HodgeReadout = config.readout
     if config.readout == "hodge":
@@ -91,10 +94,13 @@ def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = N
                 f"configuration {config.name!r} has readout='hodge', which needs the complex's "
                 "HodgeDecomposition (pass `hodge=data.hodge`)"
             )
+        from topo_contrastive.nn.harmonic_features import plan_harmonic_features
+
         kept = None
         if config.max_harmonic_features:
-            beta = max(1, int(hodge.dims["harmonic"]))
-            kept = max(1, config.max_harmonic_features // beta)
+            # the exact basis's beta_1 or the sketch's k coordinates per channel
+            dim = max(1, plan_harmonic_features(hodge).dim)
+            kept = max(1, config.max_harmonic_features // dim)
             pooled = config.hidden_channels + (1 if config.input_skip else 0)
             kept = None if kept >= pooled else kept  # every channel
         readout = HodgeReadout(hodge, harmonic_channels=kept)

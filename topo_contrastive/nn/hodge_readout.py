@@ -152,6 +152,12 @@ class HodgeReadout(torch.nn.Module):
     features of rank-k simplices (:attr:`beta1` then holds :math:`\beta_k`). No parameters;
     design notes in docs/design.md §7.2.
 
+    **At scale** (``harmonic="auto"``): where the basis does not fit the memory budget or the
+    backend keeps none, a seeded sketch :math:`\mathbf{S}^\top\mathbf{H}`,
+    :math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}` ``[N1, k]``, takes the place of
+    :math:`\mathbf{U}_H^\top\mathbf{H}` (:math:`k` of :math:`\beta_1`,
+    :attr:`harmonic_dim`; :mod:`~topo_contrastive.nn.harmonic_features`).
+
     Args:
         hodge (HodgeDecomposition or None): the decomposition of the complex the features
             live on; ``None`` for the basis-free readout across complexes (needs
@@ -163,6 +169,9 @@ class HodgeReadout(torch.nn.Module):
         harmonic_channels (int, optional): harmonic coordinates of the first
             ``harmonic_channels`` channels only (``None``: of every channel).
             (default: ``None``)
+        harmonic (str, optional): ``"auto"`` (default), ``"exact"`` or ``"sketch"``.
+        sketch_dim (int, optional): directions of a sketch (default: by the budget, <= 256).
+        sketch_seed (int, optional): seed of a sketch. (default: ``0``)
 
     Shapes:
         - **input:** :math:`[B, N_1, C]`, :math:`[N_1, C]` (one sample) or a PyG batch
@@ -172,10 +181,12 @@ class HodgeReadout(torch.nn.Module):
 
     Raises:
         TypeError: (``__init__``) ``hodge`` is not a ``HodgeDecomposition``, ``energies``
-            not a bool or ``harmonic_channels`` not an int; (``forward``) ``H`` not a
-            floating tensor.
-        ValueError: (``__init__``) an unknown ``pool``; ``harmonic_channels`` below 1; a
-            complex without simplices of the pooled rank; no harmonic basis available; an
+            not a bool or ``harmonic_channels``, ``sketch_dim`` or ``sketch_seed`` not an
+            int; (``forward``) ``H`` not a floating tensor.
+        ValueError: (``__init__``) an unknown ``pool`` or ``harmonic``;
+            ``harmonic_channels`` or ``sketch_dim`` below 1, a negative ``sketch_seed``; a
+            complex without simplices of the pooled rank; ``harmonic="exact"`` where no
+            harmonic basis is available; a budget too small for one sketch direction; an
             empty readout (``pool="none"`` without energies and :math:`\beta_1 = 0`);
             (``forward``) features whose edge count is not the complex's ``N1``, a wrong
             number of dimensions, NaN or inf in ``H`` (naming the samples; skipped with
@@ -202,8 +213,15 @@ class HodgeReadout(torch.nn.Module):
         pool: str = "mean",
         energies: bool = False,
         harmonic_channels: int | None = None,
+        harmonic: str = "auto",
+        sketch_dim: int | None = None,
+        sketch_seed: int = 0,
     ) -> None:
         super().__init__()
+        from topo_contrastive.nn.harmonic_features import (
+            harmonic_sketch,
+            plan_harmonic_features,
+        )
         if hodge is not None and not isinstance(hodge, HodgeDecomposition):
             raise TypeError(
                 f"`hodge` must be a HodgeDecomposition or None, got {type(hodge).__name__}"
@@ -223,7 +241,17 @@ class HodgeReadout(torch.nn.Module):
             if harmonic_channels < 1:
                 raise ValueError(f"`harmonic_channels` must be >= 1, got {harmonic_channels}")
             harmonic_channels = int(harmonic_channels)
+        if isinstance(sketch_seed, bool) or not isinstance(sketch_seed, (int, np.integer)):
+            raise TypeError(f"`sketch_seed` must be an int, got {type(sketch_seed).__name__}")
+        if sketch_seed < 0:
+            raise ValueError(f"`sketch_seed` must be >= 0, got {sketch_seed}")
         self.harmonic_channels = harmonic_channels
+        #: ``"exact"`` (canonical basis), ``"sketch"`` or ``"none"`` (no harmonic space, or
+        #: the basis-free readout).
+        self.harmonic = "none"
+        self.sketch_seed = int(sketch_seed)
+        self._beta = 0
+        self.plan = None
         self.pool = pool
         self.energies = energies
         #: ``True`` for the readout across complexes (``hodge=None``): no harmonic
@@ -258,7 +286,14 @@ class HodgeReadout(torch.nn.Module):
         #: built on: :class:`~topo_contrastive.nn.SCNN` refuses operators of another complex
         #: (same :math:`N_1`, other edges or triangles) when they carry their complex's.
         self.complex_fingerprint = ops.fingerprint()
-        basis, pivots = canonical_harmonic_basis(hodge)
+        #: The :class:`~topo_contrastive.nn.harmonic_features.HarmonicPlan` chosen.
+        self.plan = plan_harmonic_features(hodge, sketch_dim=sketch_dim, kind=harmonic)
+        self.harmonic, self._beta = self.plan.kind, self.plan.beta
+        if self.plan.kind == "sketch":
+            basis = harmonic_sketch(hodge, self.plan.dim, self.sketch_seed)
+            pivots = np.zeros(0, dtype=np.int64)
+        else:
+            basis, pivots = canonical_harmonic_basis(hodge)
         self.register_buffer("harmonic_basis", torch.from_numpy(basis).float())
         self.register_buffer("pivots", torch.from_numpy(pivots))
         # rank 1 of a simplicial complex: the triangles' three edges in a dense table;
@@ -297,13 +332,27 @@ class HodgeReadout(torch.nn.Module):
     @property
     def beta1(self) -> int:
         """The first Betti number :math:`\\beta_1` (harmonic dimension)."""
+        return self._beta
+
+    @property
+    def harmonic_dim(self) -> int:
+        """Harmonic coordinates per kept channel: :math:`\\beta_1` with the exact basis,
+        :math:`k` with a sketch."""
         return int(self.harmonic_basis.shape[1])
+
+    def harmonic_line(self) -> str:
+        """The harmonic features this readout keeps, in one line (e.g. ``harmonic features:
+        exact basis (beta_1 = 12)``)."""
+        if self.plan is None:
+            return "harmonic features: none (the basis-free readout across complexes)"
+        return self.plan.line()
 
     def out_features(self, channels: int) -> int:
         """Size ``D`` of :math:`\\mathbf{h}` for ``channels`` features per edge."""
         pooled = 0 if self.pool == "none" else 1
         channels = int(channels)
-        return (pooled + (2 if self.energies else 0)) * channels + self.beta1 * self._kept(channels)
+        dims = self.harmonic_dim * self._kept(channels)
+        return (pooled + (2 if self.energies else 0)) * channels + dims
 
     def _kept(self, channels: int) -> int:
         """Channels whose harmonic coordinates are kept."""
@@ -361,7 +410,8 @@ class HodgeReadout(torch.nn.Module):
             blocks.append(H.sum(dim=1))
         elif self.pool == "max":
             blocks.append(H.amax(dim=1) if B else H.new_zeros(0, C))
-        if self.beta1:
+        if self.harmonic_dim:
+            d = self.harmonic_dim
             u = self.harmonic_basis.to(H.dtype)
             c = self._kept(C)
             if c < C:
@@ -370,10 +420,10 @@ class HodgeReadout(torch.nn.Module):
                 # 1,088, B = 200, c = 9). Full width keeps the batched product, whose
                 # rounding the paper datasets' published numbers were computed with.
                 Hc = H[..., :c].transpose(0, 1).reshape(n1, B * c)  # [N1, B*c]
-                coords = (u.t() @ Hc).reshape(self.beta1, B, c).transpose(0, 1)  # [B, beta, c]
+                coords = (u.t() @ Hc).reshape(d, B, c).transpose(0, 1)  # [B, beta, c]
             else:
                 coords = torch.matmul(u.t(), H)  # [B, beta, C]
-            blocks.append(coords.reshape(B, self.beta1 * c))  # [B, beta*c]
+            blocks.append(coords.reshape(B, d * c))  # [B, beta*c]
         if self.energies and self._incidence_energies:
             for side in ("lower", "upper"):  # B_k H and B_{k+1}^T H, [B, rows, C]
                 row, col = getattr(self, f"{side}_index")
@@ -452,17 +502,12 @@ class HodgeReadout(torch.nn.Module):
         if self.basis_free:
             return f"{type(self).__name__}(None, pool={self.pool!r}, energies=True)"
         if self.rank != 1:
-            return (
-                f"{type(self).__name__}(rank={self.rank}, num_simplices={self.num_edges}, "
-                f"beta={self.beta1}, pool={self.pool!r}, energies={self.energies}"
-                + (
-                    f", harmonic_channels={self.harmonic_channels})"
-                    if self.harmonic_channels
-                    else ")"
-                )
-            )
+            head = f"rank={self.rank}, num_simplices={self.num_edges}, beta={self.beta1}"
+        else:
+            head = f"num_edges={self.num_edges}, beta1={self.beta1}"
+        tail = f", harmonic_channels={self.harmonic_channels}" if self.harmonic_channels else ""
+        if self.harmonic == "sketch":
+            tail += f", sketch_dim={self.harmonic_dim}, sketch_seed={self.sketch_seed}"
         return (
-            f"{type(self).__name__}(num_edges={self.num_edges}, beta1={self.beta1}, "
-            f"pool={self.pool!r}, energies={self.energies}"
-            + (f", harmonic_channels={self.harmonic_channels})" if self.harmonic_channels else ")")
+            f"{type(self).__name__}({head}, pool={self.pool!r}, energies={self.energies}{tail})"
         )

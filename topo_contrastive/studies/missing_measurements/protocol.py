@@ -11,7 +11,8 @@ For every dataset and split :math:`s`:
    training split among :data:`ALPHAS`). Rows (:data:`ROWS`): the encoder's embeddings, the
    raw flows, :math:`|\mathbf{x}|` and the harmonic coordinates
    :math:`\mathbf{U}_H^\top\mathbf{x}`
-   (:func:`~topo_contrastive.nn.canonical_harmonic_basis`).
+   (:func:`~topo_contrastive.nn.canonical_harmonic_basis`; a seeded sketch where the basis
+   does not fit the budget, :func:`~topo_contrastive.nn.harmonic_features.harmonic_matrix`).
 3. **Unobserved edges.** For every mode (:data:`~.masks.MODES`) and fraction :math:`f`,
    every test flow loses :math:`\operatorname{round}(f N_1)` edges
    (:func:`~.masks.unobserved_masks`; one generator seeded ``(seed, s)`` draws the masks of
@@ -335,7 +336,7 @@ class _Encoders:
 
 def _sizes(item: StudyData, basis: np.ndarray) -> dict[str, int]:
     return {"N1": int(item.data.complex.num_edges), "flows": int(item.data.flows.shape[0]),
-            "beta_1": int(basis.shape[1])}  # fmt: skip
+            "beta_1": int(item.data.hodge.dims["harmonic"])}  # fmt: skip
 
 
 def missing_measurements_study(
@@ -378,7 +379,7 @@ def missing_measurements_study(
             before anything is written).
     """
     from topo_contrastive.experiments.run_folder import RunFolder
-    from topo_contrastive.nn import canonical_harmonic_basis
+    from topo_contrastive.nn.harmonic_features import harmonic_matrix
 
     fr, md = check_study(items, fractions, modes, splits, epochs)
     st = {"fractions": fr, "modes": md, "epochs": epochs, "seed": seed}
@@ -403,7 +404,7 @@ def missing_measurements_study(
     results: dict[str, Any] = {}
     computed = resumed = 0
     for item in items:
-        basis, _ = canonical_harmonic_basis(item.data.hodge)
+        basis, _ = harmonic_matrix(item.data.hodge)  # U_H, or a sketch at scale
         rows: dict[str, Any] = {r: {f: {} for f in FILLS} for r in ROWS}
         seconds = []
         for s in range(splits):

@@ -231,11 +231,11 @@ def _split(labels: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _references(net: Network) -> dict[str, np.ndarray]:
     """The held-out network's own reference features, on its one complex."""
     from topo_contrastive import HodgeDecomposition
-    from topo_contrastive.nn import canonical_harmonic_basis
+    from topo_contrastive.nn.harmonic_features import harmonic_matrix
 
     ds = net.dataset
     flows = torch.cat([ds[i].x_1.view(1, -1) for i in range(len(ds))]).double().numpy()
-    basis, _ = canonical_harmonic_basis(HodgeDecomposition(ds.complex))
+    basis, _ = harmonic_matrix(HodgeDecomposition(ds.complex))  # U_H, or a sketch at scale
     harmonic = flows @ basis
     if harmonic.shape[1] > HARMONIC_MAX:  # an unsupervised reduction, fitted without labels
         centred = harmonic - harmonic.mean(axis=0)
