@@ -53,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(default: 600; at most a day)",
     )
     common.add_harmonic_budget(p, "the HodgeReadout")
+    common.add_activation_budget(p)
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if config.readout == "hodge" and group.rank == 0:
             common.say_harmonic(data.hodge)  # a budget without room is refused here
         epochs = args.epochs or config.epochs
+        chunk = common.plan_chunks(args, data.sizes[1], config, loud=group.rank == 0)
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
             record.update(data_file=str(Path(args.data_file)), tuned_for=task)
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
             result = pretrain_to_folder(
                 data, config, work, seed=args.seed, epochs=epochs, group=group, record=record,
-                progress=tick,
+                progress=tick, chunk_samples=chunk,
             )  # fmt: skip
             bar.close()
         if group.rank == 0:

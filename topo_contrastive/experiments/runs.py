@@ -150,6 +150,7 @@ def pretrain_to_folder(
     group: ProcessGroup | None = None,
     record: Mapping[str, Any] | None = None,
     progress: Callable[[int, float], None] | None = None,
+    chunk_samples: int | None = None,
 ) -> training.PretrainResult:
     """Pre-train ``config`` on ``data`` and write the run into the folder ``out``.
 
@@ -174,6 +175,8 @@ def pretrain_to_folder(
             process on the CPU).
         record: more entries of ``pretrain.json`` (e.g. the data file it was read from).
         progress: called with ``(epoch, loss)`` after every epoch.
+        chunk_samples: views per chunk of a step with gradient caching (default ``None``:
+            the whole batch; see :func:`~topo_contrastive.experiments.training.pretrain`).
 
     Returns:
         The :class:`~topo_contrastive.experiments.training.PretrainResult` of the run.
@@ -196,6 +199,7 @@ def pretrain_to_folder(
         "data_fingerprint": data.fingerprint,
         "threads": torch.get_num_threads(),
         "version": __version__,
+        "chunk_samples": chunk_samples,
     }
     log.update(record or {})
     if group.rank == 0:  # from here on the folder says the run is not complete
@@ -203,8 +207,9 @@ def pretrain_to_folder(
         started = {"seed": seed, "epochs": epochs, "world_size": group.world_size}
         write_json(out / "pretrain.json", {"complete": False, **log, **started})
     result = training.pretrain(
-        data, config, seed=seed, epochs=epochs, device=group.device, progress=progress
-    )
+        data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
+        chunk_samples=chunk_samples,
+    )  # fmt: skip
     if group.rank == 0:
         meta = {
             "seed": seed,

@@ -20,6 +20,7 @@ batch.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +44,12 @@ from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
 __all__ = [
     "ContrastiveModel",
     "PretrainResult",
+    "ACTIVATION_BYTES_PER_CHANNEL",
+    "DEFAULT_ACTIVATION_BUDGET",
+    "activation_bytes",
     "build_encoder",
+    "cached_gradient_step",
+    "plan_chunk_samples",
     "embed",
     "make_optimizer",
     "pretrain",
@@ -220,6 +226,96 @@ def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
     return x, rows
 
 
+#: Bytes of encoder state per edge, per view and per channel of width during a training
+#: step: each layer's float32 output kept for the backward pass, the input gradient and
+#: the kernel's scratch (see :func:`activation_bytes`).
+ACTIVATION_BYTES_PER_CHANNEL = 4
+#: Default memory for the encoder's activations in one training step (1 GiB).
+DEFAULT_ACTIVATION_BUDGET = 2**30
+
+
+def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
+    """Predicted bytes of encoder activations of one view in a training step:
+    ``num_edges * hidden_channels * (num_layers + 3) * 4`` (every layer's output kept, the
+    input gradient, and two chunk-sized scratch buffers of the backward pass, float32).
+    """
+    per_row = ACTIVATION_BYTES_PER_CHANNEL * config.hidden_channels * (config.num_layers + 3)
+    return int(num_edges) * per_row
+
+
+def plan_chunk_samples(
+    num_edges: int, config: ExperimentConfig, budget: int = DEFAULT_ACTIVATION_BUDGET
+) -> int | None:
+    """Views per chunk of a training step so that the encoder's activations
+    (:func:`activation_bytes`) fit ``budget`` bytes; ``None`` when a whole batch of
+    ``2 * batch_size`` views fits (the plain step, the numbers of earlier versions)."""
+    per_view = max(1, activation_bytes(num_edges, config))
+    if 2 * config.batch_size * per_view <= budget:
+        return None
+    return max(1, int(budget // per_view))
+
+
+def cached_gradient_step(
+    net: nn.Module,
+    loss_fn: nn.Module,
+    x: Tensor,
+    num_views: int,
+    chunk: int,
+    loss_kwargs: dict[str, Any],
+) -> tuple[Tensor, Tensor]:
+    r"""One contrastive step's gradients with the encoder run on chunks of views (gradient
+    caching), so that the loss's batch no longer sets the memory.
+
+    Gao, Zhang, Han and Callan, "Scaling Deep Contrastive Learning Batch Size under Memory
+    Limited Setup" (RepL4NLP 2021):
+
+    1. embed all ``2B`` views without autograd, chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``;
+    2. the loss of the detached :math:`\mathbf{z}` and its gradient
+       :math:`\partial\ell/\partial\mathbf{z}` (the loss couples every pair, the encoder
+       does not: every view is embedded on its own);
+    3. per chunk, the forward pass again with autograd and ``backward`` of
+       :math:`\partial\ell/\partial\mathbf{z}_{chunk}`: the parameter gradients add up
+       to those of the plain step, up to rounding.
+
+    The encoder's activations are held for one chunk at a time; the cost is one more
+    forward pass. Under DDP the gradients are all-reduced after the last chunk only.
+
+    Args:
+        net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
+            ``DistributedDataParallel`` wrapper), whose encoder embeds every sample on its
+            own (no batch statistics).
+        loss_fn: the loss ``loss_fn(z1, z2, **loss_kwargs)``.
+        x: ``[2B * N1, 1]`` both views' flows, sample-major (view 1 of every sample, then
+            view 2), as :func:`_both_views` stacks them.
+        num_views: ``2B``.
+        chunk: views per chunk, at least 1.
+        loss_kwargs: the loss's keyword arguments (e.g. ``hodge_parts``).
+
+    Returns:
+        ``(loss, z)``: the loss (detached) and the projections ``[2B, D]`` (detached); the
+        parameters' ``.grad`` hold the step's gradients.
+    """
+    n = x.shape[0] // num_views  # rows per view
+    bounds = [(lo, min(lo + chunk, num_views)) for lo in range(0, num_views, chunk)]
+
+    def run(lo: int, hi: int) -> Tensor:
+        rows = torch.arange(hi - lo, device=x.device).repeat_interleave(n)
+        return net(x[lo * n : hi * n], rows)[1]
+
+    with torch.no_grad():
+        z = torch.cat([run(lo, hi) for lo, hi in bounds])  # [2B, D]
+    z.requires_grad_(True)
+    B = num_views // 2
+    loss = loss_fn(z[:B], z[B:], **loss_kwargs)
+    (grad,) = torch.autograd.grad(loss, z)
+    no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
+    for i, (lo, hi) in enumerate(bounds):
+        last = i == len(bounds) - 1
+        with contextlib.nullcontext() if last or no_sync is None else no_sync():
+            run(lo, hi).backward(grad[lo:hi])
+    return loss.detach(), z.detach()
+
+
 def pretrain(
     data: ExperimentData,
     config: ExperimentConfig,
@@ -230,6 +326,7 @@ def pretrain(
     progress: Callable[[int, float], None] | None = None,
     snapshot_epochs: Sequence[int] = (),
     encoder: nn.Module | None = None,
+    chunk_samples: int | None = None,
 ) -> PretrainResult:
     r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
 
@@ -248,6 +345,10 @@ def pretrain(
             the SCNN's interface ``encoder(x, L_down, L_up) -> [B, D]`` and
             ``out_channels`` (e.g. :class:`~topo_contrastive.nn.TopoModelXEncoder`); trained
             in place (default ``None``: ``config``'s SCNN, initialised from ``seed``).
+        chunk_samples: with ``2B`` views per batch above this many, the encoder runs on
+            chunks of ``chunk_samples`` views with gradient caching
+            (:func:`cached_gradient_step`): the same gradients, the memory of one chunk
+            (default ``None``: the whole batch at once).
 
     Returns:
         :class:`PretrainResult` with the trained encoder.
@@ -262,6 +363,7 @@ def pretrain(
         raise ValueError(f"configuration {config.name!r} is not contrastive; use train_supervised")
     epochs = config.epochs if epochs is None else check_int(epochs, "epochs", 1, MAX_EPOCHS)
     seed = check_seed(seed)
+    chunk = None if chunk_samples is None else check_int(chunk_samples, "chunk_samples", 1)
     dev = resolve_device(device)
     rank, world = _dist_context()
     distributed = world > 1
@@ -290,15 +392,17 @@ def pretrain(
             batch = views(batch)  # both masked views of the batch, drawn in this process
             x, rows = _both_views(batch, views.attr)
             B = batch.num_graphs
-            _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
-            z1, z2 = z[:B], z[B:]
             kwargs = {"hodge_parts": batch.hodge_parts.to(dev)} if debiased else {}
-            loss = loss_fn(z1, z2, **kwargs)
-            with torch.no_grad():  # the loss of a collapsed encoder on this batch
-                flat = torch.ones_like(z1)
-                chance += float(loss_fn(flat, flat, **kwargs))
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            if chunk is None or chunk >= 2 * B:
+                _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
+                loss = loss_fn(z[:B], z[B:], **kwargs)
+                loss.backward()
+            else:  # gradient caching: the loss's batch is decoupled from memory
+                loss, z = cached_gradient_step(net, loss_fn, x.to(dev), 2 * B, chunk, kwargs)
+            with torch.no_grad():  # the loss of a collapsed encoder on this batch
+                flat = torch.ones_like(z[:B])
+                chance += float(loss_fn(flat, flat, **kwargs))
             optimizer.step()
             value = float(loss.detach())
             if not math.isfinite(value):
