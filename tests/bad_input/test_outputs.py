@@ -157,7 +157,7 @@ def test_overwrite_of_the_current_folder_is_refused(tmp_path, monkeypatch):
 def paths_file(tmp_path_factory):
     root = tmp_path_factory.mktemp("paths")
     ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
-    paths = [[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)]
+    paths = [[0, 1, 2, 3, 4, 0, 1][: 4 + (i % 3)] for i in range(30)]
     EdgeFlows.write_npz(root / "paths.npz", ops, paths=paths, labels=np.arange(30) % 2)
     return root / "paths.npz"
 
@@ -264,7 +264,7 @@ def test_predict_next_on_paths_without_labels_names_the_file(files, tmp_path, tr
     before any training, naming the file and the split's sizes (not "`idx` must hold ...")."""
     ops = ComplexOperators.from_simplices(EDGES, TRIANGLES)
     f = tmp_path / "unlabelled_paths.npz"
-    EdgeFlows.write_npz(f, ops, paths=[[0, 1, 2, 3, 4, 0, 1][: 3 + (i % 4)] for i in range(30)])
+    EdgeFlows.write_npz(f, ops, paths=[[0, 1, 2, 3, 4, 0, 1][: 4 + (i % 3)] for i in range(30)])
     status, err = run_cli(_predict(files, f, tmp_path / "pn.json", *transfer))
     assert status == 2, err
     assert f"--data-file '{f}' gives no test paths for seed 0 (its split: 24 training, 6 " \

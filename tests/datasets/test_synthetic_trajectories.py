@@ -313,9 +313,8 @@ def test_failure_leaves_no_processed_file(tmp_path, monkeypatch):
         SyntheticTrajectories(str(tmp_path / "a"), pre_transform=pre, log=False)
     assert not [f for f in os.listdir(tmp_path / "a" / "processed")]
 
-    def partial_save(obj, f):
-        with open(f, "wb") as fh:
-            fh.write(b"half")
+    def partial_save(obj, f):  # f: the open temporary file atomic_torch_save writes to
+        f.write(b"half")
         raise OSError("disk full")
 
     monkeypatch.setattr(torch, "save", partial_save)  # atomic_torch_save calls it

@@ -297,8 +297,8 @@ def test_harmonic_channels_keeps_the_coordinates_of_the_first_channels(kept, use
 
 @pytest.mark.parametrize(
     ("value", "error", "match"),
-    [(0, ValueError, ">= 1"), (-2, ValueError, ">= 1"), (1.5, TypeError, "int or None"),
-     (True, TypeError, "int or None")],
+    [(0, ValueError, ">= 1"), (-2, ValueError, ">= 1"), (1.5, TypeError, "must be an int"),
+     (True, TypeError, "must be an int")],
 )  # fmt: skip
 def test_harmonic_channels_bad_values(value, error, match):
     with pytest.raises(error, match=match):

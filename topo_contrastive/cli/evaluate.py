@@ -11,6 +11,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from topo_contrastive.cli import _budgets as budgets
 from topo_contrastive.cli import _common as common
 
 
@@ -83,7 +84,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "from scratch with a linear head on the training labels (the supervised SCNN's "
         "learning rate and at most its epochs, the epoch chosen on the validation split)",
     )
-    common.add_harmonic_budget(p, "the harmonic reference row")
+    budgets.add_harmonic_budget(p, "the harmonic reference row")
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     # threads chosen for this run: OpenBLAS's default of every core spins against the other
     # processes of a busy machine
     with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
-        with common.harmonic_budget(args):
+        with budgets.harmonic_budget(args):
             return _evaluate(args, task, expected)
 
 
@@ -172,7 +173,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
         rows -= 1  # the harmonic row is omitted
     elif not args.no_references:
         try:
-            common.say_harmonic(data.hodge)
+            budgets.say_harmonic(data.hodge)
         except ValueError:  # no room for one direction: the row is omitted, saying why
             rows -= 1
     bar = common.progress(args, rows * len(seeds), f"evaluate {name} {data.name}", "probe")

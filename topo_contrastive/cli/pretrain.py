@@ -8,6 +8,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
+from topo_contrastive.cli import _budgets as budgets
 from topo_contrastive.cli import _common as common
 from topo_contrastive.cli._fields import set_fields
 
@@ -52,8 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(rendezvous, gradient all-reduce, final barrier) before it fails instead of hanging "
         "(default: 600; at most a day)",
     )
-    common.add_harmonic_budget(p, "the HodgeReadout")
-    common.add_activation_budget(p)
+    budgets.add_harmonic_budget(p, "the HodgeReadout")
+    budgets.add_activation_budget(p)
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         args.config, task, common.edition(args), **overrides, **common.edition_overrides(args)
     )
     config = require_contrastive(set_fields(config, args.set))
-    with common.harmonic_budget(args), process_group(
+    with budgets.harmonic_budget(args), process_group(
         args.device, timeout=args.dist_timeout
     ) as group:
         if group.rank == 0:
@@ -93,9 +94,9 @@ def run(args: argparse.Namespace) -> int:
             check_output_possible(args.out)
         data = common.load_data(args)  # bad data is refused before --out is made
         if config.readout == "hodge" and group.rank == 0:
-            common.say_harmonic(data.hodge)  # a budget without room is refused here
+            budgets.say_harmonic(data.hodge)  # a budget without room is refused here
         epochs = args.epochs or config.epochs
-        chunk = common.plan_chunks(args, data.sizes[1], config, loud=group.rank == 0)
+        chunk = budgets.plan_chunks(args, data.sizes[1], config, loud=group.rank == 0)
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
             record.update(data_file=str(Path(args.data_file)), tuned_for=task)

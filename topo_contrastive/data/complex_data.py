@@ -12,11 +12,16 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
-from torch_geometric.data.storage import GlobalStorage
 
 from topo_contrastive._checks import check_device
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex._operators import tag_batch
+from topo_contrastive.data._layouts import (
+    _INCIDENCE_KEYS,
+    SHARED_MARK,
+    MixedLayoutError,
+    _ComplexStorage,
+)
 
 __all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 
@@ -27,53 +32,8 @@ _WORDS = ("nodes", "edges", "2-cells")
 #: Per-row attributes whose tensors record their samples' row counts when read
 #: (``ComplexData._tag_rows``): the Hodge parts that the loss splits by sample.
 _ROW_TAGGED = frozenset({"hodge_parts"})
-#: The key that marks a sample on the shared complex (a tensor ``[1]``, ``True``): samples
-#: of the two layouts have different keys, so that PyG's collation refuses to mix them.
-SHARED_MARK = "shared_complex"
-_INCIDENCE_KEYS = tuple(f"incidence_{k}_{p}" for k in (1, 2) for p in ("index", "value"))
 #: The attributes the cached operators are built from (a change drops the caches).
 _CACHE_KEYS = (*_INCIDENCE_KEYS, "cell_counts")
-
-
-class MixedLayoutError(KeyError, ValueError):
-    """Samples on the shared complex and samples with their own complexes in one PyG
-    ``Batch`` or ``InMemoryDataset`` (a ``ValueError``; a ``KeyError`` as well, so that
-    PyG's attribute lookups keep working)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class _ComplexStorage(GlobalStorage):
-    """PyG's storage of a :class:`ComplexData`: a key of one layout missing from a sample
-    of the other (PyG's collation asks every sample for the first sample's keys) raises
-    :class:`MixedLayoutError` instead of a bare ``KeyError``."""
-
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return self._mapping[key]
-        except KeyError:
-            if key in _INCIDENCE_KEYS or key == SHARED_MARK:
-                raise MixedLayoutError(_mixed_message(key)) from None
-            raise
-
-
-torch.serialization.add_safe_globals([_ComplexStorage])
-
-
-def _mixed_message(key: str) -> str:
-    this = (
-        "a sample on the shared complex (ComplexData.on_shared_complex, no incidences of its "
-        "own)"
-        if key != SHARED_MARK
-        else "a sample with its own complex (ComplexData.from_complex, with incidences)"
-    )
-    return (
-        f"{this} is collated with samples of the other layout (missing `{key}`): a PyG "
-        "Batch or InMemoryDataset holds samples of one layout only; build every sample "
-        "with ComplexData.from_complex (each its own complex) or every one with "
-        "ComplexData.on_shared_complex (one complex on the dataset)"
-    )
 
 
 def as_complex(obj: Any, name: str = "complex") -> ComplexOperators:

@@ -72,6 +72,7 @@ import numpy as np
 import torch
 
 from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
 
 __all__ = [
     "DEFAULT_HARMONIC_BUDGET",
@@ -282,7 +283,6 @@ def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan
     Raises:
         ValueError: as :func:`plan_harmonic_features`.
     """
-    from topo_contrastive.nn.hodge_readout import canonical_harmonic_basis
 
     plan = plan_harmonic_features(hodge)
     if plan.kind == "sketch":
@@ -324,12 +324,11 @@ def harmonic_sketch(hodge: HodgeDecomposition, k: int, seed: int = 0) -> np.ndar
 
 
 def _sketch(hodge: HodgeDecomposition, k: int, seed: int) -> np.ndarray:
-    from topo_contrastive.nn.hodge_readout import _reference_signs
 
     n = int(hodge.num_simplices)
     rng = np.random.default_rng(seed)
     g = rng.standard_normal((k, n)) / math.sqrt(k)  # rows: directions
-    g *= _reference_signs(hodge.complex, hodge.rank)[None, :]
+    g *= reference_signs(hodge.complex, hodge.rank)[None, :]
     out = np.empty((n, k))
     for lo in range(0, k, _SKETCH_CHUNK):
         hi = min(k, lo + _SKETCH_CHUNK)

@@ -1,0 +1,83 @@
+"""Memory budgets of the commands: ``--harmonic-budget`` (the harmonic features) and
+``--activation-budget`` (the encoder's activations in a training step), each choice said in
+one line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from topo_contrastive.cli._common import mebibytes, say
+
+__all__ = [
+    "add_activation_budget",
+    "add_harmonic_budget",
+    "harmonic_budget",
+    "plan_chunks",
+    "say_harmonic",
+]
+
+
+def add_harmonic_budget(p: argparse.ArgumentParser, what: str) -> None:
+    """``--harmonic-budget MIB``: the memory of a harmonic feature matrix (``what`` uses it)."""
+    p.add_argument(
+        "--harmonic-budget",
+        type=mebibytes,
+        default=256 * 2**20,
+        metavar="MIB",
+        help=f"memory for the harmonic features of {what}, in MiB: the exact harmonic basis "
+        "(8 * N1 * beta_1 bytes) where it fits, else a seeded sketch of at most 256 "
+        "directions that keeps norms and inner products of harmonic parts; the choice is "
+        "printed in one line (default: 256; fractions allowed)",
+    )
+
+
+def add_activation_budget(p: argparse.ArgumentParser) -> None:
+    """``--activation-budget MIB``: the memory of the encoder's activations in one step."""
+    p.add_argument(
+        "--activation-budget",
+        type=mebibytes,
+        default=2**30,
+        metavar="MIB",
+        help="memory for the encoder's activations in one training step, in MiB: a batch "
+        "whose views need more (predicted: N1 * width * (layers + 3) * 4 bytes a view) runs "
+        "the encoder in chunks of views with gradient caching, the same gradients; the "
+        "choice is printed in one line (default: 1024; fractions allowed)",
+    )
+
+
+def plan_chunks(
+    args: argparse.Namespace, num_edges: int, config: Any, loud: bool = True
+) -> int | None:
+    """The views per chunk for ``--activation-budget`` (``None``: whole batches), said in
+    one line (where ``loud``) when the batch is chunked."""
+    from topo_contrastive.experiments.training import activation_bytes, plan_chunk_samples
+
+    chunk = plan_chunk_samples(num_edges, config, int(args.activation_budget))
+    if chunk is not None and loud:
+        need = 2 * config.batch_size * activation_bytes(num_edges, config)
+        views = f"{chunk} view" + ("" if chunk == 1 else "s")
+        say(
+            f"encoder activations: chunks of {views} with gradient caching "
+            f"(a batch of {2 * config.batch_size} views needs {need / 2**30:.1f} GiB, over "
+            f"the {args.activation_budget / 2**20:.0f} MiB --activation-budget)"
+        )
+    return chunk
+
+
+def harmonic_budget(args: argparse.Namespace) -> Any:
+    """The context that sets ``--harmonic-budget`` as the library's budget
+    (:func:`~topo_contrastive.nn.harmonic_features.use_harmonic_budget`)."""
+    from topo_contrastive.nn.harmonic_features import use_harmonic_budget
+
+    return use_harmonic_budget(int(args.harmonic_budget))
+
+
+def say_harmonic(hodge: Any) -> None:
+    """Print the harmonic features chosen for ``hodge``'s complex in one line (nothing
+    without a harmonic space)."""
+    from topo_contrastive.nn.harmonic_features import plan_harmonic_features
+
+    plan = plan_harmonic_features(hodge)
+    if plan.kind != "none":
+        say(plan.line())
