@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch, Data
+from torch_geometric.data import Batch, Data, InMemoryDataset
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive import HodgeDecomposition
@@ -197,3 +197,31 @@ def test_binding_errors_and_settings(small_hodge, trajectories):
     assert repr(two) == (
         "ContrastiveViews(mask=EdgeFlowMask(p=0.2, attr='x_1'), attr='x_1', hodge_parts=False)"
     )
+
+
+class _Saved(InMemoryDataset):
+    """Samples saved by ``InMemoryDataset.save`` and read back, as a user's dataset."""
+
+    def __init__(self, path: str, transform=None) -> None:
+        super().__init__(None, transform=transform, log=False)
+        self.load(path)
+
+
+def test_hodge_given_to_the_views_reaches_an_unbound_spectral_mask(small_hodge, tmp_path):
+    """Fitted on a shared complex, saved, reloaded; then the views get ``hodge=`` and the
+    spectral mask none: the mask uses the views' complex and the stored probabilities."""
+    ops = small_hodge.complex
+    samples = [Data(x_1=x.view(-1, 1).float()) for x in random_flows(ops.num_edges, 3, seed=4)]
+    fitted = ContrastiveViews(HodgeSpectralMask(0.3, hodge=ops)).fit(samples)
+    InMemoryDataset.save(fitted, str(tmp_path / "samples.pt"))
+    mask = HodgeSpectralMask(0.3)
+    views = ContrastiveViews(mask, hodge=ops)
+    assert mask.bound_hodge is views.hodge  # one decomposition shared by both
+    ds = _Saved(str(tmp_path / "samples.pt"), transform=views)
+    for i in range(3):
+        out = ds[i]
+        assert torch.equal(out.drop_prob, fitted[i].drop_prob)
+        assert torch.equal(out.hodge_parts, fitted[i].hodge_parts)
+        assert bool(((out.x_1_view1 == out.x_1) | (out.x_1_view1 == 0)).all())
+    with pytest.raises(ValueError, match="is bound to the complex with fingerprint"):
+        ContrastiveViews(HodgeSpectralMask(0.3, hodge=random_complex(10, seed=5)), hodge=ops)

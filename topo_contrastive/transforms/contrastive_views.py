@@ -72,7 +72,8 @@ class ContrastiveViews(BaseTransform):
         mask (callable): a transform returning a masked shallow copy of ``data``, e.g.
             ``HodgeSpectralMask(0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
         hodge (HodgeDecomposition or ComplexOperators, optional): the flows' complex or its
-            decomposition. (default: ``None``: the mask's, or bound by :meth:`fit`)
+            decomposition; a spectral mask without a complex of its own is bound to it
+            too. (default: ``None``: the mask's, or bound by :meth:`fit`)
         attr (str, optional): the signal attribute; the views are ``{attr}_view1`` and
             ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, else
             ``"x_1"``)
@@ -88,7 +89,8 @@ class ContrastiveViews(BaseTransform):
     Raises:
         TypeError: ``mask`` not callable, ``hodge``/``attr``/``hodge_parts`` of another type;
             no complex known at a call.
-        ValueError: a mask on another attribute; a missing, non-floating or NaN flow, or one
+        ValueError: a mask on another attribute; a mask bound to another complex than
+            ``hodge``; a missing, non-floating or NaN flow, or one
             with another number of rows than the complex; several channels with
             ``hodge_parts=True``; :meth:`fit` on a dataset of another complex.
 
@@ -133,6 +135,9 @@ class ContrastiveViews(BaseTransform):
         self.mask = mask
         self.hodge_parts = hodge_parts
         self._hodge = as_hodge(hodge)
+        if self._hodge is not None and callable(getattr(mask, "bind_complex", None)):
+            # an unbound spectral mask gets the views' complex (one decomposition for both)
+            mask.bind_complex(self._hodge)
         self._warned = False
 
     # ------------------------------------------------------------------ complex
