@@ -71,6 +71,21 @@ def test_top_level_shortcuts_are_the_subpackages_objects():
     assert set(topo_contrastive.__all__) == core | SHORTCUTS
 
 
+def test_the_top_level_namespace_lists_only_public_names():
+    """``dir(topo_contrastive)``: ``__all__``, the subpackages and dunders; not the module's
+    own imports (``Any``, ``importlib``, ``annotations``, ``TYPE_CHECKING``)."""
+    names = dir(topo_contrastive)
+    for own in ("Any", "importlib", "annotations", "TYPE_CHECKING", "_typing", "_importlib"):
+        assert own not in names
+    public = [n for n in names if not n.startswith("__")]
+    assert set(public) == set(topo_contrastive.__all__) - {"__version__"} | set(
+        topo_contrastive._SUBPACKAGES
+    )
+    for name in public:  # every listed name resolves (subpackages on first use)
+        assert getattr(topo_contrastive, name) is not None
+    assert topo_contrastive.nn is importlib.import_module("topo_contrastive.nn")
+
+
 def test_py_typed_ships_with_the_package():
     assert (ROOT / "topo_contrastive" / "py.typed").is_file()
     cfg = configparser.ConfigParser()

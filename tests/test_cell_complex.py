@@ -220,3 +220,35 @@ def test_repeated_2_cell_and_bad_node_cycles():
         ComplexOperators.from_incidence(ops.B1, ops.B2, np.ones((4, 1)))
     with pytest.raises(TypeError, match="SimplicialComplex or toponetx.CellComplex"):
         ComplexOperators.from_toponetx(tnx.CombinatorialComplex())
+
+
+def test_toponetx_cell_complex_keeps_its_node_labels_and_paths_use_them():
+    ops = ComplexOperators.from_toponetx(tnx.CellComplex([[5, 1, 9, 3]]))
+    assert ops.node_labels == (1, 3, 5, 9)
+    # edges in rows of B1: (1, 5), (1, 9), (3, 5), (3, 9), each oriented low -> high
+    assert ops.edges.tolist() == [[0, 2], [0, 3], [1, 2], [1, 3]]
+    assert ops.path_to_flow([5, 1]).tolist() == [-1.0, 0.0, 0.0, 0.0]
+    assert ops.path_to_flow([5, 1, 9, 3, 5]).tolist() == [-1.0, 1.0, 1.0, -1.0]
+    with pytest.raises(ValueError, match=r"step 0 of the path, 1 -> 3, is not an edge"):
+        ops.path_to_flow([1, 3])
+    with pytest.raises(ValueError, match="node 1 of the path, 0, is not a node label"):
+        ops.path_to_flow([5, 0])
+
+
+def test_toponetx_cell_complex_with_tuple_and_string_labels():
+    import networkx as nx
+
+    cc = tnx.CellComplex(nx.grid_2d_graph(2, 3))
+    cc.add_cell([(0, 0), (0, 1), (1, 1), (1, 0)], rank=2)
+    ops = ComplexOperators.from_toponetx(cc)
+    assert ops.node_labels == ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
+    # edges (0,0)-(0,1), (0,0)-(1,0), (0,1)-(0,2), (0,1)-(1,1), (0,2)-(1,2), (1,0)-(1,1), ...
+    assert ops.path_to_flow([(0, 0), (0, 1), (1, 1)]).tolist() == [1, 0, 0, 1, 0, 0, 0]
+    assert ops.path_to_flow([(1, 1), (1, 0), (0, 0)]).tolist() == [0, -1, 0, 0, 0, -1, 0]
+    # a tuple label read back from an array arrives as a list
+    assert ops.path_to_flow(np.array([(0, 1), (0, 0)])).tolist() == [-1, 0, 0, 0, 0, 0, 0]
+    assert ops.faces == [[0, 1, 4, 3]]
+    named = ComplexOperators.from_toponetx(tnx.CellComplex([["a", "b", "c", "d"]]))
+    assert named.node_labels == ("a", "b", "c", "d")
+    assert named.path_to_flow(["a", "b", "c"]).tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert named.path_to_flow(["a", "d"]).tolist() == [0.0, 1.0, 0.0, 0.0]

@@ -117,7 +117,37 @@ def test_the_thread_line(monkeypatch, capsys, threads, quick, idle, expected):
     assert capsys.readouterr().err == ""  # printed with the command's first output
     _common.announce()
     _common.announce()  # once
-    assert capsys.readouterr().err == f"topo-contrastive: {expected[:-1]}; PINS)\n"
+    words = _numerics.pinned_words()
+    assert capsys.readouterr().err == (
+        f"topo-contrastive: {expected}; {words}\ntopo-contrastive: PINS\n"
+    )
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_the_first_line_of_the_quick_preset_is_plain_words(monkeypatch, capsys, pinned):
+    """``reproduce --quick``: the thread count and what the pinning means first; the
+    environment variables on the second line."""
+    import argparse
+
+    import torch
+
+    from topo_contrastive.cli import _common
+
+    if pinned:
+        monkeypatch.setenv(_numerics.PINNED_MARKER, "1")
+    else:
+        monkeypatch.delenv(_numerics.PINNED_MARKER, raising=False)
+    before = torch.get_num_threads()
+    try:
+        _common.setup(argparse.Namespace(threads=None, quick=True), _numerics.pinned_line())
+    finally:
+        torch.set_num_threads(before)
+    _common.announce()
+    first, second = capsys.readouterr().err.splitlines()
+    assert first.startswith("topo-contrastive: 1 torch thread (the quick preset's fixed count); ")
+    assert first.endswith("so that its numbers repeat" if pinned else "on another machine")
+    assert "=" not in first and "AVX" not in first and "ATEN" not in first
+    assert second == f"topo-contrastive: {_numerics.pinned_line()}"
 
 
 def test_a_run_names_its_threads_and_an_invalid_command_does_not(tmp_path, capsys):
@@ -151,3 +181,26 @@ def test_the_command_line_package_loads_neither_torch_nor_numpy():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "False"]
+
+
+def test_help_of_every_command_loads_neither_torch_numpy_nor_sklearn():
+    """``--help`` and ``COMMAND --help`` build every subcommand's parser from names that
+    import nothing heavy (``topo_contrastive._names``, the configurations)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys\n"
+        "from topo_contrastive.cli import _COMMANDS, main\n"
+        "for words in [['--help']] + [[name, '--help'] for name in _COMMANDS]:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        try:\n"
+        "            main(words)\n"
+        "        except SystemExit as stop:\n"
+        "            assert stop.code == 0, words\n"
+        "    assert out.getvalue().startswith('usage: topo-contrastive'), words\n"
+        "print(sorted({'torch', 'numpy', 'sklearn', 'scipy'} & set(sys.modules)))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"

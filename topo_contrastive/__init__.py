@@ -10,12 +10,10 @@ so that ``import topo_contrastive`` (and the command line's ``--help``) loads ne
 nor NumPy until they are needed.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
+if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
     from topo_contrastive.complex import ComplexOperators
     from topo_contrastive.data import ComplexData
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
@@ -80,13 +78,24 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+#: the public subpackages and modules (imported on first use, as ``topo_contrastive.nn``)
+_SUBPACKAGES = (
+    "cli", "complex", "data", "datasets", "experiments", "hodge", "io", "losses", "nn",
+    "studies", "transforms",
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> _typing.Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
         globals()[name] = value  # later look-ups skip this function
         return value
+    if name in _SUBPACKAGES:  # ``topo_contrastive.nn`` without ``import topo_contrastive.nn``
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names: ``__all__`` and the subpackages (not the module's own imports)."""
+    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
+    return sorted(set(__all__) | set(_SUBPACKAGES) | dunders)

@@ -96,6 +96,14 @@ def pinned_line(environ: Mapping[str, str] | None = None) -> str:
     )
 
 
+def pinned_words(environ: Mapping[str, str] | None = None) -> str:
+    """The plain-words summary of :func:`pinned_line` (the first line of a pinned command;
+    the variables follow on the next line)."""
+    if runs_pinned(os.environ if environ is None else environ):
+        return "the same kernels on every x86-64 machine, so that its numbers repeat"
+    return "kernels not pinned, so its numbers may differ on another machine"
+
+
 def _allowed_cpus(count: int) -> set[int]:
     try:
         return set(os.sched_getaffinity(0))

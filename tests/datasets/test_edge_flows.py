@@ -109,6 +109,26 @@ def test_three_constructors_agree(tmp_path):
         assert dv[p[0]] == -1 and dv[p[-1]] == 1
 
 
+def test_from_toponetx_cell_complex_matches_from_incidence(tmp_path):
+    """A TopoNetX CellComplex with labels 10, 20, ... and a square 2-cell: the paths in its
+    labels give the same flows as ``from_incidence`` with the paths in rows of ``B1``."""
+    tnx = pytest.importorskip("toponetx")
+    cc = tnx.CellComplex([[10, 20, 30, 40]])
+    cc.add_edge(40, 50)
+    paths = [[10, 20, 30], [50, 40, 10], [30, 40, 50], [20, 10, 40, 30]]
+    ds = EdgeFlows.from_toponetx(str(tmp_path / "cc"), cc, paths=paths, log=False)
+    B1 = cc.incidence_matrix(1, signed=True)
+    B2 = cc.incidence_matrix(2, signed=True)
+    rows = [[v // 10 - 1 for v in p] for p in paths]  # labels 10..50 are rows 0..4
+    ref = EdgeFlows.from_incidence(str(tmp_path / "inc"), B1, B2, paths=rows, log=False)
+    assert (ds.complex.B1 != ref.complex.B1).nnz == 0
+    assert (ds.complex.B2 != ref.complex.B2).nnz == 0
+    assert torch.equal(ds._data.x_1, ref._data.x_1)
+    # edges (10,20), (10,40), (20,30), (30,40), (40,50), oriented low -> high
+    flows = ds._data.x_1.view(4, -1).tolist()
+    assert flows == [[1, 0, 1, 0, 0], [0, -1, 0, 0, -1], [0, 0, 0, 1, 1], [-1, 1, 0, -1, 0]]
+
+
 def test_edge_index_and_triangles_form_of_the_file(tmp_path):
     ops = _reoriented(_ops(), np.array([1, -1, -1, 1, -1, 1.0]))
     path = tmp_path / "by_edges.npz"

@@ -43,6 +43,13 @@ def test_identical_embeddings_at_chance_give_both_warnings():
     assert "collapsed" in d["warnings"][1]
 
 
+def test_the_chance_warning_counts_its_epochs_in_english():
+    one = pretrain_diagnostics([5.29], [5.293], np.full((50, 8), 0.3))["warnings"][0]
+    assert "5.2900 after 1 epoch against" in one
+    two = pretrain_diagnostics([5.30, 5.29], [5.293, 5.293], np.full((50, 8), 0.3))
+    assert "5.2900 after 2 epochs against" in two["warnings"][0]
+
+
 def test_spread_embeddings_with_a_falling_loss_give_no_warning():
     rng = np.random.default_rng(0)
     h = rng.normal(size=(200, 16))

@@ -28,3 +28,11 @@ def test_bad_input():
         format_mean_std([])
     with pytest.raises(ValueError, match="`digits` must be an integer >= 0, got -1"):
         format_mean_std(1.0, 0.1, digits=-1)
+
+
+def test_counted_nouns_are_singular_for_exactly_one():
+    from topo_contrastive._words import count
+
+    assert count(1, "epoch") == "1 epoch"
+    assert [count(n, "torch thread") for n in (0, 2)] == ["0 torch threads", "2 torch threads"]
+    assert count(1.0, "split") == "1.0 split" and count(3, "matrix", "matrices") == "3 matrices"

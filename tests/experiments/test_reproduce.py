@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
+from topo_contrastive import _numerics
 from topo_contrastive.experiments import PRESETS, reproduce
 from topo_contrastive.experiments.reproduce import _split_assignment, format_table, summarize
 
@@ -77,6 +79,12 @@ def test_writes_every_file_and_the_marker_last(tmp_path, tiny_data):
     assert "HodgeReadout" in md and "untrained encoder (reference)" in md
     assert "linear SVM on U_H^T x (reference)" in md and "supervised SCNN on trajectory" in md
     assert "SSCL_Spec" in md and "Ocean" not in md
+    # counts read as English (one epoch, one encoder), and the run records its code paths
+    assert not re.search(r"\b1 (epochs|splits|encoders|torch threads)\b", md), md
+    assert "1 epoch," in md or "1 epoch\n" in md or "1 epoch " in md
+    paths = payload["settings"]["code_paths"]
+    assert set(paths) == {"pinned", *_numerics.PINNED_ENV}
+    assert paths["pinned"] is _numerics.runs_pinned()
     for f in ("figure1.png", "figure2.png"):
         assert (out / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert {k[1] for k in res.summary} == {*ROWS, "untrained", "harmonic", "raw"}

@@ -118,3 +118,44 @@ def test_basis_free_readout_equals_the_energies_of_the_complex_readout(batch):
         HodgeReadout(None)
     with pytest.raises(ValueError, match="L_down and L_up"):
         free(H)
+
+
+def test_under_torch_compile_the_batch_checks_skip_the_values(batch, monkeypatch):
+    """While ``torch.compile`` traces, only the batch vector's type and shape are checked
+    (reading its values would break the graph); the sample count comes from the operators."""
+    from topo_contrastive.complex._operators import operator_blocks
+    from topo_contrastive.nn._complexes import check_complexes_batch
+
+    samples, b = batch
+    ops = b.laplacians()
+    rows = int(b.batch_1.numel())
+    shuffled = b.batch_1.flip(0)  # not PyG's layout: refused in eager mode
+    with pytest.raises(ValueError, match="contiguous and in order"):
+        check_complexes_batch(shuffled, rows, ops)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    assert operator_blocks(ops[0]) is not None
+    assert check_complexes_batch(shuffled, rows, ops) == len(samples)  # from the operators
+    untagged = tuple(L.clone() for L in ops)
+    assert check_complexes_batch(b.batch_1, rows, untagged) == len(samples)
+    with pytest.raises(ValueError, match="must be a vector of shape"):  # shapes still checked
+        check_complexes_batch(b.batch_1[:-1], rows, ops)
+
+
+def test_dynamo_traces_the_batch_checks_without_a_graph_break():
+    """``torch._dynamo.explain`` (tracing only, no compilation): no graph break in the
+    checks of a batch of complexes, nor in the layer kernel's Python."""
+    from .._many_complexes import many_complexes
+
+    samples = many_complexes(2, seed=3, cells=True)
+    b = Batch.from_data_list(samples)
+    enc = SCNN(1, 4, num_layers=1)
+    x = torch.randn(int(b.batch_1.numel()), 1)
+    with torch.no_grad():
+        explained = torch._dynamo.explain(enc)(x, *b.laplacians(), b.batch_1)
+    torch._dynamo.reset()
+    where = [str(r.user_stack[-1]) for r in explained.break_reasons if r.user_stack]
+    assert not [w for w in where if "_complexes.py" in w], where
+    # the sparse products remain outside the graph (torch.compile traces no sparse tensor)
+    assert all("sparse" in r.reason for r in explained.break_reasons), [
+        r.reason[:80] for r in explained.break_reasons
+    ]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
-from torch_geometric.data import Batch, Data
+from torch_geometric.data import Batch, Data, InMemoryDataset
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive import HodgeDecomposition
@@ -198,3 +200,59 @@ def test_binding_errors_and_settings(small_hodge, trajectories):
     assert repr(two) == (
         "ContrastiveViews(mask=EdgeFlowMask(p=0.2, attr='x_1'), attr='x_1', hodge_parts=False)"
     )
+
+
+class _Saved(InMemoryDataset):
+    """Samples saved by ``InMemoryDataset.save`` and read back, as a user's dataset."""
+
+    def __init__(self, path: str, transform=None) -> None:
+        super().__init__(None, transform=transform, log=False)
+        self.load(path)
+
+
+def test_hodge_given_to_the_views_reaches_an_unbound_spectral_mask(small_hodge, tmp_path):
+    """Fitted on a shared complex, saved, reloaded; then the views get ``hodge=`` and the
+    spectral mask none: the mask uses the views' complex and the stored probabilities."""
+    ops = small_hodge.complex
+    samples = [Data(x_1=x.view(-1, 1).float()) for x in random_flows(ops.num_edges, 3, seed=4)]
+    fitted = ContrastiveViews(HodgeSpectralMask(0.3, hodge=ops)).fit(samples)
+    InMemoryDataset.save(fitted, str(tmp_path / "samples.pt"))
+    mask = HodgeSpectralMask(0.3)
+    views = ContrastiveViews(mask, hodge=ops)
+    assert mask.bound_hodge is views.hodge  # one decomposition shared by both
+    ds = _Saved(str(tmp_path / "samples.pt"), transform=views)
+    for i in range(3):
+        out = ds[i]
+        assert torch.equal(out.drop_prob, fitted[i].drop_prob)
+        assert torch.equal(out.hodge_parts, fitted[i].hodge_parts)
+        assert bool(((out.x_1_view1 == out.x_1) | (out.x_1_view1 == 0)).all())
+    with pytest.raises(ValueError, match="is bound to the complex with fingerprint"):
+        ContrastiveViews(HodgeSpectralMask(0.3, hodge=random_complex(10, seed=5)), hodge=ops)
+
+
+def test_flows_changed_after_fit_are_refused_with_the_order_of_transforms(small_hodge):
+    """``Compose([scale, views])`` after ``views.fit``: the stored parts belong to the
+    unscaled flows; the views refuse them and say where the scaling belongs."""
+    from torch_geometric.transforms import Compose
+
+    ops = small_hodge.complex
+    samples = [Data(x_1=x.view(-1, 1).float()) for x in random_flows(ops.num_edges, 4, seed=6)]
+    views = ContrastiveViews(EdgeFlowMask(0.2, generator=0), hodge=small_hodge)
+    fitted = views.fit(samples)
+
+    def scale_flows(data):
+        data = copy.copy(data)
+        data.x_1 = 2.0 * data.x_1
+        return data
+
+    with pytest.raises(ValueError, match=r"do not sum to `data.x_1`.*pre_transform"):
+        Compose([scale_flows, views])(fitted[0])
+    with pytest.raises(ValueError, match="do not sum"):  # a batch of them too
+        views(Batch.from_data_list([scale_flows(d) for d in fitted]))
+    # scaled before fitting: the parts are those of the scaled flows, and the views accept them
+    refit = views.fit([scale_flows(d) for d in samples])
+    out = views(refit[0])
+    torch.testing.assert_close(out.hodge_parts.sum(dim=1, keepdim=True), 2.0 * samples[0].x_1)
+    assert views(Batch.from_data_list(fitted)).hodge_parts.shape == (4 * ops.num_edges, 3)
+    with pytest.raises(ValueError, match=r"`data.hodge_parts` must have shape \[\d+, 3\]"):
+        views(Data(x_1=samples[0].x_1, hodge_parts=torch.zeros(ops.num_edges, 2)))

@@ -419,7 +419,9 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     Args:
         args: the parsed options (``threads``, and ``quick`` where the command has it).
         pinned: whether the code paths are pinned
-            (:func:`~topo_contrastive._numerics.pinned_line`), named in the line.
+            (:func:`~topo_contrastive._numerics.pinned_line`): the thread line ends with
+            its plain words (:func:`~topo_contrastive._numerics.pinned_words`) and a second
+            line gives it (the environment variables).
 
     Raises:
         ValueError: ``--threads`` above the usable cores (before any work).
@@ -446,14 +448,19 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
             threads = max(1, min(idle, cores))
             why = f"{idle} of {cores} cores idle at the start"
     torch.set_num_threads(threads)
-    line = f"{PROG}: {threads} torch thread{'s' if threads > 1 else ''} ({why}"
-    PENDING[:] = [line + (f"; {pinned})" if pinned else ")")]
+    from topo_contrastive._words import count
+
+    line = f"{PROG}: {count(threads, 'torch thread')} ({why})"
+    if pinned is None:
+        PENDING[:] = [line]
+    else:  # plain words first, the environment variables below
+        PENDING[:] = [f"{line}; {_numerics.pinned_words()}", f"{PROG}: {pinned}"]
 
 
 def announce() -> None:
-    """Print the pending thread line once, before the command's first output."""
+    """Print the pending thread lines once, in order, before the command's first output."""
     while PENDING:
-        print(PENDING.pop(), file=sys.stderr, flush=True)
+        print(PENDING.pop(0), file=sys.stderr, flush=True)
 
 
 def say(msg: str) -> None:

@@ -17,8 +17,8 @@ from topo_contrastive.cli import _common as common
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand and its options to ``sub``."""
+    from topo_contrastive._names import DEFAULT_PROBE, PROBES
     from topo_contrastive.experiments.configs import EDITIONS
-    from topo_contrastive.experiments.evaluation import DEFAULT_PROBE, PROBES
 
     p = sub.add_parser("evaluate", help="linear-probe evaluation of a saved encoder")
     common.add_checkpoint(p)

@@ -25,14 +25,14 @@ def _fraction(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``label-efficiency`` subcommand and its options to ``sub``."""
-    from topo_contrastive.experiments.configs import EDITIONS
-    from topo_contrastive.studies.label_efficiency.curves import (
+    from topo_contrastive._names import (
+        CLASSIFIERS,
         DEFAULT_DRAWS,
         DEFAULT_FRACTIONS,
+        MAX_DRAWS,
         ROW_KINDS,
     )
-    from topo_contrastive.studies.label_efficiency.probe import CLASSIFIERS
-    from topo_contrastive.studies.label_efficiency.subsets import MAX_DRAWS
+    from topo_contrastive.experiments.configs import EDITIONS
 
     p = sub.add_parser(
         "label-efficiency",

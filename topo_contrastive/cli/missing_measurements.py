@@ -29,8 +29,8 @@ def _unobserved_fraction(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``missing-measurements`` subcommand and its options to ``sub``."""
+    from topo_contrastive._names import MISSING_MODES as MODES
     from topo_contrastive.experiments.configs import DATASET_NAMES
-    from topo_contrastive.studies.missing_measurements.masks import MODES
 
     p = sub.add_parser(
         "missing-measurements",

@@ -124,8 +124,10 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         if group.rank == 0:
             out = Path(args.out).expanduser().absolute()
+            from topo_contrastive._words import count
+
             common.say(
-                f"pretrained {config.name} on {data.name} ({epochs} epochs, "
+                f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
                 f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
                 f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
             )

@@ -165,6 +165,8 @@ class EdgeLookupMixin:
             )
         rows = []
         for i, node in enumerate(path):
+            if isinstance(node, list):  # a tuple label read back from an array or tensor
+                node = tuple(node)
             try:
                 rows.append(labels[node])
             except (KeyError, TypeError):

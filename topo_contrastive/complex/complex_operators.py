@@ -290,9 +290,10 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
                 raise ValueError(
                     "`complex` has no edges; an edge-flow complex needs at least one edge"
                 )
-            B1 = complex.incidence_matrix(1, signed=True)
+            rows, _, B1 = complex.incidence_matrix(1, signed=True, index=True)
             B2 = complex.incidence_matrix(2, signed=True) if complex.dim >= 2 else None
-            return cls.from_incidence(B1, B2)
+            ops = cls.from_incidence(B1, B2)
+            return ops._with_labels(rows, wrapped=False)  # {label: row of B1}
         if kind != "SimplicialComplex" or not hasattr(complex, "incidence_matrix"):
             raise TypeError(
                 "`complex` must be a toponetx.SimplicialComplex or toponetx.CellComplex, "
@@ -305,12 +306,17 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
         ops = cls.from_incidence(B1, B2, B3)
         rows, _, _ = complex.incidence_matrix(1, index=True)
-        labels = [None] * ops.num_nodes
-        for key, row in rows.items():  # {frozenset({label}) or (label,): row of B1}
-            labels[row] = next(iter(key))
-        ops.node_labels = tuple(labels)
-        ops._label_rows = {label: row for row, label in enumerate(labels)}
-        return ops
+        return ops._with_labels(rows, wrapped=True)  # {(label,) or frozenset: row of B1}
+
+    def _with_labels(self, rows: dict[Any, int], *, wrapped: bool) -> ComplexOperators:
+        """Attach a TopoNetX complex's node labels: ``rows`` maps each node (its label, or
+        a one-element tuple / frozenset of it where ``wrapped``) to its row of ``B1``."""
+        labels: list[Any] = [None] * self.num_nodes
+        for key, row in rows.items():
+            labels[row] = next(iter(key)) if wrapped else key
+        self.node_labels = tuple(labels)
+        self._label_rows = {label: row for row, label in enumerate(labels)}
+        return self
 
     # ------------------------------------------------------------------ 2-cells
     @property

@@ -267,7 +267,8 @@ class EdgeFlows(EdgeFlowDataset):
         sample_ids: Sequence[int | str] | None = None,
         **kwargs: Any,
     ) -> EdgeFlows:
-        """Build the dataset from a TopoNetX ``SimplicialComplex`` and flows (or node paths).
+        """Build the dataset from a TopoNetX ``SimplicialComplex`` or ``CellComplex`` and
+        flows (or node paths).
 
         The complex's node, edge and triangle order and orientation are TopoNetX's
         (:meth:`ComplexOperators.from_toponetx`: for sortable node labels, edges sorted
@@ -277,7 +278,7 @@ class EdgeFlows(EdgeFlowDataset):
 
         Args:
             root: dataset folder.
-            complex: a ``toponetx.SimplicialComplex``.
+            complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
             flows: ``[S, N1]`` in TopoNetX's edge order (may be left out with ``paths``).
             paths: ``S`` node paths in the complex's node labels.
             labels: ``int [S]`` class ids (default ``None``: unlabelled).
@@ -292,9 +293,10 @@ class EdgeFlows(EdgeFlowDataset):
                 that is not in the complex.
         """
         labelled = ComplexOperators.from_toponetx(complex)
-        paths, pos = _rows_of_node_labels(complex, paths, pos)
+        paths, pos = _rows_of_node_labels(labelled, paths, pos)
         # the paths are rows of B1 now: the dataset's complex is the one its file rebuilds
-        ops = ComplexOperators.from_incidence(labelled.B1, labelled.B2, labelled.B3)
+        B3 = labelled.B3 if labelled.num_tetrahedra else None  # [N2, 0] beside polygons
+        ops = ComplexOperators.from_incidence(labelled.B1, labelled.B2, B3)
         return cls._from_operators(
             root, ops, flows, paths=paths, labels=labels, pos=pos, masks=masks,
             sample_ids=sample_ids, **kwargs,
@@ -489,16 +491,19 @@ def _sequence(obj: Any, name: str) -> list:
     return list(obj.tolist() if isinstance(obj, (np.ndarray, torch.Tensor)) else obj)
 
 
-def _rows_of_node_labels(complex: Any, paths: Any, pos: Any) -> tuple[Any, Any]:
-    """``paths`` and a ``{node label: (x, y)}`` ``pos`` of a TopoNetX complex in rows of
-    ``B1`` (node ids); a ``pos`` array and ``None`` pass unchanged.
+def _rows_of_node_labels(
+    labelled: ComplexOperators, paths: Any, pos: Any
+) -> tuple[Any, Any]:
+    """``paths`` and a ``{node label: (x, y)}`` ``pos`` of a TopoNetX complex (``labelled``:
+    its operators with :attr:`~ComplexOperators.node_labels`) in rows of ``B1`` (node ids);
+    a ``pos`` array and ``None`` pass unchanged.
 
     Raises:
         ValueError: a path or ``pos`` with a node that is not in the complex.
         TypeError: ``paths`` or a path that is not a sequence.
     """
-    rows, _, _ = complex.incidence_matrix(1, index=True)
-    index = {key[0]: row for key, row in rows.items()}  # node label -> row of B1
+    # node label -> row of B1
+    index = {label: row for row, label in enumerate(labelled.node_labels or ())}
     if paths is not None:
         mapped = []
         for i, p in enumerate(_sequence(paths, "paths")):

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._words import count
+
 __all__ = ["MIN_LOSS_DROP", "MIN_SPREAD", "pretrain_diagnostics"]
 
 #: Relative drop of the final loss below the chance loss under which a warning is given.
@@ -84,7 +86,8 @@ def pretrain_diagnostics(
     warnings = []
     if drop < MIN_LOSS_DROP:
         warnings.append(
-            f"the contrastive loss stayed at chance: {final:.4f} after {len(losses)} epochs "
+            f"the contrastive loss stayed at chance: {final:.4f} after "
+            f"{count(len(losses), 'epoch')} "
             f"against {chance:.4f} for identical embeddings ({100 * drop:.1f} % below; "
             f"expected at least {100 * MIN_LOSS_DROP:.0f} %): the encoder did not learn to "
             "tell the views apart"

@@ -19,6 +19,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
+from topo_contrastive import _names
 from topo_contrastive.experiments.probe_result import ProbeResult
 
 __all__ = [
@@ -39,10 +40,10 @@ __all__ = [
 #: The probes of :func:`probe_splits`: ``"ridge"`` (the fast probe,
 #: :func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`) and ``"svm"`` (the paper's,
 #: :func:`linear_probe`).
-PROBES: tuple[str, ...] = ("ridge", "svm")
+PROBES: tuple[str, ...] = _names.PROBES
 #: The probe of ``evaluate`` and of :func:`~topo_contrastive.experiments.runs.evaluate_saved`
 #: (``reproduce`` and every Table 1 protocol keep ``"svm"``).
-DEFAULT_PROBE = "ridge"
+DEFAULT_PROBE = _names.DEFAULT_PROBE
 #: Grid of the SVM penalty ``C`` searched by cross-validation.
 DEFAULT_CS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 #: Cross-validation folds of the penalty search (paper §5: 10-fold).

@@ -47,6 +47,7 @@ import torch
 import topo_contrastive
 from topo_contrastive._extras import require_extra
 from topo_contrastive._files import COMPLETE_MARKER, write_text
+from topo_contrastive._words import count
 from topo_contrastive.experiments.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
@@ -253,7 +254,12 @@ def _run_settings(
     ds_names: list[str], rows: list[str], eds: list[str], device: Any, command: str
 ) -> dict[str, Any]:
     """What ``runs.json`` records of a call besides the fingerprints: the selection, the
-    device, the command line, the torch version and its number of threads."""
+    device, the command line, the torch version, its number of threads and the numeric
+    code paths (``code_paths``: whether they are pinned, and the pinning variables)."""
+    import os
+
+    from topo_contrastive import _numerics
+
     return {
         "datasets": ds_names,
         "configs": rows,
@@ -262,6 +268,10 @@ def _run_settings(
         "command": command,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "code_paths": {
+            "pinned": _numerics.runs_pinned(),
+            **{key: os.environ.get(key) for key in _numerics.PINNED_ENV},
+        },
     }
 
 
@@ -343,13 +353,13 @@ def _figure2(
     plot_figure2(
         fig2_points,
         folder / "figure2.png",
-        f"{fig2}: {eps} epochs, {preset.figure2_splits} splits"
+        f"{fig2}: {count(eps, 'epoch')}, {count(preset.figure2_splits, 'split')}"
         + (" (REDUCED SETTINGS)" if preset.reduced else ""),
     )
     extra.append(
-        f"Figure 2: {fig2}, p in {list(preset.figure2_probs)}, {eps} epochs, "
-        f"{preset.figure2_splits} splits over {preset.figure2_pretrain_seeds} encoders "
-        "per point"
+        f"Figure 2: {fig2}, p in {list(preset.figure2_probs)}, {count(eps, 'epoch')}, "
+        f"{count(preset.figure2_splits, 'split')} over "
+        f"{count(preset.figure2_pretrain_seeds, 'encoder')} per point"
     )
     return fig2_points
 

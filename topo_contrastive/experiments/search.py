@@ -32,6 +32,7 @@ from topo_contrastive._files import (
     write_csv,
     write_json,
 )
+from topo_contrastive._words import count
 from topo_contrastive.experiments.configs import ExperimentConfig
 from topo_contrastive.experiments.data import ExperimentData
 from topo_contrastive.experiments.protocol import evaluate_encoder
@@ -167,7 +168,7 @@ def grid_search(
             }
             rows.append(row)
             if log is not None:
-                at = f" after {e} epochs" if e is not None else ""
+                at = f" after {count(e, 'epoch')}" if e is not None else ""
                 log(f"{base.name} {data.name} {point}{at}: score {100 * row['score']:.1f}%")
         status["points_done"] += 1
         if out is not None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._words import count
 from topo_contrastive.experiments.configs import CONFIG_NAMES, PAPER_TABLE1
 from topo_contrastive.experiments.formatting import format_mean_std
 
@@ -202,7 +203,7 @@ def format_table(
         f"- splits per cell: {', '.join(map(str, counts)) or '—'}; std is over splits (ddof 0)",
         f"- command: `{command}`",
         f"- wall time: {seconds / 60:.1f} min ({seconds:.0f} s) on {platform.machine()} with "
-        f"{torch.get_num_threads()} torch threads",
+        f"{count(torch.get_num_threads(), 'torch thread')}",
         f"- torch {torch.__version__}, Python {platform.python_version()}",
         *[f"- {e}" for e in extra],
         "",

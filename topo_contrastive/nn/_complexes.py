@@ -57,6 +57,9 @@ def check_complexes_batch(batch: Any, rows: int, operators: tuple[Any, ...]) -> 
         rows: the edges of the batch, :math:`\\sum N_1`.
         operators: the active operators ``[sum N1, sum N1]``.
 
+    Under ``torch.compile`` (:func:`torch.compiler.is_compiling`) only the type and shape
+    are checked: the checks of the values would break the compiled graph.
+
     Raises:
         TypeError: ``batch`` is not an integer tensor.
         ValueError: ``batch`` of the wrong length, not numbering the samples ``0, 1, ...``
@@ -73,6 +76,12 @@ def check_complexes_batch(batch: Any, rows: int, operators: tuple[Any, ...]) -> 
         )
     if rows == 0:
         raise ValueError("the batch has no edges")
+    if torch.compiler.is_compiling():
+        # traced by torch.compile: the checks of the values would break the graph (they
+        # ran in eager mode, and run again there); the sample count of a tagged batch is
+        # known without reading the batch vector
+        blocks = blocks_of(*operators)
+        return len(blocks) if blocks is not None else int(batch[-1]) + 1
     b = batch.long()
     steps = b[1:] - b[:-1]
     if int(b[0]) != 0 or bool(((steps != 0) & (steps != 1)).any()):

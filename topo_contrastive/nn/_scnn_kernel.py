@@ -384,7 +384,7 @@ def _horner_forward(
         torch.mm(xc, weight[0], out=yc)
     else:
         torch.addmm(bias, xc, weight[0], out=yc)
-    max_k = max((k for _, _, k in sides), default=0)
+    max_k = max([0, *(k for _, _, k in sides)])  # (torch.compile traces no max(default=))
     need = min(max_k, 2)
     if len(scratch) < need or (scratch and scratch[0].size(0) != rows):
         scratch[:] = [torch.empty_like(yc) for _ in range(need)]

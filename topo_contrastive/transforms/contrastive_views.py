@@ -68,11 +68,19 @@ class ContrastiveViews(BaseTransform):
     ``incidence_1`` / ``incidence_2``) need none: each uses its own. The transform also
     accepts a ``Batch``. The input is never modified.
 
+    **Order of transforms.** :meth:`fit` stores the Hodge parts (and a spectral mask's drop
+    probabilities) of the flows as they are then. A transform that changes the flows'
+    values (scaling, noise, normalisation) belongs before fitting: in the dataset's
+    ``pre_transform``, or applied to the samples before :meth:`fit`; ``ContrastiveViews``
+    is the last transform of a ``Compose``. Stored parts that no longer sum to the flow the
+    views see raise a ``ValueError``.
+
     Args:
         mask (callable): a transform returning a masked shallow copy of ``data``, e.g.
             ``HodgeSpectralMask(0.3, generator=0)`` or ``EdgeFlowMask(0.2)``.
         hodge (HodgeDecomposition or ComplexOperators, optional): the flows' complex or its
-            decomposition. (default: ``None``: the mask's, or bound by :meth:`fit`)
+            decomposition; a spectral mask without a complex of its own is bound to it
+            too. (default: ``None``: the mask's, or bound by :meth:`fit`)
         attr (str, optional): the signal attribute; the views are ``{attr}_view1`` and
             ``{attr}_view2``. (default: ``None``: ``"x_k"`` for a mask of rank k, else
             ``"x_1"``)
@@ -88,9 +96,12 @@ class ContrastiveViews(BaseTransform):
     Raises:
         TypeError: ``mask`` not callable, ``hodge``/``attr``/``hodge_parts`` of another type;
             no complex known at a call.
-        ValueError: a mask on another attribute; a missing, non-floating or NaN flow, or one
-            with another number of rows than the complex; several channels with
-            ``hodge_parts=True``; :meth:`fit` on a dataset of another complex.
+        ValueError: a mask on another attribute; a mask bound to another complex than
+            ``hodge``; stored ``hodge_parts`` that do not sum to the flow (the flows were
+            changed after :meth:`fit`: see "Order of transforms" above); a missing,
+            non-floating or NaN flow, or one with another number of rows than the complex;
+            several channels with ``hodge_parts=True``; :meth:`fit` on a dataset of another
+            complex.
 
     Example:
         >>> views = ContrastiveViews(HodgeSpectralMask(0.3, generator=0))
@@ -133,6 +144,9 @@ class ContrastiveViews(BaseTransform):
         self.mask = mask
         self.hodge_parts = hodge_parts
         self._hodge = as_hodge(hodge)
+        if self._hodge is not None and callable(getattr(mask, "bind_complex", None)):
+            # an unbound spectral mask gets the views' complex (one decomposition for both)
+            mask.bind_complex(self._hodge)
         self._warned = False
 
     # ------------------------------------------------------------------ complex
@@ -276,6 +290,33 @@ class ContrastiveViews(BaseTransform):
         hodge = hodge_of(data, rank)
         return hodge_parts(hodge, x.reshape(1, -1))[0]  # [rows, 3]
 
+    def _check_stored_parts(self, parts: Any, x: Tensor) -> None:
+        """Raise unless the stored Hodge parts ``[rows, 3]`` sum to the flow ``x`` the views
+        are made of (to a thousandth of its largest magnitude): a transform that changed the
+        flows after :meth:`fit` leaves parts of other flows."""
+        name = f"data.{PARTS_ATTR}"
+        rows = x.shape[0]
+        if not isinstance(parts, Tensor) or tuple(parts.shape) != (rows, 3):
+            shape = tuple(parts.shape) if isinstance(parts, Tensor) else type(parts).__name__
+            raise ValueError(
+                f"`{name}` must have shape [{rows}, 3] (gradient, curl and harmonic parts of "
+                f"every row of `data.{self.attr}`), got {shape}"
+            )
+        if x.dim() == 2 and x.shape[1] != 1:
+            return  # several channels: no parts to compare (a multi-channel error elsewhere)
+        flow = x.reshape(-1).double()
+        gap = float((parts.double().sum(dim=1) - flow).abs().max()) if rows else 0.0
+        scale = float(flow.abs().max()) if rows else 0.0
+        if not gap <= 1e-3 * scale:  # also NaN
+            raise ValueError(
+                f"the stored `{name}` do not sum to `data.{self.attr}` (largest difference "
+                f"{gap:.3g}, largest flow {scale:.3g}): the flows were changed after fit() "
+                "computed their Hodge parts, e.g. by a transform before ContrastiveViews in "
+                "Compose. Apply transforms that change the flows' values before fitting: as "
+                "the dataset's `pre_transform`, or to the samples before views.fit(dataset); "
+                "ContrastiveViews must be the last transform"
+            )
+
     def _warn_unfitted(self, what: str) -> None:
         if not self._warned:
             self._warned = True
@@ -303,6 +344,8 @@ class ContrastiveViews(BaseTransform):
             parts = self._parts(x, stacked=is_batch)
             self._warn_unfitted("Hodge parts")
             store(data, PARTS_ATTR, parts, like=self.attr)
+        elif self.hodge_parts:
+            self._check_stored_parts(data[PARTS_ATTR], x)
         views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
         for i, view in enumerate(views, start=1):
             store(data, f"{self.attr}_view{i}", view, like=self.attr)
@@ -335,6 +378,8 @@ class ContrastiveViews(BaseTransform):
             parts = self._parts_per_complex(data, x, self._signal_rank())
             self._warn_unfitted("Hodge parts")
             store(data, PARTS_ATTR, parts, like=self.attr)
+        elif self.hodge_parts:
+            self._check_stored_parts(data[PARTS_ATTR], x)
         views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
         for i, view in enumerate(views, start=1):
             store(data, f"{self.attr}_view{i}", view, like=self.attr)

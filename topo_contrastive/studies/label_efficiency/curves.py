@@ -52,8 +52,10 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from topo_contrastive import _names
 from topo_contrastive._extras import require_extra
 from topo_contrastive._files import COMPLETE_MARKER
+from topo_contrastive._words import count
 from topo_contrastive.experiments import finetune as ft
 from topo_contrastive.experiments.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.experiments.data import ExperimentData
@@ -91,9 +93,7 @@ __all__ = [
 #: The contrastive rows pre-trained for the curves.
 PRETRAINED_METHODS: tuple[str, ...] = ("SSCL_Spec", "SCL")
 #: The row kinds, in the order of the table.
-ROW_KINDS: tuple[str, ...] = (
-    "probe", "finetune", "control", "untrained", "supervised", "raw", "abs", "harmonic",
-)  # fmt: skip
+ROW_KINDS: tuple[str, ...] = _names.ROW_KINDS
 #: Largest number of harmonic coordinates kept as they are (above: principal directions).
 HARMONIC_MAX = 256
 #: The file of cell records.
@@ -300,7 +300,7 @@ class _Features:
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")
         else:
             run_dir.mkdir(parents=True, exist_ok=True)
-            self.log(f"pre-training {method} ({edition}, seed {pseed}, {epochs} epochs)")
+            self.log(f"pre-training {method} ({edition}, seed {pseed}, {count(epochs, 'epoch')})")
             result = pretrain_to_folder(
                 self.data, cfg, run_dir, seed=pseed, epochs=epochs,
                 record={"command": COMMAND},

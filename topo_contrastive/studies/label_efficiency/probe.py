@@ -41,6 +41,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
 
+from topo_contrastive import _names
 from topo_contrastive.experiments.ridge_probe import RIDGE_ALPHAS, ridge_path
 
 __all__ = [
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 #: The classifiers of :func:`low_label_probe`.
-CLASSIFIERS: tuple[str, ...] = ("logistic", "svm", "ridge")
+CLASSIFIERS: tuple[str, ...] = _names.CLASSIFIERS
 #: The scalings searched (in this order) where cross-validation runs.
 SCALINGS: tuple[str, ...] = ("standard", "l2")
 #: Grid of the inverse regularisation ``C`` searched by cross-validation.

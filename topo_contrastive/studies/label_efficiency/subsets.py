@@ -18,16 +18,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from topo_contrastive import _names
 from topo_contrastive._checks import check_indices, check_int, check_seed, label_values
 
 __all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "MAX_DRAWS", "labelled_subsets", "subset_sizes"]
 
 #: Default labelled fractions of the training split.
-DEFAULT_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+DEFAULT_FRACTIONS: tuple[float, ...] = _names.DEFAULT_FRACTIONS
 #: Default draws per fraction.
-DEFAULT_DRAWS = 10
+DEFAULT_DRAWS = _names.DEFAULT_DRAWS
 #: The most draws per fraction accepted (each draw runs every row once per fraction).
-MAX_DRAWS = 1000
+MAX_DRAWS = _names.MAX_DRAWS
 
 
 def subset_sizes(num_train: int, num_classes: int, fractions: Sequence[float]) -> list[int]:

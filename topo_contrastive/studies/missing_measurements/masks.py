@@ -6,13 +6,14 @@ import numbers
 
 import numpy as np
 
+from topo_contrastive import _names
 from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["MODES", "unobserved_masks"]
 
 #: How the unobserved edges are chosen: ``"random"`` (a uniform sample of the edges) or
 #: ``"region"`` (the edges nearest a node, as when the sensors of an area are down).
-MODES: tuple[str, ...] = ("random", "region")
+MODES: tuple[str, ...] = _names.MISSING_MODES
 
 
 def unobserved_masks(
