@@ -113,10 +113,11 @@ def test_crossing_edges_are_set_aside_and_leave_one_hole_each():
     assert skipped["set_aside"].tolist() == [overpass] and skipped["crossings"] == 1
     assert _harmonic(edges, faces, 9) == 1  # the cycle over the overpass and back
     # an edge running through a node that is not its end crosses the edges there that do
-    # not share one of its ends: (0, 1) -> (2, 1) through node 4 crosses 1 - 4 and 4 - 7
+    # not share one of its ends, and overlaps those that do: (0, 1) -> (2, 1) through
+    # node 4 meets 1 - 4 and 4 - 7 there, and runs along 3 - 4 and 4 - 5
     grid = street_grid(3)[0]
     found = edge_crossings([*grid, [3, 5]], pos)
-    assert found.tolist() == [[grid.index([1, 4]), 12], [grid.index([4, 7]), 12]]
+    assert found.tolist() == [[grid.index(e), 12] for e in ([1, 4], [3, 4], [4, 5], [4, 7])]
 
 
 def test_limits_sort_the_faces_left_open():
@@ -156,12 +157,24 @@ def test_edge_crossings_equal_a_naive_loop(seed):
             or (o3 == 0 and on(c, d, a)) or (o4 == 0 and on(c, d, b))
         )  # fmt: skip
 
+    def along(s, u, w):  # two edges s - u and s - w overlap: collinear, the same way
+        cross = (u[0] - s[0]) * (w[1] - s[1]) - (u[1] - s[1]) * (w[0] - s[0])
+        return bool(cross == 0 and np.dot(u - s, w - s) > 0)
+
+    def crossing(e, f):
+        (s,) = set(e) & set(f) or {None}
+        if s is None:
+            return meet(*pos[e], *pos[f])
+        (u,), (w,) = set(e) - {s}, set(f) - {s}
+        return along(pos[s], pos[u], pos[w])
+
     naive = [
         [i, j]
         for i in range(len(edges))
         for j in range(i + 1, len(edges))
-        if not set(edges[i]) & set(edges[j]) and meet(*pos[edges[i]], *pos[edges[j]])
+        if crossing(edges[i].tolist(), edges[j].tolist())
     ]
+    assert any(set(edges[i]) & set(edges[j]) for i, j in naive)  # overlaps at a shared end
     assert edge_crossings(edges, pos).tolist() == naive
 
 
