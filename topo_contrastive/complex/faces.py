@@ -79,11 +79,17 @@ def _normalise(p: np.ndarray) -> tuple[np.ndarray, int]:
     if extent > 0:
         k2 = int(np.frexp(extent)[1])
         q, k = np.ldexp(q, -k2), k + k2
+    elif p.shape[0] > 1:
+        raise ValueError(
+            f"`pos` puts all {p.shape[0]} nodes at one point "
+            f"({', '.join(repr(float(v)) for v in p[0])}): the drawing has no extent"
+        )
     if p.shape[0] > 1:
         order = np.lexsort((q[:, 1], q[:, 0]))
         same = np.flatnonzero((np.diff(q[order], axis=0) == 0).all(axis=1))
         if same.size:
             i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+            shared = np.unique(np.concatenate([order[same], order[same + 1]])).size
             at = ", ".join(repr(float(v)) for v in p[i])
             lost = "" if (p[i] == p[j]).all() else (
                 f" (they differ by {np.abs(p[i] - p[j]).max():.3g}, below the resolution "
@@ -91,8 +97,7 @@ def _normalise(p: np.ndarray) -> tuple[np.ndarray, int]:
             )  # fmt: skip
             raise ValueError(
                 f"`pos` puts nodes {i} and {j} at one point ({at}){lost}: every node of the "
-                f"drawing needs a position of its own ({same.size} such pair"
-                f"{'s' if same.size > 1 else ''} in all)"
+                f"drawing needs a position of its own ({shared} nodes in all share theirs)"
             )
     return q, k
 
