@@ -113,10 +113,11 @@ def test_crossing_edges_are_set_aside_and_leave_one_hole_each():
     assert skipped["set_aside"].tolist() == [overpass] and skipped["crossings"] == 1
     assert _harmonic(edges, faces, 9) == 1  # the cycle over the overpass and back
     # an edge running through a node that is not its end crosses the edges there that do
-    # not share one of its ends: (0, 1) -> (2, 1) through node 4 crosses 1 - 4 and 4 - 7
+    # not share one of its ends, and overlaps those that do: (0, 1) -> (2, 1) through
+    # node 4 meets 1 - 4 and 4 - 7 there, and runs along 3 - 4 and 4 - 5
     grid = street_grid(3)[0]
     found = edge_crossings([*grid, [3, 5]], pos)
-    assert found.tolist() == [[grid.index([1, 4]), 12], [grid.index([4, 7]), 12]]
+    assert found.tolist() == [[grid.index(e), 12] for e in ([1, 4], [3, 4], [4, 5], [4, 7])]
 
 
 def test_limits_sort_the_faces_left_open():
@@ -156,12 +157,24 @@ def test_edge_crossings_equal_a_naive_loop(seed):
             or (o3 == 0 and on(c, d, a)) or (o4 == 0 and on(c, d, b))
         )  # fmt: skip
 
+    def along(s, u, w):  # two edges s - u and s - w overlap: collinear, the same way
+        cross = (u[0] - s[0]) * (w[1] - s[1]) - (u[1] - s[1]) * (w[0] - s[0])
+        return bool(cross == 0 and np.dot(u - s, w - s) > 0)
+
+    def crossing(e, f):
+        (s,) = set(e) & set(f) or {None}
+        if s is None:
+            return meet(*pos[e], *pos[f])
+        (u,), (w,) = set(e) - {s}, set(f) - {s}
+        return along(pos[s], pos[u], pos[w])
+
     naive = [
         [i, j]
         for i in range(len(edges))
         for j in range(i + 1, len(edges))
-        if not set(edges[i]) & set(edges[j]) and meet(*pos[edges[i]], *pos[edges[j]])
+        if crossing(edges[i].tolist(), edges[j].tolist())
     ]
+    assert any(set(edges[i]) & set(edges[j]) for i, j in naive)  # overlaps at a shared end
     assert edge_crossings(edges, pos).tolist() == naive
 
 
@@ -178,3 +191,74 @@ def test_planar_faces_of_a_thinned_triangulation_leave_only_pinched_faces_open(s
     faces, skipped = planar_faces(edges, pos, return_skipped=True)
     assert skipped["set_aside"].size == 0 and skipped["crossings"] == 0
     assert _harmonic(edges, faces, 40) == len(skipped["pinched"])
+
+
+def test_collinear_edges_along_a_common_stretch_cross_whether_or_not_they_share_an_end():
+    line = np.array([[0, 0], [1, 0], [2, 0], [3, 0]], dtype=float)
+    assert edge_crossings([[0, 2], [0, 1]], line).tolist() == [[0, 1]]  # a shared end
+    assert edge_crossings([[0, 2], [1, 3]], line).tolist() == [[0, 1]]  # none shared
+    assert edge_crossings([[0, 1], [1, 2]], line).tolist() == []  # end to end: a path
+    assert edge_crossings([[0, 1], [2, 3]], line).tolist() == []  # on one line, apart
+    # a block whose lower side 0 - 1 - 2 is drawn twice, once as the edge 0 - 2 over
+    # node 1: the cycle 0 - 1 - 2 of zero area was traced as an outer face, a hole
+    # nobody reported; now 0 - 2 crosses both halves and is set aside, its cycle said
+    pos = np.array([[0, 0], [1, 0], [2, 0], [2, 2], [0, 2]], dtype=float)
+    edges = [[0, 1], [1, 2], [2, 3], [3, 4], [0, 4], [0, 2]]
+    assert edge_crossings(edges, pos).tolist() == [[0, 5], [1, 5]]
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert faces == [[0, 1, 2, 3, 4]]
+    assert skipped["set_aside"].tolist() == [[0, 2]]
+    assert skipped["crossings"] == skipped["overlaps"] == 2
+    assert skipped["nodes_on_edges"].tolist() == [[1, 5]]  # node 1 inside row 5, (0, 2)
+    assert _harmonic(edges, faces, 5) == len(skipped["set_aside"]) == 1
+
+
+def test_a_node_inside_an_edge_is_reported():
+    # a block 0 1 2 3; node 4 on its lower side, a street 4 - 2 from it but the side not
+    # split there (a T-junction); node 5 on its left side, with no street at all
+    pos = np.array([[0, 0], [2, 0], [2, 2], [0, 2], [1, 0], [0, 1]], dtype=float)
+    edges = [[0, 1], [1, 2], [2, 3], [0, 3], [2, 4]]
+    assert edge_crossings(edges, pos).tolist() == [[0, 4]]  # 4 - 2 touches 0 - 1 at 4
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert skipped["nodes_on_edges"].tolist() == [[4, 0], [5, 3]]
+    assert skipped["set_aside"].tolist() == [[2, 4]]  # the longer of the two
+    assert skipped["crossings"] == 1 and skipped["overlaps"] == 0
+    assert faces == [[0, 1, 2, 3]]
+
+
+def _corner_drawing():
+    """A 4 x 4 grid without its inner 2 x 2 nodes and with a triangle in a corner: faces
+    of 3 and 13 nodes, a node on no face."""
+    edges, pos = street_grid(4)
+    hole = {5, 6, 9, 10}
+    return [e for e in edges if not set(e) & hole] + [[0, 5], [5, 1]], np.asarray(pos, float)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e-320])
+def test_faces_do_not_depend_on_the_scale_or_offset_of_the_coordinates(scale):
+    edges, pos = _corner_drawing()
+    faces, skipped = planar_faces(edges, pos, return_skipped=True)
+    assert [len(f) for f in faces] == [3, 13]
+    # 1e300: the products of the turns overflowed (the outer face was filled); 1e-300 and
+    # 1e-320 (subnormal): they underflowed to zero (no face); both exact here, the
+    # coordinates being small integers times the scale
+    for moved in (pos * scale, pos + 1e6, pos * scale + 3 * scale):
+        assert planar_faces(edges, moved) == faces
+        assert edge_crossings([*edges, [0, 15]], moved).tolist() == \
+            edge_crossings([*edges, [0, 15]], pos).tolist() != []  # fmt: skip
+    # areas in the units of `pos`: 0.5 and 9 squared units
+    for s in (1e150, 1e-150):
+        got, left = planar_faces(edges, pos * s, max_area=2.0 * s * s, return_skipped=True)
+        assert got == [faces[0]] and left["too_large"] == [faces[1]]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_random_drawing_has_the_same_faces_at_any_scale(seed):
+    rng = np.random.default_rng(seed)
+    pos = rng.random((30, 2))
+    tri = np.sort(Delaunay(pos).simplices, axis=1)
+    edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), axis=0)
+    faces = planar_faces(edges, pos)
+    assert len(faces) == len(tri)
+    for moved in (pos * 1e300, pos * 1e-300, pos + 1e6, pos * 1e200 - 1e200):
+        assert planar_faces(edges, moved) == faces

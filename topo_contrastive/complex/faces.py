@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._checks import check_finite
+
 __all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 
 
@@ -39,16 +41,65 @@ def _check_limit(value: Any, name: str) -> float | None:
     return float(value)
 
 
-def _check_pos(pos: Any, e: np.ndarray) -> np.ndarray:
-    p = np.asarray(pos.detach().cpu() if hasattr(pos, "detach") else pos, dtype=np.float64)
-    if p.ndim != 2 or p.shape[1] != 2 or not np.isfinite(p).all():
+def _check_pos(pos: Any, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``pos`` as float64 ``[N0, 2]``, checked, and :func:`_normalise`'s drawing and
+    exponent."""
+    raw = pos.detach().cpu() if hasattr(pos, "detach") else pos
+    try:
+        p = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`pos` must be a real array [N0, 2] of node coordinates, got {type(pos).__name__}"
+        ) from None
+    if p.ndim != 2 or p.shape[1] != 2:
         raise ValueError(f"`pos` must be a finite float array [N0, 2], got shape {p.shape}")
+    check_finite(p, "pos", unit="node")
     if e.size and (e.min() < 0 or e.max() >= p.shape[0]):
         raise ValueError(
             f"`edges` has node ids in [{int(e.min())}, {int(e.max())}] but `pos` has "
             f"{p.shape[0]} rows"
         )
-    return p
+    return (p, *_normalise(p))
+
+
+def _normalise(p: np.ndarray) -> tuple[np.ndarray, int]:
+    """The drawing ``p`` ``[N0, 2]`` moved to the origin and scaled into ``[0, 1]^2`` by
+    powers of two (exact but for the shift), so that the orientation and area products
+    neither overflow (coordinates near 1e300) nor underflow (near 1e-320), and the
+    exponent ``k`` of the scale: ``p`` is ``q * 2**k`` shifted. Two nodes at one point are
+    refused (they have no direction between them)."""
+    if p.shape[0] == 0:
+        return p.copy(), 0
+    # first into [-1, 1] (the shift below then cannot overflow), then shifted and scaled
+    top = float(np.abs(p).max())
+    k = int(np.frexp(top)[1]) if top > 0 else 0
+    q = np.ldexp(p, -k)
+    q = q - q.min(axis=0)
+    extent = float(q.max())
+    if extent > 0:
+        k2 = int(np.frexp(extent)[1])
+        q, k = np.ldexp(q, -k2), k + k2
+    elif p.shape[0] > 1:
+        raise ValueError(
+            f"`pos` puts all {p.shape[0]} nodes at one point "
+            f"({', '.join(repr(float(v)) for v in p[0])}): the drawing has no extent"
+        )
+    if p.shape[0] > 1:
+        order = np.lexsort((q[:, 1], q[:, 0]))
+        same = np.flatnonzero((np.diff(q[order], axis=0) == 0).all(axis=1))
+        if same.size:
+            i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+            shared = np.unique(np.concatenate([order[same], order[same + 1]])).size
+            at = ", ".join(repr(float(v)) for v in p[i])
+            lost = "" if (p[i] == p[j]).all() else (
+                f" (they differ by {np.abs(p[i] - p[j]).max():.3g}, below the resolution "
+                f"of float64 at the drawing's extent)"
+            )  # fmt: skip
+            raise ValueError(
+                f"`pos` puts nodes {i} and {j} at one point ({at}){lost}: every node of the "
+                f"drawing needs a position of its own ({shared} nodes in all share theirs)"
+            )
+    return q, k
 
 
 def _orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -57,20 +108,31 @@ def _orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
                    - (q[:, 1] - p[:, 1]) * (r[:, 0] - p[:, 0]))  # fmt: skip
 
 
-def _crossing_pairs(pairs: np.ndarray, p: np.ndarray, chunk: int = 1 << 22) -> np.ndarray:
+#: kinds of meeting of two segments: a proper crossing (one point inside both), an end
+#: node inside the other segment, a common stretch of two collinear segments
+PROPER, TOUCH, OVERLAP = 0, 1, 2
+
+
+def _crossing_pairs(
+    pairs: np.ndarray, p: np.ndarray, chunk: int = 1 << 22
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows ``(i, j)``, ``i < j``, of the segments ``pairs`` [M, 2] that meet away from a
-    shared end node: a sweep over x (only segments whose x-ranges overlap are compared)."""
+    shared end node, and how (``int8 [K]``: :data:`PROPER`, :data:`TOUCH`,
+    :data:`OVERLAP`): a sweep over x (only segments whose x-ranges overlap are compared).
+    A row ``(v, v)`` is node ``v`` alone (it meets the segments it lies on, as a touch);
+    ``p`` holds no two nodes at one point."""
     m = pairs.shape[0]
     if m < 2:
-        return np.zeros((0, 2), dtype=np.int64)
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int8)
     a, b = p[pairs[:, 0]], p[pairs[:, 1]]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
+    single = pairs[:, 0] == pairs[:, 1]
     order = np.argsort(lo[:, 0], kind="stable")
     xmin = lo[order, 0]
     # in x order, segment k is compared with k+1 .. end[k]-1 (those starting before it ends)
     end = np.searchsorted(xmin, hi[order, 0], side="right")
     count = end - np.arange(m) - 1
-    out = []
+    out, kinds = [], []
     k = 0
     while k < m:  # chunks of at most `chunk` candidate pairs (one long segment may exceed it)
         stop = k + max(1, int(np.searchsorted(np.cumsum(count[k:]), chunk, side="right")))
@@ -78,19 +140,36 @@ def _crossing_pairs(pairs: np.ndarray, p: np.ndarray, chunk: int = 1 << 22) -> n
         first = np.repeat(np.cumsum(count[k:stop]) - count[k:stop], count[k:stop])
         cols = rows + 1 + (np.arange(rows.size) - first)
         i, j = order[rows], order[cols]
-        keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
-        keep &= (pairs[i, 0] != pairs[j, 0]) & (pairs[i, 0] != pairs[j, 1])
-        keep &= (pairs[i, 1] != pairs[j, 0]) & (pairs[i, 1] != pairs[j, 1])
+        keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1]) & ~(single[i] & single[j])
         i, j = i[keep], j[keep]
+        e00, e01 = pairs[i, 0] == pairs[j, 0], pairs[i, 0] == pairs[j, 1]
+        e10, e11 = pairs[i, 1] == pairs[j, 0], pairs[i, 1] == pairs[j, 1]
+        shared = e00 | e01 | e10 | e11
         o1, o2 = _orient(a[i], b[i], a[j]), _orient(a[i], b[i], b[j])
         o3, o4 = _orient(a[j], b[j], a[i]), _orient(a[j], b[j], b[i])
         # collinear segments (all four turns 0) meet too: their boxes overlap in x (the
         # sweep) and in y (above)
-        meet = (o1 * o2 <= 0) & (o3 * o4 <= 0)
+        meet = ~shared & (o1 * o2 <= 0) & (o3 * o4 <= 0)
+        kind = np.where((o1 * o2 < 0) & (o3 * o4 < 0), PROPER, TOUCH)
+        collinear = (o1 == 0) & (o2 == 0) & (o3 == 0) & (o4 == 0) & ~single[i] & ~single[j]
+        kind[collinear] = OVERLAP
+        # two edges with one end node s in common meet elsewhere only along a common
+        # stretch: collinear, both leaving s the same way (a node alone never counts here)
+        at_a = e00 | e01
+        s = np.where(at_a[:, None], a[i], b[i])
+        u = np.where(at_a[:, None], b[i], a[i]) - s
+        w = np.where((e00 | e10)[:, None], b[j], a[j]) - s
+        along = (u[:, 0] * w[:, 1] == u[:, 1] * w[:, 0]) & ((u * w).sum(axis=1) > 0)
+        along &= shared & ~single[i] & ~single[j]
+        kind[along] = OVERLAP
+        meet |= along
         out.append(np.sort(np.stack([i[meet], j[meet]], axis=1), axis=1))
+        kinds.append(kind[meet].astype(np.int8))
         k = stop
-    found = np.concatenate(out) if out else np.zeros((0, 2), dtype=np.int64)
-    return found[np.lexsort((found[:, 1], found[:, 0]))].astype(np.int64)
+    found = np.concatenate(out)
+    kind = np.concatenate(kinds)
+    by = np.lexsort((found[:, 1], found[:, 0]))
+    return found[by].astype(np.int64), kind[by]
 
 
 def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
@@ -99,8 +178,11 @@ def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
 
     Two edges cross when their segments meet at a point that is not a node they share:
     a proper crossing, an edge running through a node that is not its end, or two
-    collinear edges that overlap. Only edges whose x-ranges overlap are compared (a sweep
-    over x), so a network's crossings are found in about :math:`O(N_1 \log N_1 + K)`
+    collinear edges that overlap along a common stretch (whether or not they share an end
+    node). The coordinates are first moved to the origin and scaled by a power of two, so
+    any finite scale (``1e-320`` to ``1e300``) and offset gives the same answer. Only
+    edges whose x-ranges overlap are compared (a sweep over x), so a network's crossings
+    are found in about :math:`O(N_1 \log N_1 + K)`
     for :math:`K` compared pairs.
 
     Source: the orientation test of computational geometry (de Berg, Cheong, van Kreveld,
@@ -116,14 +198,29 @@ def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
 
     Raises:
         ValueError: ``edges`` not ``[N1, 2]`` integers or with a self-loop; ``pos`` not
-            ``[N0, 2]`` finite with a row for every node.
+            ``[N0, 2]``, not finite, without a row for every node, or with two nodes at
+            one point (after the scaling, at float64 resolution).
+        TypeError: ``pos`` not numbers.
     """
     e = _edge_array(edges)
-    p = _check_pos(pos, e)
+    q = _check_pos(pos, e)[1]
     pairs, first = np.unique(np.sort(e, axis=1), axis=0, return_index=True)
-    found = _crossing_pairs(pairs, p)
+    found = _crossing_pairs(pairs, q)[0]
     rows = np.sort(first[found], axis=1) if found.size else found
     return rows[np.lexsort((rows[:, 1], rows[:, 0]))] if rows.size else rows
+
+
+def _meetings(pairs: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The crossings of the edges ``pairs`` in the drawing ``q`` (rows into ``pairs``, and
+    their kinds, as :func:`_crossing_pairs`), and the nodes inside edges that do not end
+    there: rows ``(node, row into pairs)``, by node."""
+    n, m = q.shape[0], pairs.shape[0]
+    nodes = np.arange(n, dtype=np.int64)
+    found, kind = _crossing_pairs(np.concatenate([pairs, np.stack([nodes, nodes], 1)]), q)
+    alone = found[:, 1] >= m  # a node alone (rows m..) inside an edge (the lower row)
+    inside = np.stack([found[alone, 1] - m, found[alone, 0]], axis=1)
+    inside = inside[np.lexsort((inside[:, 1], inside[:, 0]))]
+    return found[~alone], kind[~alone], inside
 
 
 def _set_aside(pairs: np.ndarray, crossings: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -188,7 +285,16 @@ def planar_faces(
     has no faces bounded by whole edges: the edge in most crossings (the longer on a tie)
     is set aside until no two edges cross, and the faces of the rest are traced. Each
     edge set aside then closes a cycle that no face fills (its overpass), so
-    :math:`\beta_1` counts them beside the unfilled faces.
+    :math:`\beta_1` counts them beside the unfilled faces. Edges that meet otherwise
+    than at a node they share count as crossing too, as the drawing gives them no face
+    either: an edge through a node that is not its end (an overpass over a junction, or
+    a junction without a split), and two collinear edges along a common stretch, whether
+    or not they share an end node (their cycle would have zero area); ``skipped`` says
+    how many crossings are such overlaps, and which nodes lie inside edges.
+
+    The coordinates are first moved to the origin and scaled by a power of two, so any
+    finite scale (``1e-320`` to ``1e300``) and offset gives the same faces, as long as
+    float64 still tells the nodes apart; two nodes at one point are refused.
 
     Source: Edmonds' rotation systems (Mohar & Thomassen, *Graphs on Surfaces*, 2001, §3.2);
     faces of road networks as 2-cells: Roddenberry, Schaub, Hajij, "Signal processing on
@@ -207,15 +313,19 @@ def planar_faces(
         The faces as lists of node ids, ordered by their first node, then length. With
         ``return_skipped=True``, ``(faces, skipped)`` where ``skipped`` holds
         ``"set_aside"`` (``int64 [K, 2]`` sorted node pairs of the crossing edges set
-        aside), ``"crossings"`` (the number of crossing pairs), ``"outer"`` (the number of
-        outer faces), ``"pinched"`` (bounded faces whose boundary is no simple cycle, as
-        node walks), ``"too_long"`` and ``"too_large"`` (bounded faces over
-        ``max_length``, else over ``max_area``, as node cycles).
+        aside), ``"crossings"`` (the number of crossing pairs), ``"overlaps"`` (how many
+        of them are collinear edges along a common stretch), ``"nodes_on_edges"``
+        (``int64 [L, 2]`` rows ``(node, row of edges)``: a node inside an edge that does
+        not end there, by node), ``"outer"`` (the number of outer faces), ``"pinched"``
+        (bounded faces whose boundary is no simple cycle, as node walks), ``"too_long"``
+        and ``"too_large"`` (bounded faces over ``max_length``, else over ``max_area``, as
+        node cycles).
 
     Raises:
         ValueError: ``edges`` not ``[N1, 2]`` integers or with a self-loop; ``pos`` not
-            ``[N0, 2]`` finite with a row for every node; non-positive limits.
-        TypeError: limits that are not numbers.
+            ``[N0, 2]``, not finite, without a row for every node, or with two nodes at
+            one point (after the scaling, at float64 resolution); non-positive limits.
+        TypeError: limits or ``pos`` that are not numbers.
 
     Example:
         >>> pos = [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 1]]
@@ -223,26 +333,30 @@ def planar_faces(
         [[0, 1, 4, 3], [1, 2, 5, 4]]
     """
     e = _edge_array(edges)
-    p = _check_pos(pos, e)
+    _, q, scale = _check_pos(pos, e)
     max_len = _check_limit(max_length, "max_length")
     max_a = _check_limit(max_area, "max_area")
-    pairs = np.unique(np.sort(e, axis=1), axis=0)
-    crossings = _crossing_pairs(pairs, p)
-    aside = _set_aside(pairs, crossings, p)
+    if max_a is not None:  # in the units of the normalised drawing q (0: every face over)
+        max_a = float(np.ldexp(max_a, -2 * scale))
+    pairs, first = np.unique(np.sort(e, axis=1), axis=0, return_index=True)
+    crossings, kind, inside = _meetings(pairs, q)
+    aside = _set_aside(pairs, crossings, q)
     skipped: dict[str, Any] = {
         "set_aside": pairs[aside],
         "crossings": int(crossings.shape[0]),
+        "overlaps": int((kind == OVERLAP).sum()),
+        "nodes_on_edges": np.stack([inside[:, 0], first[inside[:, 1]]], axis=1),
         "outer": 0,
         "pinched": [],
         "too_long": [],
         "too_large": [],
     }
     pairs = np.delete(pairs, aside, axis=0)
-    n = p.shape[0]
+    n = q.shape[0]
     # half-edges u -> v, both directions, sorted by tail and angle
     tail = np.concatenate([pairs[:, 0], pairs[:, 1]])
     head = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    d = p[head] - p[tail]
+    d = q[head] - q[tail]
     angle = np.arctan2(d[:, 1], d[:, 0])
     order = np.lexsort((angle, tail))  # by tail, then counter-clockwise angle
     tail, head = tail[order], head[order]
@@ -267,7 +381,7 @@ def planar_faces(
             seen[h] = True
             walk.append(int(tail[h]))
             h = int(nxt[h])
-        xy = p[walk]
+        xy = q[walk]
         area = 0.5 * float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) -
                            np.dot(xy[:, 1], np.roll(xy[:, 0], -1)))  # fmt: skip
         cycle = _reduce_walk(walk)
