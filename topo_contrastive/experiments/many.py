@@ -416,7 +416,7 @@ def many_report(summary: Mapping[str, Any]) -> str:
         lines.append(f"  {r['row']:<{width}}  {shown} %  ({r['features']} features)")
     above = [r["row"] for r in rows if r["mean_accuracy"] >= summary["mean_accuracy"]]
     lines.append(
-        "At or above the encoder: " + ", ".join(above) + "." if above
+        "At or above the encoder: " + "; ".join(above) + "." if above
         else "Every reference row is below the encoder."
     )
     return "\n".join(lines)
