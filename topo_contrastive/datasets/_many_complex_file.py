@@ -138,7 +138,9 @@ def _pair(arrays: dict[str, np.ndarray], k: int, name: Names) -> tuple[np.ndarra
         )
     if value.size and not np.isin(value, (-1, 1)).all():
         j = int(np.flatnonzero(~np.isin(value, (-1, 1)))[0])
-        raise ValueError(f"{name(vk)} entry {j} is {value[j]!r}; incidence values are -1 or +1")
+        raise ValueError(
+            f"{name(vk)} entry {j} is {value[j].item()!r}; incidence values are -1 or +1"
+        )
     return index.astype(np.int64), value.astype(np.float64)
 
 
