@@ -251,6 +251,7 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
     from topo_contrastive.experiments.evaluation import check_probe_splits
     from topo_contrastive.experiments.formatting import format_mean_std
     from topo_contrastive.experiments.many import evaluate_many, load_many_encoder, many_report
+    from topo_contrastive.studies.many_complexes.references import reference_features
 
     for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):
         if given:
@@ -273,7 +274,7 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
 
     summary = evaluate_many(encoder, data, seeds, metadata=meta, device=args.device,
                             probe=args.probe, references=not args.no_references,
-                            progress=tick)  # fmt: skip
+                            progress=tick, agnostic=reference_features)  # fmt: skip
     summary["checkpoint"] = str(args.checkpoint)
     bar.close()
     how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"

@@ -353,11 +353,13 @@ def evaluate_many(
     probe: str = "ridge",
     references: bool = True,
     progress: Callable[[str, dict[str, Any]], None] | None = None,
+    agnostic: Callable[[Any], Mapping[str, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """Linear-probe evaluation of an encoder on many complexes over several splits, with
     reference rows on the same splits: the untrained encoder of the same architecture and
-    seed, and the complex-agnostic features of the many-complexes study
-    (:func:`~topo_contrastive.studies.many_complexes.references.reference_features`: Hodge
+    seed, and, where ``agnostic`` is given, the complex-agnostic features it computes from
+    the dataset (the command passes the many-complexes study's
+    :func:`~topo_contrastive.studies.many_complexes.references.reference_features`: Hodge
     energy fractions, flow length and total flow).
 
     Returns:
@@ -388,14 +390,12 @@ def evaluate_many(
                "probe": probe, "mean_accuracy": main["mean_accuracy"],
                "std_accuracy": main["std_accuracy"], "splits": main["splits"]}  # fmt: skip
     if references:
-        from topo_contrastive.studies.many_complexes.references import reference_features
-
         arch = io._architecture(encoder, None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int((metadata or {}).get("seed") or 0))
             fresh = io._build("the encoder", arch, None).eval()
         rows = [row("untrained encoder", embed_many(fresh, data, device=device))]
-        for name, feats in reference_features(data.dataset).items():
+        for name, feats in (agnostic(data.dataset) if agnostic else {}).items():
             rows.append(row(name, feats))
         summary["references"] = rows
     return summary
