@@ -398,15 +398,47 @@ def load(args: argparse.Namespace, name: str) -> Any:
     return ExperimentData.from_dataset(ds, name)
 
 
+#: The commands that read a ``--data-file`` of many complexes (the layout with
+#: ``cell_counts``, :class:`~topo_contrastive.datasets.ManyComplexFlows`).
+MANY_COMPLEX_COMMANDS = ("pretrain", "evaluate", "embed")
+
+
+def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
+    """Refuse, naming the command, a ``--data-file`` of many complexes given to a command
+    that reads one complex per file.
+
+    Raises:
+        ValueError: ``path`` has the many-complex layout and the command is not one of
+            :data:`MANY_COMPLEX_COMMANDS`.
+    """
+    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
+
+    command = getattr(args, "command", None)
+    if command not in MANY_COMPLEX_COMMANDS and is_many_complex_file(path):
+        raise ValueError(
+            f"`{command}` reads one complex per --data-file, but '{path}' holds many complexes "
+            f"(the many-complex layout, key 'cell_counts'); {', '.join(MANY_COMPLEX_COMMANDS)} "
+            "read that layout"
+        )
+
+
 def load_data(args: argparse.Namespace) -> Any:
     """The :class:`~topo_contrastive.experiments.ExperimentData` of ``--dataset`` or
-    ``--data-file`` (named by its stem)."""
+    ``--data-file`` (named by its stem); a ``--data-file`` of many complexes gives a
+    :class:`~topo_contrastive.experiments.many.ManyComplexData` in the commands of
+    :data:`MANY_COMPLEX_COMMANDS` and is refused, naming the command, in the others."""
     from topo_contrastive.experiments.configs import resolve_dataset_name
 
     if args.data_file is None:
         return load(args, resolve_dataset_name(args.dataset))
+    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
     from topo_contrastive.experiments.data import ExperimentData, load_data_file
 
+    refuse_many_file(args, args.data_file)
+    if is_many_complex_file(args.data_file):
+        from topo_contrastive.experiments.many import ManyComplexData
+
+        return ManyComplexData.from_file(args.data_file)
     ds = load_data_file(args.data_file, data_root=args.data_root)
     return ExperimentData.from_dataset(ds, Path(args.data_file).stem)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from topo_contrastive.cli import _common as common
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     common.check_out(args.out, args.overwrite)
     check_output_possible(args.out)
     data = common.load_data(args)  # bad data is refused before --out is made
+    if not hasattr(data, "hodge"):  # a data file of many complexes
+        return _embed_many(args, data)
     encoder, _ = load_experiment_encoder(args.checkpoint, data=data)  # other data refused
     readout = encoder.readout
     kind = getattr(readout, "harmonic", "none")  # a HodgeReadout's harmonic features
@@ -75,5 +78,37 @@ def run(args: argparse.Namespace) -> int:
         f"embedded {samples} samples of {data.name} into {dims} dimensions "
         f"({done.encoder.get('config', '?')} encoder); wrote {out / done.paths['npz'].name} and "
         f"{out / done.paths['csv'].name}"
+    )
+    return 0
+
+
+def _embed_many(args: argparse.Namespace, data: Any) -> int:
+    """``embed`` on a data file of many complexes: every sample on its own complex
+    (:func:`~topo_contrastive.experiments.many.embed_many`), written as for one complex
+    (:func:`~topo_contrastive.experiments.embeddings.write_embeddings`).
+
+    Raises:
+        ValueError: a checkpoint whose HodgeReadout is tied to one complex
+            (:func:`~topo_contrastive.experiments.many.load_many_encoder`).
+    """
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive.experiments.embeddings import write_embeddings
+    from topo_contrastive.experiments.many import LAYOUT, embed_many, load_many_encoder
+    from topo_contrastive.experiments.runs import EMBED_OUTPUTS
+
+    encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
+    emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size)
+    with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
+        paths = write_embeddings(
+            work, emb, sample_ids=data.dataset.sample_ids, labels=data.original_labels(),
+            metadata={"checkpoint": str(args.checkpoint), "dataset": data.name,
+                      "data_file": str(args.data_file), "data_layout": LAYOUT,
+                      "summed_sizes": list(data.sizes), "encoder": meta},
+        )  # fmt: skip
+    out = Path(args.out).expanduser().absolute()
+    common.say(
+        f"embedded {emb.shape[0]} samples of {data.name} (each on its own complex) into "
+        f"{emb.shape[1]} dimensions ({meta.get('config', '?')} encoder); wrote "
+        f"{out / paths['npz'].name} and {out / paths['csv'].name}"
     )
     return 0

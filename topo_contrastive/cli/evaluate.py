@@ -151,6 +151,8 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 
     require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
+    if not hasattr(data, "hodge"):  # a data file of many complexes
+        return _evaluate_many(args, data, expected)
     data.require_labels("evaluate (the linear probe)")
     seeds = list(range(args.seed, args.seed + args.seeds))
     check_probe_splits(data, seeds, args.probe)  # before any fit
@@ -233,3 +235,67 @@ def reference_report(references: dict[str, Any]) -> str:
     line = references["line"]
     lines.append(line[0].upper() + line[1:] + ".")
     return "\n".join(lines)
+
+
+def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]) -> int:
+    """``evaluate`` on a data file of many complexes
+    (:func:`~topo_contrastive.experiments.many.evaluate_many`): the encoder and, unless
+    ``--no-references``, the untrained encoder and the complex-agnostic reference rows, on
+    the same splits.
+
+    Raises:
+        ValueError: ``--fine-tune`` or ``--supervised`` (rows of one complex); data without
+            labels; splits the probe cannot run on; a checkpoint tied to one complex.
+    """
+    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.experiments.evaluation import check_probe_splits
+    from topo_contrastive.experiments.formatting import format_mean_std
+    from topo_contrastive.experiments.many import evaluate_many, load_many_encoder, many_report
+    from topo_contrastive.studies.many_complexes.references import reference_features
+
+    for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):
+        if given:
+            raise ValueError(
+                f"`evaluate` {flag} runs on one complex; the many-complex file "
+                f"'{args.data_file}' is probed with the encoder and the reference rows: drop "
+                f"{flag}"
+            )
+    data.require_labels("evaluate (the linear probe)")
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    check_probe_splits(data, seeds, args.probe)  # before any fit
+    encoder, meta = load_many_encoder(args.checkpoint, expected=expected)
+    name = meta.get("config", "?")
+    rows = 1 if args.no_references else 6
+    bar = common.progress(args, rows * len(seeds), f"evaluate {name} {data.name}", "probe")
+
+    def tick(row: str, result: dict[str, Any]) -> None:
+        bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
+        bar.update(1)
+
+    summary = evaluate_many(encoder, data, seeds, metadata=meta, device=args.device,
+                            probe=args.probe, references=not args.no_references,
+                            progress=tick, agnostic=reference_features)  # fmt: skip
+    summary["checkpoint"] = str(args.checkpoint)
+    bar.close()
+    how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
+           else "linear SVM, C by 10-fold CV")  # fmt: skip
+    head = (
+        f"{name} on {data.name} ({data.num_samples} samples, each on its own complex): test "
+        f"accuracy {format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % "
+        f"over {len(seeds)} splits ({how})"
+    )
+    report = many_report(summary)
+    if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
+        from topo_contrastive._outputs import output_run
+        from topo_contrastive.experiments.runs import markdown_path
+
+        out = Path(args.out).expanduser().absolute()
+        files = [markdown_path(out), out] if report else [out]
+        with output_run(out, files=files, overwrite=args.overwrite) as work:
+            if report:
+                write_text(work / markdown_path(out).name, f"{head}\n\n{report}\n")
+            write_json(work / out.name, summary)
+    print(head)
+    if report:
+        print(report)
+    return 0

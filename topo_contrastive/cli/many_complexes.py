@@ -170,6 +170,7 @@ def _check_names(args: argparse.Namespace) -> None:
         seen[name] = source
     for path in args.data_file:
         require_file(path, "data file")
+        common.refuse_many_file(args, path)
 
 
 def run(args: argparse.Namespace) -> int:

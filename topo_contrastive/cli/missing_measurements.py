@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_name(name)
     for path in args.data_file:
         require_file(path, "data file")
+        common.refuse_many_file(args, path)
     st = _preset(args)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)

@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.data_file is not None:
         require_file(args.data_file, "data file")
+        common.refuse_many_file(args, args.data_file)
     require_file(args.checkpoint, "checkpoint")
     if args.out:  # not over a file, in a folder made and written to before any work
         common.check_json_out(args.out)

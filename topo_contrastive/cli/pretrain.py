@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 from pathlib import Path
+from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
 from topo_contrastive.cli import _common as common
@@ -93,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             common.check_out(args.out, args.overwrite)
             check_output_possible(args.out)
         data = common.load_data(args)  # bad data is refused before --out is made
+        if not hasattr(data, "hodge"):  # a data file of many complexes
+            return _pretrain_many(args, config, data, task, group)
         if config.readout == "hodge" and group.rank == 0:
             budgets.say_harmonic(data.hodge)  # a budget without room is refused here
         epochs = args.epochs or config.epochs
@@ -133,4 +136,52 @@ def run(args: argparse.Namespace) -> int:
             )
             for warning in result.diagnostics.get("warnings", []):
                 common.say(f"warning: {warning}")
+    return 0
+
+
+def _pretrain_many(
+    args: argparse.Namespace, config: Any, data: Any, task: str, group: Any
+) -> int:
+    """``pretrain`` on a data file of many complexes
+    (:func:`~topo_contrastive.experiments.many.pretrain_many_to_folder`), in one process.
+
+    Raises:
+        ValueError: under ``torchrun`` with more than one process.
+    """
+    from topo_contrastive._outputs import output_run
+    from topo_contrastive._words import count
+    from topo_contrastive.experiments.many import READOUT_LINE, pretrain_many_to_folder
+    from topo_contrastive.experiments.runs import PRETRAIN_OUTPUTS
+
+    if group.world_size > 1:
+        raise ValueError(
+            f"`pretrain` on the many-complex file '{args.data_file}' runs in one process; "
+            f"run it without torchrun (world size {group.world_size})"
+        )
+    if config.readout == "hodge":
+        common.say(READOUT_LINE)
+    epochs = args.epochs or config.epochs
+    record = {"edition": common.edition(args), "data_file": str(Path(args.data_file)),
+              "tuned_for": task}  # fmt: skip
+    with output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS) as work:
+        bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
+
+        def tick(epoch: int, loss: float) -> None:
+            bar.set_postfix(loss=f"{loss:.4f}")
+            bar.update(1)
+
+        result = pretrain_many_to_folder(
+            data, config, work, seed=args.seed, epochs=epochs, device=group.device,
+            record=record, progress=tick,
+        )  # fmt: skip
+        bar.close()
+    out = Path(args.out).expanduser().absolute()
+    common.say(
+        f"pretrained {config.name} on {data.name} "
+        f"({count(data.num_samples, 'complex', 'complexes')}, "
+        f"{count(epochs, 'epoch')}, {result.seconds:.1f} s, final loss "
+        f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
+    )
+    for warning in result.diagnostics.get("warnings", []):
+        common.say(f"warning: {warning}")
     return 0

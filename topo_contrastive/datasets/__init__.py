@@ -7,9 +7,16 @@
   complex per sample (:func:`random_holes`).
 - :class:`EdgeFlows`: your own complex and edge flows (TopoNetX, incidence matrices or
   an ``.npz`` file), labelled or not.
+- :class:`ManyComplexFlows`: many complexes (one per sample) from one ``.npz`` file, written
+  by :func:`write_many_complexes` (read back by :func:`read_many_complexes`).
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
 """
 
+from topo_contrastive.datasets._many_complex_file import (
+    ManyComplexFlows,
+    read_many_complexes,
+    write_many_complexes,
+)
 from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.datasets.ocean_drifters import OceanDrifters
 from topo_contrastive.datasets.plot import plot_complex
@@ -25,6 +32,7 @@ from topo_contrastive.datasets.synthetic_trajectories import (
 
 __all__ = [
     "EdgeFlows",
+    "ManyComplexFlows",
     "OceanDrifters",
     "RandomComplexTrajectories",
     "SyntheticTrajectories",
@@ -32,4 +40,6 @@ __all__ = [
     "generate_trajectory_complex",
     "plot_complex",
     "random_holes",
+    "read_many_complexes",
+    "write_many_complexes",
 ]

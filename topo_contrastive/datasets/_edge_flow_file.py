@@ -191,7 +191,8 @@ def read_edge_flow_file(path: str) -> dict[str, Any]:
 
     Raises:
         ValueError: an unknown or missing key, a wrong ``format`` or ``version``, a complex
-            given twice or malformed, bad paths or samples; the message names the key.
+            given twice or malformed, bad paths or samples (the message names the key); a
+            file of many complexes (key ``cell_counts``).
         TypeError: as :func:`validate_samples`.
     """
     name = Names(path)
@@ -218,7 +219,14 @@ def read_edge_flow_file(path: str) -> dict[str, Any]:
 
 
 def _check_header(arrays: dict[str, np.ndarray], path: str, name: Names) -> None:
-    """No unknown key; ``format`` and ``version``, where given, are this format's."""
+    """No unknown key; ``format`` and ``version``, where given, are this format's; a file of
+    many complexes (key ``cell_counts``) is named as such."""
+    if "cell_counts" in arrays:
+        raise ValueError(
+            f"'{path}' holds many complexes (the many-complex layout, key 'cell_counts'), not "
+            "one: read it with ManyComplexFlows (the commands pretrain, evaluate and embed "
+            "read it as --data-file)"
+        )
     unknown = sorted(set(arrays) - _KNOWN_KEYS)
     if unknown:
         raise ValueError(
