@@ -71,7 +71,8 @@ sphinx_gallery_conf = {
     "show_signature": False,
     "capture_repr": (),
     "matplotlib_animations": False,
-    "write_computation_times": False,
+    # every tutorial's build time, measured by the build that runs it (tutorials/sg_execution_times)
+    "write_computation_times": True,
 }
 warnings.filterwarnings("ignore", category=UserWarning, message="Matplotlib is currently using agg")
 warnings.filterwarnings("ignore", category=DeprecationWarning)

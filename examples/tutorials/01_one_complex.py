@@ -9,7 +9,8 @@ Hodge-debiased InfoNCE loss, and the paper's linear evaluation of the frozen emb
 beside an untrained encoder of the same architecture.
 
 The dataset here is smaller than the paper's (200 flows instead of 400) and training is
-short, so that the page builds in about a minute; the numbers of the paper's protocol are in
+short, so that the page builds quickly (its running time, measured by the build, is on its
+last line); the numbers of the paper's protocol are in
 :doc:`/results/index`.
 """
 

@@ -49,6 +49,7 @@ from topo_contrastive.hodge.linalg import (
     map_chunks,
 )
 from topo_contrastive.hodge.parts import COMPONENTS
+from topo_contrastive.hodge._progress import progress_bar
 from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 __all__ = [
@@ -103,7 +104,10 @@ class IterativeBackend(HodgeBackend):
 
     def projector_blocks(self, sets: list[np.ndarray]) -> dict[str, list[np.ndarray]]:
         blocks: dict[str, list[np.ndarray]] = {k: [] for k in COMPONENTS}
-        for group in self._group_sets(sets):
+        groups = self._group_sets(sets)
+        # seconds to minutes on large complexes (the spectral masks' set-up): a progress
+        # bar on a terminal or notebook, nothing in logs (tqdm's disable=None)
+        for group in progress_bar(groups, "projector blocks", unit="group", minimum=2):
             members = [sets[i] for i in group]
             allcols = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
             uniq, inv = np.unique(allcols, return_inverse=True)
