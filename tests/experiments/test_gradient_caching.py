@@ -16,9 +16,15 @@ from topo_contrastive.experiments.training import (
 )
 
 
-@pytest.mark.parametrize(("row", "chunk"), [("SSCL_Spec", 1), ("SSCL_Spec", 7), ("SCL", 3)])
-def test_cached_gradients_equal_the_plain_step(tiny_data, row, chunk):
-    cfg = get_config(row, "trajectory")
+@pytest.mark.parametrize(
+    ("row", "edition", "chunk"),
+    [("SSCL_Spec", "paper", 1), ("SSCL_Spec", "hodge", 1), ("SSCL_Spec", "paper", 7),
+     ("SCL", "hodge", 3)],
+)  # fmt: skip
+def test_cached_gradients_equal_the_plain_step(tiny_data, row, edition, chunk):
+    """Chunks of one view included: a single sample of the shared complex with its batch
+    vector (the HodgeReadout edition pools it with the complex's basis)."""
+    cfg = get_config(row, "trajectory", edition)
     model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
     loss_fn = _make_loss(cfg, False)
     views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
@@ -58,3 +64,15 @@ def test_bad_chunk_is_refused(tiny_data):
     cfg = get_config("SSCL_Spec", "trajectory")
     with pytest.raises(ValueError, match="chunk_samples"):
         pretrain(tiny_data, cfg, seed=0, epochs=1, chunk_samples=0)
+
+
+@pytest.mark.parametrize("edition", ["paper", "hodge"])
+def test_embed_batch_size_changes_memory_not_numbers(tiny_data, edition):
+    from topo_contrastive.experiments import embed
+    from topo_contrastive.experiments.training import build_encoder
+
+    torch.manual_seed(0)
+    encoder = build_encoder(get_config("SSCL_Spec", "trajectory", edition), tiny_data.hodge)
+    whole = embed(encoder, tiny_data)  # the default: every sample of this small complex
+    ones = embed(encoder, tiny_data, batch_size=1)
+    np.testing.assert_allclose(ones, whole, rtol=1e-5, atol=1e-6)

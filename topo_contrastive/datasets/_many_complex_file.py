@@ -194,9 +194,9 @@ def read_many_complexes(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a file of many complexes (module docstring).
 
     Returns:
-        ``{"samples": list of ComplexData (each on its own complex, x_1 float32 [N1, 1],
-        y int64 [1] where labelled), "labels": int64 [S] or None, "sample_ids": [S] or
-        None}``.
+        A dict: ``"samples"``, a list of ``ComplexData`` (each on its own complex, ``x_1``
+        float32 ``[N1, 1]``, ``y`` int64 ``[1]`` where labelled); ``"labels"``, int64
+        ``[S]`` or ``None``; ``"sample_ids"``, ``[S]`` or ``None``.
 
     Raises:
         ValueError: an unknown or missing key, a wrong ``format`` or ``version``, counts

@@ -46,6 +46,7 @@ __all__ = [
     "PretrainResult",
     "ACTIVATION_BYTES_PER_CHANNEL",
     "DEFAULT_ACTIVATION_BUDGET",
+    "EMBED_ROWS",
     "activation_bytes",
     "build_encoder",
     "cached_gradient_step",
@@ -232,6 +233,9 @@ def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
 ACTIVATION_BYTES_PER_CHANNEL = 4
 #: Default memory for the encoder's activations in one training step (1 GiB).
 DEFAULT_ACTIVATION_BUDGET = 2**30
+#: Edge rows (samples x N1) of one batch of :func:`embed` by default: about 0.5 GB of
+#: float32 activations at width 64.
+EMBED_ROWS = 2**19
 
 
 def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
@@ -459,19 +463,29 @@ def embed(
     encoder: SCNN,
     data: ExperimentData,
     device: str | torch.device = "cpu",
-    batch_size: int = 200,
+    batch_size: int | None = None,
 ) -> np.ndarray:
     """Embeddings :math:`\\mathbf{h} = f(\\mathbf{x})` of all samples (the readout, not
     the projection head), ``float64 [S, hidden]`` (NumPy, on the CPU).
 
     The samples run on ``device``; an encoder whose parameters are elsewhere (e.g. built or
     loaded on the CPU) is moved there for the call and moved back after it, with its
-    training mode.
+    training mode. Each sample is embedded on its own, so the batch size changes the
+    memory, not the numbers.
+
+    Args:
+        encoder: the encoder.
+        data: the samples.
+        device: where they run (default ``"cpu"``).
+        batch_size: samples per forward pass (default ``None``: 200, fewer on large
+            complexes so that a batch holds at most :data:`EMBED_ROWS` edge rows).
 
     Raises:
         ValueError: ``batch_size < 1``.
         TypeError: ``batch_size`` not an int.
     """
+    if batch_size is None:
+        batch_size = max(1, min(200, EMBED_ROWS // max(1, data.sizes[1])))
     batch_size = check_int(batch_size, "batch_size", 1)
     dev = resolve_device(device)
     was_training = encoder.training

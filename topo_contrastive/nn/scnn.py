@@ -232,8 +232,12 @@ class SCNN(torch.nn.Module):
             return None
         if int(active[0].shape[0]) != int(x.shape[0]):
             return None
+        blocks = blocks_of(*active)
+        if batch is not None and (blocks is None or len(blocks) <= 1):
+            # the operators of one complex and N1 rows: one sample (of the shared complex),
+            # whatever `batch` says; the layout checks of the one-complex path apply
+            return None
         if batch is None:
-            blocks = blocks_of(*active)
             if blocks is not None and len(blocks) > 1:
                 raise ValueError(
                     f"`x` holds the edges of a batch of {len(blocks)} complexes (the operators "
