@@ -40,6 +40,7 @@ import scipy.sparse.linalg as sla
 
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import blocks as _blocks
+from topo_contrastive.hodge._progress import progress_bar
 from topo_contrastive.hodge.backend import HodgeBackend
 from topo_contrastive.hodge.cocycles import cocycles, dual_forest
 from topo_contrastive.hodge.linalg import (
@@ -49,7 +50,6 @@ from topo_contrastive.hodge.linalg import (
     map_chunks,
 )
 from topo_contrastive.hodge.parts import COMPONENTS
-from topo_contrastive.hodge._progress import progress_bar
 from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 __all__ = [
