@@ -233,9 +233,10 @@ class SCNN(torch.nn.Module):
         if int(active[0].shape[0]) != int(x.shape[0]):
             return None
         blocks = blocks_of(*active)
-        if batch is not None and (blocks is None or len(blocks) <= 1):
-            # the operators of one complex and N1 rows: one sample (of the shared complex),
-            # whatever `batch` says; the layout checks of the one-complex path apply
+        if batch is not None and blocks is None:
+            # operators of one complex that are not a batch's (no blocks) and N1 rows: one
+            # sample of that complex, whatever `batch` says (a chunk or the last batch of
+            # one sample); the layout checks of the one-complex path apply
             return None
         if batch is None:
             if blocks is not None and len(blocks) > 1:
