@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,14 +116,9 @@ def run(args: argparse.Namespace) -> int:
                 bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
             else:
                 bar = common.progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
-
-            def tick(epoch: int, loss: float) -> None:
-                bar.set_postfix(loss=f"{loss:.4f}")
-                bar.update(1)
-
             result = pretrain_to_folder(
                 data, config, work, seed=args.seed, epochs=epochs, group=group, record=record,
-                progress=tick, chunk_samples=chunk,
+                progress=_ticker(bar), chunk_samples=chunk,
             )  # fmt: skip
             bar.close()
         if group.rank == 0:
@@ -137,6 +133,16 @@ def run(args: argparse.Namespace) -> int:
             for warning in result.diagnostics.get("warnings", []):
                 common.say(f"warning: {warning}")
     return 0
+
+
+def _ticker(bar: Any) -> Callable[[int, float], None]:
+    """The per-epoch callback that advances ``bar`` and shows the epoch's loss."""
+
+    def tick(epoch: int, loss: float) -> None:
+        bar.set_postfix(loss=f"{loss:.4f}")
+        bar.update(1)
+
+    return tick
 
 
 def _pretrain_many(
@@ -165,14 +171,9 @@ def _pretrain_many(
               "tuned_for": task}  # fmt: skip
     with output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS) as work:
         bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
-
-        def tick(epoch: int, loss: float) -> None:
-            bar.set_postfix(loss=f"{loss:.4f}")
-            bar.update(1)
-
         result = pretrain_many_to_folder(
             data, config, work, seed=args.seed, epochs=epochs, device=group.device,
-            record=record, progress=tick,
+            record=record, progress=_ticker(bar),
         )  # fmt: skip
         bar.close()
     out = Path(args.out).expanduser().absolute()

@@ -16,7 +16,6 @@ optimiser, batch size); a string readout (``--readout mean``) is kept.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -178,6 +177,7 @@ def pretrain_many(
     from topo_contrastive.experiments.training import (
         PretrainResult,
         _batches,
+        _finite_loss,
         _make_loss,
         make_optimizer,
         resolve_device,
@@ -225,12 +225,7 @@ def pretrain_many(
             with torch.no_grad():
                 flat = torch.ones_like(z1)
                 chance += float(loss_fn(flat, flat, **kwargs))
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                raise ValueError(
-                    f"the loss of {config.name} became {value} at epoch {epoch + 1}; lower the "
-                    f"learning rate (lr={config.lr})"
-                )
+            value = _finite_loss(loss, config, epoch)
             total += value
             count += 1
         result.losses.append(total / max(count, 1))

@@ -259,6 +259,22 @@ def plan_chunk_samples(
     return max(1, int(budget // per_view))
 
 
+def _finite_loss(loss: Tensor, config: ExperimentConfig, epoch: int) -> float:
+    """The value of a training step's ``loss``.
+
+    Raises:
+        ValueError: it is NaN or infinite (divergence at the 0-based ``epoch``: lower
+            ``config.lr``).
+    """
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the loss of {config.name} became {value} at epoch {epoch + 1}; lower the "
+            f"learning rate (lr={config.lr})"
+        )
+    return value
+
+
 def cached_gradient_step(
     net: nn.Module,
     loss_fn: nn.Module,
@@ -408,12 +424,7 @@ def pretrain(
                 flat = torch.ones_like(z[:B])
                 chance += float(loss_fn(flat, flat, **kwargs))
             optimizer.step()
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                raise ValueError(
-                    f"the loss of {config.name} became {value} at epoch {epoch + 1}; lower the "
-                    f"learning rate (lr={config.lr})"
-                )
+            value = _finite_loss(loss, config, epoch)
             total += value
             count += 1
         mean = total / max(count, 1)
