@@ -199,3 +199,13 @@ def test_supervised_stops_when_validation_and_training_accuracy_stall(tiny_data)
         tiny_data, cfg.replace(patience=0, epochs=n), tiny_data.split(0), seed=0
     )
     assert full.epochs_run == n and full.val_history == res.val_history  # same run, no stop
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_diverged_loss_is_refused_naming_the_learning_rate(bad):
+    from topo_contrastive.experiments.training import _finite_loss
+
+    cfg = get_config("SCL", "trajectory")
+    with pytest.raises(ValueError, match=rf"became {bad} at epoch 3; lower the learning rate"):
+        _finite_loss(torch.tensor(bad), cfg, 2)
+    assert _finite_loss(torch.tensor(1.5), cfg, 0) == 1.5
