@@ -130,13 +130,13 @@ def probe_cells(net: Path, data_root: Path, ckpt: Path, draws: int = 2,
     wall and CPU seconds per cell and the mean test accuracy (the reading) per row."""
     import torch
 
-    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
-    from topo_contrastive.experiments.data import ExperimentData, load_data_file
-    from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.references import untrained_like
-    from topo_contrastive.experiments.training import embed
-    from topo_contrastive.studies.label_efficiency.curves import labelled_subsets
-    from topo_contrastive.studies.label_efficiency.probe import low_label_probe
+    from experiments.studies.label_efficiency.curves import labelled_subsets
+    from experiments.studies.label_efficiency.probe import low_label_probe
+    from topo_contrastive.evaluation.probe import reference_features
+    from topo_contrastive.evaluation.references import untrained_like
+    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.training.data import ExperimentData, load_data_file
+    from topo_contrastive.training.loop import embed
 
     torch.set_num_threads(2)
     data = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)
@@ -184,7 +184,7 @@ def main(networks: list[str], svm_splits: int, epochs: int | None, seed: int,
             given = None if checkpoints is None else checkpoints / net_name
             if given is not None and (given / "encoder.pt").is_file():
                 pre, log = given, json.loads((given / "pretrain.json").read_text())
-                from topo_contrastive.experiments.data import ExperimentData, load_data_file
+                from topo_contrastive.training.data import ExperimentData, load_data_file
 
                 mine = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)
                 if log["data_fingerprint"] != mine.fingerprint or not log.get("complete"):

@@ -1,7 +1,7 @@
 """The linear probe's time on a wide problem: 1,000 training samples x 2,000 features.
 
 Random Gaussian features with a linear label (``y = [X w + noise > 0]``), 250 more samples for
-the test split; :func:`~topo_contrastive.experiments.linear_probe` with its defaults (the C
+the test split; :func:`~topo_contrastive.evaluation.linear_probe` with its defaults (the C
 grid, 10-fold stratified CV, ``n_jobs`` = torch's thread count). The issue's bound: under a
 minute on 2 cores.
 
@@ -10,10 +10,10 @@ With more features than samples such data are separable and every fit converges 
 reverse trip are equal, their labels are not): the last ``K`` training samples are copies of
 the first ``K`` with the other label. Then the fits with a large ``C`` do not converge in the
 dual and run to their iteration limit
-(:func:`~topo_contrastive.experiments.evaluation.max_iter_for`).
+(:func:`~topo_contrastive.evaluation.probe.max_iter_for`).
 
 Each run times the probe as it is (wide splits: the primal on the row space,
-:func:`~topo_contrastive.experiments.evaluation.uses_row_space`) and, as the baseline in the
+:func:`~topo_contrastive.evaluation.probe.uses_row_space`) and, as the baseline in the
 same run, the dual coordinate descent on all features (the solver before; Table 1's splits
 still use it), and prints the ratio.
 
@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from topo_contrastive.experiments import evaluation
+    from topo_contrastive.evaluation import probe as evaluation
 
     X, y, tr, te = problem(args.samples, args.features, duplicates=args.duplicates)
     rule = evaluation.uses_row_space

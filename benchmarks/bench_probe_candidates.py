@@ -3,7 +3,7 @@ the reference rows of a road network, the paper's SVM protocol as the baseline o
 
 Candidates (all on features standardised on the training split):
 
-- ``svm``: Table 1's protocol (:func:`~topo_contrastive.experiments.linear_probe`: LinearSVC,
+- ``svm``: Table 1's protocol (:func:`~topo_contrastive.evaluation.linear_probe`: LinearSVC,
   ``C`` from 6 values by stratified 10-fold CV, 61 fits per split);
 - ``svm3``: the same with 3 folds (19 fits);
 - ``logistic``: ``LogisticRegressionCV`` (L-BFGS, warm-started along 7 values of ``C``,
@@ -12,7 +12,7 @@ Candidates (all on features standardised on the training split):
   ``alpha`` path, the squared error selecting);
 - ``ridge_acc``: the same selecting by leave-one-out accuracy (ties to the first ``alpha``);
 - ``library``: the library's ridge probe
-  (:func:`~topo_contrastive.experiments.ridge_probe.ridge_probe`: leave-one-out squared hinge,
+  (:func:`~topo_contrastive.evaluation.ridge_probe.ridge_probe`: leave-one-out squared hinge,
   ties to the larger ``alpha``).
 
 Rows: the untrained HodgeReadout encoder of the data file's default configuration (seed 0),
@@ -45,8 +45,8 @@ def fit(candidate: str, X: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.nda
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
-    from topo_contrastive.experiments.evaluation import linear_probe
-    from topo_contrastive.experiments.ridge_probe import RIDGE_ALPHAS, ridge_probe
+    from topo_contrastive.evaluation.probe import linear_probe
+    from topo_contrastive.evaluation.ridge_probe import RIDGE_ALPHAS, ridge_probe
 
     if candidate in ("svm", "svm3"):
         folds = 10 if candidate == "svm" else 3
@@ -72,11 +72,11 @@ def main(data_file: Path, splits: int, candidates: list[str], data_root: str) ->
     """Time every candidate on every row; print one line per row and candidate."""
     import torch
 
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.data import ExperimentData, load_data_file
-    from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.formatting import format_mean_std
-    from topo_contrastive.experiments.training import build_encoder, embed
+    from topo_contrastive.evaluation.probe import reference_features
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.data import ExperimentData, load_data_file
+    from topo_contrastive.training.formatting import format_mean_std
+    from topo_contrastive.training.loop import build_encoder, embed
 
     data = ExperimentData.from_dataset(load_data_file(data_file, data_root), data_file.stem)
     y = data.labels.numpy()

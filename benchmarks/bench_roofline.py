@@ -174,7 +174,7 @@ def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
     """The command's data and configuration, parsed by its own parser."""
     from topo_contrastive.cli import _common as common
     from topo_contrastive.cli import build_parser
-    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.training.configs import get_config
 
     args = build_parser().parse_args(
         ["pretrain", "--config", "SSCL_Spec", *data_args, "--out", str(workdir / "unused"),
@@ -189,7 +189,7 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
                workdir: Path, repeats: int = 1) -> dict[str, Any]:
     """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
     process)."""
-    from topo_contrastive.experiments.training import build_encoder
+    from topo_contrastive.training.loop import build_encoder
 
     data, config, edition = _load(data_args, workdir)
     encoder = build_encoder(config, data.hodge)
@@ -232,9 +232,9 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
     from torch_geometric.data import Batch
 
     from topo_contrastive.datasets import EdgeFlows
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.data import ExperimentData
-    from topo_contrastive.experiments.training import _both_views, _contrastive_model, _make_loss
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.data import ExperimentData
+    from topo_contrastive.training.loop import _both_views, _contrastive_model, _make_loss
 
     ops = delaunay_complex(num_edges, seed=seed)
     n1 = ops.num_edges

@@ -28,10 +28,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from topo_contrastive.experiments.configs import get_config  # noqa: E402
-from topo_contrastive.experiments.data import ExperimentData, load_dataset  # noqa: E402
-from topo_contrastive.experiments.supervised import train_supervised  # noqa: E402
-from topo_contrastive.experiments.training import build_encoder, embed, pretrain  # noqa: E402
+from topo_contrastive.evaluation.supervised import train_supervised  # noqa: E402
+from topo_contrastive.training.configs import get_config  # noqa: E402
+from topo_contrastive.training.data import ExperimentData, load_dataset  # noqa: E402
+from topo_contrastive.training.loop import build_encoder, embed, pretrain  # noqa: E402
 
 
 def _pretrain(data: ExperimentData, edition: str, device: str, epochs: int, seed: int):

@@ -26,16 +26,16 @@ from torch_geometric.data import Batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from topo_contrastive.experiments.configs import get_config  # noqa: E402
-from topo_contrastive.experiments.data import ExperimentData, load_dataset  # noqa: E402
-from topo_contrastive.experiments.training import (  # noqa: E402
+from topo_contrastive.nn import ProjectionHead  # noqa: E402
+from topo_contrastive.training.configs import get_config  # noqa: E402
+from topo_contrastive.training.data import ExperimentData, load_dataset  # noqa: E402
+from topo_contrastive.training.loop import (  # noqa: E402
     ContrastiveModel,
     _both_views,
     _make_loss,
     build_encoder,
     make_optimizer,
 )
-from topo_contrastive.nn import ProjectionHead  # noqa: E402
 
 warnings.filterwarnings("ignore")
 

@@ -1,7 +1,7 @@
 """Lower bound on the wall time of a Table 1 protocol run: its encoders' dense FLOPs at the
 stacked-GEMM rate of this machine.
 
-Reads the ``runs.json`` that ``topo-contrastive reproduce`` writes and counts, per unit, the
+Reads the ``runs.json`` that ``python -m experiments reproduce`` writes and counts, per unit, the
 useful dense floating-point work of the SCNN encoder (``2 m k n`` per product with the
 filter weights; first layer without input gradient; sparse products, projection head, loss,
 masks and the SVM not counted, so the bound is optimistic):
@@ -12,7 +12,7 @@ masks and the SVM not counted, so the bound is optimistic):
   pass over the validation split), plus a forward pass over the test split; the split sizes
   are the dataset's standard split, with the validation part carved out of the training
   split where the dataset has none (the ocean drifters: 128 / 32 / 40), as
-  :func:`~topo_contrastive.experiments.supervised.train_supervised` does.
+  :func:`~topo_contrastive.evaluation.supervised.train_supervised` does.
 
 The time at the stacked-GEMM rate (``[rows, 5*64] @ [5*64, 64]``, measured here unless
 ``--rate`` is given, the bar of ``bench_scnn.py``) is what the protocol would take if every
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_scnn import gemm_rate  # noqa: E402
 from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories  # noqa: E402
-from topo_contrastive.experiments.supervised import VALIDATION_FRACTION  # noqa: E402
+from topo_contrastive.evaluation.supervised import VALIDATION_FRACTION  # noqa: E402
 
 HIDDEN = 64
 
@@ -175,7 +175,7 @@ def probe_fits(runs: dict[str, Any]) -> tuple[int, float]:
 def laplacian_nnz(datasets: list[str], data_root: str) -> dict[str, tuple[int, int]]:
     """``{dataset: (nnz(L_down), nnz(L_up))}`` of the paper datasets, built under
     ``data_root``."""
-    from topo_contrastive.experiments.data import ExperimentData, load_dataset
+    from topo_contrastive.training.data import ExperimentData, load_dataset
 
     out = {}
     for name in datasets:
@@ -254,7 +254,7 @@ def main(
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", help="runs.json written by topo-contrastive reproduce")
+    parser.add_argument("runs", help="runs.json written by python -m experiments reproduce")
     parser.add_argument("--rate", type=float, default=None,
                         help="stacked-GEMM GFLOP/s to use (default: measure it here)")
     parser.add_argument("--threads", type=int, default=2,

@@ -12,7 +12,7 @@ the faces left open, and the distribution of the 2-cells' lengths, and writes
 and replaces the text between ``<!-- cell-complexes:betti -->`` and
 ``<!-- /cell-complexes:betti -->`` in docs/cell_complexes.md by the tables.
 
-With ``NAME=FOLDER`` arguments (``topo-contrastive label-efficiency`` runs on the variants'
+With ``NAME=FOLDER`` arguments (``python -m experiments label-efficiency`` runs on the variants'
 data files), it also collects each run as ``docs/label_efficiency_section.py`` does
 (``docs/_data/label_efficiency/NAME.json`` / ``.md``, ``docs/_static/label_efficiency_NAME.png``),
 puts its table between ``<!-- label-efficiency:NAME -->`` markers of docs/cell_complexes.md,
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.training.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 PAGE = DOCS / "cell_complexes.md"
@@ -117,7 +117,7 @@ def network_rows(name: str) -> list[dict[str, Any]]:
 def harmonic_features(beta_1: int) -> int:
     """The size of the HodgeReadout's harmonic block of a data file's default encoder
     (``max_harmonic_features`` over :math:`\\beta_1`, at most every channel)."""
-    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.training.configs import get_config
 
     cfg = get_config("SSCL_Spec", "ocean", edition="hodge")
     if beta_1 == 0:
@@ -181,7 +181,7 @@ def replace_between(name: str, body: str, page: Path = PAGE) -> None:
 def comparison_markdown(folder: Path = DOCS / "_data" / "label_efficiency") -> str:
     """The side-by-side table of the label-efficiency runs of every variant collected so
     far (``<folder>/<name>.json`` of :data:`LABEL_EFFICIENCY`)."""
-    from topo_contrastive.studies.label_efficiency.report import summarize
+    from experiments.studies.label_efficiency.report import summarize
 
     lines = []
     for network, variants in LABEL_EFFICIENCY.items():

@@ -1,6 +1,6 @@
 """Check (or update) the quick-preset tables of docs/results/quick.md against a fresh run.
 
-The page's numbers must come from the code: CI runs ``topo-contrastive reproduce --quick
+The page's numbers must come from the code: CI runs ``python -m experiments reproduce --quick
 --out results/quick`` (deterministic on a given machine) and then this script, which compares
 the Markdown tables in the section "The quick preset" of ``docs/results/quick.md`` (up to the next
 heading of the same level; sub-headings may separate the tables) with the tables of
@@ -289,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "table", help="table1.md of a fresh `topo-contrastive reproduce --quick` run"
+        "table", help="table1.md of a fresh `python -m experiments reproduce --quick` run"
     )
     parser.add_argument(
         "--docs", default=str(DOCS), help=f"the page to check (default: {DOCS.name} here)"

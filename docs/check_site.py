@@ -45,10 +45,8 @@ PUBLIC = (
     "topo_contrastive.losses",
     "topo_contrastive.datasets",
     "topo_contrastive.io",
-    "topo_contrastive.experiments",
-    "topo_contrastive.studies.label_efficiency",
-    "topo_contrastive.studies.next_node",
-    "topo_contrastive.studies.reuse",
+    "topo_contrastive.training",
+    "topo_contrastive.evaluation",
 )
 #: top-level names documented at the top level although their subpackage is public (the
 #: complex and its decomposition, as tests/test_api.py has it)

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from topo_contrastive._files import write_json, write_text
-from topo_contrastive.studies.label_efficiency.report import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/ beside the package
+from experiments.studies.label_efficiency.report import (  # noqa: E402
     label_efficiency_markdown,
     plot_curves,
     summarize,
 )
+from topo_contrastive._files import write_json, write_text  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent
 

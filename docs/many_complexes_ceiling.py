@@ -2,7 +2,7 @@
 complex-agnostic features of the many-complexes task carry.
 
 For every reference feature set of the study
-(:func:`~topo_contrastive.studies.many_complexes.reference_features`) and for the part
+(:func:`~experiments.studies.many_complexes.reference_features`) and for the part
 energies of the untrained one-layer encoder (the best encoder row), on all samples of the default
 task (1,000): the training accuracy of standardised logistic regression fitted on every sample
 (``C`` by 5-fold cross-validation, scikit-learn's ``LogisticRegressionCV``), its 5-fold
@@ -36,9 +36,9 @@ def main(data_root: Path, out: Path = OUT, seed: int = 0, hidden: int = 32,
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    from experiments.studies.many_complexes import reference_features, trajectory_samples
+    from experiments.studies.reuse import part_energy_features, scnn_encoder
     from topo_contrastive._files import write_json, write_text
-    from topo_contrastive.studies.many_complexes import reference_features, trajectory_samples
-    from topo_contrastive.studies.reuse import part_energy_features, scnn_encoder
 
     dataset = trajectory_samples(data_root / "many_complexes", samples, seed)  # as the command
     y = np.array([int(d.y) for d in dataset])

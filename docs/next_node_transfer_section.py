@@ -18,14 +18,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.formatting import format_mean_std
-from topo_contrastive.studies.next_node.transfer import TESTS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/ beside the package
+from experiments.studies.next_node.transfer import TESTS  # noqa: E402
+from topo_contrastive._files import write_json, write_text  # noqa: E402
+from topo_contrastive.training.formatting import format_mean_std  # noqa: E402
 
 LABELS = {
     "uniform": "uniform among the neighbours",

@@ -41,7 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.training.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -61,9 +61,9 @@ def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
     """The SSCL_Spec encoder of ``pretrain``'s defaults on ``data``, from ``cache/<name>`` or
     pre-trained into it."""
     from topo_contrastive._files import COMPLETE_MARKER
-    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.runs import pretrain_to_folder
+    from topo_contrastive.cli.runs import pretrain_to_folder
+    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.training.configs import get_config
 
     folder = cache / name
     if (folder / COMPLETE_MARKER).is_file():
@@ -77,9 +77,9 @@ def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
 
 def features_of(row: str, encoder: Any, data: Any, seed: int) -> np.ndarray:
     """The features ``evaluate`` probes for ``row``."""
-    from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.references import untrained_like
-    from topo_contrastive.experiments.training import embed
+    from topo_contrastive.evaluation.probe import reference_features
+    from topo_contrastive.evaluation.references import untrained_like
+    from topo_contrastive.training.loop import embed
 
     if row == "encoder":
         return embed(encoder, data)
@@ -182,7 +182,7 @@ def main(networks: Path, datasets: list[str], splits: int, seed: int, data_root:
          page: Path | None = DOCS / "results" / "probe.md") -> list[dict[str, Any]]:  # fmt: skip
     """Run the missing units; write ``out/<dataset>.json`` and ``out/probe_comparison.md``
     and the table into ``page`` (``None``: not); return the summary."""
-    from topo_contrastive.experiments.evaluation import probe_splits
+    from topo_contrastive.evaluation.probe import probe_splits
 
     out.mkdir(parents=True, exist_ok=True)
     records = []

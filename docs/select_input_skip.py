@@ -3,7 +3,7 @@
 For each dataset (the trajectories, the ocean drifters and the two road networks of
 ``examples/road_networks.py``) and each variant, pre-trains SSCL_Spec of the HodgeReadout
 edition once (seed 0, the configuration's epochs) and probes the embeddings of split 0 with
-the label-efficiency probe (:func:`~topo_contrastive.studies.label_efficiency.probe.
+the label-efficiency probe (:func:`~experiments.studies.label_efficiency.probe.
 low_label_probe`) on labelled subsets of the training split, scored on the **validation**
 split (the test split is never read; the ocean drifters' split has no validation part, so a
 stratified 20 % of its training samples is set aside as one). Variants:
@@ -38,7 +38,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.training.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "_data" / "selection"
@@ -58,7 +58,7 @@ LABELS = {
 
 def _data(name: str, networks: Path, data_root: str) -> tuple[Any, str]:
     """The ExperimentData of ``name`` and the task whose configurations apply."""
-    from topo_contrastive.experiments.data import ExperimentData, load_data_file, load_dataset
+    from topo_contrastive.training.data import ExperimentData, load_data_file, load_dataset
 
     if name in ("trajectory", "ocean"):
         return ExperimentData.from_dataset(load_dataset(name, data_root=data_root), name), name
@@ -83,12 +83,12 @@ def _features(variant: str, data: Any, task: str, seed: int, log, cache: Path) -
 
 
 def _compute(variant: str, data: Any, task: str, seed: int, log) -> np.ndarray:
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.training import build_encoder, embed, pretrain
-    from topo_contrastive.studies.label_efficiency.curves import reduce_harmonic
+    from experiments.studies.label_efficiency.curves import reduce_harmonic
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.loop import build_encoder, embed, pretrain
 
     if variant in ("harmonic", "raw"):
-        from topo_contrastive.experiments.evaluation import reference_features
+        from topo_contrastive.evaluation.probe import reference_features
 
         feats = reference_features(data, variant)
         return reduce_harmonic(feats) if variant == "harmonic" else feats
@@ -112,7 +112,7 @@ def _train_val(data: Any, labels: np.ndarray, seed: int) -> dict[str, np.ndarray
     """Split 0's training and validation samples; a split without validation samples (the
     ocean drifters' 160 / 40) gives a stratified 20 % of its training samples to validation,
     as the supervised SCNN's carve-out does."""
-    from topo_contrastive.experiments.supervised import carve_validation
+    from topo_contrastive.evaluation.supervised import carve_validation
 
     idx = data.split(0)
     if len(idx["val"]):
@@ -124,9 +124,9 @@ def _train_val(data: Any, labels: np.ndarray, seed: int) -> dict[str, np.ndarray
 def _subsets(labels: np.ndarray, train: np.ndarray, fractions: list[float], draws: int,
              seed: int) -> dict[tuple[float, int], np.ndarray]:  # fmt: skip
     """``{(fraction, draw): labelled training samples}``, stratified
-    (:func:`~topo_contrastive.studies.label_efficiency.labelled_subsets`); a fraction too
+    (:func:`~experiments.studies.label_efficiency.labelled_subsets`); a fraction too
     small for a label per class takes one label per class instead."""
-    from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
+    from experiments.studies.label_efficiency.subsets import labelled_subsets
 
     least = np.unique(labels[train]).size / len(train)
     actual = {f: max(f, least) for f in fractions}
@@ -160,7 +160,7 @@ def main(
     out: Path = OUT,
 ) -> list[dict[str, Any]]:
     """Run the missing cells and write ``out/input_skip.json`` / ``.md``; returns the records."""
-    from topo_contrastive.studies.label_efficiency import probe as llp
+    from experiments.studies.label_efficiency import probe as llp
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "input_skip.json"

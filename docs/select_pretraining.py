@@ -4,7 +4,7 @@
 For each dataset (by default the two road networks of ``examples/road_networks.py``; the
 trajectories and the ocean drifters on request) and each pre-training variant, pre-trains
 SSCL_Spec of the HodgeReadout edition (seed 0) and probes the embeddings of split 0 with the
-label-efficiency probe (:func:`~topo_contrastive.studies.label_efficiency.probe.
+label-efficiency probe (:func:`~experiments.studies.label_efficiency.probe.
 low_label_probe`) on labelled subsets of the training split, scored on the **validation**
 split: the test split is never read (the ocean drifters' split has no validation part, so a
 stratified 20 % of its training samples is set aside, as in ``select_input_skip.py``).
@@ -45,7 +45,7 @@ import torch
 from tqdm.auto import tqdm
 
 from topo_contrastive._files import write_json, write_text
-from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.training.formatting import format_mean_std
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -64,7 +64,7 @@ def variants(temperatures: list[float], epochs: list[int], budgets: list[float])
 
 
 def _embeddings(encoder: Any, data: Any) -> np.ndarray:
-    from topo_contrastive.experiments.training import embed
+    from topo_contrastive.training.loop import embed
 
     return embed(encoder.cpu().eval(), data)
 
@@ -86,8 +86,8 @@ def _support_pool(encoder: Any, data: Any) -> np.ndarray:
 def _pretrained(data: Any, task: str, temperature: float, epochs: list[int], budget: float | None,
                 seed: int, log) -> dict[int, tuple[Any, float, float]]:  # fmt: skip
     """``{epochs: (encoder, last loss, chance loss)}`` from one run of the largest count."""
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.training import pretrain
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.loop import pretrain
 
     cfg = get_config("SSCL_Spec", task, "hodge").replace(temperature=temperature)
     if budget is not None:
@@ -109,10 +109,10 @@ def _features(data: Any, task: str, names: list[str], temperatures: list[float],
               epochs: list[int], budgets: list[float], seed: int, log, cache: Path
               ) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:  # fmt: skip
     """Features (and pre-training facts) of every variant in ``names``; cached as ``.npz``."""
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.evaluation import reference_features
-    from topo_contrastive.experiments.training import build_encoder
-    from topo_contrastive.studies.label_efficiency.curves import reduce_harmonic
+    from experiments.studies.label_efficiency.curves import reduce_harmonic
+    from topo_contrastive.evaluation.probe import reference_features
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.loop import build_encoder
 
     cache.mkdir(parents=True, exist_ok=True)
     out: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -196,7 +196,7 @@ def main(
     out: Path = OUT,
 ) -> list[dict[str, Any]]:
     """Run the missing cells; write ``out/pretraining.json`` / ``.md``; return the records."""
-    from topo_contrastive.studies.label_efficiency import probe as llp
+    from experiments.studies.label_efficiency import probe as llp
 
     if DEFAULT_TEMPERATURE not in temperatures or DEFAULT_EPOCHS not in epochs:
         raise ValueError(f"the variants must include the defaults T={DEFAULT_TEMPERATURE} and "

@@ -58,10 +58,10 @@ DEFAULT_ROWS = {
 
 def run_row(data: Any, variant: str, seed: int, splits: list[int]) -> dict[str, Any]:
     """Pre-train, embed and probe one variant (and its untrained twin) on ``data``."""
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.evaluation import probe_splits
-    from topo_contrastive.experiments.references import untrained_like
-    from topo_contrastive.experiments.training import embed, pretrain
+    from topo_contrastive.evaluation.probe import probe_splits
+    from topo_contrastive.evaluation.references import untrained_like
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.loop import embed, pretrain
 
     edition, label, overrides = VARIANTS[variant]
     cfg = get_config("SSCL_Spec", "ocean", edition).replace(**overrides)

@@ -1,7 +1,7 @@
 """Missing measurements: edge flows with unobserved edges at test time, from Python.
 
-The study of :mod:`topo_contrastive.studies.missing_measurements` (the command
-``topo-contrastive missing-measurements`` runs the same, with more options; the results page
+The study of :mod:`experiments.studies.missing_measurements` (the command
+``python -m experiments missing-measurements`` runs the same, with more options; the results page
 docs/results/missing_measurements.md says what it measures and how to read it): every row's
 probe is trained on complete flows and tested on flows of which 10, 30 or 50 % of the edges
 are unobserved, at random or a region around a node, with the unobserved entries set to zero
@@ -46,13 +46,13 @@ def main(
         ValueError: a fraction outside ``(0, 1)``, an unknown dataset (before anything is
             written); ``out`` holds a run of other settings (named).
     """
-    from topo_contrastive._outputs import output_run
-    from topo_contrastive.studies.missing_measurements import (
+    from experiments.studies.missing_measurements import (
         check_study,
         load_study_data,
         missing_measurements_study,
         write_missing,
     )
+    from topo_contrastive._outputs import output_run
 
     items = load_study_data(datasets, networks, data_root=data_root, trips=trips, seed=seed)
     check_study(items, fractions, splits=splits, epochs=epochs)  # before `out` is touched

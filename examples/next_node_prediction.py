@@ -2,9 +2,9 @@
 baselines.
 
 The second downstream task (SCoNe's task and data preparation,
-:mod:`topo_contrastive.studies.next_node.samples`): per dataset and seed, SSCL_Spec (paper edition)
+:mod:`experiments.studies.next_node.samples`): per dataset and seed, SSCL_Spec (paper edition)
 is pre-trained on all flows without labels, then a
-:class:`~topo_contrastive.studies.next_node.NextNodeHead` is trained on its per-edge features,
+:class:`~experiments.studies.next_node.NextNodeHead` is trained on its per-edge features,
 frozen or fine-tuned, beside the same SCNN trained from scratch, a first-order Markov chain and a
 uniform choice; on the dataset's standard split (the ocean drifters: 20 % of the training paths set
 aside for validation), the epoch chosen on validation, the test split only scored. Every finished
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from topo_contrastive.experiments.formatting import format_mean_std
+from topo_contrastive.training.formatting import format_mean_std
 
 ROWS = ("uniform", "markov", "scratch", "untrained", "frozen", "finetune")
 LABELS = {
@@ -123,8 +123,8 @@ def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path,
     seed reuses the same encoder."""
     import torch
 
-    from topo_contrastive.experiments import get_config, pretrain
-    from topo_contrastive.experiments.training import build_encoder
+    from topo_contrastive.training import get_config, pretrain
+    from topo_contrastive.training.loop import build_encoder
 
     cfg = get_config("SSCL_Spec", name, **SHAPES[shape])
     tag = "" if shape == "paper" else f"-{shape}"
@@ -148,7 +148,7 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     """Run the missing cells; returns every record. ``quick``: a small trajectory complex
     (150 points, 20 / 10 / 10 paths), 1 pre-training epoch (a smoke test, not a result).
     ``fractions``: labelled fractions of the training (and validation) prefixes
-    (:func:`~topo_contrastive.studies.next_node.labelled_split`), smallest first, every
+    (:func:`~experiments.studies.next_node.labelled_split`), smallest first, every
     seed of a fraction before the next fraction (so an interrupted run has whole fractions).
     ``shape``: the encoder's shape, a key of :data:`SHAPES` (the same for every trained row;
     the records carry it and a folder holds one shape). ``encoder_lr``: the fine-tuned row's
@@ -161,8 +161,8 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     """
     if shape not in SHAPES:
         raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")
+    from experiments.run_folder import RunFolder
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.run_folder import RunFolder
 
     settings = {"epochs": epochs, "shape": shape, "encoder_lr": encoder_lr, "quick": quick}
     with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
@@ -182,9 +182,9 @@ def _dataset(run: Any, name: str, seeds: int, epochs: int, data_root: str, seed:
              quick: bool, figure: bool, fractions: tuple[float, ...], shape: str,
              encoder_lr: float) -> None:  # fmt: skip
     """The missing cells of the dataset ``name`` (and its figure), saved into ``run``."""
-    from topo_contrastive.experiments.data import ExperimentData, load_dataset
-    from topo_contrastive.studies.next_node import next_node_samples
-    from topo_contrastive.studies.next_node import rows as nn_
+    from experiments.studies.next_node import next_node_samples
+    from experiments.studies.next_node import rows as nn_
+    from topo_contrastive.training.data import ExperimentData, load_dataset
 
     small = dict(trajectory_points=150, trajectory_split=(20, 10, 10)) if quick else {}
     data = ExperimentData.from_dataset(load_dataset(name, data_root=data_root, **small), name)

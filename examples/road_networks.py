@@ -52,7 +52,7 @@ route carries.
 Needs ``pip install --no-deps pytspl==0.1.5`` (its data files only).
 
     python examples/road_networks.py --out data/road_networks
-    topo-contrastive label-efficiency --data-file data/road_networks/anaheim.npz \\
+    python -m experiments label-efficiency --data-file data/road_networks/anaheim.npz \\
         --out runs/le_anaheim
     # the same trips on the faces of the road map: <out>/anaheim_faces.npz, ...
     python examples/road_networks.py --out data/road_networks --cells faces
@@ -61,6 +61,7 @@ Needs ``pip install --no-deps pytspl==0.1.5`` (its data files only).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +71,8 @@ import scipy.sparse.csgraph as csgraph
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from topo_contrastive._files import atomic_write, write_json, write_text
-from topo_contrastive.studies.reuse.road_trips import (  # noqa: F401 (the script's names)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/ beside the package
+from experiments.studies.reuse.road_trips import (  # noqa: E402, F401 (the script's names)
     RADIUS_FACTORS,
     SIGMA,
     build_complex,
@@ -83,6 +84,7 @@ from topo_contrastive.studies.reuse.road_trips import (  # noqa: F401 (the scrip
     trip_arrays,
     winding_number,
 )
+from topo_contrastive._files import atomic_write, write_json, write_text  # noqa: E402
 
 #: The networks this script builds, by their folder name in pytspl.
 NETWORKS: tuple[str, ...] = ("chicago-sketch", "anaheim")
@@ -384,8 +386,9 @@ def build(
 def probe_report(built: dict[str, Any], path: Path, seeds: int = 4) -> dict[str, float]:
     """Linear-SVM test accuracy (mean over ``seeds`` random 60/20/20 splits of the data
     file's dataset) on the endpoints alone and on the raw flows."""
-    from topo_contrastive.experiments import ExperimentData, linear_probe
-    from topo_contrastive.experiments.data import load_data_file
+    from topo_contrastive.evaluation import linear_probe
+    from topo_contrastive.training import ExperimentData
+    from topo_contrastive.training.data import load_data_file
 
     ds = load_data_file(path, data_root=str(path.parent / "processed"))
     data = ExperimentData.from_dataset(ds, path.stem)

@@ -53,8 +53,8 @@ def original_ocean_file() -> Path:
 @pytest.fixture(scope="session")
 def tiny_data(tmp_path_factory):
     """40 trajectories on a complex of about 400 edges (20 train / 10 val / 10 test), as an
-    :class:`~topo_contrastive.experiments.ExperimentData`."""
-    from topo_contrastive.experiments import ExperimentData
+    :class:`~topo_contrastive.training.ExperimentData`."""
+    from topo_contrastive.training import ExperimentData
 
     root = tmp_path_factory.mktemp("tiny_trajectories")
     return ExperimentData.from_dataset(tiny_dataset(root), "trajectory")

@@ -1,14 +1,16 @@
-"""The package's layout (docs/architecture.md), checked on its source with ``ast``.
+"""The layout of the library and of the experiments beside it (docs/architecture.md),
+checked on their source with ``ast``.
 
-- the module import graph has no cycle (every ``import`` counts: module level, inside
-  functions and under ``TYPE_CHECKING``);
-- imports between rooms (``complex``, ``hodge``, ..., ``experiments``, ``studies.*``,
-  ``cli``) go downwards only, by the ranks of :data:`RANKS`; in particular the core imports
-  nothing from ``experiments``, ``studies`` or ``cli``, and one study nothing from another
-  (but reuse, which builds on label efficiency's subsets and probe, many_complexes, which
-  builds on both, and missing measurements, which routes its road networks' trips with
-  reuse's);
-- no source file of the package cites an issue number;
+- the module import graph of ``topo_contrastive/`` and ``experiments/`` has no cycle (every
+  ``import`` counts: module level, inside functions and under ``TYPE_CHECKING``);
+- imports between rooms (``complex``, ``hodge``, ..., ``training``, ``evaluation``, ``cli``
+  of the library; ``experiments``, ``experiments.studies.*``, ``experiments.cli`` beside it)
+  go downwards only, by the ranks of :data:`RANKS`; in particular the library imports nothing
+  from ``experiments/``, the core nothing from the training, evaluation or commands, and one
+  study nothing from another (but reuse, which builds on label efficiency's subsets and
+  probe, many_complexes, which builds on both, and missing measurements, which routes its
+  road networks' trips with reuse's);
+- no source file cites an issue number;
 - functions stay under :data:`MAX_FUNCTION_LINES` lines of code and modules under
   :data:`MAX_MODULE_LINES` lines, but for the listed exceptions (a list that may only
   shrink: an exception that no longer exceeds the limit must leave the list).
@@ -22,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "topo_contrastive"
+#: the folder beside the package: the paper's reproduction and the studies
+HARNESS = "experiments"
 
 #: rank of every room: an import from one room into another must go to a lower rank
 #: (``helpers``: the private top-level modules ``_checks``, ``_files``, ``_layout``,
@@ -38,18 +42,25 @@ RANKS = {
     "datasets": 4,
     "io": 5,
     "root": 6,
-    "experiments": 7,
-    "studies": 8,
-    "studies.label_efficiency": 8,
-    "studies.next_node": 8,
-    # builds on label efficiency's labelled subsets and low-label probe
-    "studies.reuse": 8.5,
-    # builds on reuse's encoders and networks, label efficiency's subsets and probe
-    "studies.many_complexes": 8.75,
-    # routes its road networks' trips with reuse's road_trips
-    "studies.missing_measurements": 8.75,
+    "training": 7,
+    "evaluation": 8,
     "cli": 9,
+    # beside the package: the paper's reproduction, the studies and their commands
+    "experiments": 10,
+    "experiments.studies": 11,
+    "experiments.studies.label_efficiency": 11,
+    "experiments.studies.next_node": 11,
+    # builds on label efficiency's labelled subsets and low-label probe
+    "experiments.studies.reuse": 11.5,
+    # builds on reuse's encoders and networks, label efficiency's subsets and probe
+    "experiments.studies.many_complexes": 11.75,
+    # routes its road networks' trips with reuse's road_trips
+    "experiments.studies.missing_measurements": 11.75,
+    "experiments.cli": 12,
 }
+#: the rooms of the library (what the wheel ships)
+LIBRARY = ("helpers", "complex", "data", "hodge", "losses", "nn", "transforms", "datasets",
+           "io", "root", "training", "evaluation", "cli")  # fmt: skip
 #: what a core install and ``import topo_contrastive.<room>`` may load
 CORE = ("helpers", "complex", "data", "hodge", "losses", "nn", "transforms", "datasets", "io")
 #: import cycles allowed, each with its reason (none today)
@@ -75,7 +86,7 @@ _ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
 def _modules() -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, is a package ``__init__``)."""
     found = {}
-    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+    for path in sorted([*(ROOT / PACKAGE).rglob("*.py"), *(ROOT / HARNESS).rglob("*.py")]):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         if is_package:
@@ -130,12 +141,18 @@ GRAPH = _graph()
 
 def _room(name: str) -> str:
     parts = name.split(".")
+    if parts[0] == HARNESS:
+        if len(parts) > 2 and parts[1] == "studies":
+            return f"experiments.studies.{parts[2]}"
+        if len(parts) > 1 and parts[1] in ("studies", "cli"):
+            return f"experiments.{parts[1]}"
+        if len(parts) > 1 and parts[1] == "__main__":  # ``python -m experiments``
+            return "experiments.cli"
+        return "experiments"
     if len(parts) == 1:
         return "root"
     if parts[1].startswith("_"):
         return "helpers"
-    if parts[1] == "studies" and len(parts) > 2:
-        return f"studies.{parts[2]}"
     return parts[1]
 
 
@@ -190,12 +207,12 @@ def _code_lines(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) 
 
 def test_the_graph_sees_function_level_and_relative_imports():
     # a function-level import (cli commands import their work lazily)
-    assert "topo_contrastive.studies.label_efficiency.curves" in GRAPH[
-        "topo_contrastive.cli.label_efficiency"
+    assert "experiments.studies.label_efficiency.curves" in GRAPH[
+        "experiments.cli.label_efficiency"
     ]
     # ``from pkg import module``
-    assert "topo_contrastive.experiments.checkpoint" not in GRAPH["topo_contrastive.io"]
-    assert GRAPH["topo_contrastive.experiments"] >= {"topo_contrastive.experiments.checkpoint"}
+    assert "topo_contrastive.training.checkpoint" not in GRAPH["topo_contrastive.io"]
+    assert GRAPH["topo_contrastive.training"] >= {"topo_contrastive.training.checkpoint"}
     # a cycle is found where there is one
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         frozenset({"a", "b", "c"})
@@ -233,6 +250,17 @@ def test_the_core_imports_no_experiment_study_or_command():
         if _room(dst) not in CORE
     )
     assert not leaks, "the core imports:\n" + "\n".join(leaks)
+
+
+def test_the_library_imports_nothing_from_beside_it():
+    leaks = sorted(
+        f"{src} -> {dst}"
+        for src, targets in GRAPH.items()
+        if _room(src) in LIBRARY
+        for dst in targets
+        if _room(dst) not in LIBRARY
+    )
+    assert not leaks, "the library imports from experiments/:\n" + "\n".join(leaks)
 
 
 def test_no_source_file_cites_an_issue_number():

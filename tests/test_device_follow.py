@@ -23,10 +23,10 @@ from torch.overrides import TorchFunctionMode
 from torch_geometric.data import Batch, Data
 
 import topo_contrastive
+from experiments.studies.next_node import NextNodeHead
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
 from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
-from topo_contrastive.studies.next_node import NextNodeHead
 from topo_contrastive.transforms import ContrastiveViews, EdgeFlowMask, HodgeSpectralMask
 
 PKG = os.path.dirname(topo_contrastive.__file__)

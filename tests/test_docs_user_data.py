@@ -3,7 +3,7 @@
 Python blocks run in one namespace in an empty folder; a ``print(...)  # text`` line must
 print ``text``. Command blocks (``bash``) run through :func:`topo_contrastive.cli.main`. The
 ``sh`` block of the road-network example needs `pytspl` and minutes of work; the example is
-tested in tests/test_road_networks_example.py.
+tested in tests/examples/test_road_networks_example.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from topo_contrastive.cli import main
+from tests._commands import main
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "user_data.md"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests._commands import main
 from tests._tiny import TINY_FLAGS
 from topo_contrastive._extras import EXTRAS, MissingExtraError, require_extra
-from topo_contrastive.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("complex", "data", "hodge", "nn", "transforms", "losses", "datasets", "io")
@@ -90,9 +90,8 @@ def test_commands_that_draw_refuse_before_touching_out(no_matplotlib, tmp_path, 
 
 
 def test_reproduce_draws_figures_only_where_the_preset_says():
-    from topo_contrastive.experiments.presets import PRESETS
-    from topo_contrastive.experiments.reproduce import draws_figures
-    from topo_contrastive.experiments.runs import adjust_preset
+    from experiments.presets import PRESETS, adjust_preset
+    from experiments.reproduce import draws_figures
 
     quick = PRESETS["quick"]
     assert draws_figures(quick, ["trajectory", "ocean"])

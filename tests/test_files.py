@@ -184,7 +184,7 @@ def test_require_file_names_a_folder_and_a_missing_file(tmp_path):
 
 @pytest.mark.parametrize("flag", ["--checkpoint", "--data-file"])
 def test_a_folder_for_a_file_flag_is_a_clear_cli_error(tmp_path, capsys, flag):
-    from topo_contrastive.cli import main
+    from tests._commands import main
 
     ckpt = tmp_path / "encoder.pt"
     ckpt.write_bytes(b"x")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._commands import main
 from topo_contrastive import _numerics
-from topo_contrastive.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -191,14 +191,17 @@ def test_help_of_every_command_loads_neither_torch_numpy_nor_sklearn():
 
     code = (
         "import contextlib, io, sys\n"
-        "from topo_contrastive.cli import _COMMANDS, main\n"
-        "for words in [['--help']] + [[name, '--help'] for name in _COMMANDS]:\n"
+        "from experiments.cli import COMMANDS\n"
+        "from tests._commands import main\n"
+        "from topo_contrastive.cli import COMMANDS as LIBRARY\n"
+        "for words in [['--help']] + [[name, '--help'] for name in {**LIBRARY, **COMMANDS}]:\n"
         "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "        try:\n"
         "            main(words)\n"
         "        except SystemExit as stop:\n"
         "            assert stop.code == 0, words\n"
-        "    assert out.getvalue().startswith('usage: topo-contrastive'), words\n"
+        "    prog = 'python -m experiments' if words[0] in COMMANDS else 'topo-contrastive'\n"
+        "    assert out.getvalue().startswith(f'usage: {prog}'), words\n"
         "print(sorted({'torch', 'numpy', 'sklearn', 'scipy'} & set(sys.modules)))"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

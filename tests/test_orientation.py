@@ -16,8 +16,8 @@ from torch_geometric.data import Batch, Data
 
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import generate_trajectory_complex
-from topo_contrastive.experiments.data import complex_fingerprint
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, hodge_negative_weights
+from topo_contrastive.training.data import complex_fingerprint
 from topo_contrastive.transforms import HodgeSpectralMask, optimize_drop_probabilities
 
 

@@ -124,7 +124,7 @@ def test_readme_main_job_is_the_one_ci_runs_in_a_fresh_clone():
     spec.loader.exec_module(mod)
     main_job = mod.command("main job")
     assert main_job.startswith("python3 -m venv .venv && ")
-    assert main_job.endswith("topo-contrastive reproduce --quick --out results/quick")
+    assert main_job.endswith("python -m experiments reproduce --quick --out results/quick")
     assert mod.command("test suite") in (README.parent / ".ci" / "run").read_text()
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'python3 .ci/readme_command.py "main job"' in ci

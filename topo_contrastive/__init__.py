@@ -80,8 +80,8 @@ __all__ = [
 
 #: the public subpackages and modules (imported on first use, as ``topo_contrastive.nn``)
 _SUBPACKAGES = (
-    "cli", "complex", "data", "datasets", "experiments", "hodge", "io", "losses", "nn",
-    "studies", "transforms",
+    "cli", "complex", "data", "datasets", "evaluation", "hodge", "io", "losses", "nn",
+    "training", "transforms",
 )  # fmt: skip
 
 

@@ -7,21 +7,21 @@ where it is used (the module named beside it), which reads it from here.
 
 __all__: list[str] = []
 
-#: :data:`topo_contrastive.experiments.evaluation.PROBES`
+#: :data:`topo_contrastive.evaluation.probe.PROBES`
 PROBES: tuple[str, ...] = ("ridge", "svm")
-#: :data:`topo_contrastive.experiments.evaluation.DEFAULT_PROBE`
+#: :data:`topo_contrastive.evaluation.probe.DEFAULT_PROBE`
 DEFAULT_PROBE = "ridge"
-#: :data:`topo_contrastive.studies.label_efficiency.probe.CLASSIFIERS`
+#: :data:`experiments.studies.label_efficiency.probe.CLASSIFIERS`
 CLASSIFIERS: tuple[str, ...] = ("logistic", "svm", "ridge")
-#: :data:`topo_contrastive.studies.label_efficiency.curves.ROW_KINDS`
+#: :data:`experiments.studies.label_efficiency.curves.ROW_KINDS`
 ROW_KINDS: tuple[str, ...] = (
     "probe", "finetune", "control", "untrained", "supervised", "raw", "abs", "harmonic",
 )  # fmt: skip
-#: :data:`topo_contrastive.studies.label_efficiency.subsets.DEFAULT_FRACTIONS`
+#: :data:`experiments.studies.label_efficiency.subsets.DEFAULT_FRACTIONS`
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
-#: :data:`topo_contrastive.studies.label_efficiency.subsets.DEFAULT_DRAWS`
+#: :data:`experiments.studies.label_efficiency.subsets.DEFAULT_DRAWS`
 DEFAULT_DRAWS = 10
-#: :data:`topo_contrastive.studies.label_efficiency.subsets.MAX_DRAWS`
+#: :data:`experiments.studies.label_efficiency.subsets.MAX_DRAWS`
 MAX_DRAWS = 1000
-#: :data:`topo_contrastive.studies.missing_measurements.masks.MODES`
+#: :data:`experiments.studies.missing_measurements.masks.MODES`
 MISSING_MODES: tuple[str, ...] = ("random", "region")

@@ -2,10 +2,10 @@
 exist.
 
 viewcode keeps one module path per source module for its links back to the documentation:
-the path of the first entry it met (``topo_contrastive.experiments`` for ``pretrain``,
+the path of the first entry it met (``topo_contrastive.training`` for ``pretrain``,
 documented where it is exported). Names of the same source module documented under the
-module's own path (``topo_contrastive.experiments.training.ContrastiveModel``) then get links
-to ``#topo_contrastive.experiments.ContrastiveModel``, which no page has. This rewrites such a
+module's own path (``topo_contrastive.training.loop.ContrastiveModel``) then get links
+to ``#topo_contrastive.training.ContrastiveModel``, which no page has. This rewrites such a
 link to the entry of the same name under the source module's path, where there is one.
 """
 

@@ -29,7 +29,7 @@ from torch_geometric.loader import DataLoader
 
 from topo_contrastive import HodgeDecomposition
 from topo_contrastive.datasets import SyntheticTrajectories, plot_complex
-from topo_contrastive.experiments import linear_probe
+from topo_contrastive.evaluation import linear_probe
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.transforms import ContrastiveViews, HodgeSpectralMask
@@ -137,4 +137,4 @@ for name, accuracy in rows.items():
 # difference between the two, not the first number alone. The raw flows are a strong
 # reference on this task, whose label (which side of the holes a walk passes) is a linear
 # function of the flow. :doc:`04_reading_an_evaluation` reads such rows over many random
-# splits; ``topo-contrastive reproduce`` runs the paper's protocol.
+# splits; ``python -m experiments reproduce`` runs the paper's protocol.

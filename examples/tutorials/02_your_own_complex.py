@@ -21,8 +21,8 @@ from scipy.spatial import Delaunay
 
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows, plot_complex
-from topo_contrastive.experiments import ExperimentData, embed, get_config, pretrain
 from topo_contrastive.io import load_encoder, save_encoder
+from topo_contrastive.training import ExperimentData, embed, get_config, pretrain
 
 rng = np.random.default_rng(0)
 xy = rng.uniform(0, 1, size=(70, 2))

@@ -25,7 +25,7 @@ from topomodelx.nn.simplicial.scnn_layer import SCNNLayer
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive.datasets import RandomComplexTrajectories, SyntheticTrajectories
-from topo_contrastive.experiments import linear_probe
+from topo_contrastive.evaluation import linear_probe
 from topo_contrastive.losses import InfoNCE
 from topo_contrastive.nn import ProjectionHead, SCNNConv, TopoModelXEncoder
 from topo_contrastive.transforms import ContrastiveViews, EdgeFlowMask

@@ -23,7 +23,9 @@ the package), evaluates it as ``topo-contrastive evaluate`` does, and reads the 
 # -----------------
 # ``SSCL_Spec`` (Hodge-aware masks and the Hodge-debiased loss) with the paper's encoder,
 # for a few epochs only (the configuration's own number is far larger).
-from topo_contrastive.experiments import (
+from topo_contrastive.cli.runs import evaluate_saved
+from topo_contrastive.evaluation.references import references_markdown
+from topo_contrastive.training import (
     PAPER_TABLE1,
     ExperimentData,
     format_mean_std,
@@ -31,8 +33,6 @@ from topo_contrastive.experiments import (
     load_dataset,
     pretrain,
 )
-from topo_contrastive.experiments.references import references_markdown
-from topo_contrastive.experiments.runs import evaluate_saved
 
 data = ExperimentData.from_dataset(load_dataset("ocean", data_root="data"), "ocean")
 print(data.name, "nodes, edges, triangles:", data.sizes[:3])
@@ -67,7 +67,7 @@ print(f"the paper's SSCL_Spec on the ocean drifters: {format_mean_std(mean, std)
 # - **The spread**: with 4 splits of 40 test flows, one flow is 2.5 points; differences
 #   within a standard deviation are not differences.
 # - **Against the paper**: only under the paper's protocol (the configuration's epochs, 16
-#   splits, ``topo-contrastive reproduce``), never after a short run like this one.
+#   splits, ``python -m experiments reproduce``), never after a short run like this one.
 #
 # The same from the command line, on a saved encoder::
 #

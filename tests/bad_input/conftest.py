@@ -42,7 +42,7 @@ def expect(call, exc, words):
 def run_cli(words):
     """``topo_contrastive.cli.main(words)`` in this process: ``(status, stderr)``; argparse's
     refusals (``SystemExit(2)``) give status 2 as well."""
-    from topo_contrastive.cli import main
+    from tests._commands import main
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

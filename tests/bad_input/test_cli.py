@@ -188,9 +188,9 @@ def folders(files, tmp_path_factory):
     (broken / "runs.json").write_text("{not json")
     other = root / "other_preset"
     other.mkdir()
-    from topo_contrastive.experiments.presets import PRESETS
-    from topo_contrastive.experiments.reproduce import _settings
-    from topo_contrastive.experiments.run_folder import RunFolder
+    from experiments.presets import PRESETS
+    from experiments.reproduce import _settings
+    from experiments.run_folder import RunFolder
 
     RunFolder(other, "reproduce", _settings(PRESETS["quick"], 0), key="unit").start()
     return {"pretrain_folder": pre, "foreign_runs": foreign, "broken_runs": broken, "other_preset": other}

@@ -49,7 +49,7 @@ def _label_efficiency(root: Path, out: Path) -> list[str]:
 
 
 def _start(argv: list[str], prelude: str = "") -> subprocess.Popen:
-    code = (f"import sys\n{prelude}\nfrom topo_contrastive.cli import main\n"
+    code = (f"import sys\n{prelude}\nfrom tests._commands import main\n"
             "sys.exit(main(sys.argv[1:]))")  # fmt: skip
     return subprocess.Popen(
         [sys.executable, "-c", code, *argv], cwd=REPO, stdout=subprocess.PIPE,
@@ -83,7 +83,7 @@ def _held_until(flag: Path) -> str:
     writer then surely meets the first one at work)."""
     return (
         "import pathlib, time\n"
-        "import topo_contrastive.experiments.training as training\n"
+        "import topo_contrastive.training.loop as training\n"
         "real = training.pretrain\n"
         "def held(*args, **kwargs):\n"
         f"    while not pathlib.Path({str(flag)!r}).exists():\n"

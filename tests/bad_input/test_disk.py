@@ -154,7 +154,7 @@ def test_pretrain_into_a_read_only_folder_says_so(files, tmp_path, monkeypatch):
 
 def test_missing_measurements_onto_a_full_disk_says_so(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    from tests.studies.reuse._networks import grid_network
+    from tests.experiments.studies.reuse._networks import grid_network
 
     grid = grid_network(tmp_path / "g.npz", 4, 3, trips=30)
     out = tmp_path / "out"

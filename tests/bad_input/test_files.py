@@ -12,9 +12,9 @@ import torch
 from tests.bad_input.conftest import EDGES, expect, small_complex
 from topo_contrastive import ComplexOperators
 from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
-from topo_contrastive.experiments.embeddings import read_embeddings, write_embeddings
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN
+from topo_contrastive.training.embeddings import read_embeddings, write_embeddings
 
 EI = np.array(EDGES).T  # [2, 6]
 FLOWS = np.ones((3, 6), dtype=np.float32)

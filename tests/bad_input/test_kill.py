@@ -51,7 +51,7 @@ def _save_encoder(folder: str, ready) -> None:
 
 
 def _embed(folder: str, ready) -> None:
-    from topo_contrastive.experiments.embeddings import write_embeddings
+    from topo_contrastive.training.embeddings import write_embeddings
 
     emb = np.random.default_rng(0).standard_normal((4000, 32)).astype(np.float32)
     ready.set()
@@ -83,7 +83,7 @@ def _check_encoder(folder: Path) -> str:
 
 
 def _check_embed(folder: Path) -> str:
-    from topo_contrastive.experiments.embeddings import read_embeddings
+    from topo_contrastive.training.embeddings import read_embeddings
 
     if not (folder / "COMPLETE").exists():
         with pytest.raises(ValueError, match="no finished embeddings"):

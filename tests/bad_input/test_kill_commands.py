@@ -76,7 +76,7 @@ def _quiet_main(argv: list[str]) -> int:
     import contextlib
     import io
 
-    from topo_contrastive.cli import main
+    from tests._commands import main
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return main(argv)
@@ -242,9 +242,9 @@ def context():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([
         "torch", "numpy", "sklearn.svm", "sklearn.linear_model", "matplotlib.pyplot",
-        "topo_contrastive.cli", "topo_contrastive.experiments.runs",
-        "topo_contrastive.experiments.reproduce", "topo_contrastive.experiments.search",
-        "topo_contrastive.studies.label_efficiency.curves", __name__,
+        "topo_contrastive.cli", "topo_contrastive.cli.runs",
+        "experiments.reproduce", "experiments.search",
+        "experiments.studies.label_efficiency.curves", __name__,
     ])  # fmt: skip
     return ctx
 

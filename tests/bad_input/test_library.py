@@ -15,9 +15,9 @@ import torch
 
 from tests.bad_input.conftest import EDGES, expect
 from topo_contrastive import ComplexOperators, HodgeDecomposition
-from topo_contrastive.experiments.configs import ExperimentConfig, get_config
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
 from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
+from topo_contrastive.training.configs import ExperimentConfig, get_config
 
 NAN, INF = float("nan"), float("inf")
 

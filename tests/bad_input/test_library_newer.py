@@ -12,18 +12,18 @@ import numpy as np
 import pytest
 import torch
 
+from experiments.studies.label_efficiency.subsets import labelled_subsets
+from experiments.studies.next_node import NextNodeHead
+from experiments.studies.next_node import rows as nn_
+from experiments.studies.next_node.samples import next_node_samples
 from tests.bad_input.conftest import EDGES, TRIANGLES, expect
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.datasets import EdgeFlows
-from topo_contrastive.experiments import finetune as ft
-from topo_contrastive.experiments.data import ExperimentData
-from topo_contrastive.experiments.embeddings import write_embeddings
+from topo_contrastive.evaluation import finetune as ft
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN, HodgeReadout
-from topo_contrastive.studies.label_efficiency.subsets import labelled_subsets
-from topo_contrastive.studies.next_node import NextNodeHead
-from topo_contrastive.studies.next_node import rows as nn_
-from topo_contrastive.studies.next_node.samples import next_node_samples
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.embeddings import write_embeddings
 
 NAN, INF = float("nan"), float("inf")
 S = 40
@@ -148,31 +148,31 @@ CASES = [
 
 
 def _training():
-    from topo_contrastive.experiments import training
+    from topo_contrastive.training import loop as training
 
     return training
 
 
 def _scl():
-    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.training.configs import get_config
 
     return get_config("SCL", "trajectory", hidden_channels=4)
 
 
 def _llp():
-    from topo_contrastive.studies.label_efficiency.probe import low_label_probe
+    from experiments.studies.label_efficiency.probe import low_label_probe
 
     return low_label_probe
 
 
 def _protocol():
-    from topo_contrastive.experiments import protocol
+    from experiments import protocol
 
     return protocol
 
 
 def _supervised():
-    from topo_contrastive.experiments import supervised
+    from topo_contrastive.evaluation import supervised
 
     return supervised
 

@@ -149,8 +149,8 @@ def test_sizes_from_small_files(tmp_path, case):
 
 # ------------------------------------------------------------------ next-node samples
 def test_a_three_node_path_gives_no_sample_of_zero_flow():
+    from experiments.studies.next_node.samples import next_node_samples
     from topo_contrastive import ComplexOperators
-    from topo_contrastive.studies.next_node.samples import next_node_samples
 
     ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3]])
     expect(lambda: next_node_samples(ops, [[0, 1, 2, 3], [0, 1, 2]], truncate=False), ValueError, r"path 1 has 3 node\(s\); a next-node sample needs at least 4")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.bad_input.conftest import expect
-from topo_contrastive.experiments.ridge_probe import ridge_probe
+from topo_contrastive.evaluation.ridge_probe import ridge_probe
 
 X = np.random.default_rng(0).normal(size=(20, 3))
 Y = np.arange(20) % 2

@@ -344,8 +344,8 @@ def test_missing_file_and_bad_arguments(tmp_path):
 
 def test_user_dataset_of_the_trajectories_gives_the_same_embeddings(tmp_path):
     """The trajectory task loaded through EdgeFlows trains to the same encoder (same seed)."""
-    from topo_contrastive.experiments import ExperimentData, get_config
-    from topo_contrastive.experiments.training import embed, pretrain
+    from topo_contrastive.training import ExperimentData, get_config
+    from topo_contrastive.training.loop import embed, pretrain
 
     traj = SyntheticTrajectories(
         str(tmp_path / "traj"),

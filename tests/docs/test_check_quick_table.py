@@ -134,7 +134,7 @@ def test_unusable_files_are_errors(tmp_path, capsys):
 
 
 def test_the_real_page_has_a_quick_table_of_every_row_and_both_datasets():
-    from topo_contrastive.experiments import CONFIG_NAMES
+    from topo_contrastive.training import CONFIG_NAMES
 
     tables = check.parse_tables(check.DOCS.read_text(encoding="utf-8"), check.SECTION)
     cells = tables[0].cells()
@@ -144,8 +144,8 @@ def test_the_real_page_has_a_quick_table_of_every_row_and_both_datasets():
 
 def test_the_run_format_is_what_reproduce_writes(tmp_path):
     """table1.md of a real (tiny) `reproduce` parses: one table per edition, measured cells."""
-    from topo_contrastive.experiments.reproduce import Preset
-    from topo_contrastive.experiments.table import format_table, summarize
+    from experiments.reproduce import Preset
+    from experiments.table import format_table, summarize
 
     records = [
         {"experiment": "table1", "edition": ed, "config": row, "dataset": "trajectory",
@@ -156,7 +156,7 @@ def test_the_run_format_is_what_reproduce_writes(tmp_path):
     text = format_table(
         summarize(records), records, title_note="preset 'quick'", reduced=True,
         preset_line=Preset(name="quick", epochs={"trajectory": 1}).describe(), seconds=1.0,
-        command="topo-contrastive reproduce --quick", datasets=["trajectory"],
+        command="python -m experiments reproduce --quick", datasets=["trajectory"],
         configs=["SCL", "SSCL"], editions=["paper", "hodge"],
     )  # fmt: skip
     tables = check.parse_tables(text)

@@ -19,7 +19,7 @@ _spec.loader.exec_module(ceiling)
 
 @pytest.mark.slow  # generates a task and fits five models per feature set (about a minute)
 def test_every_feature_set_gets_its_training_and_held_out_accuracy(tmp_path):
-    from topo_contrastive.studies.many_complexes import REFERENCES
+    from experiments.studies.many_complexes import REFERENCES
 
     rows = ceiling.main(tmp_path / "data", tmp_path / "out", hidden=4, samples=60)
     assert list(rows) == [*REFERENCES, "untrained 1 layer, part energies"]

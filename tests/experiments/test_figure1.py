@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from topo_contrastive import HodgeDecomposition
-from topo_contrastive.datasets import SyntheticTrajectories
-from topo_contrastive.experiments.figure1 import (
+from experiments.figure1 import (
     METHODS,
     Figure1Result,
     embedding_distances,
@@ -16,6 +14,8 @@ from topo_contrastive.experiments.figure1 import (
     plot_figure1,
     summarize_figure1,
 )
+from topo_contrastive import HodgeDecomposition
+from topo_contrastive.datasets import SyntheticTrajectories
 from topo_contrastive.hodge import COMPONENTS
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "figure1_embedding_distance.py"

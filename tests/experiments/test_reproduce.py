@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from experiments import PRESETS, reproduce
+from experiments.reproduce import _split_assignment, format_table, summarize
 from topo_contrastive import _numerics
-from topo_contrastive.experiments import PRESETS, reproduce
-from topo_contrastive.experiments.reproduce import _split_assignment, format_table, summarize
 
 TINY = dataclasses.replace(
     PRESETS["quick"],
@@ -36,7 +36,7 @@ class Interrupted(RuntimeError):
 @pytest.fixture(autouse=True)
 def _fast_probe(monkeypatch):
     """One penalty and 2 folds: these tests are about the bookkeeping, not the probe."""
-    import topo_contrastive.experiments.evaluation as evaluation
+    import topo_contrastive.evaluation.probe as evaluation
 
     monkeypatch.setattr(evaluation, "DEFAULT_CS", (1.0,))
     monkeypatch.setattr(evaluation, "DEFAULT_FOLDS", 2)
@@ -55,7 +55,7 @@ def _strip(records):
 
 def test_writes_every_file_and_the_marker_last(tmp_path, tiny_data):
     out = tmp_path / "res"
-    res = _run(tiny_data, out, command="topo-contrastive reproduce --tiny")
+    res = _run(tiny_data, out, command="python -m experiments reproduce --tiny")
     names = {p.name for p in out.iterdir()}
     assert names == {"runs.json", "runs.csv", "table1.md", "figure1.png", "figure2.png", "COMPLETE"}
     payload = json.loads((out / "runs.json").read_text())
@@ -91,15 +91,15 @@ def test_writes_every_file_and_the_marker_last(tmp_path, tiny_data):
 
 
 def test_untrained_reference_is_the_contrastive_rows_initialisation(tmp_path, tiny_data):
-    from topo_contrastive.experiments import get_config
+    from topo_contrastive.training import get_config
 
     res = _run(tiny_data, tmp_path / "u", config_names=["SCL"], editions=["paper"])
     untrained = [r for r in res.records if r["config"] == "untrained"]
     cfg = get_config("SCL", "trajectory")
     import torch
 
-    from topo_contrastive.experiments.reproduce import evaluate_encoder
-    from topo_contrastive.experiments.training import build_encoder
+    from experiments.reproduce import evaluate_encoder
+    from topo_contrastive.training.loop import build_encoder
 
     torch.manual_seed(0)
     enc = build_encoder(cfg, tiny_data.hodge).eval()
@@ -111,7 +111,7 @@ def test_resume_skips_finished_units_and_gives_the_same_records(tmp_path, tiny_d
     import importlib
 
     # the package re-exports the function under the module's name: fetch the module itself
-    rep = importlib.import_module("topo_contrastive.experiments.reproduce")
+    rep = importlib.import_module("experiments.reproduce")
 
     small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
     kw = {"preset": small, "config_names": ["SCL", "SCNN"]}
@@ -279,7 +279,7 @@ def test_summary_and_table():
     )  # fmt: skip
     assert "MISSED" not in quick and "within 2 std" not in quick and "-> met" not in quick
     assert "not the paper's protocol" in quick and "are not compared with the paper's" in quick
-    assert "`topo-contrastive reproduce --out results/full`" in quick
+    assert "`python -m experiments reproduce --out results/full`" in quick
     assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in quick  # the paper's numbers stand beside
     assert quick.split("## Targets", 1)[1].strip().startswith("- not checked")
     assert "[hodge] no row above SSCL_Spec on ocean: NO (raw 98.0)" in md

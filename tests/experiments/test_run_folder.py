@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from topo_contrastive.experiments.run_folder import RunFolder, fingerprint
+from experiments.run_folder import RunFolder, fingerprint
 
 SETTINGS = {"epochs": 10, "seed": 0, "model": {"hidden": 32, "layers": 2}}
 

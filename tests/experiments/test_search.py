@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from topo_contrastive.experiments.configs import get_config
-from topo_contrastive.experiments.search import grid_point_config
+from experiments.search import grid_point_config
+from topo_contrastive.training.configs import get_config
 
 
 def test_grid_point_K_ties_the_orders_and_keeps_SCL_low_without_upper_laplacian():
@@ -26,7 +26,7 @@ def test_grid_point_rejects_unknown_fields_and_bad_values():
 
 
 def test_grid_search_scores_several_epoch_counts_from_one_run(tiny_data):
-    from topo_contrastive.experiments.search import grid_search
+    from experiments.search import grid_search
 
     base = get_config("SCL", "trajectory", num_layers=1)
     rows = grid_search(tiny_data, base, {"lr": [1e-3]}, seeds=1, eval_epochs=[1, 2])
@@ -36,7 +36,7 @@ def test_grid_search_scores_several_epoch_counts_from_one_run(tiny_data):
 
 
 def test_interrupted_search_never_looks_complete(tiny_data, tmp_path, monkeypatch):
-    import topo_contrastive.experiments.search as search
+    import experiments.search as search
 
     base = get_config("SCL", "trajectory", num_layers=1, hidden_channels=8)
     out = tmp_path / "search.csv"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_examples import PYTSPL_MISSING
+from tests.examples.test_examples import PYTSPL_MISSING
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("pytspl") is None, reason=PYTSPL_MISSING)

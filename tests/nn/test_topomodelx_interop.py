@@ -162,7 +162,7 @@ def test_hodge_readout_on_topomodelx_scnn_layer_features():
 def test_scone_encoder_is_topomodelx_scone_per_sample_and_the_formula():
     """SCoNeEncoder: TopoModelX's SCoNe on every sample of the batch; one layer by hand:
     tanh(B2 B2^T X W2 + X W1 + B1^T B1 X W0)."""
-    from topo_contrastive.studies.next_node.scone import SCoNeEncoder
+    from experiments.studies.next_node.scone import SCoNeEncoder
 
     ops = tiny_complex()
     torch.manual_seed(0)
@@ -187,8 +187,8 @@ def test_scone_encoder_is_topomodelx_scone_per_sample_and_the_formula():
 def scone_task(tmp_path_factory):
     """The tiny trajectory task of tests/experiments (40 paths) and a small SCNN on it."""
     from tests._tiny import tiny_dataset
-    from topo_contrastive.experiments import ExperimentData, get_config
-    from topo_contrastive.experiments.training import build_encoder
+    from topo_contrastive.training import ExperimentData, get_config
+    from topo_contrastive.training.loop import build_encoder
 
     data = ExperimentData.from_dataset(tiny_dataset(tmp_path_factory.mktemp("scone")),
                                        "trajectory")  # fmt: skip
@@ -201,8 +201,8 @@ def test_scone_row_under_every_generalisation_test(scone_task):
     """next_node_transfer(scone=True): the SCoNe row under the test, reversed and other-region
     tests; its forward test equals next_node_rows' SCoNe row on the same seed (one training
     run scored on both test sets)."""
-    from topo_contrastive.studies.next_node import rows as nn_
-    from topo_contrastive.studies.next_node import transfer as tr_
+    from experiments.studies.next_node import rows as nn_
+    from experiments.studies.next_node import transfer as tr_
 
     data, enc = scone_task
     out = tr_.next_node_transfer(enc, data, [0], epochs=2, scone=True)
@@ -217,9 +217,9 @@ def test_scone_row_under_every_generalisation_test(scone_task):
 def test_scone_row_trains_beside_the_other_rows(scone_task):
     """next_node_rows(scone=True): TopoModelX's SCoNe from scratch as a last row, through the
     same training loop; its predictions do not change when edges are re-oriented."""
-    from topo_contrastive.studies.next_node import NextNodeHead, next_node_samples
-    from topo_contrastive.studies.next_node import rows as nn_
-    from topo_contrastive.studies.next_node.scone import SCoNeEncoder
+    from experiments.studies.next_node import NextNodeHead, next_node_samples
+    from experiments.studies.next_node import rows as nn_
+    from experiments.studies.next_node.scone import SCoNeEncoder
 
     data, enc = scone_task
     out = nn_.next_node_rows(enc, data, [0], epochs=2, scone=True)
@@ -313,9 +313,9 @@ def test_adapter_pretrains_with_the_library_and_saves(tmp_path):
     """``pretrain(..., encoder=TopoModelXEncoder(...))`` trains it with the library's views and
     loss; ``save_encoder`` / ``load_encoder`` round-trip it (same embeddings)."""
     from tests._tiny import tiny_dataset
-    from topo_contrastive.experiments import ExperimentData, get_config, pretrain
     from topo_contrastive.io import load_encoder, save_encoder
     from topo_contrastive.nn import TopoModelXEncoder
+    from topo_contrastive.training import ExperimentData, get_config, pretrain
 
     data = ExperimentData.from_dataset(tiny_dataset(tmp_path / "data"), "trajectory")
     torch.manual_seed(0)

@@ -51,7 +51,7 @@ def plan_chunks(
 ) -> int | None:
     """The views per chunk for ``--activation-budget`` (``None``: whole batches), said in
     one line (where ``loud``) when the batch is chunked."""
-    from topo_contrastive.experiments.training import activation_bytes, plan_chunk_samples
+    from topo_contrastive.training.loop import activation_bytes, plan_chunk_samples
 
     chunk = plan_chunk_samples(num_edges, config, int(args.activation_budget))
     if chunk is not None and loud:

@@ -213,7 +213,7 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
 def add_data_choice(p: argparse.ArgumentParser, configured: bool = True) -> None:
     """``--dataset NAME`` or ``--data-file PATH`` (exactly one), and, where ``configured``,
     ``--tuned-for``."""
-    from topo_contrastive.experiments.configs import DATASET_NAMES
+    from topo_contrastive.training.configs import DATASET_NAMES
 
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--dataset", help=f"one of the paper's datasets: {', '.join(DATASET_NAMES)}")
@@ -260,7 +260,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def add_edition_options(p: argparse.ArgumentParser) -> None:
     """``--edition`` and ``--readout`` (the configuration's frozen edition and readout)."""
-    from topo_contrastive.experiments.configs import EDITIONS
+    from topo_contrastive.training.configs import EDITIONS
 
     p.add_argument(
         "--edition",
@@ -372,7 +372,7 @@ def config_task(args: argparse.Namespace) -> str:
         ValueError: an unknown ``--dataset``.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.experiments.configs import resolve_dataset_name
+    from topo_contrastive.training.configs import resolve_dataset_name
 
     if args.data_file is None:
         return resolve_dataset_name(args.dataset)
@@ -384,9 +384,9 @@ def config_task(args: argparse.Namespace) -> str:
 
 # ---------------------------------------------------------------------------- data
 def load(args: argparse.Namespace, name: str) -> Any:
-    """The :class:`~topo_contrastive.experiments.ExperimentData` of the paper's dataset
+    """The :class:`~topo_contrastive.training.ExperimentData` of the paper's dataset
     ``name`` (a resolved name), built as the data options say."""
-    from topo_contrastive.experiments.data import ExperimentData, load_dataset
+    from topo_contrastive.training.data import ExperimentData, load_dataset
 
     ds = load_dataset(
         name,
@@ -423,20 +423,20 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
 
 
 def load_data(args: argparse.Namespace) -> Any:
-    """The :class:`~topo_contrastive.experiments.ExperimentData` of ``--dataset`` or
+    """The :class:`~topo_contrastive.training.ExperimentData` of ``--dataset`` or
     ``--data-file`` (named by its stem); a ``--data-file`` of many complexes gives a
-    :class:`~topo_contrastive.experiments.many.ManyComplexData` in the commands of
+    :class:`~topo_contrastive.cli.many.ManyComplexData` in the commands of
     :data:`MANY_COMPLEX_COMMANDS` and is refused, naming the command, in the others."""
-    from topo_contrastive.experiments.configs import resolve_dataset_name
+    from topo_contrastive.training.configs import resolve_dataset_name
 
     if args.data_file is None:
         return load(args, resolve_dataset_name(args.dataset))
     from topo_contrastive.datasets._many_complex_file import is_many_complex_file
-    from topo_contrastive.experiments.data import ExperimentData, load_data_file
+    from topo_contrastive.training.data import ExperimentData, load_data_file
 
     refuse_many_file(args, args.data_file)
     if is_many_complex_file(args.data_file):
-        from topo_contrastive.experiments.many import ManyComplexData
+        from topo_contrastive.cli.many import ManyComplexData
 
         return ManyComplexData.from_file(args.data_file)
     ds = load_data_file(args.data_file, data_root=args.data_root)

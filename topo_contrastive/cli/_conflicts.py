@@ -52,7 +52,7 @@ def given_options(words: Sequence[str], parser: argparse.ArgumentParser) -> set[
 def _dataset(name: str | None) -> str | None:
     """The resolved paper dataset, or ``None`` for an unknown name (refused later with the
     usual message)."""
-    from topo_contrastive.experiments.configs import resolve_dataset_name
+    from topo_contrastive.training.configs import resolve_dataset_name
 
     if name is None:
         return None
@@ -92,7 +92,7 @@ def _check_dataset_options(args: argparse.Namespace, given: set[str]) -> None:
 def _check_edition_readout(args: argparse.Namespace, given: set[str]) -> None:
     if "readout" not in given or not hasattr(args, "edition"):
         return
-    from topo_contrastive.experiments.configs import resolve_edition
+    from topo_contrastive.training.configs import resolve_edition
 
     try:
         edition = resolve_edition(args.edition)

@@ -1,5 +1,5 @@
 """``FIELD=VALUE`` words of the command line (``search --grid``, ``pretrain --set``) parsed as
-typed values of :class:`~topo_contrastive.experiments.ExperimentConfig` fields.
+typed values of :class:`~topo_contrastive.training.ExperimentConfig` fields.
 
 Imports neither torch nor numpy at import time.
 """
@@ -109,7 +109,7 @@ def settable_fields() -> list[str]:
     :class:`ExperimentConfig` (not :data:`IDENTITY_FIELDS`) and ``K``, sorted."""
     import dataclasses
 
-    from topo_contrastive.experiments.configs import ExperimentConfig
+    from topo_contrastive.training.configs import ExperimentConfig
 
     names = [f.name for f in dataclasses.fields(ExperimentConfig)]
     return sorted([n for n in names if n not in IDENTITY_FIELDS] + [_GRID_K])
@@ -140,7 +140,7 @@ def parse_grid(items: Sequence[str], option: str = "--grid") -> dict[str, list[A
     import dataclasses
     import typing
 
-    from topo_contrastive.experiments.configs import ExperimentConfig
+    from topo_contrastive.training.configs import ExperimentConfig
 
     hints = typing.get_type_hints(ExperimentConfig)
     types_ = {f.name: hints[f.name] for f in dataclasses.fields(ExperimentConfig)}
@@ -181,10 +181,10 @@ def set_fields(config: Any, items: Sequence[str]) -> Any:
 
     Raises:
         ValueError: a field given more than one value, or an entry :func:`parse_grid` or
-            :func:`~topo_contrastive.experiments.search.grid_point_config` refuses.
+            :func:`~experiments.search.grid_point_config` refuses.
         TypeError: a value of the wrong type for its field.
     """
-    from topo_contrastive.experiments.search import grid_point_config
+    from topo_contrastive.training.configs import grid_point_config
 
     point = {}
     for key, values in parse_grid(items, option="--set").items():

@@ -1,5 +1,5 @@
 """``topo-contrastive embed``: the embeddings of every sample by a saved encoder, as ``.npz``
-and ``.csv`` (:func:`~topo_contrastive.experiments.runs.embed_to_folder`)."""
+and ``.csv`` (:func:`~topo_contrastive.cli.runs.embed_to_folder`)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from topo_contrastive._files import check_output_possible, require_file
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
-    from topo_contrastive.experiments.runs import EMBED_OUTPUTS, embed_to_folder
+    from topo_contrastive.cli.runs import EMBED_OUTPUTS, embed_to_folder
+    from topo_contrastive.training.checkpoint import load_experiment_encoder
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")
@@ -84,17 +84,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _embed_many(args: argparse.Namespace, data: Any) -> int:
     """``embed`` on a data file of many complexes: every sample on its own complex
-    (:func:`~topo_contrastive.experiments.many.embed_many`), written as for one complex
-    (:func:`~topo_contrastive.experiments.embeddings.write_embeddings`).
+    (:func:`~topo_contrastive.cli.many.embed_many`), written as for one complex
+    (:func:`~topo_contrastive.training.embeddings.write_embeddings`).
 
     Raises:
         ValueError: a checkpoint whose HodgeReadout is tied to one complex
-            (:func:`~topo_contrastive.experiments.many.load_many_encoder`).
+            (:func:`~topo_contrastive.cli.many.load_many_encoder`).
     """
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.embeddings import write_embeddings
-    from topo_contrastive.experiments.many import LAYOUT, embed_many, load_many_encoder
-    from topo_contrastive.experiments.runs import EMBED_OUTPUTS
+    from topo_contrastive.cli.many import LAYOUT, embed_many, load_many_encoder
+    from topo_contrastive.cli.runs import EMBED_OUTPUTS
+    from topo_contrastive.training.embeddings import write_embeddings
 
     encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
     emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size)

@@ -1,7 +1,7 @@
 """``topo-contrastive evaluate``: linear-probe evaluation of a saved encoder over several random
 splits, with reference rows on the same splits (an untrained encoder of the same architecture
 and seed, raw flows, |flows|, harmonic coordinates) and a line saying which of them beat the
-encoder (:func:`~topo_contrastive.experiments.runs.evaluate_saved`). The probe is the fast
+encoder (:func:`~topo_contrastive.cli.runs.evaluate_saved`). The probe is the fast
 ridge probe by default, the paper's linear SVM with ``--probe svm``."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from topo_contrastive.cli import _common as common
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand and its options to ``sub``."""
     from topo_contrastive._names import DEFAULT_PROBE, PROBES
-    from topo_contrastive.experiments.configs import EDITIONS
+    from topo_contrastive.training.configs import EDITIONS
 
     p = sub.add_parser("evaluate", help="linear-probe evaluation of a saved encoder")
     common.add_checkpoint(p)
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the checkpoint or the ``--data-file`` does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive.experiments.configs import get_config
+    from topo_contrastive.training.configs import get_config
 
     common.check_seed_range(args.seed, args.seeds)
     task = common.config_task(args)
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         common.check_json_out(args.out)
         common.check_file_out(args)
         if not args.no_references or args.fine_tune or args.supervised:
-            from topo_contrastive.experiments.runs import markdown_path
+            from topo_contrastive.cli.runs import markdown_path
 
             md = markdown_path(Path(args.out).expanduser())
             if md.exists() and not args.overwrite:
@@ -142,12 +142,12 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
     from topo_contrastive._files import require_file
-    from topo_contrastive.experiments.checkpoint import load_experiment_encoder
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.evaluation import check_probe_splits
-    from topo_contrastive.experiments.formatting import format_mean_std
-    from topo_contrastive.experiments.references import FINE_TUNE_ROWS, REFERENCE_ROWS
-    from topo_contrastive.experiments.runs import evaluate_saved
+    from topo_contrastive.cli.runs import evaluate_saved
+    from topo_contrastive.evaluation.probe import check_probe_splits
+    from topo_contrastive.evaluation.references import FINE_TUNE_ROWS, REFERENCE_ROWS
+    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.training.configs import get_config
+    from topo_contrastive.training.formatting import format_mean_std
 
     require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
@@ -187,7 +187,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     held, out = contextlib.nullcontext(None), None
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
         from topo_contrastive._outputs import output_run
-        from topo_contrastive.experiments.runs import markdown_path
+        from topo_contrastive.cli.runs import markdown_path
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if refs else [out]  # the report only with rows
@@ -216,8 +216,8 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 def reference_report(references: dict[str, Any]) -> str:
     """The printed part of the reference rows: the protocol line, one line per row (mean ±
     std over the splits, features), omitted rows with the reason, and the below line."""
-    from topo_contrastive.experiments.formatting import format_mean_std
-    from topo_contrastive.experiments.references import protocol_line
+    from topo_contrastive.evaluation.references import protocol_line
+    from topo_contrastive.training.formatting import format_mean_std
 
     lines = [f"Same splits, same probe: {protocol_line(references['protocol'])}."]
     width = max(len(r["label"]) for r in references["rows"])
@@ -239,7 +239,7 @@ def reference_report(references: dict[str, Any]) -> str:
 
 def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]) -> int:
     """``evaluate`` on a data file of many complexes
-    (:func:`~topo_contrastive.experiments.many.evaluate_many`): the encoder and, unless
+    (:func:`~topo_contrastive.cli.many.evaluate_many`): the encoder and, unless
     ``--no-references``, the untrained encoder and the complex-agnostic reference rows, on
     the same splits.
 
@@ -248,10 +248,10 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
             labels; splits the probe cannot run on; a checkpoint tied to one complex.
     """
     from topo_contrastive._files import write_json, write_text
-    from topo_contrastive.experiments.evaluation import check_probe_splits
-    from topo_contrastive.experiments.formatting import format_mean_std
-    from topo_contrastive.experiments.many import evaluate_many, load_many_encoder, many_report
-    from topo_contrastive.studies.many_complexes.references import reference_features
+    from topo_contrastive.cli.many import evaluate_many, load_many_encoder, many_report
+    from topo_contrastive.evaluation.many_references import reference_features
+    from topo_contrastive.evaluation.probe import check_probe_splits
+    from topo_contrastive.training.formatting import format_mean_std
 
     for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):
         if given:
@@ -287,7 +287,7 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
     report = many_report(summary)
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
         from topo_contrastive._outputs import output_run
-        from topo_contrastive.experiments.runs import markdown_path
+        from topo_contrastive.cli.runs import markdown_path
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if report else [out]

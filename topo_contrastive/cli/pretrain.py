@@ -1,6 +1,6 @@
 """``topo-contrastive pretrain``: contrastive pre-training of one configuration into a folder
-(:func:`~topo_contrastive.experiments.runs.pretrain_to_folder`), under ``torchrun`` with
-DistributedDataParallel (:func:`~topo_contrastive.experiments.runs.process_group`)."""
+(:func:`~topo_contrastive.cli.runs.pretrain_to_folder`), under ``torchrun`` with
+DistributedDataParallel (:func:`~topo_contrastive.cli.runs.process_group`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from topo_contrastive.cli._fields import set_fields
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``pretrain`` subcommand and its options to ``sub``."""
-    from topo_contrastive.experiments.configs import CONFIG_NAMES, DATASET_NAMES, get_config
+    from topo_contrastive.training.configs import CONFIG_NAMES, DATASET_NAMES, get_config
 
     contrastive = [c for c in CONFIG_NAMES if get_config(c, DATASET_NAMES[0]).is_contrastive]
     p = sub.add_parser("pretrain", help="contrastive pre-training of one configuration")
@@ -74,13 +74,13 @@ def run(args: argparse.Namespace) -> int:
     """
     from topo_contrastive._files import check_output_possible
     from topo_contrastive._outputs import output_run
-    from topo_contrastive.experiments.configs import get_config
-    from topo_contrastive.experiments.runs import (
+    from topo_contrastive.cli.runs import (
         PRETRAIN_OUTPUTS,
         pretrain_to_folder,
         process_group,
         require_contrastive,
     )
+    from topo_contrastive.training.configs import get_config
 
     task = common.config_task(args)
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
@@ -149,15 +149,15 @@ def _pretrain_many(
     args: argparse.Namespace, config: Any, data: Any, task: str, group: Any
 ) -> int:
     """``pretrain`` on a data file of many complexes
-    (:func:`~topo_contrastive.experiments.many.pretrain_many_to_folder`), in one process.
+    (:func:`~topo_contrastive.cli.many.pretrain_many_to_folder`), in one process.
 
     Raises:
         ValueError: under ``torchrun`` with more than one process.
     """
     from topo_contrastive._outputs import output_run
     from topo_contrastive._words import count
-    from topo_contrastive.experiments.many import READOUT_LINE, pretrain_many_to_folder
-    from topo_contrastive.experiments.runs import PRETRAIN_OUTPUTS
+    from topo_contrastive.cli.many import READOUT_LINE, pretrain_many_to_folder
+    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS
 
     if group.world_size > 1:
         raise ValueError(

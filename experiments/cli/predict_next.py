@@ -1,0 +1,192 @@
+"""``python -m experiments predict-next``: next-node trajectory prediction with a saved encoder
+(frozen and fine-tuned, each with a :class:`~experiments.studies.next_node.NextNodeHead`)
+beside the same SCNN from scratch, a first-order Markov chain and a uniform choice, on the
+same splits (:func:`~experiments.studies.next_node.next_node_rows`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from topo_contrastive.cli import _common as common
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``predict-next`` subcommand and its options to ``sub``."""
+    p = sub.add_parser(
+        "predict-next",
+        help="next-node trajectory prediction from a saved encoder (reuse), with baselines",
+    )
+    common.add_checkpoint(p)
+    common.add_data_choice(p, configured=False)
+    p.add_argument(
+        "--seeds", type=common.splits_int, default=5,
+        help="seeds: each cuts the paths, picks the split and initialises the heads (at most "
+        f"{common.MAX_SPLITS:,}; default: 5)",
+    )  # fmt: skip
+    common.add_seed(p, "first seed")
+    common.add_epochs(
+        p, "head training epochs (the epoch with the best validation accuracy is kept)", 100
+    )
+    p.add_argument(
+        "--fraction", type=float, default=1.0,
+        help="labelled fraction of the training and validation prefixes, in (0, 1] (label "
+        "efficiency of the reuse; round(fraction x size) of them; a fraction that labels no "
+        "training prefix is refused; a validation part under 5 prefixes is dropped and the "
+        "last epoch kept; the table says the share really labelled; default: 1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-truncate", action="store_true",
+        help="keep whole paths (default: cut each at a random length, as SCoNe does)",
+    )  # fmt: skip
+    p.add_argument(
+        "--scone", action="store_true",
+        help="add TopoModelX's SCoNe (3 layers x 16) trained from scratch as a row, also under "
+        "--transfer (needs the topomodelx extra; refused before any training without it)",
+    )  # fmt: skip
+    p.add_argument(
+        "--transfer", action="store_true",
+        help="SCoNe's generalisation tests as well: every row also scored on the reversed test "
+        "paths and, trained on the class-0 paths only, on the class-1 test paths (another "
+        "region)",
+    )  # fmt: skip
+    p.add_argument(
+        "--out", default=None, type=common.out_path,
+        help="write the rows to this JSON file and a Markdown table beside it (pn.json -> "
+        "pn.md; a name ending in .md is refused)",
+    )  # fmt: skip
+    common.add_overwrite(p, "exists")
+    common.add_run_options(p)
+    common.add_data_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train and score every row as ``args`` say, print the table; returns the exit status.
+
+    Raises:
+        ValueError: data without node paths, a checkpoint of another complex, an existing
+            ``--out`` without ``--overwrite``, an ``--out`` ending in ``.md``, a
+            ``--fraction`` that labels no training prefix, a split without test paths (a
+            data file without labels or split masks).
+        FileNotFoundError: the checkpoint or the ``--data-file`` does not exist.
+    """
+
+    import math
+
+    from experiments.studies.next_node.report import rows_markdown, transfer_markdown
+    from experiments.studies.next_node.rows import ROWS, next_node_rows, require_paths
+    from topo_contrastive._files import require_file
+    from topo_contrastive.training.checkpoint import load_experiment_encoder
+
+    if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
+        raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
+    common.check_seed_range(args.seed, args.seeds)
+    if args.fraction < 1.0 and args.transfer:
+        raise ValueError("--fraction is not part of --transfer: the generalisation tests use "
+                         "every labelled prefix")  # fmt: skip
+    if args.scone:
+        from experiments.studies.next_node.scone import scone_available
+
+        if not scone_available():
+            raise ValueError(
+                "--scone needs TopoModelX: pip install --no-deps topomodelx==0.0.1 (without "
+                "its dependencies, into this environment; see docs/install.md)"
+            )
+    if args.data_file is not None:
+        require_file(args.data_file, "data file")
+        common.refuse_many_file(args, args.data_file)
+    require_file(args.checkpoint, "checkpoint")
+    if args.out:  # not over a file, in a folder made and written to before any work
+        common.check_json_out(args.out)
+        common.check_file_out(args)
+    data = common.load_data(args)
+    require_paths(data)  # before the checkpoint: data without paths say so first
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    _check_splits(args, data, seeds)
+    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
+    from experiments.studies.next_node.transfer import TESTS, next_node_transfer
+
+    cells = (len(seeds) * (len(ROWS) + int(args.scone))
+             * (len(TESTS) if args.transfer else 1))  # fmt: skip
+    bar = common.progress(args, cells, f"predict-next {data.name}", "cell")
+
+    def tick(row: str, seed: int, acc: float) -> None:
+        bar.set_postfix(row=row, seed=seed, test_acc=f"{100 * acc:.1f}%")
+        bar.update(1)
+
+    if args.transfer:
+
+        def tick_test(test: str, row: str, seed: int, acc: float) -> None:
+            tick(f"{row}/{test}", seed, acc)
+
+        summary: dict[str, Any] = next_node_transfer(
+            encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate,
+            device=args.device, progress=tick_test, scone=args.scone,
+        )  # fmt: skip
+        bar.close()
+        summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
+        lines = transfer_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
+                                  len(seeds))  # fmt: skip
+        return _emit(args, lines, summary)
+    summary = next_node_rows(
+        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
+        device=args.device, scone=args.scone, fraction=args.fraction,
+    )
+    bar.close()
+    summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
+    lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
+                          args.fraction)  # fmt: skip
+    return _emit(args, lines, summary)
+
+
+def _check_splits(args: argparse.Namespace, data: Any, seeds: list[int]) -> None:
+    """Every seed's split has test paths, and ``--fraction`` labels at least one training
+    prefix of it (it keeps ``round(fraction * size)`` of them); checked before any training.
+
+    Raises:
+        ValueError: naming the data (``--data-file`` or ``--dataset``) and the split's sizes,
+            or ``--fraction``, the size and the valid range.
+    """
+    from experiments.studies.next_node.rows import next_node_split
+
+    source = (f"--data-file '{args.data_file}'" if args.data_file is not None
+              else f"--dataset {data.name}")  # fmt: skip
+    for s in seeds:
+        split = next_node_split(data, s)
+        n = int(split["train"].size)
+        if split["test"].size == 0 or n == 0:
+            why = ("; a file without labels or train_mask / val_mask / test_mask puts every "
+                   "path in training: add labels or the masks to it"
+                   if data.labels is None else "")  # fmt: skip
+            raise ValueError(
+                f"{source} gives no {'test' if n else 'training'} paths for seed {s} (its "
+                f"split: {n} training, {split['val'].size} validation, {split['test'].size} "
+                f"test paths){why}"
+            )
+        if round(args.fraction * n) < 1:
+            raise ValueError(
+                f"--fraction {args.fraction:g} labels round({args.fraction:g} x {n}) = 0 of "
+                f"the {n} training prefixes of seed {s}: expected a fraction above "
+                f"{0.5 / n:g} and at most 1 (at least one labelled prefix)"
+            )
+
+
+def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -> int:
+    """Print the table ``lines``; with ``--out`` write it as Markdown beside the JSON summary
+    (the JSON last: it marks a finished run). Returns the exit status 0."""
+    from pathlib import Path
+
+    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.cli.runs import markdown_path
+
+    table = "\n".join(lines) + "\n"
+    if args.out:  # locked; the table, then the JSON (the marker), put in place when both are
+        from topo_contrastive._outputs import output_run
+
+        out = Path(args.out).expanduser().absolute()
+        with output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite) as work:
+            write_text(work / markdown_path(out).name, table)
+            write_json(work / out.name, summary)
+    print(table, end="")
+    return 0

@@ -1,0 +1,105 @@
+"""The many-complexes study's tables and figure (``many_complexes.{json,csv,md,png}``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+from experiments.studies.reuse.protocol import fraction_key
+
+__all__ = ["OUTPUTS", "many_complexes_markdown", "plot_many_complexes", "write_many_complexes"]
+
+#: What the study writes into its folder.
+OUTPUTS: tuple[str, ...] = ("many_complexes.json", "many_complexes.csv", "many_complexes.md",
+                            "many_complexes.png", "cells")  # fmt: skip
+
+#: Colour and line style of the rows that have one (others cycle through the rest).
+_STYLES = {"SSCL_Spec": ("C0", "-"), "SCL": ("C9", "-"), "untrained": ("C7", "--"),
+           "supervised SCNN": ("C1", "-"), "SSCL_Spec fine-tuned": ("C0", "--"),
+           "SSCL_Spec, part energies": ("C3", "-"),
+           "untrained, part energies": ("C3", "--")}  # fmt: skip
+
+
+def _where(data: dict[str, Any]) -> str:
+    sources = data.get("networks")
+    if sources:
+        return f"samples of {', '.join(sources)}, each on its network's complex"
+    return "one random complex per sample"
+
+
+def many_complexes_markdown(summary: dict[str, Any]) -> str:
+    """The Markdown report: a sentence on the protocol and data, then one line per row
+    with the test accuracy (mean ± std, in %) at every labelled fraction."""
+    from topo_contrastive.training.formatting import format_mean_std
+
+    st, data = summary["settings"], summary["data"]
+    fractions = st["fractions"]
+    head = " | ".join(f"{100 * f:g} %" for f in fractions)
+    pooled = f" pooled from {', '.join(data['networks'])}" if data.get("networks") else ""
+    lines = [
+        f"Test accuracy in %, mean ± std over {st['seeds']} seed(s) x {st['draws']} draw(s) "
+        f"of the labelled subset (one draw at 100 %); {data['samples']} samples{pooled}, "
+        f"{data['mean_edges']:.0f} edges per complex on average.",
+        "",
+        f"| row | {head} |",
+        "|---|" + "---:|" * len(fractions),
+    ]
+    for row, per in summary["rows"].items():
+        cells = [format_mean_std(per[fraction_key(f)]["mean"], per[fraction_key(f)]["std"],
+                                 scale=100) for f in fractions]  # fmt: skip
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _csv(summary: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["row", "fraction", "mean", "std", "runs"])
+    for row, per in summary["rows"].items():
+        for f in summary["settings"]["fractions"]:
+            v = per[fraction_key(f)]
+            w.writerow([row, f, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
+    return buf.getvalue()
+
+
+def plot_many_complexes(summary: dict[str, Any], path: str | Path) -> None:
+    """Test accuracy against the labelled fraction, every row with a ± std band; written
+    atomically as PNG (needs matplotlib, the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from experiments.studies.reuse.report import fraction_bands
+    from topo_contrastive._files import atomic_write
+
+    fractions = summary["settings"]["fractions"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    fraction_bands(ax, summary["rows"], fractions, _STYLES)
+    ax.set_ylabel("test accuracy (%)")
+    ax.axhline(100 / summary["data"]["classes"], color="k", lw=0.5, ls=":")
+    ax.set_title(f"Many complexes ({_where(summary['data'])})", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    plt.close(fig)
+
+
+def write_many_complexes(summary: dict[str, Any], folder: str | Path,
+                         figure: bool = True) -> str:  # fmt: skip
+    """Write ``many_complexes.json`` (the summary), ``.csv`` (one line per row and
+    fraction), ``.md`` and (``figure``) ``.png`` into ``folder``, atomically; returns the
+    Markdown."""
+    from topo_contrastive._files import write_json, write_text
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    md = many_complexes_markdown(summary)
+    write_json(folder / "many_complexes.json", summary)
+    write_text(folder / "many_complexes.csv", _csv(summary))
+    write_text(folder / "many_complexes.md", md)
+    if figure:
+        plot_many_complexes(summary, folder / "many_complexes.png")
+    return md

@@ -1,0 +1,101 @@
+"""The commands' runs called from Python (:mod:`topo_contrastive.cli.runs`)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from topo_contrastive.cli.runs import (
+    embed_to_folder,
+    evaluate_saved,
+    pretrain_to_folder,
+    process_group,
+    require_contrastive,
+)
+from topo_contrastive.training import get_config, load_experiment_encoder
+
+
+def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
+    config = get_config("SCL", "trajectory", hidden_channels=8)
+    with process_group("cpu") as group:  # a single process: nothing to set up
+        assert (group.rank, group.world_size, group.distributed) == (0, 1, False)
+        seen = []
+        result = pretrain_to_folder(
+            tiny_data, config, tmp_path, seed=1, epochs=2, group=group,
+            record={"note": "from python"}, progress=lambda e, loss: seen.append(e),
+        )  # fmt: skip
+    assert len(seen) == 2 and len(result.losses) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["COMPLETE", "encoder.pt", "pretrain.json"]
+    log = json.loads((tmp_path / "pretrain.json").read_text())
+    assert log["complete"] is True and log["note"] == "from python" and log["seed"] == 1
+    # the epochs that ran, recorded once: the configuration's field says 2, not its preset 20
+    assert config.epochs != 2 and log["config"]["epochs"] == log["epochs"] == 2
+    saved = torch.load(tmp_path / "encoder.pt", weights_only=True)["metadata"]
+    assert saved["epochs"] == 2
+    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    out = tmp_path / "eval.json"
+    summary = evaluate_saved(encoder, tiny_data, [0, 1], checkpoint="x.pt", metadata=meta, out=out)
+    assert json.loads(out.read_text())["mean_accuracy"] == pytest.approx(summary["mean_accuracy"])
+    assert len(summary["splits"]) == 2 and summary["checkpoint"] == "x.pt"
+    done = embed_to_folder(tmp_path / "encoder.pt", tiny_data, tmp_path / "emb", batch_size=7)
+    assert done.shape[0] == tiny_data.num_samples and done.encoder["config"] == "SCL"
+    assert sorted(done.paths) == ["csv", "json", "npz"] and done.paths["npz"].is_file()
+
+
+def test_require_contrastive_refuses_the_supervised_row(tiny_data, tmp_path):
+    with pytest.raises(ValueError, match="supervised baseline"):
+        require_contrastive(get_config("SCNN", "trajectory"))
+    with pytest.raises(ValueError, match="supervised baseline"):
+        pretrain_to_folder(tiny_data, get_config("SCNN", "trajectory"), tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before any write
+
+
+def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tmp_path):
+    from topo_contrastive.cli.runs import markdown_path
+    from topo_contrastive.evaluation.probe import probe_splits, reference_features
+
+    config = get_config("SCL", "trajectory", hidden_channels=8)
+    pretrain_to_folder(tiny_data, config, tmp_path, seed=2, epochs=1)
+    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    out = tmp_path / "eval.json"
+    seen = []
+    summary = evaluate_saved(
+        encoder, tiny_data, [0, 1], metadata=meta, out=out,
+        reference_progress=lambda row, r: seen.append((row, r["split_seed"])),
+    )  # fmt: skip
+    refs = summary["references"]
+    rows = {r["row"]: r for r in refs["rows"]}
+    assert list(rows) == ["encoder", "untrained", "raw", "abs", "harmonic"]
+    assert rows["encoder"]["mean_accuracy"] == summary["mean_accuracy"]
+    assert rows["encoder"]["splits"] == summary["splits"]
+    assert "seed 2" in rows["untrained"]["label"]  # the checkpoint's pre-training seed
+    raw = probe_splits(reference_features(tiny_data, "raw"), tiny_data, [0, 1], probe="ridge")
+    assert rows["raw"]["splits"] == raw  # same splits, same probe
+    assert seen == [(row, s) for row in ("untrained", "raw", "abs", "harmonic") for s in (0, 1)]
+    written = json.loads(out.read_text())
+    assert written["references"]["below"] == refs["below"]
+    assert written["references"]["rows"][2]["mean_accuracy"] == pytest.approx(
+        rows["raw"]["mean_accuracy"]
+    )
+    md = markdown_path(out)
+    assert md == tmp_path / "eval.md" and md.is_file()
+    text = md.read_text()
+    assert "| raw flows |" in text and "leave-one-out" in text and refs["line"][1:] in text
+    assert markdown_path(tmp_path / "x.md") == tmp_path / "x.md.md"
+    # references=False: the summary of before, and no Markdown
+    plain = evaluate_saved(encoder, tiny_data, [0], out=tmp_path / "plain.json", references=False)
+    assert "references" not in plain and not (tmp_path / "plain.md").exists()
+
+
+def test_evaluate_saved_needs_labels(tiny_data, tmp_path):
+    import dataclasses
+
+    from topo_contrastive.training.loop import build_encoder
+
+    encoder = build_encoder(get_config("SCL", "trajectory", hidden_channels=8), tiny_data.hodge)
+    unlabelled = dataclasses.replace(tiny_data, labels=None)
+    with pytest.raises(ValueError, match="needs labels"):
+        evaluate_saved(encoder, unlabelled, [0], out=tmp_path / "e.json")
+    assert not any(tmp_path.iterdir())

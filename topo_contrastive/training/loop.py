@@ -1,0 +1,514 @@
+r"""Contrastive pre-training of an SCNN encoder (paper §4, Fig. 1) on one or several processes.
+
+One step is the README's pipeline: a mini-batch of samples of the dataset fitted by the
+configuration's :class:`~topo_contrastive.transforms.ContrastiveViews` comes through PyG's
+``DataLoader``, the transform draws its two masked views (uniform or spectral masks), both
+views go through the encoder :math:`f` (its public ``forward`` with the batch vector) and the
+projection head :math:`g` in **one** call (``[2 B N1, 1]``, then split into
+:math:`\mathbf{z}_1, \mathbf{z}_2`), and the loss is :class:`~topo_contrastive.losses.InfoNCE`
+(eq. 4) or :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` (eq. 6) with the batch's
+``hodge_parts`` (the Hodge parts of the *original* flows). The optimiser is the
+configuration's: SGD with momentum (the paper's §5) or Adam, with weight decay.
+
+**Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
+:func:`pretrain` wraps encoder + head in ``DistributedDataParallel``, shards the samples with a
+``DistributedSampler`` (the global batch keeps ``batch_size`` samples), and builds the loss with
+``gather_distributed=True``: every rank contrasts its anchors against the samples of all ranks,
+and DDP's gradient averaging then optimises exactly the single-process loss on the concatenated
+batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+from torch.utils.data.distributed import DistributedSampler
+from torch_geometric.loader import DataLoader
+
+from topo_contrastive._checks import MAX_EPOCHS, check_int, check_seed
+from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
+from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
+from topo_contrastive.training.configs import ExperimentConfig
+from topo_contrastive.training.data import ExperimentData
+
+__all__ = [
+    "ContrastiveModel",
+    "PretrainResult",
+    "ACTIVATION_BYTES_PER_CHANNEL",
+    "DEFAULT_ACTIVATION_BUDGET",
+    "EMBED_ROWS",
+    "activation_bytes",
+    "build_encoder",
+    "cached_gradient_step",
+    "plan_chunk_samples",
+    "embed",
+    "make_optimizer",
+    "pretrain",
+    "resolve_device",
+]
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``"auto"``/``None`` -> CUDA if available else CPU; otherwise ``torch.device(device)``.
+
+    Raises:
+        ValueError: an unknown device string, a device type other than cpu and cuda (e.g.
+            ``meta``), or CUDA asked for but not available.
+    """
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"unknown device {device!r} (use cpu, cuda, cuda:N or auto)") from err
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(
+            f"device {device!r} is not supported: training runs on cpu, cuda, cuda:N or auto"
+        )
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but CUDA is not available here")
+    return dev
+
+
+def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = None) -> SCNN:
+    """The SCNN encoder :math:`f` of a configuration (one input channel: the edge flow).
+
+    Args:
+        config: the configuration (its architecture fields).
+        hodge: the complex's decomposition; needed for ``readout="hodge"``
+            (:class:`~topo_contrastive.nn.HodgeReadout`: the exact harmonic basis where it
+            fits :func:`~topo_contrastive.nn.harmonic_features.harmonic_budget`, else a
+            sketch), ignored otherwise.
+
+    Raises:
+        ValueError: ``readout="hodge"`` without ``hodge``; a harmonic budget that holds not
+            one sketch direction.
+    """
+    readout: str | HodgeReadout = config.readout
+    if config.readout == "hodge":
+        if hodge is None:
+            raise ValueError(
+                f"configuration {config.name!r} has readout='hodge', which needs the complex's "
+                "HodgeDecomposition (pass `hodge=data.hodge`)"
+            )
+        from topo_contrastive.nn.harmonic_features import plan_harmonic_features
+
+        kept = None
+        if config.max_harmonic_features:
+            # the exact basis's beta_1 or the sketch's k coordinates per channel
+            dim = max(1, plan_harmonic_features(hodge).dim)
+            kept = max(1, config.max_harmonic_features // dim)
+            pooled = config.hidden_channels + (1 if config.input_skip else 0)
+            kept = None if kept >= pooled else kept  # every channel
+        readout = HodgeReadout(hodge, harmonic_channels=kept)
+    return SCNN(
+        in_channels=1,
+        hidden_channels=config.hidden_channels,
+        num_layers=config.num_layers,
+        K_down=config.K_down,
+        K_up=config.K_up,
+        act=config.act,
+        readout=readout,
+        normalize=config.normalize,
+        bias=config.bias,
+        input_skip=config.input_skip,
+    )
+
+
+def make_optimizer(params: Any, config: ExperimentConfig) -> torch.optim.Optimizer:
+    """SGD (with ``config.momentum``) or Adam, with ``config.lr`` and ``config.weight_decay``."""
+    if config.optimizer == "adam":
+        return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+    return torch.optim.SGD(
+        params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay
+    )
+
+
+class ContrastiveModel(nn.Module):
+    """Encoder :math:`f` and projection head :math:`g` in one module (what DDP wraps).
+
+    The Laplacians are constants held as plain attributes (not buffers, so DDP does not
+    broadcast them).
+
+    Args:
+        encoder: the SCNN.
+        head: the projection head.
+        L_down: sparse ``[N1, N1]``.
+        L_up: sparse ``[N1, N1]``.
+    """
+
+    def __init__(self, encoder: SCNN, head: ProjectionHead, L_down: Tensor, L_up: Tensor):
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+        self.L_down = L_down
+        self.L_up = L_up
+
+    def forward(self, x: Tensor, batch: Tensor) -> tuple[Tensor, Tensor]:
+        """``x`` ``[B * N1, 1]`` with its batch vector ``batch`` ``[B * N1]`` ->
+        ``(h [B, hidden], z [B, projection])``."""
+        h = self.encoder(x, self.L_down, self.L_up, batch)
+        return h, self.head(h)
+
+
+@dataclass
+class PretrainResult:
+    """What :func:`pretrain` returns.
+
+    Attributes:
+        encoder: the trained SCNN (on the training device, in eval mode).
+        losses: mean loss of every epoch (this rank's batches).
+        seconds: wall time of the training loop.
+        epochs: epochs run.
+        world_size: number of processes.
+        snapshots: ``{epoch: encoder state_dict}`` copies taken after the epochs asked for
+            with ``snapshot_epochs`` (CPU tensors).
+        chance_losses: for every epoch, the mean loss the same batches would have had with
+            identical embeddings (all views mapped to one vector: a collapsed encoder), e.g.
+            :math:`\\ln(2B - 1)` for InfoNCE with batches of ``B``; the reference that
+            :func:`~topo_contrastive.training.diagnostics.pretrain_diagnostics` compares
+            :attr:`losses` with.
+        diagnostics: filled by
+            :func:`~topo_contrastive.cli.runs.pretrain_to_folder` (empty otherwise).
+    """
+
+    encoder: SCNN
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    epochs: int = 0
+    world_size: int = 1
+    snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict)
+    chance_losses: list[float] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+def _dist_context() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _make_loss(config: ExperimentConfig, distributed: bool) -> nn.Module:
+    if config.loss == "hodge_debiased":
+        return HodgeDebiasedInfoNCE(
+            temperature=config.temperature,
+            gamma=tuple(config.gamma),
+            gather_distributed=distributed,
+        )
+    return InfoNCE(temperature=config.temperature, gather_distributed=distributed)
+
+
+def _batches(indices: list[int], batch_size: int) -> list[list[int]]:
+    """Consecutive chunks; a last chunk of one sample joins the previous one (the loss needs 2)."""
+    chunks = [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
+    if len(chunks) > 1 and len(chunks[-1]) < 2:
+        last = chunks.pop()
+        chunks[-1] = chunks[-1] + last
+    return chunks
+
+
+def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
+    """The two views of a batch of flows on one complex stacked as one batch of ``2B``
+    samples: rows ``[2 * B * N_k, 1]`` and their batch vector ``[2 * B * N_k]`` (view 1 of
+    every sample, then view 2), so that both go through the encoder in one call."""
+    x = torch.cat([batch[f"{attr}_view1"], batch[f"{attr}_view2"]])  # [2 * B * N_k, 1]
+    groups = 2 * batch.num_graphs
+    rows = torch.arange(groups, device=x.device).repeat_interleave(x.shape[0] // groups)
+    return x, rows
+
+
+#: Bytes of encoder state per edge, per view and per channel of width during a training
+#: step: each layer's float32 output kept for the backward pass, the input gradient and
+#: the kernel's scratch (see :func:`activation_bytes`).
+ACTIVATION_BYTES_PER_CHANNEL = 4
+#: Default memory for the encoder's activations in one training step (1 GiB).
+DEFAULT_ACTIVATION_BUDGET = 2**30
+#: Edge rows (samples x N1) of one batch of :func:`embed` by default: about 0.5 GB of
+#: float32 activations at width 64.
+EMBED_ROWS = 2**19
+
+
+def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
+    """Predicted bytes of encoder activations of one view in a training step:
+    ``num_edges * hidden_channels * (num_layers + 3) * 4`` (every layer's output kept, the
+    input gradient, and two chunk-sized scratch buffers of the backward pass, float32).
+    """
+    per_row = ACTIVATION_BYTES_PER_CHANNEL * config.hidden_channels * (config.num_layers + 3)
+    return int(num_edges) * per_row
+
+
+def plan_chunk_samples(
+    num_edges: int, config: ExperimentConfig, budget: int = DEFAULT_ACTIVATION_BUDGET
+) -> int | None:
+    """Views per chunk of a training step so that the encoder's activations
+    (:func:`activation_bytes`) fit ``budget`` bytes; ``None`` when a whole batch of
+    ``2 * batch_size`` views fits (the plain step, the numbers of earlier versions)."""
+    per_view = max(1, activation_bytes(num_edges, config))
+    if 2 * config.batch_size * per_view <= budget:
+        return None
+    return max(1, int(budget // per_view))
+
+
+def _finite_loss(loss: Tensor, config: ExperimentConfig, epoch: int) -> float:
+    """The value of a training step's ``loss``.
+
+    Raises:
+        ValueError: it is NaN or infinite (divergence at the 0-based ``epoch``: lower
+            ``config.lr``).
+    """
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the loss of {config.name} became {value} at epoch {epoch + 1}; lower the "
+            f"learning rate (lr={config.lr})"
+        )
+    return value
+
+
+def cached_gradient_step(
+    net: nn.Module,
+    loss_fn: nn.Module,
+    x: Tensor,
+    num_views: int,
+    chunk: int,
+    loss_kwargs: dict[str, Any],
+) -> tuple[Tensor, Tensor]:
+    r"""One contrastive step's gradients with the encoder run on chunks of views (gradient
+    caching), so that the loss's batch no longer sets the memory.
+
+    Gao, Zhang, Han and Callan, "Scaling Deep Contrastive Learning Batch Size under Memory
+    Limited Setup" (RepL4NLP 2021):
+
+    1. embed all ``2B`` views without autograd, chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``;
+    2. the loss of the detached :math:`\mathbf{z}` and its gradient
+       :math:`\partial\ell/\partial\mathbf{z}` (the loss couples every pair, the encoder
+       does not: every view is embedded on its own);
+    3. per chunk, the forward pass again with autograd and ``backward`` of
+       :math:`\partial\ell/\partial\mathbf{z}_{chunk}`: the parameter gradients add up
+       to those of the plain step, up to rounding.
+
+    The encoder's activations are held for one chunk at a time; the cost is one more
+    forward pass. Under DDP the gradients are all-reduced after the last chunk only.
+
+    Args:
+        net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
+            ``DistributedDataParallel`` wrapper), whose encoder embeds every sample on its
+            own (no batch statistics).
+        loss_fn: the loss ``loss_fn(z1, z2, **loss_kwargs)``.
+        x: ``[2B * N1, 1]`` both views' flows, sample-major (view 1 of every sample, then
+            view 2), as :func:`_both_views` stacks them.
+        num_views: ``2B``.
+        chunk: views per chunk, at least 1.
+        loss_kwargs: the loss's keyword arguments (e.g. ``hodge_parts``).
+
+    Returns:
+        ``(loss, z)``: the loss (detached) and the projections ``[2B, D]`` (detached); the
+        parameters' ``.grad`` hold the step's gradients.
+    """
+    n = x.shape[0] // num_views  # rows per view
+    bounds = [(lo, min(lo + chunk, num_views)) for lo in range(0, num_views, chunk)]
+
+    def run(lo: int, hi: int) -> Tensor:
+        rows = torch.arange(hi - lo, device=x.device).repeat_interleave(n)
+        return net(x[lo * n : hi * n], rows)[1]
+
+    with torch.no_grad():
+        z = torch.cat([run(lo, hi) for lo, hi in bounds])  # [2B, D]
+    z.requires_grad_(True)
+    B = num_views // 2
+    loss = loss_fn(z[:B], z[B:], **loss_kwargs)
+    (grad,) = torch.autograd.grad(loss, z)
+    no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
+    for i, (lo, hi) in enumerate(bounds):
+        last = i == len(bounds) - 1
+        with contextlib.nullcontext() if last or no_sync is None else no_sync():
+            run(lo, hi).backward(grad[lo:hi])
+    return loss.detach(), z.detach()
+
+
+def pretrain(
+    data: ExperimentData,
+    config: ExperimentConfig,
+    seed: int = 0,
+    epochs: int | None = None,
+    device: str | torch.device = "cpu",
+    drop_prob: float | None = None,
+    progress: Callable[[int, float], None] | None = None,
+    snapshot_epochs: Sequence[int] = (),
+    encoder: nn.Module | None = None,
+    chunk_samples: int | None = None,
+) -> PretrainResult:
+    r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
+
+    Args:
+        data: the prepared dataset (all its samples are used, without labels).
+        config: a contrastive configuration (loss, mask, encoder, optimiser).
+        seed: seed of the initialisation, the sample order and the masks (default 0).
+        epochs: epochs (default ``None``: ``config.epochs``).
+        device: training device (default ``"cpu"``); the masks are drawn on the CPU.
+        drop_prob: override of the uniform drop probability (default ``None``).
+        progress: called as ``progress(epoch, mean_loss)`` after every epoch.
+        snapshot_epochs: epochs (1-based) after which a copy of the encoder's weights is kept
+            in :attr:`PretrainResult.snapshots` (e.g. to score several epoch counts with one
+            run; the training itself is unchanged).
+        encoder: the encoder to train instead of the configuration's SCNN, any module with
+            the SCNN's interface ``encoder(x, L_down, L_up) -> [B, D]`` and
+            ``out_channels`` (e.g. :class:`~topo_contrastive.nn.TopoModelXEncoder`); trained
+            in place (default ``None``: ``config``'s SCNN, initialised from ``seed``).
+        chunk_samples: with ``2B`` views per batch above this many, the encoder runs on
+            chunks of ``chunk_samples`` views with gradient caching
+            (:func:`cached_gradient_step`): the same gradients, the memory of one chunk
+            (default ``None``: the whole batch at once).
+
+    Returns:
+        :class:`PretrainResult` with the trained encoder.
+
+    Raises:
+        ValueError: a supervised configuration, ``epochs`` outside ``[1, 100000]``, a seed
+            outside ``[0, 2**31 - 1]``, or non-finite loss (divergence: lower the learning
+            rate).
+        TypeError: ``epochs`` or ``seed`` not an int.
+    """
+    if not config.is_contrastive:
+        raise ValueError(f"configuration {config.name!r} is not contrastive; use train_supervised")
+    epochs = config.epochs if epochs is None else check_int(epochs, "epochs", 1, MAX_EPOCHS)
+    seed = check_seed(seed)
+    chunk = None if chunk_samples is None else check_int(chunk_samples, "chunk_samples", 1)
+    dev = resolve_device(device)
+    rank, world = _dist_context()
+    distributed = world > 1
+
+    model, net = _contrastive_model(data, config, seed, dev, distributed, encoder)
+    encoder = model.encoder
+    loss_fn = _make_loss(config, distributed)
+    optimizer = make_optimizer(model.parameters(), config)
+    mask_gen = torch.Generator().manual_seed(seed * 7919 + 104729 * rank + 1)
+    views = data.contrastive_views(config, mask_gen, drop_prob=drop_prob)
+    dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
+    sampler = DistributedSampler(
+        range(data.num_samples), num_replicas=world, rank=rank, shuffle=True, seed=seed
+    )
+    local_batch = max(2, math.ceil(config.batch_size / world))
+    debiased = config.loss == "hodge_debiased"
+
+    result = PretrainResult(encoder=encoder, world_size=world)
+    start = time.perf_counter()
+    model.train()
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        total, count, chance = 0.0, 0, 0.0
+        loader = DataLoader(dataset, batch_sampler=_batches(list(sampler), local_batch))
+        for batch in loader:
+            batch = views(batch)  # both masked views of the batch, drawn in this process
+            x, rows = _both_views(batch, views.attr)
+            B = batch.num_graphs
+            kwargs = {"hodge_parts": batch.hodge_parts.to(dev)} if debiased else {}
+            optimizer.zero_grad(set_to_none=True)
+            if chunk is None or chunk >= 2 * B:
+                _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
+                loss = loss_fn(z[:B], z[B:], **kwargs)
+                loss.backward()
+            else:  # gradient caching: the loss's batch is decoupled from memory
+                loss, z = cached_gradient_step(net, loss_fn, x.to(dev), 2 * B, chunk, kwargs)
+            with torch.no_grad():  # the loss of a collapsed encoder on this batch
+                flat = torch.ones_like(z[:B])
+                chance += float(loss_fn(flat, flat, **kwargs))
+            optimizer.step()
+            value = _finite_loss(loss, config, epoch)
+            total += value
+            count += 1
+        mean = total / max(count, 1)
+        result.losses.append(mean)
+        result.chance_losses.append(chance / max(count, 1))
+        if epoch + 1 in snapshot_epochs:
+            result.snapshots[epoch + 1] = {
+                k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()
+            }
+        if progress is not None:
+            progress(epoch + 1, mean)
+    result.seconds = time.perf_counter() - start
+    result.epochs = epochs
+    encoder.eval()
+    return result
+
+
+
+def _contrastive_model(
+    data: ExperimentData,
+    config: ExperimentConfig,
+    seed: int,
+    dev: torch.device,
+    distributed: bool,
+    given: nn.Module | None = None,
+) -> tuple[ContrastiveModel, nn.Module]:
+    """The encoder and projection head, initialised from ``seed`` (without touching the
+    global random state), on ``dev``; and the module to train: the model, or its
+    ``DistributedDataParallel`` wrapper."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        encoder = build_encoder(config, data.hodge) if given is None else given
+        head = ProjectionHead(
+            encoder.out_channels, config.projection_channels, config.projection_channels
+        )
+    L_down, L_up = data.laplacians(device=dev)
+    model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
+    net: nn.Module = model
+    if distributed:
+        net = nn.parallel.DistributedDataParallel(
+            model, device_ids=[dev.index] if dev.type == "cuda" else None
+        )
+    return model, net
+
+@torch.no_grad()
+def embed(
+    encoder: SCNN,
+    data: ExperimentData,
+    device: str | torch.device = "cpu",
+    batch_size: int | None = None,
+) -> np.ndarray:
+    """Embeddings :math:`\\mathbf{h} = f(\\mathbf{x})` of all samples (the readout, not
+    the projection head), ``float64 [S, hidden]`` (NumPy, on the CPU).
+
+    The samples run on ``device``; an encoder whose parameters are elsewhere (e.g. built or
+    loaded on the CPU) is moved there for the call and moved back after it, with its
+    training mode. Each sample is embedded on its own, so the batch size changes the
+    memory, not the numbers.
+
+    Args:
+        encoder: the encoder.
+        data: the samples.
+        device: where they run (default ``"cpu"``).
+        batch_size: samples per forward pass (default ``None``: 200, fewer on large
+            complexes so that a batch holds at most :data:`EMBED_ROWS` edge rows).
+
+    Raises:
+        ValueError: ``batch_size < 1``.
+        TypeError: ``batch_size`` not an int.
+    """
+    if batch_size is None:
+        batch_size = max(1, min(200, EMBED_ROWS // max(1, data.sizes[1])))
+    batch_size = check_int(batch_size, "batch_size", 1)
+    dev = resolve_device(device)
+    was_training = encoder.training
+    home = next(iter(encoder.parameters()), torch.empty(0)).device
+    encoder.eval().to(dev)
+    try:
+        L_down, L_up = data.laplacians(device=dev)
+        out = []
+        for start in range(0, data.num_samples, batch_size):
+            idx = range(start, min(start + batch_size, data.num_samples))
+            x, rows = data.signal_batch(idx, dev)  # [b * N1, 1], [b * N1]
+            out.append(encoder(x, L_down, L_up, rows).double().cpu())
+    finally:
+        encoder.to(home).train(was_training)
+    return torch.cat(out).numpy()
