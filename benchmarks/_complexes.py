@@ -97,6 +97,55 @@ def delaunay_complex(
     return ComplexOperators.from_simplices(edges, tri, n0)
 
 
+def random_node_paths(
+    ops: ComplexOperators,
+    num_paths: int,
+    min_edges: int = 10,
+    max_edges: int = 20,
+    seed: int = 0,
+) -> list[list[int]]:
+    """Node sequences of random simple paths (self-avoiding random walks).
+
+    Each walk starts at a uniform random node and steps to a uniform random
+    unvisited neighbour until it has a length drawn uniformly from
+    ``[min_edges, max_edges]`` or gets stuck.
+
+    Args:
+        ops: the complex.
+        num_paths: number of paths.
+        min_edges: shortest requested length in edges (default ``10``).
+        max_edges: longest requested length in edges (default ``20``).
+        seed: seed of the walk generator (default ``0``).
+
+    Returns:
+        ``num_paths`` lists of node ids, each of at least two nodes where the start has a
+        neighbour.
+
+    Raises:
+        ValueError: ``min_edges > max_edges`` or ``min_edges < 1``.
+    """
+    if not 1 <= min_edges <= max_edges:
+        raise ValueError(
+            f"need 1 <= min_edges <= max_edges, got min_edges={min_edges}, max_edges={max_edges}"
+        )
+    rng = np.random.default_rng(seed)
+    adj = ops.L0.tocsr()  # off-diagonal pattern = adjacency
+    out = []
+    for _ in range(num_paths):
+        length = int(rng.integers(min_edges, max_edges + 1))
+        node = int(rng.integers(ops.num_nodes))
+        visited = [node]
+        while len(visited) <= length:
+            nbrs = adj.indices[adj.indptr[node] : adj.indptr[node + 1]]
+            nbrs = [v for v in nbrs.tolist() if v not in visited]
+            if not nbrs:
+                break
+            node = nbrs[int(rng.integers(len(nbrs)))]
+            visited.append(node)
+        out.append(visited)
+    return out
+
+
 def random_path_supports(
     ops: ComplexOperators,
     num_paths: int,
@@ -123,24 +172,8 @@ def random_path_supports(
     Raises:
         ValueError: ``min_edges > max_edges`` or ``min_edges < 1``.
     """
-    if not 1 <= min_edges <= max_edges:
-        raise ValueError(
-            f"need 1 <= min_edges <= max_edges, got min_edges={min_edges}, max_edges={max_edges}"
-        )
-    rng = np.random.default_rng(seed)
-    adj = ops.L0.tocsr()  # off-diagonal pattern = adjacency
     out = []
-    for _ in range(num_paths):
-        length = int(rng.integers(min_edges, max_edges + 1))
-        node = int(rng.integers(ops.num_nodes))
-        visited = [node]
-        while len(visited) <= length:
-            nbrs = adj.indices[adj.indptr[node] : adj.indptr[node + 1]]
-            nbrs = [v for v in nbrs.tolist() if v not in visited]
-            if not nbrs:
-                break
-            node = nbrs[int(rng.integers(len(nbrs)))]
-            visited.append(node)
+    for visited in random_node_paths(ops, num_paths, min_edges, max_edges, seed):
         cols, _ = ops.edge_lookup(np.array(visited[:-1]), np.array(visited[1:]))
         out.append(np.asarray(cols, dtype=np.int64))
     return out
