@@ -184,3 +184,138 @@ def test_two_rank_debiased_spectral_pretraining_gradients_equal_single_process(t
             if sizes[0] != sizes[1]:  # one rank's loss alone is not the global loss
                 assert abs(r["local_loss"] - r["loss"]) > 1e-6
         assert report[-1]["max_param_diff"] <= 1e-6
+
+
+# ---------------------------------------------------------------------------- trajectory
+#: (batch_size, chunk_samples) of the trajectory runs on the 40 samples: a batch that
+#: divides by 2 processes, one that does not (shares of 6 and 7 samples; the last batch of
+#: 14 gives 7 and 7), and the latter with gradient caching (chunks of 4 views)
+TRAJECTORY_RUNS = ((20, None), (13, None), (13, 4))
+TRAJECTORY_EPOCHS = 3
+#: Adam's step size of the trajectory runs. At the preset's 3e-3 the tiny task's training
+#: amplifies float32 rounding: on one process, a 1e-7 relative change of the initial weights
+#: moves a later epoch's loss by 1e-5 to 1e-3 relative, so no second run (two processes sum
+#: in another order) can match to 1e-5; at 1e-4 that change stays near 1e-7.
+TRAJECTORY_LR = 1e-4
+
+
+def _trajectories(data, rank: int | None = None) -> list[dict]:
+    """``pretrain`` of SSCL_Spec (spectral masks, Hodge-debiased loss) for every run of
+    :data:`TRAJECTORY_RUNS`: the per-epoch losses, chance losses and final parameters."""
+    from topo_contrastive.training import get_config, pretrain
+
+    out = []
+    for batch_size, chunk in TRAJECTORY_RUNS:
+        config = get_config(
+            "SSCL_Spec", "trajectory", hidden_channels=8, projection_channels=8,
+            batch_size=batch_size, lr=TRAJECTORY_LR,
+        )  # fmt: skip
+        assert config.loss == "hodge_debiased" and config.mask == "spectral"
+        assert config.optimizer == "adam"
+        if rank is not None:
+            set_stage(rank, f"pretrain batch_size={batch_size} chunk_samples={chunk}")
+        res = pretrain(data, config, seed=5, epochs=TRAJECTORY_EPOCHS, chunk_samples=chunk)
+        out.append(
+            {
+                "losses": res.losses,
+                "chance": res.chance_losses,
+                "params": [p.detach().clone() for p in res.encoder.parameters()],
+                "world_size": res.world_size,
+            }
+        )
+    return out
+
+
+def _trajectory_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
+    from datetime import timedelta
+
+    from tests._tiny import tiny_dataset
+    from topo_contrastive.training import ExperimentData
+
+    torch.set_num_threads(1)
+    set_stage(rank, "init_process_group")
+    dist.init_process_group(
+        "gloo", init_method=init_method, rank=rank, world_size=WORLD,
+        timeout=timedelta(seconds=60),
+    )  # fmt: skip
+    try:
+        data = ExperimentData.from_dataset(tiny_dataset(root), "trajectory")
+        report = _trajectories(data, rank)
+        tmp = os.path.join(out_dir, f"trajectory{rank}.pt.tmp")
+        torch.save(report, tmp)
+        os.replace(tmp, os.path.join(out_dir, f"trajectory{rank}.pt"))
+        set_stage(rank, "barrier before destroy_process_group")
+        dist.barrier()
+    finally:
+        set_stage(rank, "destroy_process_group")
+        dist.destroy_process_group()
+        set_stage(rank, "done")
+
+
+@pytest.mark.distributed
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_two_process_pretrain_trajectory_equals_one_process(tmp_path):
+    # `pretrain` on 2 gloo processes (DDP, SSCL_Spec: spectral masks and the Hodge-debiased
+    # loss with gathered negatives) records on every rank the per-epoch losses of one process
+    # at the same global batch and ends with its weights: the ranks draw the single process's
+    # masks for the global batch and keep their shares
+    from tests._tiny import tiny_dataset
+    from topo_contrastive.training import ExperimentData
+
+    torch.set_num_threads(1)
+    data = ExperimentData.from_dataset(tiny_dataset(tmp_path / "data"), "trajectory")
+    init_method = f"file://{tmp_path / 'rendezvous'}"
+    run_ranks(
+        _trajectory_worker,
+        (init_method, str(tmp_path / "data"), str(tmp_path)),
+        WORLD,
+        timeout=240,
+        stage_dir=tmp_path / "stages",
+    )
+    single = _trajectories(data)
+    for rank in range(WORLD):
+        report = torch.load(tmp_path / f"trajectory{rank}.pt")
+        for run, ref, got in zip(TRAJECTORY_RUNS, single, report, strict=True):
+            assert ref["world_size"] == 1 and got["world_size"] == WORLD
+            assert len(got["losses"]) == TRAJECTORY_EPOCHS
+            # the loss moves over the epochs: a trajectory that could differ
+            assert abs(ref["losses"][-1] - ref["losses"][0]) > 1e-3 * ref["losses"][0]
+            for key in ("losses", "chance"):
+                assert got[key] == pytest.approx(ref[key], rel=1e-5, abs=0), (rank, run, key)
+            diff = max(
+                float((p - q).abs().max())
+                for p, q in zip(ref["params"], got["params"], strict=True)
+            )
+            assert diff <= 1e-5, (rank, run, diff)
+
+
+@pytest.mark.parametrize("world", [2, 3, 5])
+def test_rank_shares_concatenate_to_the_global_batch(world):
+    # the ranks' shares of a batch of 13 samples (3 rows each), in rank order, are the batch
+    # in its order: both views, the batch vectors and the Hodge parts; sizes differ by <= 1
+    from topo_contrastive.training.loop import _rank_share
+
+    G, n = 13, 3
+    x = torch.arange(2 * G * n, dtype=torch.float32).view(-1, 1)  # view 1 rows, then view 2
+    parts = torch.arange(G * n * 3, dtype=torch.float32).view(-1, 3)
+    shares = [_rank_share(x, parts, G, r, world) for r in range(world)]
+    sizes = [s[3] for s in shares]
+    assert sum(sizes) == G and max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+    for v in range(2):  # view v of every sample, in the batch's order
+        got = torch.cat([s[0].view(2, -1)[v] for s in shares])
+        assert torch.equal(got, x.view(2, -1)[v])
+    assert torch.equal(torch.cat([s[2] for s in shares]), parts)
+    for (xs, rows, _, b) in shares:
+        assert xs.shape == (2 * b * n, 1)
+        assert torch.equal(rows, torch.arange(2 * b).repeat_interleave(n))
+
+
+def test_pretrain_refuses_a_batch_smaller_than_the_process_count(tiny_data, monkeypatch):
+    # every process needs a sample of every batch: 3 processes and batches of 2 are refused
+    # before any training (the process group is faked: the check precedes DDP)
+    from topo_contrastive.training import get_config, loop
+
+    monkeypatch.setattr(loop, "_dist_context", lambda: (0, 3))
+    config = get_config("SSCL_Spec", "trajectory", hidden_channels=8, batch_size=2)
+    with pytest.raises(ValueError, match=r"3 processes .* batch_size=2 .* at least 3"):
+        loop.pretrain(tiny_data, config, epochs=1)

@@ -11,11 +11,13 @@ projection head :math:`g` in **one** call (``[2 B N1, 1]``, then split into
 configuration's: SGD with momentum (the paper's §5) or Adam, with weight decay.
 
 **Distributed.** Under ``torchrun`` (an initialised ``torch.distributed`` process group),
-:func:`pretrain` wraps encoder + head in ``DistributedDataParallel``, shards the samples with a
-``DistributedSampler`` (the global batch keeps ``batch_size`` samples), and builds the loss with
+:func:`pretrain` wraps encoder + head in ``DistributedDataParallel`` and builds the loss with
 ``gather_distributed=True``: every rank contrasts its anchors against the samples of all ranks,
 and DDP's gradient averaging then optimises exactly the single-process loss on the concatenated
-batch.
+batch. Every rank walks the single process's sample order and batches, draws the masks of the
+whole (global) batch with the single process's generator, and keeps a contiguous share of its
+samples (:func:`_rank_share`), so the views, the loss and the training trajectory are those of
+one process at the same batch size, up to floating-point rounding.
 """
 
 from __future__ import annotations
@@ -167,7 +169,8 @@ class PretrainResult:
 
     Attributes:
         encoder: the trained SCNN (on the training device, in eval mode).
-        losses: mean loss of every epoch (this rank's batches).
+        losses: mean loss of every epoch: the loss of the whole (global) batches, the same
+            on every rank and the value one process records at the same batch size.
         seconds: wall time of the training loop.
         epochs: epochs run.
         world_size: number of processes.
@@ -208,10 +211,11 @@ def _make_loss(config: ExperimentConfig, distributed: bool) -> nn.Module:
     return InfoNCE(temperature=config.temperature, gather_distributed=distributed)
 
 
-def _batches(indices: list[int], batch_size: int) -> list[list[int]]:
-    """Consecutive chunks; a last chunk of one sample joins the previous one (the loss needs 2)."""
+def _batches(indices: list[int], batch_size: int, min_last: int = 2) -> list[list[int]]:
+    """Consecutive chunks; a last chunk of fewer than ``min_last`` samples joins the previous
+    one (the loss needs 2; under DDP every rank needs one sample of every batch)."""
     chunks = [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
-    if len(chunks) > 1 and len(chunks[-1]) < 2:
+    if len(chunks) > 1 and len(chunks[-1]) < min_last:
         last = chunks.pop()
         chunks[-1] = chunks[-1] + last
     return chunks
@@ -225,6 +229,32 @@ def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
     groups = 2 * batch.num_graphs
     rows = torch.arange(groups, device=x.device).repeat_interleave(x.shape[0] // groups)
     return x, rows
+
+
+def _rank_share(
+    x: Tensor, parts: Tensor | None, num_samples: int, rank: int, world: int
+) -> tuple[Tensor, Tensor, Tensor | None, int]:
+    """Rank ``rank``'s contiguous share of a global batch of ``num_samples`` samples: its
+    samples ``[rank * G // W, (rank + 1) * G // W)`` (at least one each when ``G >= W``;
+    concatenated in rank order they are the batch in its order, as the loss gathers them).
+
+    Args:
+        x: ``[2 * G * n, C]`` both views of the global batch, as :func:`_both_views` stacks
+            them (``n`` rows per sample).
+        parts: the batch's Hodge parts ``[G * n, 3]``, or ``None``.
+        num_samples: ``G``.
+        rank: this rank.
+        world: number of ranks ``W``.
+
+    Returns:
+        ``(x, rows, parts, b)`` of the share: ``[2 * b * n, C]``, its batch vector
+        ``[2 * b * n]``, ``[b * n, 3]`` (or ``None``) and its number of samples ``b``.
+    """
+    lo, hi = rank * num_samples // world, (rank + 1) * num_samples // world
+    n = x.shape[0] // (2 * num_samples)
+    x = x.view(2, num_samples * n, -1)[:, lo * n : hi * n].reshape(-1, x.shape[-1])
+    rows = torch.arange(2 * (hi - lo), device=x.device).repeat_interleave(n)
+    return x, rows, None if parts is None else parts[lo * n : hi * n], hi - lo
 
 
 #: Bytes of encoder state per edge, per view and per channel of width during a training
@@ -353,7 +383,10 @@ def pretrain(
     Args:
         data: the prepared dataset (all its samples are used, without labels).
         config: a contrastive configuration (loss, mask, encoder, optimiser).
-        seed: seed of the initialisation, the sample order and the masks (default 0).
+        seed: seed of the initialisation, the sample order and the masks (default 0); under
+            DDP every rank draws the single process's order and masks for the whole batch and
+            trains on its contiguous share of it, so the per-epoch losses and the weights are
+            those of one process at the same ``batch_size``, up to rounding.
         epochs: epochs (default ``None``: ``config.epochs``).
         device: training device (default ``"cpu"``); the masks are drawn on the CPU.
         drop_prob: override of the uniform drop probability (default ``None``).
@@ -375,8 +408,9 @@ def pretrain(
 
     Raises:
         ValueError: a supervised configuration, ``epochs`` outside ``[1, 100000]``, a seed
-            outside ``[0, 2**31 - 1]``, or non-finite loss (divergence: lower the learning
-            rate).
+            outside ``[0, 2**31 - 1]``, non-finite loss (divergence: lower the learning
+            rate), or under DDP batches of fewer samples than processes (``batch_size`` or
+            the number of samples below the world size).
         TypeError: ``epochs`` or ``seed`` not an int.
     """
     if not config.is_contrastive:
@@ -388,17 +422,29 @@ def pretrain(
     rank, world = _dist_context()
     distributed = world > 1
 
+    batch_size = max(2, config.batch_size)
+    if distributed and min(batch_size, data.num_samples) < world:
+        raise ValueError(
+            f"pre-training on {world} processes needs a sample of every batch for every "
+            f"process, but batch_size={config.batch_size} (configuration {config.name!r}) and "
+            f"{data.num_samples} samples give batches of "
+            f"{min(batch_size, data.num_samples)}; use a batch_size of at least {world} or "
+            "fewer processes"
+        )
+
     model, net = _contrastive_model(data, config, seed, dev, distributed, encoder)
     encoder = model.encoder
     loss_fn = _make_loss(config, distributed)
     optimizer = make_optimizer(model.parameters(), config)
-    mask_gen = torch.Generator().manual_seed(seed * 7919 + 104729 * rank + 1)
+    # every rank draws the single process's masks: one generator, the global batch's samples
+    # in the single process's order, then keeps its own share (_rank_share)
+    mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
     views = data.contrastive_views(config, mask_gen, drop_prob=drop_prob)
     dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
+    # the single process's sample order on every rank (no sharding: no padding)
     sampler = DistributedSampler(
-        range(data.num_samples), num_replicas=world, rank=rank, shuffle=True, seed=seed
+        range(data.num_samples), num_replicas=1, rank=0, shuffle=True, seed=seed
     )
-    local_batch = max(2, math.ceil(config.batch_size / world))
     debiased = config.loss == "hodge_debiased"
 
     result = PretrainResult(encoder=encoder, world_size=world)
@@ -407,12 +453,16 @@ def pretrain(
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         total, count, chance = 0.0, 0, 0.0
-        loader = DataLoader(dataset, batch_sampler=_batches(list(sampler), local_batch))
+        batches = _batches(list(sampler), batch_size, min_last=max(2, world))
+        loader = DataLoader(dataset, batch_sampler=batches)
         for batch in loader:
-            batch = views(batch)  # both masked views of the batch, drawn in this process
+            batch = views(batch)  # both masked views of the global batch
             x, rows = _both_views(batch, views.attr)
+            parts = batch.hodge_parts if debiased else None
             B = batch.num_graphs
-            kwargs = {"hodge_parts": batch.hodge_parts.to(dev)} if debiased else {}
+            if distributed:  # this rank's B samples of the global batch
+                x, rows, parts, B = _rank_share(x, parts, B, rank, world)
+            kwargs = {"hodge_parts": parts.to(dev)} if debiased else {}
             optimizer.zero_grad(set_to_none=True)
             if chunk is None or chunk >= 2 * B:
                 _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
@@ -422,8 +472,13 @@ def pretrain(
                 loss, z = cached_gradient_step(net, loss_fn, x.to(dev), 2 * B, chunk, kwargs)
             with torch.no_grad():  # the loss of a collapsed encoder on this batch
                 flat = torch.ones_like(z[:B])
-                chance += float(loss_fn(flat, flat, **kwargs))
+                flat_loss = loss_fn(flat, flat, **kwargs)
             optimizer.step()
+            if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
+                both = torch.stack([loss.detach(), flat_loss]).double()
+                dist.all_reduce(both)
+                loss, flat_loss = both / world
+            chance += float(flat_loss)
             value = _finite_loss(loss, config, epoch)
             total += value
             count += 1
