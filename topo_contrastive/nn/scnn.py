@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from topo_contrastive._checks import check_finite
+from topo_contrastive._checks import check_finite, check_int
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.nn._complexes import (
     blocks_of,
@@ -126,12 +125,7 @@ class SCNN(torch.nn.Module):
         if not isinstance(input_skip, bool):
             raise TypeError(f"`input_skip` must be a bool, got {type(input_skip).__name__}")
         self.input_skip = input_skip
-        if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)):
-            raise TypeError(
-                f"`num_layers` must be an int, got {type(num_layers).__name__} {num_layers!r}"
-            )
-        if num_layers < 1:
-            raise ValueError(f"`num_layers` must be >= 1, got {num_layers}")
+        num_layers = check_int(num_layers, "num_layers", 1)
         if not isinstance(act, str):
             raise TypeError(f"`act` must be a str, got {type(act).__name__} {act!r}")
         if act not in _ACTIVATIONS:
