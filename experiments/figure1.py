@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from topo_contrastive._checks import check_int
 from topo_contrastive._extras import require_extra
 from topo_contrastive._files import atomic_write
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
@@ -66,14 +67,6 @@ class Figure1Result:
     drop_prob: Tensor
     uniform_prob: Tensor
     budget: float
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def embedding_distances(
@@ -123,8 +116,8 @@ def embedding_distances(
         raise ValueError(f"`drop_prob` must be a tensor of shape {tuple(flows.shape)}")
     if not bool(((drop_prob >= 0) & (drop_prob <= 1)).all()):
         raise ValueError("`drop_prob` must lie in [0, 1]")
-    num_draws = _check_int(num_draws, "num_draws", 1)
-    draws_per_chunk = _check_int(draws_per_chunk, "draws_per_chunk", 1)
+    num_draws = check_int(num_draws, "num_draws", 1)
+    draws_per_chunk = check_int(draws_per_chunk, "draws_per_chunk", 1)
     x = flows.detach().cpu().double()  # [S, N1]
     p = drop_prob.detach().cpu().double()
     num_samples, n1 = x.shape
@@ -181,7 +174,7 @@ def figure1(
             :func:`~topo_contrastive.transforms.optimize_drop_probabilities`.
     """
     budget = check_budget(budget)
-    seed = _check_int(seed, "seed", 0)
+    seed = check_int(seed, "seed", 0)
     flows = check_flows(flows, hodge.complex.num_edges, "flows").detach().cpu().double()
     if flows.dim() != 2:
         raise ValueError(f"`flows` must have shape [S, N1], got {tuple(flows.shape)}")
@@ -244,7 +237,7 @@ def plot_figure1(
     require_extra("matplotlib", "plot_figure1")
     from matplotlib.figure import Figure
 
-    bins = _check_int(bins, "bins", 1)
+    bins = check_int(bins, "bins", 1)
     distances = result.distances if isinstance(result, Figure1Result) else result
     fig = Figure(figsize=(11, 3.2))
     axes = fig.subplots(1, 3)

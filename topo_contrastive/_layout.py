@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
+
+from topo_contrastive._checks import check_int
 
 __all__ = [
     "as_samples",
@@ -105,8 +106,7 @@ def check_num_graphs(num_graphs: Any, rows: int, n: int, rank: int = 1, name: st
         TypeError: ``num_graphs`` is not an int.
         ValueError: ``num_graphs * n != rows``.
     """
-    if isinstance(num_graphs, bool) or not isinstance(num_graphs, (int, np.integer)):
-        raise TypeError(f"`num_graphs` must be an int, got {type(num_graphs).__name__}")
+    num_graphs = check_int(num_graphs, "num_graphs")
     b = rows // n if n else 0
     if int(num_graphs) * n != rows:
         label, simplices, signal = simplex_words(rank)

@@ -143,10 +143,6 @@ def test_random_planar_cell_complexes_have_euler_characteristic_betti_numbers():
 
 
 # ------------------------------------------------------------------------ bad input
-def _square_b1() -> np.ndarray:
-    return square_annulus().B1.toarray()
-
-
 @pytest.mark.parametrize(
     ("column", "match"),
     [

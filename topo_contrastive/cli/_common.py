@@ -67,7 +67,6 @@ def int_between(low: int, high: int):
 
 
 positive_int = int_at_least(1, "a positive integer")
-nonneg_int = int_at_least(0, "an integer >= 0")
 #: ``--seed``: an integer in ``[0, MAX_SEED]``.
 seed_int = int_between(0, MAX_SEED)
 #: ``--epochs`` and ``--max-epochs``.

@@ -251,7 +251,7 @@ def embed_many(
     Raises:
         ValueError: ``batch_size < 1``.
     """
-    from topo_contrastive.datasets._base import check_int
+    from topo_contrastive._checks import check_int
     from topo_contrastive.training.loop import resolve_device
 
     batch_size = check_int(batch_size, "batch_size", 1)

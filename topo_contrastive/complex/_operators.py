@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from topo_contrastive._checks import check_device
+from topo_contrastive._checks import check_device, check_int
 
 __all__ = [
     "MAX_RANK",
@@ -175,9 +175,8 @@ class OperatorsMixin:
         Raises:
             TypeError / ValueError: ``rank`` not an int in ``1 .. 4``.
         """
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"`rank` must be an int in 1..{MAX_RANK + 1}, got {rank!r}")
-        if not 1 <= int(rank) <= MAX_RANK + 1:
+        rank = check_int(rank, "rank")
+        if not 1 <= rank <= MAX_RANK + 1:
             raise ValueError(
                 f"`rank` of an incidence matrix must lie in 1..{MAX_RANK + 1}, got {rank}"
             )

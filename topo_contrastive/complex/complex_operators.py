@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.complex._build import (
     face_cycles,
     incidence_from_cells,
@@ -410,9 +411,7 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
             ValueError: ``rank`` outside ``0 .. dim`` (names the rank, the missing
                 simplices and the sizes of the complex).
         """
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"`{what}` must be an int in 0..{MAX_RANK}, got {rank!r}")
-        rank = int(rank)
+        rank = check_int(rank, what)
         if rank < 0 or rank > MAX_RANK:
             raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
         if rank > self.dim:
@@ -430,9 +429,8 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         Raises:
             TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
         """
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"`rank` must be an int in 0..{MAX_RANK}, got {rank!r}")
-        if not 0 <= int(rank) <= MAX_RANK:
+        rank = check_int(rank, "rank")
+        if not 0 <= rank <= MAX_RANK:
             raise ValueError(f"`rank` must lie in 0..{MAX_RANK}, got {rank}")
         return self.sizes[int(rank)]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._checks import check_finite
+from topo_contrastive._checks import check_finite, check_int
 
 __all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 
@@ -425,10 +425,7 @@ def short_cycles(edges: Any, max_length: int) -> list[list[int]]:
     import networkx as nx
 
     e = _edge_array(edges)
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
-        raise TypeError(f"`max_length` must be an int >= 3, got {max_length!r}")
-    if max_length < 3:
-        raise ValueError(f"`max_length` must be >= 3, got {max_length}")
+    max_length = check_int(max_length, "max_length", 3)
     graph = nx.Graph()
     graph.add_edges_from(map(tuple, e.tolist()))
     out = []

@@ -41,6 +41,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from torch_geometric.data.dataset import _repr as _pyg_repr
 from torch_geometric.data.dataset import files_exist
 
+from topo_contrastive._checks import check_int
 from topo_contrastive._files import atomic_torch_save, remove_stale_temporaries
 from topo_contrastive.complex import ComplexOperators
 
@@ -69,15 +70,6 @@ def settings_repr(obj: Any) -> str:
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return f"<function {getattr(obj, '__module__', '?')}.{obj.__qualname__}>"
     return _pyg_repr(obj)
-
-
-def check_int(value: Any, name: str, minimum: int) -> int:
-    """Return ``value`` as ``int`` or raise a clear ``TypeError`` / ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def concat_paths(paths: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -267,8 +259,7 @@ class EdgeFlowDataset(InMemoryDataset):
     # ------------------------------------------------------------------ paths
     def _full_index(self, idx: int) -> int:
         indices = self.indices()
-        if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)):
-            raise TypeError(f"`idx` must be an int, got {type(idx).__name__}")
+        idx = check_int(idx, "idx")
         if not -len(indices) <= idx < len(indices):
             raise IndexError(f"`idx`={idx} is out of range for a dataset of {len(indices)} samples")
         return int(indices[int(idx)])

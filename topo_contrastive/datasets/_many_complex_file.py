@@ -393,7 +393,7 @@ class ManyComplexFlows(InMemoryDataset):
         split_seed: int = 0,
         transform: Any = None,
     ) -> None:
-        from topo_contrastive.datasets._base import check_int
+        from topo_contrastive._checks import check_int
         from topo_contrastive.datasets.edge_flows import _stratified_masks
 
         ratio = tuple(float(r) for r in split_ratio)
@@ -418,7 +418,7 @@ class ManyComplexFlows(InMemoryDataset):
         Raises:
             TypeError / ValueError: ``seed`` is not ``None`` or a non-negative int.
         """
-        from topo_contrastive.datasets._base import check_int
+        from topo_contrastive._checks import check_int
         from topo_contrastive.datasets.edge_flows import _resplit
 
         if seed is None:

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_int
+
 __all__ = ["energy_fractions", "hodge_energy_weights", "hodge_negative_weights"]
 
 _COMPONENTS = ("gradient", "curl", "harmonic")
@@ -198,8 +200,7 @@ def hodge_negative_weights(
         pool = pool.to(device=anchors.device, dtype=anchors.dtype)
     M = pool.shape[1]
     if anchor_offset is not None:
-        if isinstance(anchor_offset, bool) or not isinstance(anchor_offset, int):
-            raise TypeError(f"`anchor_offset` must be an int or None, got {anchor_offset!r}")
+        anchor_offset = check_int(anchor_offset, "anchor_offset")
         if anchor_offset < 0 or anchor_offset + B > M:
             raise ValueError(
                 f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "

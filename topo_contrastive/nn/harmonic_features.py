@@ -71,6 +71,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
 
@@ -120,11 +121,10 @@ def use_harmonic_budget(budget: int) -> Iterator[int]:
 
 
 def _check_budget(budget: object) -> int:
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-        raise TypeError(f"`budget` must be an int (bytes), got {type(budget).__name__}")
+    budget = check_int(budget, "budget")
     if budget <= 0:
         raise ValueError(f"`budget` must be a positive number of bytes, got {budget}")
-    return int(budget)
+    return budget
 
 
 def _mib(nbytes: float) -> str:
@@ -196,10 +196,7 @@ def plan_harmonic_features(
         raise ValueError(f"`kind` must be 'auto', 'exact' or 'sketch', got {kind!r}")
     budget = harmonic_budget() if budget is None else _check_budget(budget)
     if sketch_dim is not None:
-        if isinstance(sketch_dim, bool) or not isinstance(sketch_dim, (int, np.integer)):
-            raise TypeError(f"`sketch_dim` must be an int or None, got {type(sketch_dim).__name__}")
-        if sketch_dim < 1:
-            raise ValueError(f"`sketch_dim` must be >= 1, got {sketch_dim}")
+        sketch_dim = check_int(sketch_dim, "sketch_dim", 1)
     beta = int(hodge.dims["harmonic"])
     n = int(hodge.num_simplices)
     if beta == 0:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import Tensor
+
+from topo_contrastive._checks import check_int
 
 __all__ = ["ProjectionHead"]
 
@@ -43,10 +44,7 @@ class ProjectionHead(torch.nn.Module):
             ("hidden_channels", hidden_channels),
             ("out_channels", out_channels),
         ):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-                raise TypeError(f"`{name}` must be an int, got {type(val).__name__} {val!r}")
-            if val < 1:
-                raise ValueError(f"`{name}` must be >= 1, got {val}")
+            check_int(val, name, 1)
         self.in_channels = int(in_channels)
         self.hidden_channels = int(hidden_channels)
         self.out_channels = int(out_channels)

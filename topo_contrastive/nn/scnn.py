@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor
+from torch_geometric.nn.resolver import activation_resolver
 
-from topo_contrastive._checks import check_finite
+from topo_contrastive._checks import check_finite, check_int
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.nn._complexes import (
     blocks_of,
@@ -23,15 +20,9 @@ from topo_contrastive.nn.scnn_conv import SCNNConv
 
 __all__ = ["SCNN", "ProjectionHead"]
 
-_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
-    "tanh": torch.tanh,
-    "relu": F.relu,
-    "leaky_relu": F.leaky_relu,
-    "elu": F.elu,
-    "gelu": F.gelu,
-    "sigmoid": torch.sigmoid,
-    "identity": lambda x: x,
-}
+#: The values of ``act``; PyG's ``activation_resolver`` builds each (``"identity"``,
+#: outside ``torch.nn``'s activations, is ``torch.nn.Identity``).
+_ACTIVATIONS = ("tanh", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "identity")
 _READOUTS = ("mean", "sum", "max")
 
 
@@ -126,16 +117,11 @@ class SCNN(torch.nn.Module):
         if not isinstance(input_skip, bool):
             raise TypeError(f"`input_skip` must be a bool, got {type(input_skip).__name__}")
         self.input_skip = input_skip
-        if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)):
-            raise TypeError(
-                f"`num_layers` must be an int, got {type(num_layers).__name__} {num_layers!r}"
-            )
-        if num_layers < 1:
-            raise ValueError(f"`num_layers` must be >= 1, got {num_layers}")
+        num_layers = check_int(num_layers, "num_layers", 1)
         if not isinstance(act, str):
             raise TypeError(f"`act` must be a str, got {type(act).__name__} {act!r}")
         if act not in _ACTIVATIONS:
-            raise ValueError(f"`act` must be one of {tuple(_ACTIVATIONS)}, got {act!r}")
+            raise ValueError(f"`act` must be one of {_ACTIVATIONS}, got {act!r}")
         if isinstance(readout, str):
             if readout not in _READOUTS:
                 raise ValueError(f"`readout` must be one of {_READOUTS}, got {readout!r}")
@@ -145,6 +131,9 @@ class SCNN(torch.nn.Module):
                 f"{type(readout).__name__}"
             )
         self.act = act
+        self.activation = (
+            torch.nn.Identity() if act == "identity" else activation_resolver(act)
+        )  # unfused activations only; the kernel applies the fused ones itself
         self.readout = readout
         self.num_layers = int(num_layers)
         self.convs = torch.nn.ModuleList(
@@ -256,7 +245,7 @@ class SCNN(torch.nn.Module):
         first = self.convs[0]
         x3, _ = first._as_batched(x.unsqueeze(0), L_down, L_up, None)  # [1, sum N1, C_in]
         fused = self.act in FUSED_ACTIVATIONS
-        act = _ACTIVATIONS[self.act]
+        act = self.activation
         h = x3
         for conv in self.convs:
             if fused:
@@ -286,7 +275,7 @@ class SCNN(torch.nn.Module):
         if self.check_finite:
             check_finite(x3, "x")
         fused = self.act in FUSED_ACTIVATIONS
-        act = _ACTIVATIONS[self.act]
+        act = self.activation
         order = locality_order(L_down, L_up)
         if order is not None:
             x3 = permute_edges(x3, order)  # [B, N1, C_in], new numbering

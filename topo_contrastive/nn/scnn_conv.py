@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 from torch.nn import Parameter
 
+from topo_contrastive._checks import check_int
 from topo_contrastive._layout import (
     check_batch_vector,
     check_num_simplices,
@@ -105,10 +105,7 @@ class SCNNConv(torch.nn.Module):
             ("K_down", K_down, 0),
             ("K_up", K_up, 0),
         ):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-                raise TypeError(f"`{name}` must be an int, got {type(val).__name__} {val!r}")
-            if val < low:
-                raise ValueError(f"`{name}` must be >= {low}, got {val}")
+            check_int(val, name, low)
         for name, val in (("bias", bias), ("normalize", normalize)):
             if not isinstance(val, bool):
                 raise TypeError(f"`{name}` must be a bool, got {type(val).__name__} {val!r}")

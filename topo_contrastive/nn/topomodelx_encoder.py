@@ -25,16 +25,6 @@ KINDS = {
 _READOUTS = ("mean", "sum", "max", "energies")
 
 
-def _kind_of(model: torch.nn.Module) -> str:
-    name = type(model).__name__
-    for kind, (_, cls) in KINDS.items():
-        if name == cls:
-            return kind
-    raise TypeError(
-        f"`model` must be one of TopoModelX's {[c for _, c in KINDS.values()]}, got {name}"
-    )
-
-
 def _replicate(t: Tensor, times: int) -> Tensor:
     """``I_times (x) t``: ``times`` copies of the sparse ``t`` on the diagonal (COO)."""
     if times == 1:

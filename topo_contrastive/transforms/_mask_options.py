@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import COMPONENTS
 
 
@@ -114,14 +115,6 @@ def check_flows(x: Any, num_edges: int, name: str = "x", rank: int = 1) -> Tenso
     if not bool(torch.isfinite(x).all()):
         raise ValueError(f"`{name}` contains NaN or inf values")
     return x
-
-
-def check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def check_positive(value: Any, name: str, allow_none: bool = False) -> float | None:

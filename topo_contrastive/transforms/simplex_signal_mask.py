@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.transforms._common import (
     check_attr,
     draw_generator,
@@ -80,9 +81,8 @@ class SimplexSignalMask(BaseTransform):
             raise TypeError(f"`p` must be a float in [0, 1], got {type(p).__name__}")
         if not 0.0 <= float(p) <= 1.0:  # also rejects NaN
             raise ValueError(f"`p` must lie in [0, 1], got {p}")
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"`rank` must be an int in 0..3, got {rank!r}")
-        if not 0 <= int(rank) <= 3:
+        rank = check_int(rank, "rank")
+        if not 0 <= rank <= 3:
             raise ValueError(f"`rank` must lie in 0..3, got {rank}")
         self.p = float(p)
         self.rank = int(rank)

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._capped_simplex import project_capped_simplex, project_sort
 from topo_contrastive.transforms._mask_objective import (
@@ -48,7 +49,6 @@ from topo_contrastive.transforms._mask_objective import (
 from topo_contrastive.transforms._mask_options import (
     check_budget,
     check_flows,
-    check_int,
     check_objective,
     check_positive,
 )

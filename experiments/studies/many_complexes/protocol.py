@@ -35,6 +35,7 @@ import numpy as np
 
 from experiments.studies.many_complexes.rows import ROWS, Cell, Row
 from experiments.studies.reuse.protocol import fraction_key
+from topo_contrastive._checks import check_int
 
 __all__ = ["DEFAULT_FRACTIONS", "check_study", "many_complexes_study", "split"]
 
@@ -108,8 +109,10 @@ def check_study(
     if len(set(fr)) != len(fr):
         raise ValueError(f"`fractions` names a fraction twice: {[f'{f:g}' for f in fr]}")
     for name, value in (("draws", draws), ("seeds", seeds), ("epochs", epochs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+        try:
+            check_int(value, name, 1)
+        except (TypeError, ValueError):
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}") from None
     chosen = [r for r, row in registry.items() if row.extra is None] if rows is None else list(rows)
     unknown = [r for r in chosen if r not in registry]
     if unknown or not chosen:

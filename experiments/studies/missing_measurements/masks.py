@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from topo_contrastive import _names
+from topo_contrastive._checks import check_int
 from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["MODES", "unobserved_masks"]
@@ -65,10 +64,7 @@ def unobserved_masks(
         raise TypeError(f"`complex` must be a ComplexOperators, got {type(complex).__name__}")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}")
-    if isinstance(num, bool) or not isinstance(num, numbers.Integral):
-        raise TypeError(f"`num` must be an integer, got {type(num).__name__}")
-    if num < 0:
-        raise ValueError(f"`num` must be >= 0, got {num}")
+    num = check_int(num, "num", 0)
     if not 0 <= fraction <= 1:  # NaN fails too
         raise ValueError(f"`fraction` must lie in [0, 1], got {fraction}")
     if mode not in MODES:

@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from experiments.studies.missing_measurements.masks import MODES, unobserved_masks
+from topo_contrastive._checks import check_int
 
 __all__ = [
     "ALPHAS",
@@ -233,8 +234,10 @@ def check_study(
     for name, value in (("splits", splits), ("epochs", epochs)):
         if value is None and name == "epochs":
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+        try:
+            check_int(value, name, 1)
+        except (TypeError, ValueError):
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}") from None
     return fr, md
 
 

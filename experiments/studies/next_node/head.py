@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_finite
+from topo_contrastive._checks import check_finite, check_int
 from topo_contrastive.complex import ComplexOperators
 
 __all__ = ["NextNodeHead"]
@@ -66,10 +66,7 @@ class NextNodeHead(torch.nn.Module):
 
     def __init__(self, in_channels: int, ops: ComplexOperators) -> None:
         super().__init__()
-        if isinstance(in_channels, bool) or not isinstance(in_channels, (int, np.integer)):
-            raise TypeError(f"`in_channels` must be an int, got {type(in_channels).__name__}")
-        if in_channels < 1:
-            raise ValueError(f"`in_channels` must be >= 1, got {in_channels}")
+        in_channels = check_int(in_channels, "in_channels", 1)
         if not isinstance(ops, ComplexOperators):
             raise TypeError(f"`ops` must be a ComplexOperators, got {type(ops).__name__}")
         if ops.num_edges == 0:

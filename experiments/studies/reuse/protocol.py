@@ -40,6 +40,7 @@ from experiments.studies.reuse.encoders import (
     scnn_encoder,
     train_with_labels,
 )
+from topo_contrastive._checks import check_int
 
 __all__ = [
     "DEFAULT_FRACTIONS",
@@ -324,8 +325,10 @@ def _check_options(fractions: Sequence[float], draws: int, seeds: int, epochs: i
         if not 0 < f <= 1:
             raise ValueError(f"`fractions` must lie in (0, 1], got {f:g}")
     for name, value in (("draws", draws), ("seeds", seeds), ("epochs", epochs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+        try:
+            check_int(value, name, 1)
+        except (TypeError, ValueError):
+            raise ValueError(f"`{name}` must be a positive integer, got {value!r}") from None
     return out
 
 
