@@ -309,9 +309,11 @@ def test_adapter_refuses_operators_without_their_complex():
         TopoModelXEncoder("gat")
 
 
+@pytest.mark.slow
 def test_adapter_pretrains_with_the_library_and_saves(tmp_path):
     """``pretrain(..., encoder=TopoModelXEncoder(...))`` trains it with the library's views and
-    loss; ``save_encoder`` / ``load_encoder`` round-trip it (same embeddings)."""
+    loss; ``save_encoder`` / ``load_encoder`` round-trip it (same embeddings). A slow check
+    (``pytest -m slow``): one epoch through TopoModelX's SCCNN takes minutes and ~13 GB."""
     from tests._tiny import tiny_dataset
     from topo_contrastive.io import load_encoder, save_encoder
     from topo_contrastive.nn import TopoModelXEncoder
