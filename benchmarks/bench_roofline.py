@@ -66,6 +66,7 @@ from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa
 from benchmarks.bench_scaling import _sizes, _sync  # noqa: E402
 from benchmarks.bench_scnn import gemm_rate  # noqa: E402
 from topo_contrastive._files import write_text  # noqa: E402
+from topo_contrastive._numerics import KEEP_FREED_BYTES  # noqa: E402
 
 
 # ---------------------------------------------------------------------- machine
@@ -201,22 +202,25 @@ DATA_BYTES_PER_EDGE_PER_SAMPLE = 16
 
 
 def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns: int,
-                 base: int) -> dict[str, float]:
+                 base: int, retained: int = 0) -> dict[str, float]:
     """Predicted peak resident bytes of a ``pretrain`` run:
-    ``base + N1 * (S * DATA_BYTES_PER_EDGE_PER_SAMPLE + V * A + 4 k)``, with ``S`` flows,
-    ``V`` views whose activations are held at once (a gradient-caching chunk, else the
+    ``base + N1 * (S * DATA_BYTES_PER_EDGE_PER_SAMPLE + V * A + 4 k) + R``, with ``S``
+    flows, ``V`` views whose activations are held at once (a gradient-caching chunk, else the
     batch's ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
     (``experiments.training.activation_bytes``), ``k`` columns of the harmonic basis
-    (float32), and ``base`` the import-only process.
+    (float32), ``base`` the import-only process and ``R`` the freed memory the command's
+    allocator keeps for reuse (``_numerics.KEEP_FREED_BYTES``; 0 where it keeps none).
 
     Returns:
-        ``{"predicted_bytes", "data_bytes", "activation_bytes", "basis_bytes", "base_bytes"}``.
+        ``{"predicted_bytes", "data_bytes", "activation_bytes", "basis_bytes", "base_bytes",
+        "retained_bytes"}``.
     """
     data = float(n1) * samples * DATA_BYTES_PER_EDGE_PER_SAMPLE
     act = float(views) * per_view
     basis = 4.0 * n1 * basis_columns
-    return {"predicted_bytes": base + data + act + basis, "data_bytes": data,
-            "activation_bytes": act, "basis_bytes": basis, "base_bytes": float(base)}
+    return {"predicted_bytes": base + data + act + basis + retained, "data_bytes": data,
+            "activation_bytes": act, "basis_bytes": basis, "base_bytes": float(base),
+            "retained_bytes": float(retained)}
 
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
@@ -266,8 +270,9 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         chunk = record.get("chunk_samples")
         views = int(chunk) if chunk else 2 * config.batch_size
         basis_columns = int(getattr(encoder.readout, "harmonic_dim", 0) or 0)
+        retained = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
         memory = memory_model(n1, data.num_samples, views, activation_bytes(n1, config),
-                              basis_columns, base_rss)
+                              basis_columns, base_rss, retained)
         peak = max(r["peak_rss_bytes"] for r in records)
         rows.append({
             "data": data.name, "edition": edition, "busy": is_busy, "threads": threads,
@@ -369,17 +374,18 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
         if any("predicted_bytes" in r for r in epochs):
             lines += [
                 "Peak memory of the command (its peak resident set, from `wait4`) against "
-                "the model `base + N1 * (S * 16 + V * A + 4 k)`: `base` the peak of a "
+                "the model `base + N1 * (S * 16 + V * A + 4 k) + R`: `base` the peak of a "
                 "process that only imports the package, `S` flows at 16 bytes per edge "
                 "(the flow in the prepared data, the dataset and its fitted copy, the drop "
                 "probabilities), `V` views whose encoder activations are held at once (a "
                 "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
                 "bytes per edge and view (`experiments.training.activation_bytes`), `k` "
-                "columns of the harmonic basis (float32).",
+                "columns of the harmonic basis (float32), `R` the freed memory the "
+                "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`).",
                 "",
                 "| data | edges | samples | V (caching) | base GB | data GB | activations GB "
-                "| basis GB | predicted GB | peak GB | peak / predicted |",
-                "|---|---|---|---|---|---|---|---|---|---|---|",
+                "| basis GB | kept GB | predicted GB | peak GB | peak / predicted |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in epochs:
                 if "predicted_bytes" not in r:
@@ -389,6 +395,7 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                     f"({'yes' if r['gradient_caching'] else 'no'}) | "
                     f"{r['base_bytes'] / 1e9:.2f} | {r['data_bytes'] / 1e9:.2f} | "
                     f"{r['activation_bytes'] / 1e9:.2f} | {r['basis_bytes'] / 1e9:.3f} | "
+                    f"{r.get('retained_bytes', 0.0) / 1e9:.2f} | "
                     f"{r['predicted_bytes'] / 1e9:.2f} | {r['peak_rss_bytes'] / 1e9:.2f} | "
                     f"{r['memory_ratio']:.2f}x |"
                 )

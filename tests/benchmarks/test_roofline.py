@@ -47,11 +47,11 @@ def test_memory_model_by_hand():
     from benchmarks.bench_roofline import memory_model
 
     # 1,000 edges, 10 flows, 4 views held of 1,280 bytes per edge, a basis of 3 columns
-    m = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500)
+    m = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500, retained=7)
     assert m["data_bytes"] == 1000 * 10 * 16
     assert m["activation_bytes"] == 4 * 1280 * 1000
     assert m["basis_bytes"] == 4 * 1000 * 3
-    assert m["predicted_bytes"] == 500 + 160_000 + 5_120_000 + 12_000
+    assert m["predicted_bytes"] == 500 + 160_000 + 5_120_000 + 12_000 + 7
 
 
 def test_report_memory_rows():
@@ -60,10 +60,11 @@ def test_report_memory_rows():
            "gemm_gflops": 70.0, "copy_gbps": 30.0, "bound_s": 20.0, "epoch_s": 30.0,
            "ratio": 1.5, "setup_s": 10.0, "views_held": 44, "gradient_caching": True,
            "base_bytes": 4.5e8, "data_bytes": 3.0e8, "activation_bytes": 1.06e9,
-           "basis_bytes": 1.9e7, "predicted_bytes": 1.83e9, "peak_rss_bytes": 2.4e9,
+           "basis_bytes": 1.9e7, "retained_bytes": 2**30, "predicted_bytes": 1.83e9,
+           "peak_rss_bytes": 2.4e9,
            "memory_ratio": 2.4 / 1.83}
     text = report([row], [], "cpu")
-    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 1.06 | 0.019 | 1.83 | 2.40 " \
+    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 1.06 | 0.019 | 1.07 | 1.83 | 2.40 " \
            "| 1.31x |" in text
 
 
