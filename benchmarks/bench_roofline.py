@@ -28,6 +28,14 @@ GEMM, ``bench_scnn.py``'s bar) and all bytes at the measured copy bandwidth (a 2
 tensor copy, read + write), both at the thread count the command used. The ratio is the
 measured epoch over the bound (the target: at most 2).
 
+**Peak memory**: the command's peak resident set (``wait4``) beside :func:`memory_model`, a
+stated bytes-per-edge model (the data's flows per sample, the encoder activations of the
+views held at once, the harmonic basis, the allocator's kept memory, the import-only
+process).
+
+**City-scale networks** (``--synthetic-edges``): Delaunay networks of that many edges with
+``--synthetic-flows`` random path flows, written as a ``--data-file`` and run like one.
+
 **Set-up as the network grows** (``--setup-sizes``): Delaunay complexes with two holes and
 ``--setup-samples`` random path flows; timed: the prepared data (Hodge decomposition, the
 flows' Hodge parts), the spectral drop probabilities and the encoder (the HodgeReadout's
@@ -41,6 +49,9 @@ Run::
     python benchmarks/bench_roofline.py --data-file data/road_networks/chicago_sketch.npz \\
         --data-file data/road_networks/anaheim.npz --busy \\
         --setup-sizes 1e3,4e3,16e3,32e3,64e3,100e3 --out benchmarks/results/bench_roofline
+    python benchmarks/bench_roofline.py --data-file chicago-regional.npz \
+        --synthetic-edges 100e3 --synthetic-flows 200 --epochs 1 --repeats 1 --threads 1 \
+        --out benchmarks/results/bench_roofline_city
 """
 
 from __future__ import annotations
@@ -195,6 +206,11 @@ def baseline_rss() -> int:
     return usage.ru_maxrss * 1024
 
 
+#: Rows of the GEMM whose rate is the roofline's (at most; a step's ``2 B N1`` rows would
+#: take 25 GB at 100k edges, and the rate is flat well before).
+GEMM_ROWS = 2**19
+
+
 #: The memory model's bytes per edge and per flow of the data set: the flow in the prepared
 #: data (float32), in the dataset and its fitted copy (float32 each), and the spectral mask's
 #: drop probabilities stored on every sample (float32).
@@ -262,8 +278,9 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         threads = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
         torch.set_num_threads(threads)
         terms = 1 + config.K_down + config.K_up
-        rate = gemm_rate(2 * config.batch_size * n1, terms * config.hidden_channels,
-                         config.hidden_channels, device=dev)
+        rows = min(2 * config.batch_size * n1, GEMM_ROWS)  # the rate no longer grows
+        rate = gemm_rate(rows, terms * config.hidden_channels, config.hidden_channels,
+                         device=dev)
         bandwidth = copy_bandwidth(dev)
         bound = roofline_seconds(work, rate, bandwidth)
         epoch = epochs_s[len(epochs_s) // 2]  # the median run
