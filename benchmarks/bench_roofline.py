@@ -225,7 +225,8 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
     batch's ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
     (``experiments.training.activation_bytes``), ``k`` columns of the harmonic basis
     (float32), ``base`` the import-only process and ``R`` the freed memory the command's
-    allocator keeps for reuse (``_numerics.KEEP_FREED_BYTES``; 0 where it keeps none).
+    allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most the
+    activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
 
     Returns:
         ``{"predicted_bytes", "data_bytes", "activation_bytes", "basis_bytes", "base_bytes",
@@ -275,24 +276,26 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         records.sort(key=lambda r: r["seconds"] / r["epochs"])
         epochs_s = [r["seconds"] / r["epochs"] for r in records]
         record = records[len(records) // 2]  # the median run; the bound at its thread count
-        threads = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
-        torch.set_num_threads(threads)
+        used = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
+        torch.set_num_threads(used)
         terms = 1 + config.K_down + config.K_up
-        rows = min(2 * config.batch_size * n1, GEMM_ROWS)  # the rate no longer grows
-        rate = gemm_rate(rows, terms * config.hidden_channels, config.hidden_channels,
+        gemm_rows = min(2 * config.batch_size * n1, GEMM_ROWS)  # the rate no longer grows
+        rate = gemm_rate(gemm_rows, terms * config.hidden_channels, config.hidden_channels,
                          device=dev)
         bandwidth = copy_bandwidth(dev)
         bound = roofline_seconds(work, rate, bandwidth)
         epoch = epochs_s[len(epochs_s) // 2]  # the median run
         chunk = record.get("chunk_samples")
-        views = int(chunk) if chunk else 2 * config.batch_size
+        views = int(chunk) if chunk else 2 * min(config.batch_size, data.num_samples)
         basis_columns = int(getattr(encoder.readout, "harmonic_dim", 0) or 0)
-        retained = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
+        # what the allocator keeps is freed memory: at most the activations' blocks
+        kept = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
+        retained = min(kept, views * activation_bytes(n1, config))
         memory = memory_model(n1, data.num_samples, views, activation_bytes(n1, config),
                               basis_columns, base_rss, retained)
         peak = max(r["peak_rss_bytes"] for r in records)
         rows.append({
-            "data": data.name, "edition": edition, "busy": is_busy, "threads": threads,
+            "data": data.name, "edition": edition, "busy": is_busy, "threads": used,
             "edges": n1, "samples": data.num_samples, "epochs": record["epochs"],
             "epoch_s": epoch, "epoch_runs_s": epochs_s,
             "run_threads": [int(r.get("threads") or 0) for r in records],
@@ -398,7 +401,8 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                 "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
                 "bytes per edge and view (`experiments.training.activation_bytes`), `k` "
                 "columns of the harmonic basis (float32), `R` the freed memory the "
-                "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`).",
+                "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`, at most "
+                "the activations).",
                 "",
                 "| data | edges | samples | V (caching) | base GB | data GB | activations GB "
                 "| basis GB | kept GB | predicted GB | peak GB | peak / predicted |",
