@@ -163,7 +163,7 @@ def run_pretrain(data_args: list[str], epochs: int, device: str, busy: bool,
     returns its ``pretrain.json`` plus ``wall_s``, the thread line and ``peak_rss_bytes``
     (the command's peak resident memory, from ``wait4``)."""
     out = workdir / ("busy" if busy else "idle")
-    cmd = [sys.executable, "-m", "topo_contrastive.cli", "pretrain", "--config", "SSCL_Spec",
+    cmd = [sys.executable, "-c", _PEAK_WRAPPER, "pretrain", "--config", "SSCL_Spec",
            *data_args, "--epochs", str(epochs), "--out", str(out), "--overwrite",
            "--no-progress", "--device", device, "--data-root", str(workdir / "data")]
     if threads:
@@ -190,20 +190,48 @@ def run_pretrain(data_args: list[str], epochs: int, device: str, busy: bool,
     record = json.loads((out / "pretrain.json").read_text())
     record["wall_s"] = wall
     record["thread_line"] = stderr.splitlines()[0] if stderr else ""
-    record["peak_rss_bytes"] = usage.ru_maxrss * 1024  # kilobytes on Linux
+    record["peak_rss_bytes"] = _peak_bytes(stderr, usage)
     return record
+
+
+# The command run in a process that reports its own peak resident set at exit (VmHWM):
+# wait4's ru_maxrss of a child also counts the parent's memory at the fork (vfork + exec).
+_PEAK_WRAPPER = """
+import atexit, runpy, sys
+def _peak():
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    sys.stderr.write('peak-rss-kb ' + line.split()[1] + '\\n')
+    except OSError:
+        pass
+atexit.register(_peak)
+sys.argv = ['topo-contrastive', *sys.argv[1:]]
+runpy.run_module('topo_contrastive.cli', run_name='__main__', alter_sys=True)
+"""
+
+
+def _peak_bytes(stderr: str, usage: Any) -> int:
+    """The peak resident bytes the wrapped process reported (``ru_maxrss`` where none)."""
+    for line in reversed(stderr.splitlines()):
+        if line.startswith("peak-rss-kb "):
+            return int(line.split()[1]) * 1024
+    return usage.ru_maxrss * 1024  # kilobytes on Linux
 
 
 def baseline_rss() -> int:
     """Peak resident bytes of a process that only imports what ``pretrain`` imports
     (torch, PyG, the package): the constant of the memory model."""
     code = ("import torch, torch_geometric, scipy.sparse, topo_contrastive.cli, "
-            "topo_contrastive.experiments.runs")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError("the import-only process failed")
-    return usage.ru_maxrss * 1024
+            "topo_contrastive.experiments.runs\n" + _PEAK_WRAPPER.split("atexit.register")[0]
+            + "_peak()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE,
+                            text=True)
+    _, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"the import-only process failed:\n{err[-2000:]}")
+    return _peak_bytes(err, None)
 
 
 #: Rows of the GEMM whose rate is the roofline's (at most; a step's ``2 B N1`` rows would
