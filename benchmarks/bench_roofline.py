@@ -421,7 +421,7 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
         lines.append("")
         if any("predicted_bytes" in r for r in epochs):
             lines += [
-                "Peak memory of the command (its peak resident set, from `wait4`) against "
+                "Peak memory of the command (its peak resident set, VmHWM at exit) against "
                 "the model `base + N1 * (S * 16 + V * A + 4 k) + R`: `base` the peak of a "
                 "process that only imports the package, `S` flows at 16 bytes per edge "
                 "(the flow in the prepared data, the dataset and its fitted copy, the drop "
