@@ -11,8 +11,9 @@ configuration's size):
 
 - **dense**: the SCNN's products with the filter weights (``2 N1 (1 + K_down + K_up)
   C_in C_out`` per view and layer; forward, weight gradient, and input gradient after the
-  first layer), the HodgeReadout's harmonic coordinates ``U_H^T H`` (``2 N1 beta c``,
-  forward and input gradient), the projection head and the loss's similarity matrix;
+  first layer), the HodgeReadout's harmonic coordinates ``U_H^T H`` (``2 N1 k c`` with
+  ``k`` the basis's columns, beta_1 or a sketch's size; forward and input gradient), the
+  projection head and the loss's similarity matrix;
 - **sparse**: the Laplacian products (``2 nnz`` per column, ``K_down`` on ``L_down`` and
   ``K_up`` on ``L_up``, at the narrower width, forward and, after the first layer,
   backward);
@@ -27,6 +28,14 @@ GEMM, ``bench_scnn.py``'s bar) and all bytes at the measured copy bandwidth (a 2
 tensor copy, read + write), both at the thread count the command used. The ratio is the
 measured epoch over the bound (the target: at most 2).
 
+**Peak memory**: the command's peak resident set (``wait4``) beside :func:`memory_model`, a
+stated bytes-per-edge model (the data's flows per sample, the encoder activations of the
+views held at once, the harmonic basis, the allocator's kept memory, the import-only
+process).
+
+**City-scale networks** (``--synthetic-edges``): Delaunay networks of that many edges with
+``--synthetic-flows`` random path flows, written as a ``--data-file`` and run like one.
+
 **Set-up as the network grows** (``--setup-sizes``): Delaunay complexes with two holes and
 ``--setup-samples`` random path flows; timed: the prepared data (Hodge decomposition, the
 flows' Hodge parts), the spectral drop probabilities and the encoder (the HodgeReadout's
@@ -40,6 +49,9 @@ Run::
     python benchmarks/bench_roofline.py --data-file data/road_networks/chicago_sketch.npz \\
         --data-file data/road_networks/anaheim.npz --busy \\
         --setup-sizes 1e3,4e3,16e3,32e3,64e3,100e3 --out benchmarks/results/bench_roofline
+    python benchmarks/bench_roofline.py --data-file chicago-regional.npz \
+        --synthetic-edges 100e3 --synthetic-flows 200 --epochs 1 --repeats 1 --threads 1 \
+        --out benchmarks/results/bench_roofline_city
 """
 
 from __future__ import annotations
@@ -47,6 +59,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -64,6 +77,7 @@ from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa
 from benchmarks.bench_scaling import _sizes, _sync  # noqa: E402
 from benchmarks.bench_scnn import gemm_rate  # noqa: E402
 from topo_contrastive._files import write_text  # noqa: E402
+from topo_contrastive._numerics import KEEP_FREED_BYTES  # noqa: E402
 
 
 # ---------------------------------------------------------------------- machine
@@ -112,7 +126,8 @@ def epoch_work(encoder: Any, head_dims: tuple[int, int], n1: int, nnz_down: int,
         ops_bytes = 12.0 * (conv.K_down * nnz_down + conv.K_up * nnz_up)
         traffic += ops_bytes * (1 if first else 2)
     readout = encoder.readout
-    beta = int(getattr(readout, "beta1", 0) or 0)
+    # the columns of its harmonic basis: beta_1, or k of a sketch of a large harmonic space
+    beta = int(getattr(readout, "harmonic_dim", 0) or 0)
     if beta:
         c = readout._kept(encoder.hidden_channels)
         dense += 2.0 * 2.0 * n1 * beta * c  # forward + input gradient
@@ -143,31 +158,114 @@ def roofline_seconds(work: dict[str, float], gflops: float, gbps: float) -> dict
 
 # ---------------------------------------------------------------------- the command
 def run_pretrain(data_args: list[str], epochs: int, device: str, busy: bool,
-                 workdir: Path) -> dict[str, Any]:
+                 workdir: Path, threads: int | None = None) -> dict[str, Any]:
     """``topo-contrastive pretrain --config SSCL_Spec`` at its defaults in a subprocess;
-    returns its ``pretrain.json`` plus ``wall_s`` and the thread line."""
+    returns its ``pretrain.json`` plus ``wall_s``, the thread line and ``peak_rss_bytes``
+    (the command's peak resident memory, from ``wait4``)."""
     out = workdir / ("busy" if busy else "idle")
-    cmd = [sys.executable, "-m", "topo_contrastive.cli", "pretrain", "--config", "SSCL_Spec",
+    cmd = [sys.executable, "-c", _PEAK_WRAPPER, "pretrain", "--config", "SSCL_Spec",
            *data_args, "--epochs", str(epochs), "--out", str(out), "--overwrite",
            "--no-progress", "--device", device, "--data-root", str(workdir / "data")]
+    if threads:
+        cmd += ["--threads", str(threads)]
     spinner = None
     if busy:
         spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         time.sleep(0.5)
     try:
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        wall = time.perf_counter() - t0
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            err.seek(0)
+            stderr = err.read().decode(errors="replace")
     finally:
         if spinner is not None:
             spinner.kill()
             spinner.wait()
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{stderr[-2000:]}")
     record = json.loads((out / "pretrain.json").read_text())
     record["wall_s"] = wall
-    record["thread_line"] = proc.stderr.splitlines()[0] if proc.stderr else ""
+    record["thread_line"] = stderr.splitlines()[0] if stderr else ""
+    record["peak_rss_bytes"] = _peak_bytes(stderr, usage)
     return record
+
+
+# The command run in a process that reports its own peak resident set at exit (VmHWM):
+# wait4's ru_maxrss of a child also counts the parent's memory at the fork (vfork + exec).
+_PEAK_WRAPPER = """
+import atexit, runpy, sys
+def _peak():
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    sys.stderr.write('peak-rss-kb ' + line.split()[1] + '\\n')
+    except OSError:
+        pass
+atexit.register(_peak)
+sys.argv = ['topo-contrastive', *sys.argv[1:]]
+runpy.run_module('topo_contrastive.cli', run_name='__main__', alter_sys=True)
+"""
+
+
+def _peak_bytes(stderr: str, usage: Any) -> int:
+    """The peak resident bytes the wrapped process reported (``ru_maxrss`` where none)."""
+    for line in reversed(stderr.splitlines()):
+        if line.startswith("peak-rss-kb "):
+            return int(line.split()[1]) * 1024
+    return usage.ru_maxrss * 1024  # kilobytes on Linux
+
+
+def baseline_rss() -> int:
+    """Peak resident bytes of a process that only imports what ``pretrain`` imports
+    (torch, PyG, the package): the constant of the memory model."""
+    code = ("import torch, torch_geometric, scipy.sparse, topo_contrastive.cli, "
+            "topo_contrastive.cli.runs\n" + _PEAK_WRAPPER.split("atexit.register")[0]
+            + "_peak()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE,
+                            text=True)
+    _, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"the import-only process failed:\n{err[-2000:]}")
+    return _peak_bytes(err, None)
+
+
+#: Rows of the GEMM whose rate is the roofline's (at most; a step's ``2 B N1`` rows would
+#: take 25 GB at 100k edges, and the rate is flat well before).
+GEMM_ROWS = 2**19
+
+
+#: The memory model's bytes per edge and per flow of the data set: the flow in the prepared
+#: data (float32), in the dataset and its fitted copy (float32 each), and the spectral mask's
+#: drop probabilities stored on every sample (float32).
+DATA_BYTES_PER_EDGE_PER_SAMPLE = 16
+
+
+def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns: int,
+                 base: int, retained: int = 0) -> dict[str, float]:
+    """Predicted peak resident bytes of a ``pretrain`` run:
+    ``base + N1 * (S * DATA_BYTES_PER_EDGE_PER_SAMPLE + V * A + 4 k) + R``, with ``S``
+    flows, ``V`` views whose activations are held at once (a gradient-caching chunk, else the
+    batch's ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
+    (``experiments.training.activation_bytes``), ``k`` columns of the harmonic basis
+    (float32), ``base`` the import-only process and ``R`` the freed memory the command's
+    allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most the
+    activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
+
+    Returns:
+        ``{"predicted_bytes", "data_bytes", "activation_bytes", "basis_bytes", "base_bytes",
+        "retained_bytes"}``.
+    """
+    data = float(n1) * samples * DATA_BYTES_PER_EDGE_PER_SAMPLE
+    act = float(views) * per_view
+    basis = 4.0 * n1 * basis_columns
+    return {"predicted_bytes": base + data + act + basis + retained, "data_bytes": data,
+            "activation_bytes": act, "basis_bytes": basis, "base_bytes": float(base),
+            "retained_bytes": float(retained)}
 
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
@@ -186,10 +284,11 @@ def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
 
 
 def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
-               workdir: Path, repeats: int = 1) -> dict[str, Any]:
+               workdir: Path, repeats: int = 1, threads: int | None = None,
+               base_rss: int = 0) -> dict[str, Any]:
     """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
-    process)."""
-    from topo_contrastive.training.loop import build_encoder
+    process), and the command's peak memory against :func:`memory_model`."""
+    from topo_contrastive.training.loop import activation_bytes, build_encoder
 
     data, config, edition = _load(data_args, workdir)
     encoder = build_encoder(config, data.hodge)
@@ -200,32 +299,58 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
     dev = torch.device(device)
     rows = []
     for is_busy in ((False, True) if busy else (False,)):
-        records = [run_pretrain(data_args, epochs, device, is_busy, workdir)
+        records = [run_pretrain(data_args, epochs, device, is_busy, workdir, threads)
                    for _ in range(repeats)]
         records.sort(key=lambda r: r["seconds"] / r["epochs"])
         epochs_s = [r["seconds"] / r["epochs"] for r in records]
         record = records[len(records) // 2]  # the median run; the bound at its thread count
-        threads = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
-        torch.set_num_threads(threads)
+        used = int(record["threads"]) if record.get("threads") else torch.get_num_threads()
+        torch.set_num_threads(used)
         terms = 1 + config.K_down + config.K_up
-        rate = gemm_rate(2 * config.batch_size * n1, terms * config.hidden_channels,
-                         config.hidden_channels, device=dev)
+        gemm_rows = min(2 * config.batch_size * n1, GEMM_ROWS)  # the rate no longer grows
+        rate = gemm_rate(gemm_rows, terms * config.hidden_channels, config.hidden_channels,
+                         device=dev)
         bandwidth = copy_bandwidth(dev)
         bound = roofline_seconds(work, rate, bandwidth)
         epoch = epochs_s[len(epochs_s) // 2]  # the median run
+        chunk = record.get("chunk_samples")
+        views = int(chunk) if chunk else 2 * min(config.batch_size, data.num_samples)
+        basis_columns = int(getattr(encoder.readout, "harmonic_dim", 0) or 0)
+        # what the allocator keeps is freed memory: at most the activations' blocks
+        kept = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
+        retained = min(kept, views * activation_bytes(n1, config))
+        memory = memory_model(n1, data.num_samples, views, activation_bytes(n1, config),
+                              basis_columns, base_rss, retained)
+        peak = max(r["peak_rss_bytes"] for r in records)
         rows.append({
-            "data": data.name, "edition": edition, "busy": is_busy, "threads": threads,
+            "data": data.name, "edition": edition, "busy": is_busy, "threads": used,
             "edges": n1, "samples": data.num_samples, "epochs": record["epochs"],
             "epoch_s": epoch, "epoch_runs_s": epochs_s,
             "run_threads": [int(r.get("threads") or 0) for r in records],
             "setup_s": sorted(r["wall_s"] - r["seconds"] for r in records)[len(records) // 2],
             "gemm_gflops": rate, "copy_gbps": bandwidth, **work, **bound,
             "ratio": epoch / bound["bound_s"], "final_loss": record["final_loss"],
+            "views_held": views, "gradient_caching": bool(chunk), **memory,
+            "peak_rss_bytes": peak, "memory_ratio": peak / memory["predicted_bytes"],
         })  # fmt: skip
     return {"rows": rows}
 
 
 # ---------------------------------------------------------------------- set-up scaling
+def write_synthetic_file(path: Path, num_edges: int, samples: int, seed: int) -> Path:
+    """An edge-flow ``.npz`` as ``pretrain --data-file`` reads it: a Delaunay complex of at
+    least ``num_edges`` edges with two holes and ``samples`` random path flows (unit flow on
+    the edges of a random walk of 10-40 edges)."""
+    from topo_contrastive.datasets import EdgeFlows
+
+    ops = delaunay_complex(num_edges, seed=seed)
+    flows = np.zeros((samples, ops.num_edges), dtype=np.float32)
+    for i, cols in enumerate(random_path_supports(ops, samples, 10, 40, seed=seed)):
+        flows[i, cols] = 1.0
+    EdgeFlows.write_npz(path, ops, flows)  # a user's own file
+    return path
+
+
 def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str, Any]:
     """Set-up seconds of ``pretrain`` on a Delaunay network with ``samples`` path flows, and
     a 20-epoch run estimated from one timed step of ``batch`` flows."""
@@ -236,18 +361,13 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
     from topo_contrastive.training.data import ExperimentData
     from topo_contrastive.training.loop import _both_views, _contrastive_model, _make_loss
 
-    ops = delaunay_complex(num_edges, seed=seed)
-    n1 = ops.num_edges
-    flows = np.zeros((samples, n1), dtype=np.float32)
-    for i, cols in enumerate(random_path_supports(ops, samples, 10, 40, seed=seed)):
-        flows[i, cols] = 1.0
     with tempfile.TemporaryDirectory() as tmp:
-        file = Path(tmp) / "net.npz"
-        EdgeFlows.write_npz(file, ops, flows)  # a user's own file, as pretrain --data-file reads
+        file = write_synthetic_file(Path(tmp) / "net.npz", num_edges, samples, seed)
         config = get_config("SSCL_Spec", "ocean", "hodge")
         t0 = time.perf_counter()
         ds = EdgeFlows(str(Path(tmp) / "root"), file=str(file), log=False)
         data = ExperimentData.from_dataset(ds, "delaunay")
+        n1 = data.sizes[1]
         t1 = time.perf_counter()
         views = data.contrastive_views(config, torch.Generator().manual_seed(seed))
         dataset = data.contrastive_dataset(views)  # drop probabilities, Hodge parts
@@ -299,6 +419,36 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                 f"{r['setup_s']:.1f} |"
             )
         lines.append("")
+        if any("predicted_bytes" in r for r in epochs):
+            lines += [
+                "Peak memory of the command (its peak resident set, VmHWM at exit) against "
+                "the model `base + N1 * (S * 16 + V * A + 4 k) + R`: `base` the peak of a "
+                "process that only imports the package, `S` flows at 16 bytes per edge "
+                "(the flow in the prepared data, the dataset and its fitted copy, the drop "
+                "probabilities), `V` views whose encoder activations are held at once (a "
+                "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
+                "bytes per edge and view (`experiments.training.activation_bytes`), `k` "
+                "columns of the harmonic basis (float32), `R` the freed memory the "
+                "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`, at most "
+                "the activations).",
+                "",
+                "| data | edges | samples | V (caching) | base GB | data GB | activations GB "
+                "| basis GB | kept GB | predicted GB | peak GB | peak / predicted |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for r in epochs:
+                if "predicted_bytes" not in r:
+                    continue
+                lines.append(
+                    f"| {r['data']} | {r['edges']:,} | {r['samples']:,} | {r['views_held']} "
+                    f"({'yes' if r['gradient_caching'] else 'no'}) | "
+                    f"{r['base_bytes'] / 1e9:.2f} | {r['data_bytes'] / 1e9:.2f} | "
+                    f"{r['activation_bytes'] / 1e9:.2f} | {r['basis_bytes'] / 1e9:.3f} | "
+                    f"{r.get('retained_bytes', 0.0) / 1e9:.2f} | "
+                    f"{r['predicted_bytes'] / 1e9:.2f} | {r['peak_rss_bytes'] / 1e9:.2f} | "
+                    f"{r['memory_ratio']:.2f}x |"
+                )
+            lines.append("")
     if setups:
         lines += [
             "Set-up of `pretrain` (SSCL_Spec, HodgeReadout edition) on Delaunay networks "
@@ -333,17 +483,20 @@ def main(
     setup_batch: int = 10,
     seed: int = 0,
     out: Path | None = None,
+    synthetic_edges: tuple[int, ...] = (),
+    synthetic_flows: int = 1000,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Run the epoch cases and the set-up sizes; print and write the tables.
 
     Raises:
         ValueError: nothing to measure, or ``epochs`` / ``setup_samples`` / ``setup_batch``
-            below 1.
+            / ``synthetic_flows`` below 1.
     """
-    if not (data_files or datasets or setup_sizes):
-        raise ValueError("give --data-file, --dataset or --setup-sizes")
+    if not (data_files or datasets or setup_sizes or synthetic_edges):
+        raise ValueError("give --data-file, --dataset, --synthetic-edges or --setup-sizes")
     for name, value in (("epochs", epochs), ("repeats", repeats), ("setup_samples", setup_samples),
-                        ("setup_batch", setup_batch)):
+                        ("setup_batch", setup_batch), ("synthetic_flows", synthetic_flows)):
         if value < 1:
             raise ValueError(f"{name}: expected a positive integer, got {value}")
     epoch_rows: list[dict[str, Any]] = []
@@ -351,12 +504,19 @@ def main(
     with tempfile.TemporaryDirectory() as tmp:
         cases = [["--data-file", str(Path(f).resolve())] for f in data_files]
         cases += [["--dataset", d] for d in datasets]
+        for n in synthetic_edges:
+            name = f"delaunay{n // 1000}k" if n % 1000 == 0 else f"delaunay{n}"
+            file = write_synthetic_file(Path(tmp) / f"{name}.npz", n, synthetic_flows, seed)
+            cases.append(["--data-file", str(file)])
+        base = baseline_rss() if cases else 0
         for case in cases:
-            rows = epoch_case(case, epochs, device, busy, Path(tmp), repeats)["rows"]
+            rows = epoch_case(case, epochs, device, busy, Path(tmp), repeats, threads,
+                              base)["rows"]
             for r in rows:
                 print(f"{r['data']} ({'busy' if r['busy'] else 'idle'}): epoch "
-                      f"{r['epoch_s']:.2f} s, bound {r['bound_s']:.2f} s, {r['ratio']:.2f}x",
-                      flush=True)
+                      f"{r['epoch_s']:.2f} s, bound {r['bound_s']:.2f} s, {r['ratio']:.2f}x; "
+                      f"peak memory {r['peak_rss_bytes'] / 1e9:.2f} GB, predicted "
+                      f"{r['predicted_bytes'] / 1e9:.2f} GB", flush=True)
             epoch_rows += rows
     for n in setup_sizes:
         r = setup_case(n, setup_samples, setup_batch, seed)
@@ -393,6 +553,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="flows per set-up network (default 1000, as the road networks)")
     p.add_argument("--setup-batch", type=int, default=10,
                    help="flows of the timed step at each set-up size (default 10)")
+    p.add_argument("--synthetic-edges", type=_sizes, default=(),
+                   help="also pre-train on Delaunay networks of these edge counts with "
+                        "--synthetic-flows random path flows (e.g. 100e3)")
+    p.add_argument("--synthetic-flows", type=int, default=1000,
+                   help="flows of every --synthetic-edges network (default 1000)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="the command's --threads (default: its own rule, the idle cores)")
     p.add_argument("--seed", type=int, default=0, help="seed of the set-up networks and flows")
     p.add_argument("--out", type=Path, default=None,
                    help="write OUT.json and OUT.md (e.g. benchmarks/results/bench_roofline)")
@@ -403,4 +570,6 @@ if __name__ == "__main__":
     a = parse_args()
     main(data_files=tuple(a.data_file), datasets=tuple(a.dataset), epochs=a.epochs,
          repeats=a.repeats, busy=a.busy, device=a.device, setup_sizes=a.setup_sizes,
-         setup_samples=a.setup_samples, setup_batch=a.setup_batch, seed=a.seed, out=a.out)
+         setup_samples=a.setup_samples, setup_batch=a.setup_batch, seed=a.seed, out=a.out,
+         synthetic_edges=a.synthetic_edges, synthetic_flows=a.synthetic_flows,
+         threads=a.threads)

@@ -245,7 +245,12 @@ def check_finite(x: Any, name: str, unit: str = "sample") -> None:
 
         if not x.is_floating_point() and not x.is_complex():
             return
-        bad = ~torch.isfinite(x.detach())
+        x = x.detach()
+        # one reduction first: a NaN or inf anywhere makes the sum non-finite (a sum that
+        # overflows with finite entries falls through to the elementwise test)
+        if x.numel() and bool(torch.isfinite(x.sum())):
+            return
+        bad = ~torch.isfinite(x)
         if not bool(bad.any()):
             return
         rows = bad.reshape(bad.shape[0], -1).any(dim=1).nonzero().view(-1).cpu().numpy() \

@@ -30,6 +30,7 @@ __all__ = [
     "PINNED_ENV",
     "PINNED_MARKER",
     "idle_cores",
+    "keep_freed_memory",
     "pinned_environment",
     "pinned_line",
     "restart_pinned",
@@ -151,3 +152,40 @@ def idle_cores(interval: float = 0.1, busy_above: float = 0.5) -> int | None:
         if cpu in allowed and t1 > t0 and (b1 - b0) / (t1 - t0) <= busy_above:
             idle += 1
     return idle
+
+
+#: Bytes of freed memory that the C allocator keeps for reuse (1 GiB; see
+#: :func:`keep_freed_memory`).
+KEEP_FREED_BYTES = 2**30
+
+
+def keep_freed_memory(keep: int = KEEP_FREED_BYTES) -> bool:
+    """Let glibc's allocator keep up to ``keep`` freed bytes for reuse in this process.
+
+    PyTorch's CPU tensors come from ``malloc``. By default glibc serves every block above
+    32 MiB with a fresh ``mmap`` and returns it to the kernel on ``free``; a training step
+    on a large complex allocates and frees such blocks (a layer's output, its gradient) many
+    times, and every new page is then faulted in and zeroed by the kernel again (a large
+    share of the step's time on complexes of 10^4 edges and more). With the ``mmap``
+    threshold and the trim threshold raised to ``keep`` bytes (``mallopt``), freed blocks
+    stay in the heap and are reused. The cost: the process's resident memory no longer
+    shrinks after its peak. A no-op outside glibc (returns ``False``).
+
+    Returns:
+        whether both thresholds were set.
+    """
+    import ctypes
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    value = int(min(max(keep, 0), 2**31 - 1))
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, value)) and bool(mallopt(m_trim_threshold, value))

@@ -274,3 +274,19 @@ def test_views_refuse_probabilities_of_another_budget(tmp_path, files):
     expect(lambda: ds[0], ValueError, ("`data.drop_prob` was computed with other settings", "budget=0.9", "fit"))
     ds.transform = ContrastiveViews(HodgeSpectralMask(0.1, hodge=ds.complex, generator=0))
     assert ds[0].x_1_view1.shape == ds[0].x_1.shape  # the same settings: accepted
+
+
+def test_check_finite_reduction_first_is_exact():
+    """``check_finite`` tests one sum first: a finite tensor whose sum overflows passes (the
+    elementwise test decides), and NaN / inf / -inf in any row are named."""
+    from topo_contrastive._checks import check_finite
+
+    big = torch.full((3, 4), 3e38)
+    assert not torch.isfinite(big.sum())
+    check_finite(big, "x")  # finite entries, no error
+    for bad in (NAN, float("inf"), -float("inf")):
+        x = torch.zeros(5, 2, 3)
+        x[3, 1, 2] = bad
+        expect(lambda x=x: check_finite(x, "x"), ValueError,
+               (r"`x` contains NaN or inf values \(sample 3; 1 in all\)",))  # fmt: skip
+    check_finite(torch.zeros(0, 3), "x")

@@ -41,3 +41,57 @@ def test_report_rows():
     assert "| net | hodge | busy | 1 | 1,088 | 1,000 | 307 | 9.4 | 4.68 | 64.4 | 22.5 | 4.91 " \
            "| 9.93 | 2.02x | 11.6 |" in text
     assert "| 100,010 | 1,000 | 20.70 | 7.60 | 0.06 | 28.30 | 11.336 (10) | 22671 | 0.1 % |" in text
+
+
+def test_memory_model_by_hand():
+    from benchmarks.bench_roofline import memory_model
+
+    # 1,000 edges, 10 flows, 4 views held of 1,280 bytes per edge, a basis of 3 columns
+    m = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500, retained=7)
+    assert m["data_bytes"] == 1000 * 10 * 16
+    assert m["activation_bytes"] == 4 * 1280 * 1000
+    assert m["basis_bytes"] == 4 * 1000 * 3
+    assert m["predicted_bytes"] == 500 + 160_000 + 5_120_000 + 12_000 + 7
+
+
+def test_report_memory_rows():
+    row = {"data": "net", "edition": "hodge", "busy": False, "threads": 1, "edges": 18830,
+           "samples": 1000, "dense_flops": 1e12, "sparse_flops": 1e10, "bytes": 1e10,
+           "gemm_gflops": 70.0, "copy_gbps": 30.0, "bound_s": 20.0, "epoch_s": 30.0,
+           "ratio": 1.5, "setup_s": 10.0, "views_held": 44, "gradient_caching": True,
+           "base_bytes": 4.5e8, "data_bytes": 3.0e8, "activation_bytes": 1.06e9,
+           "basis_bytes": 1.9e7, "retained_bytes": 2**30, "predicted_bytes": 1.83e9,
+           "peak_rss_bytes": 2.4e9,
+           "memory_ratio": 2.4 / 1.83}
+    text = report([row], [], "cpu")
+    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 1.06 | 0.019 | 1.07 | 1.83 | 2.40 " \
+           "| 1.31x |" in text
+
+
+def test_synthetic_file_is_read_by_the_command(tmp_path):
+    from benchmarks.bench_roofline import write_synthetic_file
+    from topo_contrastive.datasets import EdgeFlows
+
+    file = write_synthetic_file(tmp_path / "net.npz", 60, 5, seed=0)
+    ds = EdgeFlows(str(tmp_path / "root"), file=str(file), log=False)
+    assert len(ds) == 5 and ds[0].x_1.shape[0] >= 60
+    assert all(int((ds[i].x_1 != 0).sum()) >= 1 for i in range(5))
+
+
+def test_epoch_work_counts_the_sketch_columns_of_a_hodge_readout():
+    """A HodgeReadout with a sketch of k directions: ``2 * 2 N1 k c`` FLOPs per view (the
+    sketch's k, not beta_1)."""
+    from benchmarks._complexes import delaunay_complex
+    from topo_contrastive import HodgeDecomposition
+    from topo_contrastive.nn import HodgeReadout
+
+    ops = delaunay_complex(300, seed=0)  # two holes: beta_1 = 2
+    hodge = HodgeDecomposition(ops)
+    sketch = HodgeReadout(hodge, harmonic="sketch", sketch_dim=1, harmonic_channels=2)
+    assert sketch.beta1 == 2 and sketch.harmonic_dim == 1
+    n1 = ops.num_edges
+    plain = epoch_work(SCNN(1, 4, 1, 1, 1), (8, 5), n1, 6, 4, samples=2, batch=2)
+    enc = SCNN(1, 4, 1, 1, 1, readout=sketch)
+    w = epoch_work(enc, (enc.out_channels, 5), n1, 6, 4, samples=2, batch=2)
+    head = 3 * 4 * (2 * enc.out_channels * 5 - 2 * 8 * 5)
+    assert w["dense_flops"] - plain["dense_flops"] - head == 4 * (2 * 2 * n1 * 1 * 2)

@@ -318,3 +318,21 @@ def test_harmonic_channels_survive_a_checkpoint(tmp_path):
     x = torch.randn(2, ops.num_edges, 1)
     L = ops.laplacians()
     torch.testing.assert_close(loaded(x, *L), enc.eval()(x, *L))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"harmonic_channels": 2}, {"pool": "max"}])
+def test_edge_perm_reads_renumbered_features(kwargs):
+    """``edge_perm``: features in a renumbering of the edges give the readout of the
+    features in the complex's numbering; refused with the energies (their tables are in the
+    complex's numbering)."""
+    ops = _holey_complex(1)
+    readout = HodgeReadout(HodgeDecomposition(ops), **kwargs).double()
+    assert readout.harmonic_dim > 0
+    g = torch.Generator().manual_seed(3)
+    H = torch.randn(4, ops.num_edges, 5, generator=g, dtype=torch.float64)
+    perm = torch.randperm(ops.num_edges, generator=g)
+    torch.testing.assert_close(readout(H[:, perm], edge_perm=perm), readout(H),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    energies = HodgeReadout(HodgeDecomposition(ops), energies=True)
+    with pytest.raises(ValueError, match="`edge_perm` is not supported with energies=True"):
+        energies(H.float(), edge_perm=perm)

@@ -40,13 +40,33 @@ def _run(enc, x, L_down, L_up):
     return h.detach(), x.grad, grads
 
 
-@pytest.mark.parametrize("readout", ["mean", "sum", "max", "hodge"])
+HODGE_HEADS = {
+    "hodge": {},
+    "hodge_reduced": {"harmonic_channels": 3},  # the [N1, B*c] GEMM branch
+    "hodge_energies": {"energies": True},  # features gathered back to the complex's order
+}
+
+
+@pytest.mark.parametrize("readout", ["mean", "sum", "max", *HODGE_HEADS])
 @pytest.mark.parametrize("input_skip", [False, True])
 def test_renumbered_layers_compute_the_same_function(monkeypatch, readout, input_skip):
+    """The same embedding and gradients in the renumbered order; a HodgeReadout without
+    energies takes the features in that order (its basis gathered, no gather of ``H``)."""
+    import topo_contrastive.nn.scnn as scnn_module
+
     ops = _shuffled_complex()
     L_down, L_up = (L.double() for L in ops.laplacians())
     torch.manual_seed(0)
-    head = HodgeReadout(HodgeDecomposition(ops)) if readout == "hodge" else readout
+    head = readout
+    if readout in HODGE_HEADS:
+        head = HodgeReadout(HodgeDecomposition(ops), **HODGE_HEADS[readout])
+    backs = []
+
+    def spy(x, order, back=False):
+        backs.append(back)
+        return locality.permute_edges(x, order, back)
+
+    monkeypatch.setattr(scnn_module, "permute_edges", spy)
     enc = SCNN(1, 8, 3, 2, 2, act="tanh", readout=head, input_skip=input_skip).double()
     x = torch.randn(5, ops.num_edges, 1, dtype=torch.float64)
 
@@ -57,6 +77,7 @@ def test_renumbered_layers_compute_the_same_function(monkeypatch, readout, input
     order = locality.locality_order(L_down, L_up)
     assert order is not None and not torch.equal(order.perm, torch.arange(ops.num_edges))
     renumbered = _run(enc, x, L_down, L_up)
+    assert any(backs) == (readout == "hodge_energies")
     # the same function up to the order of additions (float64)
     torch.testing.assert_close(renumbered[0], plain[0], rtol=1e-10, atol=1e-10)
     torch.testing.assert_close(renumbered[1], plain[1], rtol=1e-9, atol=1e-9)

@@ -99,3 +99,41 @@ def test_empty_batch_gives_empty_output_and_gradients():
     assert all(torch.equal(p.grad, torch.zeros_like(p)) for p in enc.parameters())
     conv = SCNNConv(2, 3, 1, 1)
     assert conv(torch.zeros(0, ops.num_edges, 2), L_down, L_up).shape == (0, ops.num_edges, 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
+    """From ``NUMPY_TANH_MIN_EDGES`` edges on, the fused tanh runs as ``np.tanh`` in place:
+    the layer and its gradients equal the naive reference (to rounding of the dtype)."""
+    calls = []
+    np_tanh = kernel.np.tanh
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape)
+        return np_tanh(*args, **kwargs)
+
+    monkeypatch.setattr(kernel.np, "tanh", spy)
+    monkeypatch.setattr(kernel, "NUMPY_TANH_MIN_EDGES", 9)  # the tiny complex's 9 edges
+    ops = tiny_complex()
+    L_down, L_up = ops.laplacians(dtype=dtype)
+    g = torch.Generator().manual_seed(1)
+    conv = SCNNConv(3, 4, K_down=2, K_up=1).to(dtype)
+    with torch.no_grad():
+        conv.weight.copy_(torch.randn(conv.weight.shape, generator=g, dtype=dtype))
+    x = torch.randn(5, ops.num_edges, 3, generator=g, dtype=dtype, requires_grad=True)
+    up = torch.randn(5, ops.num_edges, 4, generator=g, dtype=dtype)
+    out = conv._propagate(x, L_down, L_up, act="tanh")
+    assert calls  # the numpy path ran
+    (out * up).sum().backward()
+    got = (out.detach(), x.grad.clone(), conv.weight.grad.clone())
+    x.grad = None
+    conv.zero_grad()
+    ref = _reference_layer(x, L_down, L_up, conv, "tanh")
+    (ref * up).sum().backward()
+    tol = 1e-10 if dtype == torch.float64 else 1e-5
+    for a, b in zip(got, (ref.detach(), x.grad, conv.weight.grad), strict=True):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+    calls.clear()
+    monkeypatch.setattr(kernel, "NUMPY_TANH_MIN_EDGES", 10)  # below: torch.tanh
+    conv._propagate(x, L_down, L_up, act="tanh")
+    assert not calls

@@ -76,3 +76,39 @@ def test_embed_batch_size_changes_memory_not_numbers(tiny_data, edition):
     whole = embed(encoder, tiny_data)  # the default: every sample of this small complex
     ones = embed(encoder, tiny_data, batch_size=1)
     np.testing.assert_allclose(ones, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_first_chunk_graph_is_kept_bit_for_bit(tiny_data):
+    """The first chunk's forward pass with autograd serves its backward: one forward pass
+    fewer (2n - 1 for n chunks), and the same bits as embedding every chunk twice."""
+    from torch_geometric.loader import DataLoader
+
+    cfg = get_config("SSCL_Spec", "trajectory", "hodge")
+    model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
+    loss_fn = _make_loss(cfg, False)
+    views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
+    batch = views(next(iter(DataLoader(tiny_data.contrastive_dataset(views), batch_size=10))))
+    x, _ = _both_views(batch, views.attr)
+    kwargs = {"hodge_parts": batch.hodge_parts}
+    n, chunk = x.shape[0] // 20, 6  # 20 views in chunks of 6, 6, 6, 2
+
+    def run(lo, hi):
+        return net(x[lo * n : hi * n], torch.arange(hi - lo).repeat_interleave(n))[1]
+
+    bounds = [(0, 6), (6, 12), (12, 18), (18, 20)]
+    model.zero_grad()
+    with torch.no_grad():  # every chunk embedded twice
+        z = torch.cat([run(lo, hi) for lo, hi in bounds]).requires_grad_(True)
+    (grad,) = torch.autograd.grad(loss_fn(z[:10], z[10:], **kwargs), z)
+    for lo, hi in bounds:
+        run(lo, hi).backward(grad[lo:hi])
+    expected = {name: p.grad.clone() for name, p in model.named_parameters()}
+
+    calls = []
+    model.register_forward_hook(lambda *args: calls.append(1))
+    model.zero_grad()
+    _, zc = cached_gradient_step(net, loss_fn, x, 20, chunk, kwargs)
+    assert len(calls) == 2 * len(bounds) - 1
+    assert torch.equal(zc, z.detach())
+    for name, p in model.named_parameters():
+        assert torch.equal(p.grad, expected[name]), name

@@ -479,6 +479,7 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
             threads = max(1, min(idle, cores))
             why = f"{idle} of {cores} cores idle at the start"
     torch.set_num_threads(threads)
+    _numerics.keep_freed_memory()  # large tensors reuse freed heap memory (no page faults)
     from topo_contrastive._words import count
 
     line = f"{PROG}: {count(threads, 'torch thread')} ({why})"

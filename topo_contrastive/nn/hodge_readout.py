@@ -250,6 +250,7 @@ class HodgeReadout(torch.nn.Module):
         L_down: Tensor | None = None,
         L_up: Tensor | None = None,
         size: int | None = None,
+        edge_perm: Tensor | None = None,
     ) -> Tensor:
         """Pool per-edge features ``H`` into ``[B, out_features(C)]`` (see the class).
 
@@ -261,10 +262,15 @@ class HodgeReadout(torch.nn.Module):
             L_down, L_up: the basis-free readout's operators (required there; ignored
                 otherwise).
             size: the number of samples of ``batch`` (default ``batch.max() + 1``).
+            edge_perm: ``int64 [N1]``: ``H``'s edges are renumbered, its edge ``i`` being
+                the complex's edge ``edge_perm[i]`` (the harmonic basis is gathered to
+                match, so that ``H`` need not be permuted back); not with the energies
+                (default ``None``: the complex's numbering).
 
         Raises:
             TypeError: ``H`` is not a floating tensor.
-            ValueError: see the class; the basis-free readout without operators.
+            ValueError: see the class; the basis-free readout without operators;
+                ``edge_perm`` with ``energies=True``.
         """
         if not isinstance(H, Tensor) or not H.is_floating_point():
             raise TypeError(
@@ -273,6 +279,8 @@ class HodgeReadout(torch.nn.Module):
             )
         if self.basis_free:
             return self._basis_free(H, batch, L_down, L_up, size)
+        if edge_perm is not None and self.energies:
+            raise ValueError("`edge_perm` is not supported with energies=True")
         n1, nk = self.num_edges, f"N{self.rank}"
         if H.dim() == 2:  # one sample [N1, C] or a PyG batch [B * N1, C]
             hint = " (a HodgeReadout built on another complex?)"
@@ -298,6 +306,8 @@ class HodgeReadout(torch.nn.Module):
         if self.harmonic_dim:
             d = self.harmonic_dim
             u = self.harmonic_basis.to(H.dtype)
+            if edge_perm is not None:  # H's edge i is the complex's edge edge_perm[i]
+                u = u.index_select(0, edge_perm.to(u.device))
             c = self._kept(C)
             if c < C:
                 # a reduced basis keeps few channels: one [beta, N1] @ [N1, B*c] GEMM; the

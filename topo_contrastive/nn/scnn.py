@@ -15,6 +15,7 @@ from topo_contrastive.nn._complexes import (
 )
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
+from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
 
@@ -312,8 +313,12 @@ class SCNN(torch.nn.Module):
         num_graphs = self._complexes(x, L_down, L_up, batch)
         if num_graphs is not None:
             return self._forward_complexes(x, L_down, L_up, batch, num_graphs)
+        perm = None
         if isinstance(self.readout, str):  # pooling ignores the edge order the layers ran in
             x3, h, _ = self._layers(x, L_down, L_up, batch)  # [B, N1, hidden]
+        elif self._readout_renumbered():  # the readout takes the layers' order (no gather)
+            x3, h, order = self._layers(x, L_down, L_up, batch)
+            perm = None if order is None else order.perm
         else:
             x3, h = self._input_and_edge_embeddings(x, L_down, L_up, batch)
         if self.input_skip:  # the input first: [B, N1, C_in + hidden]
@@ -322,12 +327,24 @@ class SCNN(torch.nn.Module):
             if getattr(self.readout, "basis_free", False):
                 return self.readout(h, L_down=L_down, L_up=L_up)  # [B, D]
             self._check_readout_complex(L_down, L_up)
+            if perm is not None:
+                return self.readout(h, edge_perm=perm)  # [B, D]
             return self.readout(h)  # [B, D]
         if self.readout == "mean":
             return h.mean(dim=1)
         if self.readout == "sum":
             return h.sum(dim=1)
         return h.amax(dim=1)
+
+    def _readout_renumbered(self) -> bool:
+        """Whether the readout module takes features in the layers' edge order (a
+        :class:`HodgeReadout` on one complex, without energies)."""
+        readout = self.readout
+        return (
+            isinstance(readout, HodgeReadout)
+            and not readout.basis_free
+            and not readout.energies
+        )
 
     def _forward_complexes(
         self,

@@ -319,16 +319,19 @@ def cached_gradient_step(
     Gao, Zhang, Han and Callan, "Scaling Deep Contrastive Learning Batch Size under Memory
     Limited Setup" (RepL4NLP 2021):
 
-    1. embed all ``2B`` views without autograd, chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``;
+    1. embed all ``2B`` views chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``, the first
+       chunk with autograd (its graph is kept), the others without;
     2. the loss of the detached :math:`\mathbf{z}` and its gradient
        :math:`\partial\ell/\partial\mathbf{z}` (the loss couples every pair, the encoder
        does not: every view is embedded on its own);
-    3. per chunk, the forward pass again with autograd and ``backward`` of
-       :math:`\partial\ell/\partial\mathbf{z}_{chunk}`: the parameter gradients add up
-       to those of the plain step, up to rounding.
+    3. per chunk, ``backward`` of :math:`\partial\ell/\partial\mathbf{z}_{chunk}`, through
+       the kept graph for the first chunk and a second forward pass with autograd for the
+       others: the parameter gradients add up to those of the plain step, up to rounding.
 
-    The encoder's activations are held for one chunk at a time; the cost is one more
-    forward pass. Under DDP the gradients are all-reduced after the last chunk only.
+    The encoder's activations are held for one chunk at a time (while the first chunk's
+    graph waits, the other chunks run without autograd, which holds less); the cost is one
+    more forward pass of all chunks but the first. Under DDP the gradients are all-reduced
+    after the last chunk only.
 
     Args:
         net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
@@ -352,17 +355,25 @@ def cached_gradient_step(
         rows = torch.arange(hi - lo, device=x.device).repeat_interleave(n)
         return net(x[lo * n : hi * n], rows)[1]
 
+    no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
+
+    def sync_at(i: int) -> contextlib.AbstractContextManager:
+        last = i == len(bounds) - 1
+        return contextlib.nullcontext() if last or no_sync is None else no_sync()
+
+    with sync_at(0):
+        kept = run(*bounds[0])  # with autograd: its graph serves the first backward
     with torch.no_grad():
-        z = torch.cat([run(lo, hi) for lo, hi in bounds])  # [2B, D]
+        z = torch.cat([kept.detach(), *(run(lo, hi) for lo, hi in bounds[1:])])  # [2B, D]
     z.requires_grad_(True)
     B = num_views // 2
     loss = loss_fn(z[:B], z[B:], **loss_kwargs)
     (grad,) = torch.autograd.grad(loss, z)
-    no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
     for i, (lo, hi) in enumerate(bounds):
-        last = i == len(bounds) - 1
-        with contextlib.nullcontext() if last or no_sync is None else no_sync():
-            run(lo, hi).backward(grad[lo:hi])
+        with sync_at(i):
+            out = kept if i == 0 else run(lo, hi)
+            out.backward(grad[lo:hi])
+        kept = None  # the first chunk's graph is freed by its backward
     return loss.detach(), z.detach()
 
 
