@@ -251,7 +251,7 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
     ``base + N1 * (S * DATA_BYTES_PER_EDGE_PER_SAMPLE + V * A + 4 k) + R``, with ``S``
     flows, ``V`` views whose activations are held at once (a gradient-caching chunk, else the
     batch's ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
-    (``experiments.training.activation_bytes``), ``k`` columns of the harmonic basis
+    (``topo_contrastive.training.loop.activation_bytes``), ``k`` columns of the harmonic basis
     (float32), ``base`` the import-only process and ``R`` the freed memory the command's
     allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most the
     activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
@@ -427,7 +427,7 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                 "(the flow in the prepared data, the dataset and its fitted copy, the drop "
                 "probabilities), `V` views whose encoder activations are held at once (a "
                 "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
-                "bytes per edge and view (`experiments.training.activation_bytes`), `k` "
+                "bytes per edge and view (`topo_contrastive.training.loop.activation_bytes`), `k` "
                 "columns of the harmonic basis (float32), `R` the freed memory the "
                 "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`, at most "
                 "the activations).",
