@@ -16,8 +16,9 @@ The linear evaluation of a pre-trained encoder is :mod:`topo_contrastive.evaluat
 command line over both is :mod:`topo_contrastive.cli`.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from topo_contrastive._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
     from topo_contrastive.training.checkpoint import (
@@ -85,14 +86,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value  # later look-ups skip this function
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
-    return sorted(set(__all__) | dunders)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
