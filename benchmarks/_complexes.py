@@ -153,24 +153,11 @@ def random_path_supports(
     max_edges: int = 20,
     seed: int = 0,
 ) -> list[np.ndarray]:
-    """Edge supports of random simple paths (self-avoiding random walks).
-
-    Each walk starts at a uniform random node and steps to a uniform random
-    unvisited neighbour until it has a length drawn uniformly from
-    ``[min_edges, max_edges]`` or gets stuck.
-
-    Args:
-        ops: the complex.
-        num_paths: number of paths.
-        min_edges: shortest requested length in edges (default ``10``).
-        max_edges: longest requested length in edges (default ``20``).
-        seed: seed of the walk generator (default ``0``).
-
-    Returns:
-        ``num_paths`` arrays ``int64 [length]`` of edge columns of ``ops``.
+    """Edge supports of :func:`random_node_paths`' walks (same arguments): ``num_paths``
+    arrays ``int64 [length]`` of edge columns of ``ops``.
 
     Raises:
-        ValueError: ``min_edges > max_edges`` or ``min_edges < 1``.
+        ValueError: as :func:`random_node_paths`.
     """
     out = []
     for visited in random_node_paths(ops, num_paths, min_edges, max_edges, seed):
