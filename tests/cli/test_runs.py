@@ -99,3 +99,33 @@ def test_evaluate_saved_needs_labels(tiny_data, tmp_path):
     with pytest.raises(ValueError, match="needs labels"):
         evaluate_saved(encoder, unlabelled, [0], out=tmp_path / "e.json")
     assert not any(tmp_path.iterdir())
+
+
+def test_embed_to_folder_default_batch_follows_the_complex_size(tiny_data, tmp_path, monkeypatch):
+    # the default holds at most EMBED_ROWS edge rows per forward (a 1M-edge network needs
+    # one sample at a time), and the batch size changes the memory, not the numbers
+    import numpy as np
+
+    import topo_contrastive.training.loop as loop
+
+    config = get_config("SCL", "trajectory", hidden_channels=8)
+    for sub in ("run", "a", "b"):
+        (tmp_path / sub).mkdir()
+    with process_group("cpu") as group:
+        pretrain_to_folder(tiny_data, config, tmp_path / "run", seed=0, epochs=1, group=group)
+    ckpt = tmp_path / "run" / "encoder.pt"
+    fixed = embed_to_folder(ckpt, tiny_data, tmp_path / "a", batch_size=7)
+    seen = []
+    original = type(tiny_data).signal_batch
+
+    def spy(self, idx, *args, **kwargs):
+        seen.append(len(idx))
+        return original(self, idx, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "EMBED_ROWS", 3 * tiny_data.sizes[1])
+    monkeypatch.setattr(type(tiny_data), "signal_batch", spy)
+    auto = embed_to_folder(ckpt, tiny_data, tmp_path / "b")
+    assert max(seen) == 3 and sum(seen) == tiny_data.num_samples
+    a = np.load(fixed.paths["npz"])["embeddings"]
+    b = np.load(auto.paths["npz"])["embeddings"]
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -26,8 +26,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--batch-size",
         type=common.int_between(1, 1_000_000),
-        default=256,
-        help="samples per forward, at most 1,000,000 (default: 256)",
+        default=None,
+        help="samples per forward, at most 1,000,000 (default: 200 on one complex, fewer on "
+        "a large one so that a forward holds at most 2^19 edge rows; 256 complexes of a "
+        "many-complex file)",
     )
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
@@ -97,7 +99,7 @@ def _embed_many(args: argparse.Namespace, data: Any) -> int:
     from topo_contrastive.training.embeddings import write_embeddings
 
     encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
-    emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size)
+    emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size or 256)
     with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
         paths = write_embeddings(
             work, emb, sample_ids=data.dataset.sample_ids, labels=data.original_labels(),

@@ -353,7 +353,7 @@ def embed_to_folder(
     data: ExperimentData,
     out: str | os.PathLike,
     device: str | torch.device = "cpu",
-    batch_size: int = 256,
+    batch_size: int | None = None,
     data_file: str | os.PathLike | None = None,
 ) -> EmbedOutputs:
     """The embeddings ``[S, D]`` of every sample of ``data`` by the encoder saved in
@@ -365,7 +365,8 @@ def embed_to_folder(
         data: the prepared dataset (labels optional).
         out: an existing, writable folder.
         device: the device of the forward passes.
-        batch_size: samples per forward pass (default: 256).
+        batch_size: samples per forward pass (default ``None``: as
+            :func:`~topo_contrastive.training.embed` chooses by the complex's size).
         data_file: the edge-flow file ``data`` was read from, named in the metadata.
 
     Returns:
