@@ -73,7 +73,7 @@ def _embeddings(encoder: Any, data: Any) -> np.ndarray:
 def _support_pool(encoder: Any, data: Any) -> np.ndarray:
     """``[S, C]``: the support-weighted mean of the last layer's per-edge features."""
     encoder = encoder.cpu().eval()
-    L_down, L_up = data.laplacians()
+    L_down, L_up = data.complex.laplacians()
     out = []
     for start in range(0, data.num_samples, 200):
         x = data.flows[start : start + 200]  # [b, N1]

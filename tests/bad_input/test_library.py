@@ -125,7 +125,7 @@ LAYER_CASES = [
     ("conv-L-sizes-differ", lambda o: _conv()(_x(o), _lap(o)[0], _lap(ComplexOperators.from_simplices([[0, 1], [1, 2]]))[1]), ValueError, "L_up"),
     ("conv-L-float64", lambda o: _conv()(_x(o), *_lap(o, torch.float64)), ValueError, "`L_down` has dtype"),
     ("conv-L-meta", lambda o: _conv()(_x(o), _lap(o)[0].to("meta"), _lap(o)[1]), ValueError, "`L_down` is on meta"),
-    ("conv-L-requires-grad", lambda o: _conv()(_x(o), _lap(o)[0].requires_grad_(), _lap(o)[1]), ValueError, "`L_down` requires grad"),
+    ("conv-L-requires-grad", lambda o: _conv()(_x(o), _lap(o)[0].detach().clone().requires_grad_(), _lap(o)[1]), ValueError, "`L_down` requires grad"),
     ("conv-L-down-nan", lambda o: _conv()(_x(o), _with_value(_lap(o)[0], NAN), _lap(o)[1]), ValueError, "`L_down` holds .*NaN or inf"),
     ("conv-L-up-inf", lambda o: _conv()(_x(o), _lap(o)[0], _with_value(_lap(o)[1], INF)), ValueError, "`L_up` holds .*NaN or inf"),
     ("conv-L-up-neg-inf", lambda o: _conv()(_x(o), _lap(o)[0], _with_value(_lap(o)[1], -INF, 1)), ValueError, "`L_up` holds"),

@@ -260,3 +260,16 @@ def test_path_to_flow_takes_the_toponetx_complex_own_node_labels():
     sparse = ComplexOperators.from_toponetx(tnx.SimplicialComplex([[10, 20, 30], [30, 40]]))
     assert sparse.path_to_flow([10, 20, 30, 40]).tolist() == [1.0, 0.0, 1.0, 1.0]
     assert sparse.path_to_flow(torch.tensor([40, 30])).tolist() == [0.0, 0.0, 0.0, -1.0]
+
+
+def test_laplacians_cached_per_dtype_and_rank_and_exact():
+    ops = square_with_diagonal()
+    L_down, L_up = ops.laplacians()
+    # the same tensors on every call (the layers' operator cache is keyed by them)
+    assert ops.laplacians()[0] is L_down and ops.laplacians(device="cpu")[1] is L_up
+    d64, u64 = ops.laplacians(dtype=torch.float64)
+    assert d64.dtype == torch.float64 and d64 is not L_down
+    np.testing.assert_array_equal(d64.to_dense().numpy(), (ops.B1.T @ ops.B1).toarray())
+    np.testing.assert_array_equal(u64.to_dense().numpy(), (ops.B2 @ ops.B2.T).toarray())
+    L0_down, L0_up = ops.laplacians(rank=0)
+    assert ops.laplacians(rank=0)[1] is L0_up and L0_up.shape == (ops.num_nodes,) * 2

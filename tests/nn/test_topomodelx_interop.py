@@ -330,7 +330,7 @@ def test_adapter_pretrains_with_the_library_and_saves(tmp_path):
     loaded, meta = load_encoder(tmp_path / "tmx.pt")
     assert meta["architecture"]["model"] == "sccnn"
     x = data.flows[:3].unsqueeze(-1)
-    L = data.laplacians()
+    L = data.complex.laplacians()
     torch.testing.assert_close(loaded(x, *L), encoder.eval()(x, *L))
 
 

@@ -21,8 +21,8 @@ def test_experiment_data_tensors(tiny_data):
     assert tiny_data.contrastive_dataset(views) is fitted
     assert "hodge_parts" not in tiny_data.dataset[0].keys()
     assert tiny_data.labels.tolist().count(0) == 20
-    L1, _ = tiny_data.laplacians()
-    assert tiny_data.laplacians()[0] is L1  # cached
+    L1, _ = tiny_data.complex.laplacians()
+    assert tiny_data.complex.laplacians()[0] is L1  # cached
     split = tiny_data.split(3)
     assert [len(split[k]) for k in ("train", "val", "test")] == [20, 10, 10]
     assert len(tiny_data.fingerprint) == 16

@@ -97,7 +97,7 @@ def test_a_training_step_is_the_public_pipeline_step(tiny_data):
     batch = next(iter(DataLoader(tiny_data.contrastive_dataset(views), batch_size=40,
                                  sampler=order)))  # fmt: skip
     batch = views(batch)
-    L_down, L_up = tiny_data.laplacians()
+    L_down, L_up = tiny_data.complex.laplacians()
     rows = batch.batch  # [B * N1]
     z1 = model.head(model.encoder(batch.x_1_view1, L_down, L_up, rows))
     z2 = model.head(model.encoder(batch.x_1_view2, L_down, L_up, rows))

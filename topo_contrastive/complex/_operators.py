@@ -317,7 +317,8 @@ class OperatorsMixin:
         rank: int = 1,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(L_down, L_up)`` of rank ``rank`` as coalesced torch sparse COO tensors
-        ``[N_k, N_k]``.
+        ``[N_k, N_k]``, built once per device, dtype and rank and then returned as they are
+        (so that the layers' operator cache, keyed by the tensors, is reused across calls).
 
         Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``: the filter of
         signals on the simplices of rank k uses
@@ -333,13 +334,14 @@ class OperatorsMixin:
             ValueError: ``rank`` is not a rank of the complex (see :meth:`check_rank`).
         """
         if rank == 1 and not isinstance(rank, bool):
-            return (
-                self.operator("L_down", device=device, dtype=dtype),
-                self.operator("L_up", device=device, dtype=dtype),
-            )
-        k = self.check_rank(rank)
-        return (
-            self.operator(f"L{k}_down", device=device, dtype=dtype),
-            self.operator(f"L{k}_up", device=device, dtype=dtype),
-        )
+            names = ("L_down", "L_up")
+        else:
+            k = self.check_rank(rank)
+            names = (f"L{k}_down", f"L{k}_up")
+        place = torch.device("cpu" if check_device(device) is None else device)
+        key = (str(place), dtype, names[0])
+        cache = self.__dict__.setdefault("_laplacian_pairs", {})
+        if key not in cache:
+            cache[key] = tuple(self.operator(n, device=device, dtype=dtype) for n in names)
+        return cache[key]
 

@@ -218,7 +218,7 @@ class _Run:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             head_module = _make_head(head, int(enc.out_channels), classes).to(dev)
-        self.model = _Model(enc, head_module, data.laplacians(device=dev))
+        self.model = _Model(enc, head_module, data.complex.laplacians(device=dev, rank=data.rank))
         self.gen = torch.Generator().manual_seed(seed)
         self.data = data
         self.labels = data.labels

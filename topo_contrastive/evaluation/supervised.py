@@ -137,7 +137,7 @@ def train_supervised(
         torch.manual_seed(seed)
         model = _Classifier(config, num_classes, data)
     model.to(dev)
-    L_down, L_up = data.laplacians(device=dev)
+    L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
     optimizer = make_optimizer(model.parameters(), config)
     gen = torch.Generator().manual_seed(seed)
     labels = data.labels

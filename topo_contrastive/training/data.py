@@ -239,9 +239,6 @@ class ExperimentData:
     hodge: HodgeDecomposition
     label_values: torch.Tensor | None = field(default=None, repr=False)
     _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
-    _laplacians: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = field(
-        default_factory=dict, repr=False
-    )
 
     def __post_init__(self) -> None:
         from topo_contrastive._checks import check_finite, class_ids
@@ -404,21 +401,6 @@ class ExperimentData:
     def fingerprint(self) -> str:
         """Identifier of the complex (see :func:`complex_fingerprint`)."""
         return complex_fingerprint(self.complex)
-
-    def laplacians(
-        self, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(L_down, L_up)`` sparse ``[N1, N1]`` on ``device`` (built once, then cached, so that
-        the layers' operator cache is reused); at rank k ``(L_k,down, L_k,up)`` ``[N_k, N_k]``."""
-        key = (str(torch.device(device)), dtype)
-        if key not in self._laplacians:
-            if self.rank == 1:
-                self._laplacians[key] = self.complex.laplacians(device=device, dtype=dtype)
-            else:
-                self._laplacians[key] = self.complex.laplacians(
-                    device=device, dtype=dtype, rank=self.rank
-                )
-        return self._laplacians[key]
 
     def split(self, seed: int) -> dict[str, np.ndarray]:
         """Indices of the train / val / test samples of split ``seed`` (``dataset.split``)."""

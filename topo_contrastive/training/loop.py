@@ -526,7 +526,7 @@ def _contrastive_model(
         head = ProjectionHead(
             encoder.out_channels, config.projection_channels, config.projection_channels
         )
-    L_down, L_up = data.laplacians(device=dev)
+    L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
     model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
     net: nn.Module = model
     if distributed:
@@ -569,7 +569,7 @@ def embed(
     home = next(iter(encoder.parameters()), torch.empty(0)).device
     encoder.eval().to(dev)
     try:
-        L_down, L_up = data.laplacians(device=dev)
+        L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
         out = []
         for start in range(0, data.num_samples, batch_size):
             idx = range(start, min(start + batch_size, data.num_samples))

@@ -243,7 +243,7 @@ def train_next_node(
         groups.append({"params": enc.parameters(),
                        "lr": head_lr if mode == "scratch" else encoder_lr})  # fmt: skip
     opt = torch.optim.Adam(groups, weight_decay=weight_decay)
-    L = data.laplacians(device=dev)
+    L = data.complex.laplacians(device=dev)
     x = samples.flows.unsqueeze(-1).to(dev)  # [M, N1, 1]
     candidates, targets = samples.candidates.to(dev), samples.targets.to(dev)
     best: tuple[float, int, float, float] | None = None
