@@ -76,8 +76,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa: E402
 from benchmarks.bench_scaling import _sizes, _sync  # noqa: E402
 from benchmarks.bench_scnn import gemm_rate  # noqa: E402
-from topo_contrastive._files import write_text  # noqa: E402
-from topo_contrastive._numerics import KEEP_FREED_BYTES  # noqa: E402
+from topo_contrastive.utils.files import write_text  # noqa: E402
+from topo_contrastive.utils.numerics import KEEP_FREED_BYTES  # noqa: E402
 
 
 # ---------------------------------------------------------------------- machine
@@ -270,8 +270,7 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
     """The command's data and configuration, parsed by its own parser."""
-    from topo_contrastive.cli import _common as common
-    from topo_contrastive.cli import build_parser
+    from topo_contrastive.cli import build_parser, common
     from topo_contrastive.training.configs import get_config
 
     args = build_parser().parse_args(

@@ -46,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scnn import Case, build, gemm_rate, step, step_flops  # noqa: E402
 
 from topo_contrastive import __version__  # noqa: E402
-from topo_contrastive._files import write_json, write_text  # noqa: E402
 from topo_contrastive.nn._scnn_kernel import chunk_samples, prepare_operator  # noqa: E402
+from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
 
 
 def empty_like(L: torch.Tensor) -> torch.Tensor:

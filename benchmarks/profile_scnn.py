@@ -109,7 +109,7 @@ def main(
     report = "\n".join(lines)
     print(report)
     if out is not None:
-        from topo_contrastive._files import write_text
+        from topo_contrastive.utils.files import write_text
 
         write_text(out, report + "\n")
     return report

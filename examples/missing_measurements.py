@@ -52,7 +52,7 @@ def main(
         missing_measurements_study,
         write_missing,
     )
-    from topo_contrastive._outputs import output_run
+    from topo_contrastive.utils.outputs import output_run
 
     items = load_study_data(datasets, networks, data_root=data_root, trips=trips, seed=seed)
     check_study(items, fractions, splits=splits, epochs=epochs)  # before `out` is touched

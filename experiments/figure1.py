@@ -26,15 +26,15 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from topo_contrastive._checks import check_int
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import atomic_write
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
 from topo_contrastive.transforms.spectral_mask_optimizer import (
     check_budget,
     check_flows,
     optimize_drop_probabilities,
 )
+from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import atomic_write
 
 __all__ = [
     "METHODS",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import torch
 
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import atomic_write
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import atomic_write
 
 __all__ = ["figure1_from_data", "plot_figure2"]
 

@@ -54,9 +54,6 @@ from experiments.protocol import (
 )
 from experiments.run_folder import RunFolder
 from experiments.table import format_table, summarize
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import COMPLETE_MARKER, write_text
-from topo_contrastive._words import count
 from topo_contrastive.training.configs import (
     CONFIG_NAMES,
     DATASET_NAMES,
@@ -67,6 +64,9 @@ from topo_contrastive.training.configs import (
     resolve_edition,
 )
 from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import COMPLETE_MARKER, write_text
+from topo_contrastive.utils.words import count
 
 __all__ = [
     "OUTPUTS",
@@ -258,7 +258,7 @@ def _run_settings(
     code paths (``code_paths``: whether they are pinned, and the pinning variables)."""
     import os
 
-    from topo_contrastive import _numerics
+    from topo_contrastive.utils import numerics as _numerics
 
     return {
         "datasets": ds_names,

@@ -2,8 +2,8 @@
 completion marker and the result tables (:class:`RunFolder`).
 
 Every resumable command (``reproduce``, ``label-efficiency``) and example writes through it.
-What it does not do is :func:`topo_contrastive._outputs.output_run`'s (the lock on the folder,
-``--overwrite``'s write-beside-then-swap) and :mod:`topo_contrastive._files`' (atomic writes,
+What it does not do is :func:`topo_contrastive.utils.outputs.output_run`'s (the lock on the folder,
+``--overwrite``'s write-beside-then-swap) and :mod:`topo_contrastive.utils.files`' (atomic writes,
 stale temporaries): a caller holds the lock and gives :class:`RunFolder` the folder to write.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive._files import (
+from topo_contrastive.utils.files import (
     COMPLETE_MARKER,
     check_output_dir,
     mark_complete,

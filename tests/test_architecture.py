@@ -28,9 +28,9 @@ PACKAGE = "topo_contrastive"
 HARNESS = "experiments"
 
 #: rank of every room: an import from one room into another must go to a lower rank
-#: (``helpers``: the private top-level modules ``_checks``, ``_files``, ``_layout``,
-#: ``_numerics``, ``_outputs``; ``root``: ``topo_contrastive/__init__.py``, whose lazy
-#: shortcuts point into the core)
+#: (``helpers``: the top-level modules ``_layout``, ``_lazy``, ``_names`` and the package
+#: ``utils`` (checks, files, outputs, numerics, ...); ``root``:
+#: ``topo_contrastive/__init__.py``, whose lazy shortcuts point into the core)
 RANKS = {
     "helpers": 0,
     "complex": 1,
@@ -151,7 +151,7 @@ def _room(name: str) -> str:
         return "experiments"
     if len(parts) == 1:
         return "root"
-    if parts[1].startswith("_"):
+    if parts[1].startswith("_") or parts[1] == "utils":
         return "helpers"
     return parts[1]
 
@@ -261,6 +261,32 @@ def test_the_library_imports_nothing_from_beside_it():
         if _room(dst) not in LIBRARY
     )
     assert not leaks, "the library imports from experiments/:\n" + "\n".join(leaks)
+
+
+def _private_imports(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """What ``node`` takes of the library that is private: a module with a ``_`` part, or a
+    ``_`` name imported from it."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.startswith(PACKAGE) and "._" in a.name]
+    module = node.module or ""
+    if node.level or not module.startswith(PACKAGE):
+        return []
+    if any(part.startswith("_") for part in module.split(".")):
+        return [module]
+    return [f"{module}.{a.name}" for a in node.names if a.name.startswith("_")]
+
+
+def test_the_experiments_use_the_public_api_only():
+    # the paper's reproduction and the studies are built on what a user can import
+    private = sorted(
+        f"{name}: {target}"
+        for name, (path, _) in MODULES.items()
+        if _room(name) not in LIBRARY
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for target in _private_imports(node)
+    )
+    assert not private, "experiments/ imports private library names:\n" + "\n".join(private)
 
 
 def test_no_source_file_cites_an_issue_number():

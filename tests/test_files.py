@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from topo_contrastive._files import (
+from topo_contrastive.utils.files import (
     atomic_torch_save,
     atomic_write,
     begin_outputs,
@@ -172,7 +172,7 @@ def test_read_npz_of_a_damaged_archive(tmp_path, cut):
 
 def test_require_file_names_a_folder_and_a_missing_file(tmp_path):
     """Issue 26 case 15: a folder where a file is expected used to say "does not exist"."""
-    from topo_contrastive._files import require_file
+    from topo_contrastive.utils.files import require_file
 
     with pytest.raises(ValueError, match=r"checkpoint '.*' is a folder, expected a file"):
         require_file(tmp_path, "checkpoint")

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = [
     "as_samples",

@@ -11,17 +11,3 @@ __all__: list[str] = []
 PROBES: tuple[str, ...] = ("ridge", "svm")
 #: :data:`topo_contrastive.evaluation.probe.DEFAULT_PROBE`
 DEFAULT_PROBE = "ridge"
-#: :data:`experiments.studies.label_efficiency.probe.CLASSIFIERS`
-CLASSIFIERS: tuple[str, ...] = ("logistic", "svm", "ridge")
-#: :data:`experiments.studies.label_efficiency.curves.ROW_KINDS`
-ROW_KINDS: tuple[str, ...] = (
-    "probe", "finetune", "control", "untrained", "supervised", "raw", "abs", "harmonic",
-)  # fmt: skip
-#: :data:`experiments.studies.label_efficiency.subsets.DEFAULT_FRACTIONS`
-DEFAULT_FRACTIONS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
-#: :data:`experiments.studies.label_efficiency.subsets.DEFAULT_DRAWS`
-DEFAULT_DRAWS = 10
-#: :data:`experiments.studies.label_efficiency.subsets.MAX_DRAWS`
-MAX_DRAWS = 1000
-#: :data:`experiments.studies.missing_measurements.masks.MODES`
-MISSING_MODES: tuple[str, ...] = ("random", "region")

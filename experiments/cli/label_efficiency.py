@@ -11,7 +11,7 @@ import sys
 import time
 
 from experiments import PROG
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def _fraction(text: str) -> float:
@@ -26,7 +26,7 @@ def _fraction(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``label-efficiency`` subcommand and its options to ``sub``."""
-    from topo_contrastive._names import (
+    from experiments._names import (
         CLASSIFIERS,
         DEFAULT_DRAWS,
         DEFAULT_FRACTIONS,
@@ -119,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
         resolve_rows,
     )
     from experiments.studies.label_efficiency.subsets import labelled_subsets
-    from topo_contrastive._extras import require_extra
-    from topo_contrastive._files import check_output_possible
-    from topo_contrastive._outputs import output_run
+    from topo_contrastive.utils.extras import require_extra
+    from topo_contrastive.utils.files import check_output_possible
+    from topo_contrastive.utils.outputs import output_run
 
     require_extra("matplotlib", "the label-efficiency figure")  # before any work
     task = common.config_task(args)

@@ -9,7 +9,7 @@ import argparse
 import time
 
 from experiments.cli.label_efficiency import _fraction
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 #: What ``--quick`` sets where the option is not given.
 QUICK = {"samples": 40, "seeds": 1, "epochs": 1, "hidden": 8, "draws": 2,
@@ -136,7 +136,7 @@ def _check_names(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from experiments.studies.many_complexes.rows import ROWS
-    from topo_contrastive._files import require_file
+    from topo_contrastive.utils.files import require_file
 
     if args.rows is not None:
         unknown = [r for r in args.rows if r not in ROWS]
@@ -194,9 +194,9 @@ def run(args: argparse.Namespace) -> int:
         write_many_complexes,
     )
     from experiments.studies.many_complexes.report import OUTPUTS
-    from topo_contrastive._extras import require_extra
-    from topo_contrastive._files import check_output_possible
-    from topo_contrastive._outputs import output_run
+    from topo_contrastive.utils.extras import require_extra
+    from topo_contrastive.utils.files import check_output_possible
+    from topo_contrastive.utils.outputs import output_run
 
     require_extra("matplotlib", "the many-complexes figure")  # before any work
     _check_names(args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 #: ``--quick``: the settings it takes where the option is not given
 QUICK = {"fractions": [0.3], "splits": 1, "epochs": 1}
@@ -29,7 +29,7 @@ def _unobserved_fraction(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``missing-measurements`` subcommand and its options to ``sub``."""
-    from topo_contrastive._names import MISSING_MODES as MODES
+    from experiments._names import MISSING_MODES as MODES
     from topo_contrastive.training.configs import DATASET_NAMES
 
     p = sub.add_parser(
@@ -108,10 +108,10 @@ def run(args: argparse.Namespace) -> int:
         missing_measurements_study,
         write_missing,
     )
-    from topo_contrastive._extras import require_extra
-    from topo_contrastive._files import check_output_possible, require_file
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.training.configs import resolve_dataset_name
+    from topo_contrastive.utils.extras import require_extra
+    from topo_contrastive.utils.files import check_output_possible, require_file
+    from topo_contrastive.utils.outputs import output_run
 
     require_extra("matplotlib", "the missing-measurements figure")  # before any work
     if args.resume and args.overwrite:

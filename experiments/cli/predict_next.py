@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
 
     from experiments.studies.next_node.report import rows_markdown, transfer_markdown
     from experiments.studies.next_node.rows import ROWS, next_node_rows, require_paths
-    from topo_contrastive._files import require_file
     from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.utils.files import require_file
 
     if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
         raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
@@ -177,12 +177,12 @@ def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -
     (the JSON last: it marks a finished run). Returns the exit status 0."""
     from pathlib import Path
 
-    from topo_contrastive._files import write_json, write_text
     from topo_contrastive.cli.runs import markdown_path
+    from topo_contrastive.utils.files import write_json, write_text
 
     table = "\n".join(lines) + "\n"
     if args.out:  # locked; the table, then the JSON (the marker), put in place when both are
-        from topo_contrastive._outputs import output_run
+        from topo_contrastive.utils.outputs import output_run
 
         out = Path(args.out).expanduser().absolute()
         with output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite) as work:

@@ -10,7 +10,7 @@ import sys
 import time
 
 from experiments import PROG
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -70,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def pins_numerics(args: argparse.Namespace) -> bool:
     """Whether the run's numbers are pinned (``--quick``: one torch thread, the AVX2 code
-    paths of :mod:`topo_contrastive._numerics`), so that it runs in the pinned environment."""
+    paths of :mod:`topo_contrastive.utils.numerics`), so that it runs in the pinned environment."""
     return bool(args.quick)
 
 
@@ -86,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
 
     from experiments.presets import adjust_preset
     from experiments.reproduce import OUTPUTS, PRESETS, draws_figures, reproduce
-    from topo_contrastive._files import check_output_possible
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.training.configs import (
         resolve_config_name,
         resolve_dataset_name,
         resolve_edition,
     )
+    from topo_contrastive.utils.files import check_output_possible
+    from topo_contrastive.utils.outputs import output_run
 
     datasets = [resolve_dataset_name(d) for d in args.datasets]
     configs = [resolve_config_name(c) for c in args.configs]
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     common.check_seed_range(args.seed, max(preset.num_splits, *preset.pretrain_seeds.values()))
     check_output_possible(args.out)  # before any work, after every name was checked
     if draws_figures(preset, datasets):
-        from topo_contrastive._extras import require_extra
+        from topo_contrastive.utils.extras import require_extra
 
         require_extra("matplotlib", "Figures 1-2 (--no-figure1 --figure2-dataset none skip them)")
     if preset.reduced:

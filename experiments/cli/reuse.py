@@ -8,7 +8,7 @@ import argparse
 import time
 
 from experiments.cli.label_efficiency import _fraction
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -88,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
         write_reuse,
     )
     from experiments.studies.reuse.report import OUTPUTS
-    from topo_contrastive._extras import require_extra
-    from topo_contrastive._files import check_output_possible, require_file
-    from topo_contrastive._outputs import output_run
+    from topo_contrastive.utils.extras import require_extra
+    from topo_contrastive.utils.files import check_output_possible, require_file
+    from topo_contrastive.utils.outputs import output_run
 
     require_extra("matplotlib", "the reuse figure")  # before any work
     if not args.networks and not args.data_file:

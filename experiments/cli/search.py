@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli import _common as common
-from topo_contrastive.cli._fields import parse_grid
+from topo_contrastive.cli import common
+from topo_contrastive.cli.fields import parse_grid
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -88,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
             existing ``--out`` without ``--overwrite`` or an unwritable one (before any work).
     """
     from experiments.search import grid_search
-    from topo_contrastive._files import marker_beside
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.training.configs import get_config, resolve_dataset_name
+    from topo_contrastive.utils.files import marker_beside
+    from topo_contrastive.utils.outputs import output_run
 
     dataset = resolve_dataset_name(args.dataset)
     base = get_config(args.config, dataset, common.edition(args), **common.edition_overrides(args))

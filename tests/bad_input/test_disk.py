@@ -19,9 +19,9 @@ import pytest
 import torch
 
 from tests.bad_input.conftest import run_cli
-from topo_contrastive import _files
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN
+from topo_contrastive.utils import files as _files
 
 
 class _FullFile:

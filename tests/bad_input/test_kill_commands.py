@@ -293,7 +293,7 @@ def _temporaries(folder: Path) -> list[Path]:
 def test_killed_command_leaves_a_complete_or_clearly_incomplete_folder(
     context, data_root, checkpoint, tmp_path, monkeypatch, writer
 ):
-    from topo_contrastive import _files
+    from topo_contrastive.utils import files as _files
 
     command, check, resumable = WRITERS[writer]
     ref = tmp_path / "reference"

@@ -12,7 +12,7 @@ import torch
 
 from tests._commands import main
 from tests._tiny import TINY_FLAGS
-from topo_contrastive.cli._fields import parse_grid
+from topo_contrastive.cli.fields import parse_grid
 
 
 @pytest.fixture(scope="module")
@@ -490,7 +490,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     checkpoint, data_root, tmp_path, capsys, monkeypatch
 ):
     """Without a terminal (logs, CI) progress comes as plain lines, not a tqdm bar."""
-    from topo_contrastive.cli import _common
+    from topo_contrastive.cli import common as _common
 
     monkeypatch.setattr(_common, "LINE_INTERVAL", 0.0)  # a line per step (default: every 30 s)
     flags = [f for f in _flags(data_root) if f != "--no-progress"]

@@ -69,7 +69,7 @@ def test_dataset_and_experiment_data(example, task):
     assert np.bincount(labels[masks["test"].numpy()]).tolist() == [3, 3]
     data = ExperimentData.from_dataset(ds)
     assert data.rank == 2 and data.flows.shape == (24, ops.num_triangles)
-    L_down, _ = data.complex.laplacians()
+    L_down, _ = data.complex.laplacians(rank=data.rank)
     assert L_down.shape == (ops.num_triangles, ops.num_triangles)
     torch.testing.assert_close(torch.stack(list(data.hodge(data.flows))).sum(0), data.flows)
     with pytest.raises(ValueError, match="must hold `x_2` with N2 = "):

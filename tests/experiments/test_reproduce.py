@@ -10,7 +10,7 @@ import pytest
 
 from experiments import PRESETS, reproduce
 from experiments.reproduce import _split_assignment, format_table, summarize
-from topo_contrastive import _numerics
+from topo_contrastive.utils import numerics as _numerics
 
 TINY = dataclasses.replace(
     PRESETS["quick"],

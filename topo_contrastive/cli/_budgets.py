@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from topo_contrastive.cli._common import mebibytes, say
+from topo_contrastive.cli.common import mebibytes, say
 
 __all__ = [
     "add_activation_budget",

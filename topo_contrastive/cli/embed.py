@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the ``--data-file`` or the checkpoint does not exist (a folder:
             ``ValueError``).
     """
-    from topo_contrastive._files import check_output_possible, require_file
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.cli.runs import EMBED_OUTPUTS, embed_to_folder
     from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.utils.files import check_output_possible, require_file
+    from topo_contrastive.utils.outputs import output_run
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")
@@ -93,10 +93,10 @@ def _embed_many(args: argparse.Namespace, data: Any) -> int:
         ValueError: a checkpoint whose HodgeReadout is tied to one complex
             (:func:`~topo_contrastive.cli.many.load_many_encoder`).
     """
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.cli.many import LAYOUT, embed_many, load_many_encoder
     from topo_contrastive.cli.runs import EMBED_OUTPUTS
     from topo_contrastive.training.embeddings import write_embeddings
+    from topo_contrastive.utils.outputs import output_run
 
     encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
     emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size or 256)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import common
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -141,13 +141,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
-    from topo_contrastive._files import require_file
     from topo_contrastive.cli.runs import evaluate_saved
     from topo_contrastive.evaluation.probe import check_probe_splits
     from topo_contrastive.evaluation.references import FINE_TUNE_ROWS, REFERENCE_ROWS
     from topo_contrastive.training.checkpoint import load_experiment_encoder
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.training.formatting import format_mean_std
+    from topo_contrastive.utils.files import require_file
 
     require_file(args.checkpoint, "checkpoint")
     data = common.load_data(args)
@@ -186,8 +186,8 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 
     held, out = contextlib.nullcontext(None), None
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
-        from topo_contrastive._outputs import output_run
         from topo_contrastive.cli.runs import markdown_path
+        from topo_contrastive.utils.outputs import output_run
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if refs else [out]  # the report only with rows
@@ -247,11 +247,11 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
         ValueError: ``--fine-tune`` or ``--supervised`` (rows of one complex); data without
             labels; splits the probe cannot run on; a checkpoint tied to one complex.
     """
-    from topo_contrastive._files import write_json, write_text
     from topo_contrastive.cli.many import evaluate_many, load_many_encoder, many_report
     from topo_contrastive.evaluation.many_references import reference_features
     from topo_contrastive.evaluation.probe import check_probe_splits
     from topo_contrastive.training.formatting import format_mean_std
+    from topo_contrastive.utils.files import write_json, write_text
 
     for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):
         if given:
@@ -286,8 +286,8 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
     )
     report = many_report(summary)
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
-        from topo_contrastive._outputs import output_run
         from topo_contrastive.cli.runs import markdown_path
+        from topo_contrastive.utils.outputs import output_run
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if report else [out]

@@ -70,7 +70,7 @@ class ManyComplexData:
     label_values: torch.Tensor | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        from topo_contrastive._checks import class_ids
+        from topo_contrastive.utils.checks import class_ids
 
         raw = getattr(self.dataset, "labels", None)
         if raw is not None:
@@ -251,8 +251,8 @@ def embed_many(
     Raises:
         ValueError: ``batch_size < 1``.
     """
-    from topo_contrastive._checks import check_int
     from topo_contrastive.training.loop import resolve_device
+    from topo_contrastive.utils.checks import check_int
 
     batch_size = check_int(batch_size, "batch_size", 1)
     dev = resolve_device(device)
@@ -314,8 +314,13 @@ def pretrain_many_to_folder(
         The :class:`~topo_contrastive.training.loop.PretrainResult`.
     """
     from topo_contrastive import __version__, io
-    from topo_contrastive._files import COMPLETE_MARKER, begin_outputs, mark_complete, write_json
     from topo_contrastive.training.diagnostics import pretrain_diagnostics
+    from topo_contrastive.utils.files import (
+        COMPLETE_MARKER,
+        begin_outputs,
+        mark_complete,
+        write_json,
+    )
 
     out, epochs = Path(out), epochs or config.epochs
     config = config.replace(epochs=epochs) if epochs != config.epochs else config

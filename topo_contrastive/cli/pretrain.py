@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import _common as common
-from topo_contrastive.cli._fields import set_fields
+from topo_contrastive.cli import common
+from topo_contrastive.cli.fields import set_fields
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -72,8 +72,6 @@ def run(args: argparse.Namespace) -> int:
             work); ``--out`` held by another run.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive._files import check_output_possible
-    from topo_contrastive._outputs import output_run
     from topo_contrastive.cli.runs import (
         PRETRAIN_OUTPUTS,
         pretrain_to_folder,
@@ -81,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         require_contrastive,
     )
     from topo_contrastive.training.configs import get_config
+    from topo_contrastive.utils.files import check_output_possible
+    from topo_contrastive.utils.outputs import output_run
 
     task = common.config_task(args)
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         if group.rank == 0:
             out = Path(args.out).expanduser().absolute()
-            from topo_contrastive._words import count
+            from topo_contrastive.utils.words import count
 
             common.say(
                 f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
@@ -154,10 +154,10 @@ def _pretrain_many(
     Raises:
         ValueError: under ``torchrun`` with more than one process.
     """
-    from topo_contrastive._outputs import output_run
-    from topo_contrastive._words import count
     from topo_contrastive.cli.many import READOUT_LINE, pretrain_many_to_folder
     from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS
+    from topo_contrastive.utils.outputs import output_run
+    from topo_contrastive.utils.words import count
 
     if group.world_size > 1:
         raise ValueError(

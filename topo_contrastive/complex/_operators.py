@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from topo_contrastive._checks import check_device, check_int
+from topo_contrastive.utils.checks import check_device, check_int
 
 __all__ = [
     "MAX_RANK",

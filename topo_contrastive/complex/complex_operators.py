@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.complex._build import (
     face_cycles,
     incidence_from_cells,
@@ -27,6 +26,7 @@ from topo_contrastive.complex._build import (
 )
 from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["ComplexOperators"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._checks import check_finite, check_int
+from topo_contrastive.utils.checks import check_finite, check_int
 
 __all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 

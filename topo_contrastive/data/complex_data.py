@@ -13,7 +13,6 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
 
-from topo_contrastive._checks import check_device
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex._operators import tag_batch
 from topo_contrastive.data._layouts import (
@@ -22,6 +21,7 @@ from topo_contrastive.data._layouts import (
     MixedLayoutError,
     _ComplexStorage,
 )
+from topo_contrastive.utils.checks import check_device
 
 __all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import atomic_write, read_npz, sha256_of
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import atomic_write, read_npz, sha256_of
 
 __all__ = [
     "RAW_SHA256",

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import atomic_write
 from topo_contrastive.complex import ComplexOperators
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import atomic_write
 
 __all__ = ["plot_complex"]
 

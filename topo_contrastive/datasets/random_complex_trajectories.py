@@ -10,12 +10,12 @@ import numpy as np
 import torch
 from torch_geometric.data import InMemoryDataset
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.data import ComplexData
 from topo_contrastive.datasets.synthetic_trajectories import (
     generate_trajectories,
     generate_trajectory_complex,
 )
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["RandomComplexTrajectories", "random_holes"]
 

@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from scipy.spatial import Delaunay
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._base import EdgeFlowDataset
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["SyntheticTrajectories", "generate_trajectory_complex", "generate_trajectories"]
 

@@ -50,7 +50,11 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 from torch import Tensor, nn
 
-from topo_contrastive._checks import (
+from topo_contrastive.nn import SCNN
+from topo_contrastive.training.configs import ExperimentConfig
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.loop import build_encoder, resolve_device
+from topo_contrastive.utils.checks import (
     MAX_EPOCHS,
     check_bool,
     check_disjoint,
@@ -60,10 +64,6 @@ from topo_contrastive._checks import (
     check_real,
     check_seed,
 )
-from topo_contrastive.nn import SCNN
-from topo_contrastive.training.configs import ExperimentConfig
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import build_encoder, resolve_device
 
 __all__ = [
     "DEFAULT_ENCODER_LR",

@@ -446,8 +446,8 @@ def evaluate_encoder(
         ValueError: no split seeds, a seed given twice or outside ``[0, 2**31 - 1]``; a split
             the probe cannot run on.
     """
-    from topo_contrastive._checks import check_seeds
     from topo_contrastive.training.loop import embed
+    from topo_contrastive.utils.checks import check_seeds
 
     split_seeds = check_seeds(split_seeds, "split_seeds")
     check_probe_splits(data, split_seeds, probe)  # before the forward passes

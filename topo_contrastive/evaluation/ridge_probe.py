@@ -212,7 +212,7 @@ def ridge_probe(
         TypeError: labels that are not integer class ids (NaN, fractional values, strings);
             indices given as a boolean mask or fractional numbers.
     """
-    from topo_contrastive._checks import check_disjoint, check_indices, label_values
+    from topo_contrastive.utils.checks import check_disjoint, check_indices, label_values
 
     X = np.asarray(embeddings, dtype=np.float64)
     y = label_values(labels, "labels")  # integer class ids: NaN / fractional refused

@@ -62,7 +62,7 @@ def carve_validation(
     Raises:
         ValueError: a seed outside ``[0, 2**31 - 1]``.
     """
-    from topo_contrastive._checks import check_seed
+    from topo_contrastive.utils.checks import check_seed
 
     seed = check_seed(seed)
     tr, va = train_test_split(
@@ -128,7 +128,7 @@ def train_supervised(
     epochs = config.epochs if epochs is None else int(epochs)
     dev = resolve_device(device)
     labels_np = data.require_labels("the supervised baseline").numpy()
-    from topo_contrastive._checks import check_seed
+    from topo_contrastive.utils.checks import check_seed
 
     seed = check_seed(seed)
     train_idx, val_idx, test_idx, carved = _split_indices(split, labels_np, seed)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["energy_fractions", "hodge_energy_weights", "hodge_negative_weights"]
 

@@ -71,9 +71,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
+from topo_contrastive.utils.checks import check_int
 
 __all__ = [
     "DEFAULT_HARMONIC_BUDGET",

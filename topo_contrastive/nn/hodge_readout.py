@@ -8,11 +8,11 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_finite, check_int
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis
+from topo_contrastive.utils.checks import check_finite, check_int
 
 __all__ = ["HodgeReadout", "canonical_harmonic_basis"]
 

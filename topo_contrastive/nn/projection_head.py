@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["ProjectionHead"]
 

@@ -6,7 +6,6 @@ import torch
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
-from topo_contrastive._checks import check_finite, check_int
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.nn._complexes import (
     blocks_of,
@@ -18,6 +17,7 @@ from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
+from topo_contrastive.utils.checks import check_finite, check_int
 
 __all__ = ["SCNN", "ProjectionHead"]
 

@@ -8,7 +8,6 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
-from topo_contrastive._checks import check_int
 from topo_contrastive._layout import (
     check_batch_vector,
     check_num_simplices,
@@ -17,6 +16,7 @@ from topo_contrastive._layout import (
 )
 from topo_contrastive.nn._complexes import check_complexes_batch
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["SCNNConv"]
 

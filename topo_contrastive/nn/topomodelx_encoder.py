@@ -9,9 +9,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.complex._operators import operator_complex
 from topo_contrastive.nn._complexes import check_complexes_batch, refuse_pooled_complexes
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["KINDS", "TopoModelXEncoder"]
 

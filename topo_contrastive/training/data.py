@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from topo_contrastive._files import atomic_write, require_file, sha256_of
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.training.configs import ExperimentConfig, resolve_dataset_name
+from topo_contrastive.utils.files import atomic_write, require_file, sha256_of
 
 if TYPE_CHECKING:
     from topo_contrastive.transforms import ContrastiveViews
@@ -241,7 +241,7 @@ class ExperimentData:
     _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        from topo_contrastive._checks import check_finite, class_ids
+        from topo_contrastive.utils.checks import check_finite, class_ids
 
         check_finite(self.flows, "flows")
         if self.labels is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._words import count
+from topo_contrastive.utils.words import count
 
 __all__ = ["MIN_LOSS_DROP", "MIN_SPREAD", "pretrain_diagnostics"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._files import (
+from topo_contrastive.utils.files import (
     COMPLETE_MARKER,
     atomic_write,
     begin_outputs,
@@ -83,7 +83,7 @@ def write_embeddings(
     arrays: dict[str, np.ndarray] = {"embeddings": emb, "sample_ids": ids}
     lab = None
     if labels is not None:
-        from topo_contrastive._checks import label_values
+        from topo_contrastive.utils.checks import label_values
 
         raw = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels)
         if raw.shape != (num,):

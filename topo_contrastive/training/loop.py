@@ -36,12 +36,12 @@ from torch import Tensor, nn
 from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 
-from topo_contrastive._checks import MAX_EPOCHS, check_int, check_seed
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
 from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.utils.checks import MAX_EPOCHS, check_int, check_seed
 
 __all__ = [
     "ContrastiveModel",

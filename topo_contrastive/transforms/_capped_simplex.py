@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 
 def project_capped_simplex(

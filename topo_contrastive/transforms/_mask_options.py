@@ -17,8 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import COMPONENTS
+from topo_contrastive.utils.checks import check_int
 
 
 def check_budget(budget: Any, name: str = "budget") -> float:

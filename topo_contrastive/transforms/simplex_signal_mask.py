@@ -8,7 +8,6 @@ import numpy as np
 import torch
 from torch_geometric.transforms import BaseTransform
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.transforms._common import (
     check_attr,
     draw_generator,
@@ -16,6 +15,7 @@ from topo_contrastive.transforms._common import (
     get_flow,
     make_generator,
 )
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["SimplexSignalMask"]
 

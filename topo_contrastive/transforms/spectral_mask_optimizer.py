@@ -37,7 +37,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from topo_contrastive._checks import check_int
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._capped_simplex import project_capped_simplex, project_sort
 from topo_contrastive.transforms._mask_objective import (
@@ -52,6 +51,7 @@ from topo_contrastive.transforms._mask_options import (
     check_objective,
     check_positive,
 )
+from topo_contrastive.utils.checks import check_int
 
 __all__ = [
     "expected_hodge_distortion",

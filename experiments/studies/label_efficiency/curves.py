@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from experiments import _names
 from experiments.run_folder import RunFolder
 from experiments.studies.label_efficiency import probe as llp
 from experiments.studies.label_efficiency.report import (
@@ -65,15 +66,14 @@ from experiments.studies.label_efficiency.subsets import (
     labelled_subsets,
     subset_sizes,
 )
-from topo_contrastive import _names
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import COMPLETE_MARKER
-from topo_contrastive._words import count
 from topo_contrastive.evaluation import finetune as ft
 from topo_contrastive.evaluation.probe import reference_features
 from topo_contrastive.training.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import build_encoder, embed
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import COMPLETE_MARKER
+from topo_contrastive.utils.words import count
 
 __all__ = [
     "DEFAULT_DRAWS",

@@ -41,7 +41,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
 
-from topo_contrastive import _names
+from experiments import _names
 from topo_contrastive.evaluation.ridge_probe import RIDGE_ALPHAS, ridge_path
 
 __all__ = [
@@ -208,7 +208,7 @@ def low_label_probe(
         )
     if not np.isfinite(X).all():
         raise ValueError("`features` contains NaN or inf values")
-    from topo_contrastive._checks import check_disjoint, check_indices, check_seed
+    from topo_contrastive.utils.checks import check_disjoint, check_indices, check_seed
 
     train_idx = check_indices(train_idx, "train_idx", len(y))
     test_idx = check_indices(test_idx, "test_idx", len(y))

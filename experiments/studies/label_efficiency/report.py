@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive._extras import require_extra
-from topo_contrastive._files import atomic_write
 from topo_contrastive.training.formatting import format_mean_std
+from topo_contrastive.utils.extras import require_extra
+from topo_contrastive.utils.files import atomic_write
 
 __all__ = ["PRETRAINED_KINDS", "best_line", "label_efficiency_markdown", "plot_curves", "summarize"]
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from topo_contrastive import _names
-from topo_contrastive._checks import check_indices, check_int, check_seed, label_values
+from experiments import _names
+from topo_contrastive.utils.checks import check_indices, check_int, check_seed, label_values
 
 __all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "MAX_DRAWS", "labelled_subsets", "subset_sizes"]
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from experiments.studies.many_complexes.rows import ROWS, Cell, Row
 from experiments.studies.reuse.protocol import fraction_key
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["DEFAULT_FRACTIONS", "check_study", "many_complexes_study", "split"]
 
@@ -63,9 +63,9 @@ def _subsets(labels: np.ndarray, train: np.ndarray, fractions: Sequence[float], 
 
 
 def _labels(dataset: Any) -> np.ndarray:
-    from topo_contrastive.transforms._per_complex import has_own_complex
+    from topo_contrastive.data import ComplexData
 
-    if len(dataset) == 0 or not has_own_complex(dataset[0]):
+    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
         raise ValueError(
             "`dataset` must hold samples with complexes of their own (ComplexData with "
             f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"

@@ -73,7 +73,7 @@ def plot_many_complexes(summary: dict[str, Any], path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     from experiments.studies.reuse.report import fraction_bands
-    from topo_contrastive._files import atomic_write
+    from topo_contrastive.utils.files import atomic_write
 
     fractions = summary["settings"]["fractions"]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -92,7 +92,7 @@ def write_many_complexes(summary: dict[str, Any], folder: str | Path,
     """Write ``many_complexes.json`` (the summary), ``.csv`` (one line per row and
     fraction), ``.md`` and (``figure``) ``.png`` into ``folder``, atomically; returns the
     Markdown."""
-    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.utils.files import write_json, write_text
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topo_contrastive import _names
-from topo_contrastive._checks import check_int
+from experiments import _names
 from topo_contrastive.complex import ComplexOperators
+from topo_contrastive.utils.checks import check_int
 
 __all__ = ["MODES", "unobserved_masks"]
 

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from experiments.studies.missing_measurements.masks import MODES, unobserved_masks
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = [
     "ALPHAS",
@@ -149,9 +149,9 @@ def load_study_data(
     """
     from experiments.studies.reuse import load_networks
     from experiments.studies.reuse.road_trips import find_network
-    from topo_contrastive._files import require_file
     from topo_contrastive.training.configs import resolve_dataset_name
     from topo_contrastive.training.data import ExperimentData, load_data_file, load_dataset
+    from topo_contrastive.utils.files import require_file
 
     paper = [resolve_dataset_name(d) for d in datasets]
     for name in networks:

@@ -77,7 +77,7 @@ def plot_missing(summary: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from topo_contrastive._files import atomic_write
+    from topo_contrastive.utils.files import atomic_write
 
     names = list(summary["datasets"])
     modes = summary["settings"]["modes"]
@@ -115,7 +115,7 @@ def write_missing(summary: dict[str, Any], folder: str | Path, figure: bool = Tr
     """Write ``missing_measurements.json`` (the summary), ``.csv`` (:func:`missing_rows`),
     ``.md`` (:func:`missing_markdown`) and (``figure``) ``.png`` (:func:`plot_missing`) into
     ``folder``, each atomically; returns the Markdown."""
-    from topo_contrastive._files import write_csv, write_json, write_text
+    from topo_contrastive.utils.files import write_csv, write_json, write_text
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,9 @@ import torch
 
 from experiments.studies.next_node.head import NextNodeHead
 from experiments.studies.next_node.samples import NextNodeSamples
-from topo_contrastive._checks import (
+from topo_contrastive.nn import SCNN
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.utils.checks import (
     MAX_EPOCHS,
     check_bool,
     check_disjoint,
@@ -43,8 +45,6 @@ from topo_contrastive._checks import (
     check_seed,
     check_seeds,
 )
-from topo_contrastive.nn import SCNN
-from topo_contrastive.training.data import ExperimentData
 
 __all__ = [
     "MAX_EPOCHS",

@@ -121,11 +121,11 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
     """
     from torch_geometric.loader import DataLoader
 
+    from topo_contrastive.data import ComplexData
     from topo_contrastive.hodge import HodgeDecomposition
     from topo_contrastive.losses import energy_fractions
-    from topo_contrastive.transforms._per_complex import has_own_complex
 
-    if len(dataset) == 0 or not has_own_complex(dataset[0]):
+    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
         raise ValueError(
             "`dataset` must hold samples with complexes of their own (ComplexData with "
             f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"

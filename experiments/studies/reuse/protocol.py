@@ -40,7 +40,7 @@ from experiments.studies.reuse.encoders import (
     scnn_encoder,
     train_with_labels,
 )
-from topo_contrastive._checks import check_int
+from topo_contrastive.utils.checks import check_int
 
 __all__ = [
     "DEFAULT_FRACTIONS",
@@ -92,8 +92,8 @@ def fraction_key(f: float) -> str:
 
 
 def _open(file: Path, source: str, name: str, root: Path) -> Network:
-    from topo_contrastive._files import require_file
     from topo_contrastive.datasets import EdgeFlows
+    from topo_contrastive.utils.files import require_file
 
     file = require_file(file, "data file")
     ds = EdgeFlows(str(root / "edge_flows" / file.stem), file=str(file), log=False)

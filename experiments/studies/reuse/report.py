@@ -147,7 +147,7 @@ def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from topo_contrastive._files import atomic_write
+    from topo_contrastive.utils.files import atomic_write
 
     fractions = summary["settings"]["fractions"]
     held = list(summary["held_out"])
@@ -170,7 +170,7 @@ def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
 def write_reuse(summary: dict[str, Any], folder: str | Path, figure: bool = True) -> str:
     """Write ``reuse.json`` (the summary and the target check), ``reuse.csv``, ``reuse.md``
     and (``figure``) ``reuse.png`` into ``folder``, atomically; returns the Markdown."""
-    from topo_contrastive._files import write_json, write_text
+    from topo_contrastive.utils.files import write_json, write_text
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The library's one file layer (private): every file it writes or checks goes through here.
+"""The library's one file layer: every file it writes or checks goes through here.
 
 - **Atomic writes.** :func:`atomic_write` calls a writer on a hidden temporary beside the
   target and ``os.replace``-s it: an interrupted write never leaves a partial file.

@@ -25,10 +25,10 @@ PENDING: list[str] = []
 
 
 # ---------------------------------------------------------------------------- limits
-#: The largest seed (``topo_contrastive._checks.MAX_SEED``: generators take seeds below 2**32;
+#: The largest seed (``topo_contrastive.utils.checks.MAX_SEED``: generators take seeds below 2**32;
 #: the half range leaves room for the derived seeds ``seed + s``).
 MAX_SEED = 2**31 - 1
-#: The most epochs (``topo_contrastive._checks.MAX_EPOCHS``).
+#: The most epochs (``topo_contrastive.utils.checks.MAX_EPOCHS``).
 MAX_EPOCHS = 100_000
 #: The most splits or seeds a command runs (``--seeds``).
 MAX_SPLITS = 1000
@@ -99,7 +99,7 @@ def out_path(text: str) -> str:
 
 
 def check_seed_range(seed: int, count: int, option: str = "--seed") -> None:
-    """The seeds ``seed .. seed + count - 1`` a command runs stay in ``[0, MAX_SEED]``.
+    """The seeds ``seed``, ..., ``seed + count - 1`` a command runs stay in ``[0, MAX_SEED]``.
 
     Raises:
         ValueError: naming ``option`` and the last seed.
@@ -312,7 +312,7 @@ def check_out(
         ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
             another run holds ``path`` (``OutputBusyError``, naming it).
     """
-    from topo_contrastive._outputs import _hidden_machinery, check_not_busy
+    from topo_contrastive.utils.outputs import _hidden_machinery, check_not_busy
 
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
@@ -340,7 +340,7 @@ def check_file_out(args: argparse.Namespace) -> None:
     Raises:
         ValueError: the file exists, or its folder cannot be written.
     """
-    from topo_contrastive._files import check_output_dir
+    from topo_contrastive.utils.files import check_output_dir
 
     check_out(args.out, args.overwrite, kind="file")
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
@@ -375,7 +375,7 @@ def config_task(args: argparse.Namespace) -> str:
 
     if args.data_file is None:
         return resolve_dataset_name(args.dataset)
-    from topo_contrastive._files import require_file
+    from topo_contrastive.utils.files import require_file
 
     require_file(args.data_file, "data file")
     return args.tuned_for
@@ -450,8 +450,8 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     Args:
         args: the parsed options (``threads``, and ``quick`` where the command has it).
         pinned: whether the code paths are pinned
-            (:func:`~topo_contrastive._numerics.pinned_line`): the thread line ends with
-            its plain words (:func:`~topo_contrastive._numerics.pinned_words`) and a second
+            (:func:`~topo_contrastive.utils.numerics.pinned_line`): the thread line ends with
+            its plain words (:func:`~topo_contrastive.utils.numerics.pinned_words`) and a second
             line gives it (the environment variables).
 
     Raises:
@@ -459,7 +459,7 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     """
     import torch
 
-    from topo_contrastive import _numerics
+    from topo_contrastive.utils import numerics as _numerics
 
     if args.threads:
         threads, why = args.threads, "--threads"
@@ -480,7 +480,7 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
             why = f"{idle} of {cores} cores idle at the start"
     torch.set_num_threads(threads)
     _numerics.keep_freed_memory()  # large tensors reuse freed heap memory (no page faults)
-    from topo_contrastive._words import count
+    from topo_contrastive.utils.words import count
 
     line = f"{PROG}: {count(threads, 'torch thread')} ({why})"
     if pinned is None:

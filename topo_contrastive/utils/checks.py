@@ -1,4 +1,4 @@
-"""Argument checks shared by the public entry points (private).
+"""Argument checks shared by the public entry points.
 
 One place for the classes of bad input that the newer APIs used to let through: numbers of
 numpy's scalar types (accepted wherever Python's are), counts and learning rates out of range,
@@ -137,8 +137,8 @@ def check_lr(value: Any, name: str) -> float:
 
 
 def check_seed(value: Any, name: str = "seed", count: int = 1) -> int:
-    """A seed: an integer in ``[0, MAX_SEED]``; with ``count``, the seeds ``value .. value +
-    count - 1`` must all be in range.
+    """A seed: an integer in ``[0, MAX_SEED]``; with ``count``, the seeds ``value``, ...,
+    ``value + count - 1`` must all be in range.
 
     Raises:
         TypeError: not an integer.
@@ -310,7 +310,7 @@ def label_values(labels: Any, name: str = "labels") -> np.ndarray:
 
 
 def class_ids(labels: Any, name: str = "labels") -> tuple[np.ndarray, np.ndarray]:
-    """Class ids ``0 .. C-1`` of label values of any integer type or integral floats
+    """Class ids ``0``, ..., ``C - 1`` of label values of any integer type or integral floats
     (negative and non-contiguous values included), as the SVM probe treats them.
 
     Returns:

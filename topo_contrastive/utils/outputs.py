@@ -1,4 +1,4 @@
-"""A run's outputs as one unit (private): a lock on ``--out``, and ``--overwrite`` that replaces
+"""A run's outputs as one unit: a lock on ``--out``, and ``--overwrite`` that replaces
 an earlier result only once the new one is complete.
 
 Every command that writes results goes through :func:`output_run`, after it has checked all of
@@ -22,7 +22,7 @@ its arguments and inputs:
   is refused, runs out of disk space or is killed leaves the earlier result as it was (a killed
   run's staging folder is a stale temporary, removed by the next run beside it).
 
-Imports nothing else from the package but :mod:`topo_contrastive._files`.
+Imports nothing else from the package but :mod:`topo_contrastive.utils.files`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive._files import _pid_alive, check_output_dir, remove_stale_temporaries
+from topo_contrastive.utils.files import _pid_alive, check_output_dir, remove_stale_temporaries
 
 try:  # POSIX
     import fcntl

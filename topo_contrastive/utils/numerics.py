@@ -1,4 +1,4 @@
-"""Pinned numeric code paths for runs whose numbers are compared across machines (private).
+"""Pinned numeric code paths for runs whose numbers are compared across machines.
 
 Why the quick preset's numbers moved between two machines of the same kind: floating-point
 sums are not associative, and the libraries choose their kernels by the CPU they find and by
