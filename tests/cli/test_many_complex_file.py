@@ -15,9 +15,9 @@ from torch_geometric.data import Batch
 
 from tests._commands import main
 from tests._many_complexes import many_complexes
-from topo_contrastive.cli.many import ManyComplexData, load_many_encoder
 from topo_contrastive.datasets import write_many_complexes
 from topo_contrastive.evaluation.probe import probe_splits
+from topo_contrastive.training import ManyComplexData, load_many_encoder
 from topo_contrastive.training.embeddings import read_embeddings
 
 FLAGS = ["--threads", "1", "--no-progress"]
@@ -90,7 +90,7 @@ def test_evaluate_probes_the_encoder_and_the_references(run, tmp_path):
     # the encoder's row is the probe of its embeddings on the same splits
     encoder, _ = load_many_encoder(run["checkpoint"])
     data = ManyComplexData.from_file(run["path"])
-    from topo_contrastive.cli.many import embed_many
+    from topo_contrastive.training import embed_many
 
     want = probe_splits(embed_many(encoder, data), data, [0, 1], probe="ridge")
     assert [r["test_accuracy"] for r in summary["splits"]] == [r["test_accuracy"] for r in want]

@@ -424,7 +424,7 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
 def load_data(args: argparse.Namespace) -> Any:
     """The :class:`~topo_contrastive.training.ExperimentData` of ``--dataset`` or
     ``--data-file`` (named by its stem); a ``--data-file`` of many complexes gives a
-    :class:`~topo_contrastive.cli.many.ManyComplexData` in the commands of
+    :class:`~topo_contrastive.training.ManyComplexData` in the commands of
     :data:`MANY_COMPLEX_COMMANDS` and is refused, naming the command, in the others."""
     from topo_contrastive.training.configs import resolve_dataset_name
 
@@ -435,7 +435,7 @@ def load_data(args: argparse.Namespace) -> Any:
 
     refuse_many_file(args, args.data_file)
     if is_many_complex_file(args.data_file):
-        from topo_contrastive.cli.many import ManyComplexData
+        from topo_contrastive.training.many import ManyComplexData
 
         return ManyComplexData.from_file(args.data_file)
     ds = load_data_file(args.data_file, data_root=args.data_root)

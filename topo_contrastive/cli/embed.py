@@ -86,16 +86,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _embed_many(args: argparse.Namespace, data: Any) -> int:
     """``embed`` on a data file of many complexes: every sample on its own complex
-    (:func:`~topo_contrastive.cli.many.embed_many`), written as for one complex
+    (:func:`~topo_contrastive.training.embed_many`), written as for one complex
     (:func:`~topo_contrastive.training.embeddings.write_embeddings`).
 
     Raises:
         ValueError: a checkpoint whose HodgeReadout is tied to one complex
-            (:func:`~topo_contrastive.cli.many.load_many_encoder`).
+            (:func:`~topo_contrastive.training.load_many_encoder`).
     """
-    from topo_contrastive.cli.many import LAYOUT, embed_many, load_many_encoder
     from topo_contrastive.cli.runs import EMBED_OUTPUTS
     from topo_contrastive.training.embeddings import write_embeddings
+    from topo_contrastive.training.many import LAYOUT, embed_many, load_many_encoder
     from topo_contrastive.utils.outputs import output_run
 
     encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made

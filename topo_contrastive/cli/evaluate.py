@@ -247,10 +247,11 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
         ValueError: ``--fine-tune`` or ``--supervised`` (rows of one complex); data without
             labels; splits the probe cannot run on; a checkpoint tied to one complex.
     """
-    from topo_contrastive.cli.many import evaluate_many, load_many_encoder, many_report
+    from topo_contrastive.cli.many import evaluate_many, many_report
     from topo_contrastive.evaluation.many_references import reference_features
     from topo_contrastive.evaluation.probe import check_probe_splits
     from topo_contrastive.training.formatting import format_mean_std
+    from topo_contrastive.training.many import load_many_encoder
     from topo_contrastive.utils.files import write_json, write_text
 
     for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):

@@ -154,8 +154,9 @@ def _pretrain_many(
     Raises:
         ValueError: under ``torchrun`` with more than one process.
     """
-    from topo_contrastive.cli.many import READOUT_LINE, pretrain_many_to_folder
+    from topo_contrastive.cli.many import pretrain_many_to_folder
     from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS
+    from topo_contrastive.training.many import READOUT_LINE
     from topo_contrastive.utils.outputs import output_run
     from topo_contrastive.utils.words import count
 
