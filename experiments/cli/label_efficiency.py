@@ -11,7 +11,7 @@ import sys
 import time
 
 from experiments import PROG
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def _fraction(text: str) -> float:
@@ -124,13 +124,13 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.utils.outputs import output_run
 
     require_extra("matplotlib", "the label-efficiency figure")  # before any work
-    task = common.config_task(args)
+    task = inputs.config_task(args)
     resolve_rows(args.rows, args.editions)
     common.check_seed_range(args.seed, args.draws + args.pretrain_seeds)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)
     check_output_possible(args.out)
-    data = common.load_data(args)
+    data = inputs.load_data(args)
     labels = data.require_labels("label-efficiency")
     # the fractions and draws against the data (too few labels, repeated sizes, more draws
     # than distinct subsets), before --out is touched

@@ -9,7 +9,7 @@ import argparse
 import time
 
 from experiments.cli.label_efficiency import _fraction
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 #: What ``--quick`` sets where the option is not given.
 QUICK = {"samples": 40, "seeds": 1, "epochs": 1, "hidden": 8, "draws": 2,
@@ -170,7 +170,7 @@ def _check_names(args: argparse.Namespace) -> None:
         seen[name] = source
     for path in args.data_file:
         require_file(path, "data file")
-        common.refuse_many_file(args, path)
+        inputs.refuse_many_file(args, path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 #: ``--quick``: the settings it takes where the option is not given
 QUICK = {"fractions": [0.3], "splits": 1, "epochs": 1}
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_dataset_name(name)
     for path in args.data_file:
         require_file(path, "data file")
-        common.refuse_many_file(args, path)
+        inputs.refuse_many_file(args, path)
     st = _preset(args)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -95,12 +95,12 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.data_file is not None:
         require_file(args.data_file, "data file")
-        common.refuse_many_file(args, args.data_file)
+        inputs.refuse_many_file(args, args.data_file)
     require_file(args.checkpoint, "checkpoint")
     if args.out:  # not over a file, in a folder made and written to before any work
         common.check_json_out(args.out)
         common.check_file_out(args)
-    data = common.load_data(args)
+    data = inputs.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
     seeds = list(range(args.seed, args.seed + args.seeds))
     _check_splits(args, data, seeds)

@@ -10,7 +10,7 @@ import sys
 import time
 
 from experiments import PROG
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
                     resume_hint=True) as work:  # fmt: skip
         reproduce(
-            lambda name: common.load(args, name),
+            lambda name: inputs.load(args, name),
             work,
             preset=preset,
             dataset_names=datasets,

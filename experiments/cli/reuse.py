@@ -8,7 +8,7 @@ import argparse
 import time
 
 from experiments.cli.label_efficiency import _fraction
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give the networks: --networks NAME ... and/or --data-file PATH ...")
     for path in args.data_file:
         require_file(path, "data file")
-        common.refuse_many_file(args, path)
+        inputs.refuse_many_file(args, path)
     if not args.resume:
         common.check_out(args.out, args.overwrite, resume_hint=True)
     check_output_possible(args.out)

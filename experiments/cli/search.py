@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli import common
-from topo_contrastive.cli.fields import parse_grid
+from topo_contrastive.cli import common, inputs
+from topo_contrastive.training.fields import parse_grid
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     grid = parse_grid(args.grid)
     check_grid(base, grid)
     common.check_file_out(args)
-    data = common.load(args, dataset)
+    data = inputs.load(args, dataset)
     out = Path(args.out).expanduser().absolute()
     files = [out, out.with_name(f"{out.name}.json"), marker_beside(out)]
     with output_run(out, files=files, overwrite=args.overwrite) as work:

@@ -17,12 +17,12 @@ import torch
 
 from tests.bad_input.conftest import expect, small_complex
 from topo_contrastive import ComplexOperators, HodgeDecomposition
-from topo_contrastive.cli.fields import _coerce, parse_grid, settable_fields
 from topo_contrastive.complex._operators import operator_fingerprint
 from topo_contrastive.io import UncheckedWeightsWarning, load_encoder, save_encoder, weights_digest
 from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
 from topo_contrastive.training import embeddings as embeddings_module
 from topo_contrastive.training.embeddings import read_embeddings, write_embeddings
+from topo_contrastive.training.fields import _coerce, parse_grid, settable_fields
 
 
 # ---------------------------------------------------------------------------- case 3

@@ -12,7 +12,7 @@ import torch
 
 from tests._commands import main
 from tests._tiny import TINY_FLAGS
-from topo_contrastive.cli.fields import parse_grid
+from topo_contrastive.training.fields import parse_grid
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ __all__ = [
     "harmonic_budget",
     "plan_chunks",
     "say_harmonic",
+    "say_plans",
 ]
 
 
@@ -81,3 +82,12 @@ def say_harmonic(hodge: Any) -> None:
     plan = plan_harmonic_features(hodge)
     if plan.kind != "none":
         say(plan.line())
+
+
+def say_plans(args: argparse.Namespace, data: Any, config: Any, loud: bool = True) -> int | None:
+    """What the defaults chose for ``data``'s size, each in one line where ``loud``: the
+    harmonic features of a HodgeReadout (:func:`say_harmonic`; a budget without room is
+    refused here) and the views per chunk (:func:`plan_chunks`, returned)."""
+    if config.readout == "hodge" and loud:
+        say_harmonic(data.hodge)
+    return plan_chunks(args, data.sizes[1], config, loud=loud)

@@ -297,7 +297,11 @@ def edition_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- checks
 def check_out(
-    path: str | os.PathLike, overwrite: bool, kind: str = "folder", resume_hint: bool = False
+    path: str | os.PathLike,
+    overwrite: bool,
+    kind: str = "folder",
+    resume_hint: bool = False,
+    writable: bool = False,
 ) -> None:
     """Refuse to write into a non-empty output folder (or over an existing file) unless
     ``--overwrite`` was given; checked before any work.
@@ -307,17 +311,23 @@ def check_out(
         overwrite: ``--overwrite`` was given.
         kind: ``"folder"`` or ``"file"``.
         resume_hint: name ``--resume`` in the message (``reproduce``).
+        writable: also check, creating nothing, that the folder could be made and written
+            (:func:`~topo_contrastive.utils.files.check_output_possible`).
 
     Raises:
         ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
-            another run holds ``path`` (``OutputBusyError``, naming it).
+            another run holds ``path`` (``OutputBusyError``, naming it); with ``writable``,
+            a folder that cannot be written.
     """
+    from topo_contrastive.utils.files import check_output_possible
     from topo_contrastive.utils.outputs import _hidden_machinery, check_not_busy
 
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
     check_not_busy(out)  # another run writing there is named first
     if overwrite or not out.exists():
+        if writable:
+            check_output_possible(out)
         return
     if kind == "file" or not out.is_dir():
         raise ValueError(
@@ -331,6 +341,8 @@ def check_out(
             f"--out '{out}' is not empty (it holds {shown}); pass --overwrite to replace its "
             f"results once the new ones are complete{hint}, or choose another folder"
         )
+    if writable:
+        check_output_possible(out)
 
 
 def check_file_out(args: argparse.Namespace) -> None:
@@ -361,85 +373,6 @@ def check_json_out(out: str) -> None:
             f"table is written beside it (x.json -> x.md): expected a JSON name such as "
             f"'{path.with_suffix('.json')}'"
         )
-
-
-def config_task(args: argparse.Namespace) -> str:
-    """The task whose configurations apply (``--dataset``, else ``--tuned-for``), validated
-    before any work.
-
-    Raises:
-        ValueError: an unknown ``--dataset``.
-        FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
-    """
-    from topo_contrastive.training.configs import resolve_dataset_name
-
-    if args.data_file is None:
-        return resolve_dataset_name(args.dataset)
-    from topo_contrastive.utils.files import require_file
-
-    require_file(args.data_file, "data file")
-    return args.tuned_for
-
-
-# ---------------------------------------------------------------------------- data
-def load(args: argparse.Namespace, name: str) -> Any:
-    """The :class:`~topo_contrastive.training.ExperimentData` of the paper's dataset
-    ``name`` (a resolved name), built as the data options say."""
-    from topo_contrastive.training.data import ExperimentData, load_dataset
-
-    ds = load_dataset(
-        name,
-        data_root=args.data_root,
-        ocean_raw=args.ocean_raw,
-        trajectory_points=args.trajectory_points,
-        trajectory_split=args.trajectory_split,
-    )
-    return ExperimentData.from_dataset(ds, name)
-
-
-#: The commands that read a ``--data-file`` of many complexes (the layout with
-#: ``cell_counts``, :class:`~topo_contrastive.datasets.ManyComplexFlows`).
-MANY_COMPLEX_COMMANDS = ("pretrain", "evaluate", "embed")
-
-
-def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
-    """Refuse, naming the command, a ``--data-file`` of many complexes given to a command
-    that reads one complex per file.
-
-    Raises:
-        ValueError: ``path`` has the many-complex layout and the command is not one of
-            :data:`MANY_COMPLEX_COMMANDS`.
-    """
-    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
-
-    command = getattr(args, "command", None)
-    if command not in MANY_COMPLEX_COMMANDS and is_many_complex_file(path):
-        raise ValueError(
-            f"`{command}` reads one complex per --data-file, but '{path}' holds many complexes "
-            f"(the many-complex layout, key 'cell_counts'); {', '.join(MANY_COMPLEX_COMMANDS)} "
-            "read that layout"
-        )
-
-
-def load_data(args: argparse.Namespace) -> Any:
-    """The :class:`~topo_contrastive.training.ExperimentData` of ``--dataset`` or
-    ``--data-file`` (named by its stem); a ``--data-file`` of many complexes gives a
-    :class:`~topo_contrastive.training.ManyComplexData` in the commands of
-    :data:`MANY_COMPLEX_COMMANDS` and is refused, naming the command, in the others."""
-    from topo_contrastive.training.configs import resolve_dataset_name
-
-    if args.data_file is None:
-        return load(args, resolve_dataset_name(args.dataset))
-    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
-    from topo_contrastive.training.data import ExperimentData, load_data_file
-
-    refuse_many_file(args, args.data_file)
-    if is_many_complex_file(args.data_file):
-        from topo_contrastive.training.many import ManyComplexData
-
-        return ManyComplexData.from_file(args.data_file)
-    ds = load_data_file(args.data_file, data_root=args.data_root)
-    return ExperimentData.from_dataset(ds, Path(args.data_file).stem)
 
 
 # ---------------------------------------------------------------------------- threads, output

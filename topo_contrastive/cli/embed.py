@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -49,15 +49,14 @@ def run(args: argparse.Namespace) -> int:
     """
     from topo_contrastive.cli.runs import EMBED_OUTPUTS, embed_to_folder
     from topo_contrastive.training.checkpoint import load_experiment_encoder
-    from topo_contrastive.utils.files import check_output_possible, require_file
+    from topo_contrastive.utils.files import require_file
     from topo_contrastive.utils.outputs import output_run
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")
     require_file(args.checkpoint, "checkpoint")
-    common.check_out(args.out, args.overwrite)
-    check_output_possible(args.out)
-    data = common.load_data(args)  # bad data is refused before --out is made
+    common.check_out(args.out, args.overwrite, writable=True)
+    data = inputs.load_data(args)  # bad data is refused before --out is made
     if not hasattr(data, "hodge"):  # a data file of many complexes
         return _embed_many(args, data)
     encoder, _ = load_experiment_encoder(args.checkpoint, data=data)  # other data refused

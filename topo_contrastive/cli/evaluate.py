@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import common
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from topo_contrastive.training.configs import get_config
 
     common.check_seed_range(args.seed, args.seeds)
-    task = common.config_task(args)
+    task = inputs.config_task(args)
     expected: dict[str, Any] = {}
     if args.config:
         expected.update(get_config(args.config, task, common.edition(args)).architecture())
@@ -150,7 +150,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     from topo_contrastive.utils.files import require_file
 
     require_file(args.checkpoint, "checkpoint")
-    data = common.load_data(args)
+    data = inputs.load_data(args)
     if not hasattr(data, "hodge"):  # a data file of many complexes
         return _evaluate_many(args, data, expected)
     data.require_labels("evaluate (the linear probe)")

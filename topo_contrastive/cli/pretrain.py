@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import common
-from topo_contrastive.cli.fields import set_fields
+from topo_contrastive.cli import common, inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -72,66 +71,50 @@ def run(args: argparse.Namespace) -> int:
             work); ``--out`` held by another run.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.cli.runs import (
-        PRETRAIN_OUTPUTS,
-        pretrain_to_folder,
-        process_group,
-        require_contrastive,
-    )
-    from topo_contrastive.training.configs import get_config
-    from topo_contrastive.utils.files import check_output_possible
+    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
     from topo_contrastive.utils.outputs import output_run
+    from topo_contrastive.utils.words import count
 
-    task = common.config_task(args)
-    overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
-    config = get_config(
-        args.config, task, common.edition(args), **overrides, **common.edition_overrides(args)
-    )
-    config = require_contrastive(set_fields(config, args.set))
+    config, task = inputs.command_config(args, contrastive=True)
     with budgets.harmonic_budget(args), process_group(
         args.device, timeout=args.dist_timeout
     ) as group:
-        if group.rank == 0:
-            common.check_out(args.out, args.overwrite)
-            check_output_possible(args.out)
-        data = common.load_data(args)  # bad data is refused before --out is made
+        lead = group.rank == 0
+        if lead:
+            common.check_out(args.out, args.overwrite, writable=True)
+        data = inputs.load_data(args)  # bad data is refused before --out is made
         if not hasattr(data, "hodge"):  # a data file of many complexes
             return _pretrain_many(args, config, data, task, group)
-        if config.readout == "hodge" and group.rank == 0:
-            budgets.say_harmonic(data.hodge)  # a budget without room is refused here
+        chunk = budgets.say_plans(args, data, config, loud=lead)
         epochs = args.epochs or config.epochs
-        chunk = budgets.plan_chunks(args, data.sizes[1], config, loud=group.rank == 0)
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
             record.update(data_file=str(Path(args.data_file)), tuned_for=task)
+        quiet = argparse.Namespace(no_progress=True)
+        bar = common.progress(args if lead else quiet, epochs,
+                              f"pretrain {config.name} {data.name}", "epoch")  # fmt: skip
         # rank 0 holds --out (locked; with --overwrite the new run is written beside it and
         # swapped in when complete); the other ranks write nothing
         held = (
             output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS)
-            if group.rank == 0
+            if lead
             else contextlib.nullcontext(Path(args.out))
         )
         with held as work:
-            if group.rank == 0:
-                bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
-            else:
-                bar = common.progress(argparse.Namespace(no_progress=True), epochs, "", "epoch")
             result = pretrain_to_folder(
                 data, config, work, seed=args.seed, epochs=epochs, group=group, record=record,
                 progress=_ticker(bar), chunk_samples=chunk,
             )  # fmt: skip
-            bar.close()
-        if group.rank == 0:
-            out = Path(args.out).expanduser().absolute()
-            from topo_contrastive.utils.words import count
-
-            common.say(
-                f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
-                f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
-                f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
-            )
-            for warning in result.diagnostics.get("warnings", []):
-                common.say(f"warning: {warning}")
+        bar.close()
+    if group.rank == 0:
+        out = Path(args.out).expanduser().absolute()
+        lines = [
+            f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
+            f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
+            f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}",
+            *(f"warning: {w}" for w in result.diagnostics.get("warnings", [])),
+        ]
+        common.say("\n".join(lines))
     return 0
 
 
