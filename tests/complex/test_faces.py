@@ -60,7 +60,7 @@ def test_bad_input():
         planar_faces([[0, 9]], pos)
     with pytest.raises(ValueError, match="self-loop"):
         planar_faces([[1, 1]], pos)
-    with pytest.raises(ValueError, match="`max_area` must be a positive"):
+    with pytest.raises(ValueError, match="`max_area` must be a finite number > 0, got 0.0"):
         planar_faces(edges, pos, max_area=0)
     with pytest.raises(TypeError, match="`max_length`"):
         planar_faces(edges, pos, max_length="4")

@@ -26,8 +26,10 @@ def test_values_give_numpys_mean_and_population_std():
 def test_bad_input():
     with pytest.raises(ValueError, match="`mean` holds no values"):
         format_mean_std([])
-    with pytest.raises(ValueError, match="`digits` must be an integer >= 0, got -1"):
+    with pytest.raises(ValueError, match="`digits` must be >= 0, got -1"):
         format_mean_std(1.0, 0.1, digits=-1)
+    with pytest.raises(TypeError, match="`digits` must be an int, got float"):
+        format_mean_std(1.0, 0.1, digits=1.0)
 
 
 def test_counted_nouns_are_singular_for_exactly_one():

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive.utils.checks import check_finite, check_int
+from topo_contrastive.utils.checks import check_finite, check_int, check_real
 
 __all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 
@@ -34,11 +34,7 @@ def _edge_array(edges: Any) -> np.ndarray:
 def _check_limit(value: Any, name: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a positive number or None, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive number or None, got {value}")
-    return float(value)
+    return check_real(value, name, 0.0, open_low=True)
 
 
 def _check_pos(pos: Any, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

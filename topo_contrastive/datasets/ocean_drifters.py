@@ -13,6 +13,7 @@ from torch_geometric.data import download_url
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets import _ocean_source as source
 from topo_contrastive.datasets._base import EdgeFlowDataset
+from topo_contrastive.utils.checks import check_bool
 
 __all__ = ["OceanDrifters"]
 
@@ -88,9 +89,7 @@ class OceanDrifters(EdgeFlowDataset):
         log: bool = True,
         download: bool = False,
     ) -> None:
-        if not isinstance(download, bool):
-            raise TypeError(f"`download` must be a bool, got {type(download).__name__}")
-        self._download_requested = download
+        self._download_requested = check_bool(download, "download")
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
         if processed_dir is not None and not isinstance(processed_dir, (str, os.PathLike)):

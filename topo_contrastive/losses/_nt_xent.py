@@ -7,7 +7,6 @@ InfoNCE bit for bit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +20,7 @@ from topo_contrastive.losses._distributed import (
     gather_sizes,
     gather_with_grad,
 )
+from topo_contrastive.utils.checks import check_bool, check_real
 
 __all__: list[str] = []
 
@@ -33,21 +33,13 @@ MIN_TEMPERATURE = 1e-6
 
 
 def check_temperature(temperature: float) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"`temperature` must be a real number, got {type(temperature).__name__}")
-    temperature = float(temperature)
-    if not math.isfinite(temperature) or temperature < MIN_TEMPERATURE:
+    temperature = check_real(temperature, "temperature")
+    if temperature < MIN_TEMPERATURE:
         raise ValueError(
             f"`temperature` must be finite and >= {MIN_TEMPERATURE:g} (smaller ones overflow the "
             f"logits cos / temperature to inf in float32), got {temperature}"
         )
     return temperature
-
-
-def check_bool(value: bool, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"`{name}` must be a bool, got {value!r}")
-    return value
 
 
 def check_reduction(reduction: str) -> str:

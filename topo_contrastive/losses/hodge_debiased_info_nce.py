@@ -10,7 +10,6 @@ from torch import Tensor, nn
 from topo_contrastive.complex._operators import operator_blocks
 from topo_contrastive.losses._nt_xent import (
     Pool,
-    check_bool,
     check_gather,
     check_reduction,
     check_temperature,
@@ -26,6 +25,7 @@ from topo_contrastive.losses.hodge_weights import (
     hodge_energy_weights,
     hodge_negative_weights,
 )
+from topo_contrastive.utils.checks import check_bool
 
 _SIMILARITIES = ("auto", "cosine", "energy")
 

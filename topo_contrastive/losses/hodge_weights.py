@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.checks import check_int, check_real
 
 __all__ = ["energy_fractions", "hodge_energy_weights", "hodge_negative_weights"]
 
@@ -31,10 +30,8 @@ def _check_gamma(gamma: Sequence[float]) -> tuple[float, float, float]:
         )
     out = []
     for name, g in zip(_COMPONENTS, gamma, strict=True):
-        if isinstance(g, bool) or not isinstance(g, (int, float)):
-            raise TypeError(f"`gamma` entry for {name} must be a real number, got {g!r}")
-        g = float(g)
-        if not math.isfinite(g) or g < 0:
+        g = check_real(g, f"gamma` entry for `{name}")
+        if g < 0:
             raise ValueError(
                 f"`gamma` entries must be finite and >= 0 (paper eq. 7), got {g} for {name}"
             )
@@ -43,9 +40,7 @@ def _check_gamma(gamma: Sequence[float]) -> tuple[float, float, float]:
 
 
 def _check_eps(eps: float) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
-        raise TypeError(f"`eps` must be a real number, got {type(eps).__name__}")
-    eps = float(eps)
+    eps = check_real(eps, "eps")
     if not (0.0 <= eps < 1.0):
         raise ValueError(f"`eps` must be in [0, 1), got {eps}")
     return eps

@@ -5,13 +5,13 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from topo_contrastive.losses._nt_xent import (
-    check_bool,
     check_gather,
     check_reduction,
     check_temperature,
     make_pool,
     nt_xent,
 )
+from topo_contrastive.utils.checks import check_bool
 
 __all__ = ["InfoNCE"]
 

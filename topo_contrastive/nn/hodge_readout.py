@@ -12,7 +12,7 @@ from topo_contrastive._layout import check_num_simplices, rows_to_samples, simpl
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis
-from topo_contrastive.utils.checks import check_finite, check_int
+from topo_contrastive.utils.checks import check_bool, check_finite, check_int
 
 __all__ = ["HodgeReadout", "canonical_harmonic_basis"]
 
@@ -121,8 +121,7 @@ class HodgeReadout(torch.nn.Module):
             )
         if not isinstance(pool, str) or pool not in _POOLS:
             raise ValueError(f"`pool` must be one of {_POOLS}, got {pool!r}")
-        if not isinstance(energies, bool):
-            raise TypeError(f"`energies` must be a bool, got {type(energies).__name__}")
+        energies = check_bool(energies, "energies")
         if harmonic_channels is not None:
             harmonic_channels = check_int(harmonic_channels, "harmonic_channels", 1)
         sketch_seed = check_int(sketch_seed, "sketch_seed", 0)

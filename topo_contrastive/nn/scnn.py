@@ -17,7 +17,7 @@ from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
 from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
-from topo_contrastive.utils.checks import check_finite, check_int
+from topo_contrastive.utils.checks import check_bool, check_finite, check_int
 
 __all__ = ["SCNN", "ProjectionHead"]
 
@@ -115,9 +115,7 @@ class SCNN(torch.nn.Module):
         input_skip: bool = False,
     ) -> None:
         super().__init__()
-        if not isinstance(input_skip, bool):
-            raise TypeError(f"`input_skip` must be a bool, got {type(input_skip).__name__}")
-        self.input_skip = input_skip
+        self.input_skip = check_bool(input_skip, "input_skip")
         num_layers = check_int(num_layers, "num_layers", 1)
         if not isinstance(act, str):
             raise TypeError(f"`act` must be a str, got {type(act).__name__} {act!r}")

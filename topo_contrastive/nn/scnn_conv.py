@@ -16,7 +16,7 @@ from topo_contrastive._layout import (
 )
 from topo_contrastive.nn._complexes import check_complexes_batch
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.checks import check_bool, check_int
 
 __all__ = ["SCNNConv"]
 
@@ -107,8 +107,7 @@ class SCNNConv(torch.nn.Module):
         ):
             check_int(val, name, low)
         for name, val in (("bias", bias), ("normalize", normalize)):
-            if not isinstance(val, bool):
-                raise TypeError(f"`{name}` must be a bool, got {type(val).__name__} {val!r}")
+            check_bool(val, name)
         self.in_channels = int(in_channels)
         self.out_channels = int(out_channels)
         self.K_down = int(K_down)

@@ -198,7 +198,7 @@ class ExperimentConfig:
             raise ValueError(f"`optimizer` must be 'sgd' or 'adam', got {self.optimizer!r}")
         if self.readout not in _READOUTS:
             raise ValueError(f"`readout` must be one of {_READOUTS}, got {self.readout!r}")
-        if not isinstance(self.input_skip, bool):
+        if not isinstance(self.input_skip, bool):  # no numpy at --help: not utils.checks
             raise TypeError(f"`input_skip` must be a bool, got {type(self.input_skip).__name__}")
         if self.method not in _METHODS:
             raise ValueError(f"`method` must be one of {_METHODS}, got {self.method!r}")

@@ -43,8 +43,9 @@ def format_mean_std(
         >>> format_mean_std([0.5, 1.0], scale=100)
         '75.0 ± 25.0'
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"`digits` must be an integer >= 0, got {digits!r}")
+    from topo_contrastive.utils.checks import check_int
+
+    digits = check_int(digits, "digits", 0)
     if std is None:
         import numpy as np
 

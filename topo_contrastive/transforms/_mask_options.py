@@ -18,15 +18,13 @@ import torch
 from torch import Tensor
 
 from topo_contrastive.hodge import COMPONENTS
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.checks import check_int, check_real
 
 
 def check_budget(budget: Any, name: str = "budget") -> float:
     """Return ``budget`` as a float in ``[0, 1]`` or raise a clear error."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a float in [0, 1], got {type(budget).__name__}")
-    budget = float(budget)
-    if not 0.0 <= budget <= 1.0:  # also rejects NaN
+    budget = check_real(budget, name)  # a real number, not NaN or inf
+    if not 0.0 <= budget <= 1.0:
         raise ValueError(f"`{name}` must lie in [0, 1], got {budget}")
     return budget
 
@@ -120,11 +118,7 @@ def check_flows(x: Any, num_edges: int, name: str = "x", rank: int = 1) -> Tenso
 def check_positive(value: Any, name: str, allow_none: bool = False) -> float | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a positive float, got {type(value).__name__}")
-    if not (math.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"`{name}` must be a finite positive float, got {value}")
-    return float(value)
+    return check_real(value, name, 0.0, open_low=True)
 
 
 #: Keyword options of :func:`optimize_drop_probabilities` that the transforms pass on.

@@ -35,6 +35,7 @@ from topo_contrastive.transforms._per_complex import (
     samples_as_rows,
 )
 from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
+from topo_contrastive.utils.checks import check_bool
 
 __all__ = ["ContrastiveViews", "hodge_parts"]
 
@@ -139,10 +140,8 @@ class ContrastiveViews(BaseTransform):
                 f"`mask` works on {mask_attr!r} but the views are made of {self.attr!r}; "
                 "give both the same `attr`"
             )
-        if not isinstance(hodge_parts, bool):
-            raise TypeError(f"`hodge_parts` must be a bool, got {type(hodge_parts).__name__}")
         self.mask = mask
-        self.hodge_parts = hodge_parts
+        self.hodge_parts = check_bool(hodge_parts, "hodge_parts")
         self._hodge = as_hodge(hodge)
         if self._hodge is not None and callable(getattr(mask, "bind_complex", None)):
             # an unbound spectral mask gets the views' complex (one decomposition for both)

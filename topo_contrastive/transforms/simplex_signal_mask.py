@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from torch_geometric.transforms import BaseTransform
 
@@ -15,6 +14,7 @@ from topo_contrastive.transforms._common import (
     get_flow,
     make_generator,
 )
+from topo_contrastive.transforms._mask_options import check_budget
 from topo_contrastive.utils.checks import check_int
 
 __all__ = ["SimplexSignalMask"]
@@ -77,10 +77,7 @@ class SimplexSignalMask(BaseTransform):
         attr: str | None = None,
         generator: torch.Generator | int | None = None,
     ) -> None:
-        if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
-            raise TypeError(f"`p` must be a float in [0, 1], got {type(p).__name__}")
-        if not 0.0 <= float(p) <= 1.0:  # also rejects NaN
-            raise ValueError(f"`p` must lie in [0, 1], got {p}")
+        p = check_budget(p, "p")  # a drop probability in [0, 1]
         rank = check_int(rank, "rank")
         if not 0 <= rank <= 3:
             raise ValueError(f"`rank` must lie in 0..3, got {rank}")

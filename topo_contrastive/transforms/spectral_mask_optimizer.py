@@ -51,7 +51,7 @@ from topo_contrastive.transforms._mask_options import (
     check_objective,
     check_positive,
 )
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.checks import check_bool, check_int
 
 __all__ = [
     "expected_hodge_distortion",
@@ -281,8 +281,7 @@ def optimize_drop_probabilities(
     lr = check_positive(lr, "lr", allow_none=True)
     tol = check_positive(tol, "tol")
     max_block_elements = check_int(max_block_elements, "max_block_elements", 1)
-    if not isinstance(return_history, bool):
-        raise TypeError(f"`return_history` must be a bool, got {type(return_history).__name__}")
+    return_history = check_bool(return_history, "return_history")
 
     single = x.dim() == 1
     flows = x.detach().unsqueeze(0) if single else x.detach()  # [S, N1]
