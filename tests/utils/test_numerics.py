@@ -12,7 +12,7 @@ import pytest
 from tests._commands import main
 from topo_contrastive.utils import numerics as _numerics
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _unpinned_env() -> dict[str, str]:

@@ -15,7 +15,7 @@ from tests._commands import main
 from tests._tiny import TINY_FLAGS
 from topo_contrastive.utils.extras import EXTRAS, MissingExtraError, require_extra
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORE = ("complex", "data", "hodge", "nn", "transforms", "losses", "datasets", "io")
 
 
