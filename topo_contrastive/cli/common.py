@@ -320,7 +320,7 @@ def check_out(
             a folder that cannot be written.
     """
     from topo_contrastive.utils.files import check_output_possible
-    from topo_contrastive.utils.outputs import _hidden_machinery, check_not_busy
+    from topo_contrastive.utils.outputs import check_not_busy, is_machinery
 
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
@@ -334,7 +334,7 @@ def check_out(
             f"--out '{out}' already exists; pass --overwrite to replace it once the new result "
             "is complete, or choose another path"
         )
-    entries = sorted(p.name for p in out.iterdir() if not _hidden_machinery(p.name))
+    entries = sorted(p.name for p in out.iterdir() if not is_machinery(p.name))
     if entries:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
         raise ValueError(

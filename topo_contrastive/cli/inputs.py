@@ -103,7 +103,7 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
         ValueError: ``path`` has the many-complex layout and the command is not one of
             :data:`MANY_COMPLEX_COMMANDS`.
     """
-    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
+    from topo_contrastive.datasets import is_many_complex_file
 
     command = getattr(args, "command", None)
     if command not in MANY_COMPLEX_COMMANDS and is_many_complex_file(path):
@@ -123,7 +123,7 @@ def load_data(args: argparse.Namespace) -> Any:
 
     if args.data_file is None:
         return load(args, resolve_dataset_name(args.dataset))
-    from topo_contrastive.datasets._many_complex_file import is_many_complex_file
+    from topo_contrastive.datasets import is_many_complex_file
     from topo_contrastive.training.data import ExperimentData, load_data_file
 
     refuse_many_file(args, args.data_file)

@@ -8,12 +8,14 @@
 - :class:`EdgeFlows`: your own complex and edge flows (TopoNetX, incidence matrices or
   an ``.npz`` file), labelled or not.
 - :class:`ManyComplexFlows`: many complexes (one per sample) from one ``.npz`` file, written
-  by :func:`write_many_complexes` (read back by :func:`read_many_complexes`).
+  by :func:`write_many_complexes` (read back by :func:`read_many_complexes`;
+  :func:`is_many_complex_file` tells the layout from a file).
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
 """
 
 from topo_contrastive.datasets._many_complex_file import (
     ManyComplexFlows,
+    is_many_complex_file,
     read_many_complexes,
     write_many_complexes,
 )
@@ -38,6 +40,7 @@ __all__ = [
     "SyntheticTrajectories",
     "generate_trajectories",
     "generate_trajectory_complex",
+    "is_many_complex_file",
     "plot_complex",
     "random_holes",
     "read_many_complexes",

@@ -48,22 +48,30 @@ try:  # POSIX
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputBusyError", "OutputLock", "check_not_busy", "is_empty_folder", "output_run"]
+__all__ = [
+    "OutputBusyError",
+    "OutputLock",
+    "check_not_busy",
+    "is_empty_folder",
+    "is_machinery",
+    "output_run",
+]
 
 
 class OutputBusyError(ValueError):
     """``--out`` is locked by another run that is still going."""
 
 
-def _hidden_machinery(name: str) -> bool:
-    """A lock file or temporary of this library (not a result)."""
+def is_machinery(name: str) -> bool:
+    """Whether the file name ``name`` is a lock file or temporary of this library (a hidden
+    ``.<name>.lock`` or ``.<...>.tmp``), not a result."""
     return name.startswith(".") and (name.endswith(".lock") or name.endswith(".tmp"))
 
 
 def is_empty_folder(folder: Path) -> bool:
     """Whether ``folder`` holds nothing but this library's locks and temporaries."""
     try:
-        return all(_hidden_machinery(p.name) for p in folder.iterdir())
+        return all(is_machinery(p.name) for p in folder.iterdir())
     except OSError:
         return False
 
@@ -246,7 +254,7 @@ def _commit_folder(stage: Path, target: Path, owns: Sequence[str]) -> None:
     written = {p.name for p in stage.iterdir()}
     for entry in list(target.iterdir()):
         name = entry.name
-        if name in written or _hidden_machinery(name):
+        if name in written or is_machinery(name):
             continue
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in owns):
             continue
@@ -280,7 +288,7 @@ def _commit_files(stage: Path, files: Sequence[Path]) -> None:
 
 
 def _not_empty(target: Path, what: str, hint: str) -> ValueError:
-    entries = sorted(p.name for p in target.iterdir() if not _hidden_machinery(p.name))
+    entries = sorted(p.name for p in target.iterdir() if not is_machinery(p.name))
     shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
     return ValueError(
         f"{what} '{target}' is not empty (it holds {shown}); pass --overwrite to replace "
