@@ -14,6 +14,9 @@ from tests._commands import main
 from tests._tiny import TINY_FLAGS
 from topo_contrastive.training.fields import parse_grid
 
+#: how the two programs begin an error message
+ERROR_PREFIXES = ("topo-contrastive: error:", "python -m experiments: error:")
+
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
@@ -220,7 +223,7 @@ def test_bad_names_are_clear_errors(argv, message, tmp_path, data_root, capsys):
     rc = main([*argv, "--out", str(tmp_path / "out"), *_flags(data_root)])
     assert rc == 2
     err = capsys.readouterr().err
-    assert err.startswith("topo-contrastive: error:") and message in err
+    assert err.startswith(ERROR_PREFIXES) and message in err
     assert not (tmp_path / "out" / "encoder.pt").exists()
 
 
@@ -427,7 +430,7 @@ def test_search_rejects_bad_grid_before_any_work(grid, message, tmp_path, capsys
                "--out", str(out), *_flags(data_root)])  # fmt: skip
     assert rc == 2
     err = capsys.readouterr().err
-    assert err.startswith("topo-contrastive: error:") and message in err
+    assert err.startswith(ERROR_PREFIXES) and message in err
     assert not out.exists() and not data_root.exists()  # no dataset was built
 
 

@@ -13,6 +13,9 @@ from tests._tiny import TINY_FLAGS, tiny_dataset
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.training.configs import CONFIG_NAMES
 
+#: how the two programs begin an error message
+ERROR_PREFIXES = ("topo-contrastive: error:", "python -m experiments: error:")
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -297,7 +300,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(files, tmp_path, capsys):
         out = tmp_path / "out"
         rc = main([*argv, "--out", str(out / "x.json" if argv[0] == "evaluate" else out), *flags])
         err = capsys.readouterr().err
-        assert rc == 2 and err.startswith("topo-contrastive: error:") and message in err, err
+        assert rc == 2 and err.startswith(ERROR_PREFIXES) and message in err, err
         assert more is None or more in err
         assert not any(p.is_file() for p in out.rglob("*")) if out.exists() else True
     with pytest.raises(SystemExit):  # argparse: exactly one of --dataset / --data-file

@@ -283,3 +283,14 @@ def test_summary_and_table():
     assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in quick  # the paper's numbers stand beside
     assert quick.split("## Targets", 1)[1].strip().startswith("- not checked")
     assert "[hodge] no row above SSCL_Spec on ocean: NO (raw 98.0)" in md
+
+
+def test_the_experiments_program_names_itself_in_its_messages(tmp_path, capsys):
+    # `python -m experiments` shares the library's command machinery but not its name
+    from experiments.cli import main as experiments_main
+
+    rc = experiments_main(["reproduce", "--datasets", "cora", "--threads", "1",
+                           "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("python -m experiments: error: "), err
+    assert "unknown dataset" in err and "topo-contrastive" not in err

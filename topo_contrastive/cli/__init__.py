@@ -96,7 +96,8 @@ def main(
 
     Bad input (an unknown configuration or dataset, options that contradict each other, a
     mismatching checkpoint, an unwritable output folder, a missing ocean file, an ``--out``
-    held by another run) prints ``topo-contrastive: error: ...`` to stderr and returns 2,
+    held by another run) prints ``PROG: error: ...`` to stderr (``topo-contrastive: error: ...``)
+    and returns 2,
     without writing a result file. A write that fails during the run (``OSError``: a full
     disk) prints the error and returns 1; an earlier result in ``--out`` is left as it was.
     Words argparse refuses (an unknown option, ``--epochs 0``) print its usage and message
@@ -123,6 +124,7 @@ def main(
     parser = parser_()
     args = parser.parse_args(words)
     args._argv = None if argv is None else list(argv)
+    args._prog = parser.prog  # the program's name in its messages
     pinned = None
     if getattr(commands[args.command], "pins_numerics", lambda _args: False)(args):
         from topo_contrastive.utils import numerics as _numerics
@@ -136,18 +138,18 @@ def main(
         return commands[args.command].run(args)
     except (ValueError, TypeError, FileNotFoundError, MissingExtraError) as err:
         common.PENDING.clear()
-        print(f"{common.PROG}: error: {err}", file=sys.stderr)
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a folder made read-only meanwhile, ...
         from topo_contrastive.utils.files import describe_os_error
 
         common.PENDING.clear()
         print(
-            f"{common.PROG}: error: {describe_os_error(err)}; an earlier result in --out is as "
+            f"{parser.prog}: error: {describe_os_error(err)}; an earlier result in --out is as "
             "it was (a new one replaces it only once complete)",
             file=sys.stderr,
         )
         return 1
     except KeyboardInterrupt:
-        print(f"{common.PROG}: interrupted", file=sys.stderr)
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130

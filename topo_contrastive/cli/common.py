@@ -415,11 +415,12 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     _numerics.keep_freed_memory()  # large tensors reuse freed heap memory (no page faults)
     from topo_contrastive.utils.words import count
 
-    line = f"{PROG}: {count(threads, 'torch thread')} ({why})"
+    prog = getattr(args, "_prog", PROG)
+    line = f"{prog}: {count(threads, 'torch thread')} ({why})"
     if pinned is None:
         PENDING[:] = [line]
     else:  # plain words first, the environment variables below
-        PENDING[:] = [f"{line}; {_numerics.pinned_words()}", f"{PROG}: {pinned}"]
+        PENDING[:] = [f"{line}; {_numerics.pinned_words()}", f"{prog}: {pinned}"]
 
 
 def announce() -> None:
