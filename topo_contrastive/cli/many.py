@@ -1,72 +1,20 @@
-"""The commands' work on a data file of many complexes (one complex per sample): a
-pre-training run written into a folder, the evaluation with its reference rows and its
-report. The pre-training and the embeddings themselves are
-:mod:`topo_contrastive.training.many`'s.
+"""The evaluation's work on a data file of many complexes (one complex per sample): the
+probe with its reference rows and its report. Pre-training such a file into a folder is
+:func:`~topo_contrastive.cli.runs.pretrain_to_folder`'s; the pre-training and the
+embeddings themselves are :mod:`topo_contrastive.training.many`'s.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from topo_contrastive.training.configs import ExperimentConfig
-from topo_contrastive.training.many import LAYOUT, ManyComplexData, embed_many, pretrain_many
+from topo_contrastive.training.many import LAYOUT, ManyComplexData, embed_many
 
-__all__ = ["evaluate_many", "many_report", "pretrain_many_to_folder"]
-
-
-def pretrain_many_to_folder(
-    data: ManyComplexData,
-    config: ExperimentConfig,
-    out: str | os.PathLike,
-    seed: int = 0,
-    epochs: int | None = None,
-    device: str | torch.device = "cpu",
-    record: Mapping[str, Any] | None = None,
-    progress: Callable[[int, float], None] | None = None,
-) -> Any:
-    """Pre-train on many complexes (:func:`pretrain_many`) and write the run into ``out`` as
-    :func:`~topo_contrastive.cli.runs.pretrain_to_folder` does (``pretrain.json``
-    first with ``"complete": false``, then ``encoder.pt``, ``pretrain.json`` complete and the
-    marker ``COMPLETE``), with ``"data_layout": "many complexes"`` and no complex fingerprint.
-
-    Returns:
-        The :class:`~topo_contrastive.training.loop.PretrainResult`.
-    """
-    from topo_contrastive import __version__, io
-    from topo_contrastive.training.diagnostics import pretrain_diagnostics
-    from topo_contrastive.utils.files import (
-        COMPLETE_MARKER,
-        begin_outputs,
-        mark_complete,
-        write_json,
-    )
-
-    out, epochs = Path(out), epochs or config.epochs
-    config = config.replace(epochs=epochs) if epochs != config.epochs else config
-    log = {"dataset": data.name, "data_layout": LAYOUT, "config": config.to_dict(),
-           "samples": data.num_samples, "summed_sizes": list(data.sizes),
-           "threads": torch.get_num_threads(), "version": __version__,
-           **(record or {})}  # fmt: skip
-    begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
-    write_json(out / "pretrain.json", {"complete": False, **log, "seed": seed, "epochs": epochs})
-    result = pretrain_many(data, config, seed=seed, epochs=epochs, device=device,
-                           progress=progress)  # fmt: skip
-    h = embed_many(result.encoder, data, device=device)
-    result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
-    meta = {"seed": seed, "epochs": epochs, "world_size": 1, "final_loss": result.losses[-1],
-            "diagnostics": result.diagnostics}  # fmt: skip
-    io.save_encoder(result.encoder, out / "encoder.pt", dataset=data.name, config=config.name,
-                    data_layout=LAYOUT, **meta)  # fmt: skip
-    write_json(out / "pretrain.json", {"complete": True, **log, "seconds": result.seconds,
-                                       "losses": result.losses, **meta})  # fmt: skip
-    mark_complete(out / COMPLETE_MARKER, f"pretrained in {result.seconds:.1f} s")
-    return result
+__all__ = ["evaluate_many", "many_report"]
 
 
 def evaluate_many(

@@ -68,10 +68,12 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
             a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
-            work); ``--out`` held by another run.
+            work); ``--out`` held by another run; a data file of many complexes under
+            ``torchrun`` with more than one process.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
     from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
+    from topo_contrastive.training.many import READOUT_LINE
     from topo_contrastive.utils.outputs import output_run
     from topo_contrastive.utils.words import count
 
@@ -83,9 +85,15 @@ def run(args: argparse.Namespace) -> int:
         if lead:
             common.check_out(args.out, args.overwrite, writable=True)
         data = inputs.load_data(args)  # bad data is refused before --out is made
-        if not hasattr(data, "hodge"):  # a data file of many complexes
-            return _pretrain_many(args, config, data, task, group)
-        chunk = budgets.say_plans(args, data, config, loud=lead)
+        many = not hasattr(data, "hodge")  # a data file of many complexes: one process
+        if many and group.world_size > 1:
+            raise ValueError(
+                f"`pretrain` on the many-complex file '{args.data_file}' runs in one process; "
+                f"run it without torchrun (world size {group.world_size})"
+            )
+        chunk = None if many else budgets.say_plans(args, data, config, loud=lead)
+        if many and config.readout == "hodge":
+            common.say(READOUT_LINE)
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
@@ -108,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     if group.rank == 0:
         out = Path(args.out).expanduser().absolute()
+        runs = f"{count(data.num_samples, 'complex', 'complexes')}, " if many else ""
         lines = [
-            f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
+            f"pretrained {config.name} on {data.name} ({runs}{count(epochs, 'epoch')}, "
             f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
             f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}",
             *(f"warning: {w}" for w in result.diagnostics.get("warnings", [])),
@@ -126,47 +135,3 @@ def _ticker(bar: Any) -> Callable[[int, float], None]:
         bar.update(1)
 
     return tick
-
-
-def _pretrain_many(
-    args: argparse.Namespace, config: Any, data: Any, task: str, group: Any
-) -> int:
-    """``pretrain`` on a data file of many complexes
-    (:func:`~topo_contrastive.cli.many.pretrain_many_to_folder`), in one process.
-
-    Raises:
-        ValueError: under ``torchrun`` with more than one process.
-    """
-    from topo_contrastive.cli.many import pretrain_many_to_folder
-    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS
-    from topo_contrastive.training.many import READOUT_LINE
-    from topo_contrastive.utils.outputs import output_run
-    from topo_contrastive.utils.words import count
-
-    if group.world_size > 1:
-        raise ValueError(
-            f"`pretrain` on the many-complex file '{args.data_file}' runs in one process; "
-            f"run it without torchrun (world size {group.world_size})"
-        )
-    if config.readout == "hodge":
-        common.say(READOUT_LINE)
-    epochs = args.epochs or config.epochs
-    record = {"edition": common.edition(args), "data_file": str(Path(args.data_file)),
-              "tuned_for": task}  # fmt: skip
-    with output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS) as work:
-        bar = common.progress(args, epochs, f"pretrain {config.name} {data.name}", "epoch")
-        result = pretrain_many_to_folder(
-            data, config, work, seed=args.seed, epochs=epochs, device=group.device,
-            record=record, progress=_ticker(bar),
-        )  # fmt: skip
-        bar.close()
-    out = Path(args.out).expanduser().absolute()
-    common.say(
-        f"pretrained {config.name} on {data.name} "
-        f"({count(data.num_samples, 'complex', 'complexes')}, "
-        f"{count(epochs, 'epoch')}, {result.seconds:.1f} s, final loss "
-        f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}"
-    )
-    for warning in result.diagnostics.get("warnings", []):
-        common.say(f"warning: {warning}")
-    return 0

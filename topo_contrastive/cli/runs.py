@@ -26,6 +26,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from topo_contrastive import io
 from topo_contrastive.evaluation.probe import DEFAULT_PROBE, check_probe_splits, evaluate_encoder
 from topo_contrastive.evaluation.references import (
     REFERENCE_ROWS,
@@ -38,6 +39,7 @@ from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.diagnostics import pretrain_diagnostics
 from topo_contrastive.training.embeddings import write_embeddings
+from topo_contrastive.training.many import LAYOUT, ManyComplexData, embed_many, pretrain_many
 from topo_contrastive.utils.files import (
     COMPLETE_MARKER,
     begin_outputs,
@@ -137,7 +139,7 @@ def require_contrastive(config: ExperimentConfig) -> ExperimentConfig:
 
 
 def pretrain_to_folder(
-    data: ExperimentData,
+    data: ExperimentData | ManyComplexData,
     config: ExperimentConfig,
     out: str | os.PathLike,
     seed: int = 0,
@@ -158,9 +160,12 @@ def pretrain_to_folder(
     the run's
     :func:`~topo_contrastive.training.diagnostics.pretrain_diagnostics` (loss against
     chance, embedding spread, warnings), which are also in the result's ``diagnostics``.
+    A dataset of many complexes (:class:`~topo_contrastive.training.ManyComplexData`) is
+    pre-trained by :func:`~topo_contrastive.training.pretrain_many` in one process, recorded
+    with ``"data_layout": "many complexes"`` and the summed sizes instead of a fingerprint.
 
     Args:
-        data: the prepared dataset.
+        data: the prepared dataset: one complex, or many.
         config: a contrastive configuration.
         out: an existing, writable folder
             (:func:`~topo_contrastive.utils.files.check_output_dir`).
@@ -171,40 +176,49 @@ def pretrain_to_folder(
         record: more entries of ``pretrain.json`` (e.g. the data file it was read from).
         progress: called with ``(epoch, loss)`` after every epoch.
         chunk_samples: views per chunk of a step with gradient caching (default ``None``:
-            the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`).
+            the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`; one
+            complex only).
 
     Returns:
         The :class:`~topo_contrastive.training.loop.PretrainResult` of the run.
 
     Raises:
-        ValueError: ``config`` is the supervised baseline.
+        ValueError: ``config`` is the supervised baseline; many complexes under more than
+            one process.
     """
     require_contrastive(config)
     group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
+    many = isinstance(data, ManyComplexData)
+    if many and group.world_size > 1:
+        raise ValueError(
+            f"pre-training on the many-complex data {data.name!r} runs in one process; run it "
+            f"without torchrun (world size {group.world_size})"
+        )
     out, epochs = Path(out), epochs or config.epochs
     # the configuration recorded (pretrain.json, encoder.pt) is the one that ran: its epochs
     # are the run's, never the preset's beside them
     config = config.replace(epochs=epochs) if epochs != config.epochs else config
     from topo_contrastive import __version__
 
-    log = {
-        "dataset": data.name,
-        "config": config.to_dict(),
-        "complex_sizes": list(data.sizes),
-        "data_fingerprint": data.fingerprint,
-        "threads": torch.get_num_threads(),
-        "version": __version__,
-        "chunk_samples": chunk_samples,
-    }
+    log: dict[str, Any] = {"dataset": data.name, "config": config.to_dict()}
+    if many:
+        log.update(data_layout=LAYOUT, samples=data.num_samples, summed_sizes=list(data.sizes))
+    else:
+        log.update(complex_sizes=list(data.sizes), data_fingerprint=data.fingerprint)
+    log.update(threads=torch.get_num_threads(), version=__version__, chunk_samples=chunk_samples)
     log.update(record or {})
     if group.rank == 0:  # from here on the folder says the run is not complete
         begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
         started = {"seed": seed, "epochs": epochs, "world_size": group.world_size}
         write_json(out / "pretrain.json", {"complete": False, **log, **started})
-    result = training.pretrain(
-        data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
-        chunk_samples=chunk_samples,
-    )  # fmt: skip
+    if many:
+        result = pretrain_many(data, config, seed=seed, epochs=epochs, device=group.device,
+                               progress=progress)  # fmt: skip
+    else:
+        result = training.pretrain(
+            data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
+            chunk_samples=chunk_samples,
+        )  # fmt: skip
     if group.rank == 0:
         meta = {
             "seed": seed,
@@ -212,10 +226,15 @@ def pretrain_to_folder(
             "world_size": result.world_size,
             "final_loss": result.losses[-1],
         }
-        h = training.embed(result.encoder, data, device=group.device)
+        embed = embed_many if many else training.embed
+        h = embed(result.encoder, data, device=group.device)
         result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
         meta["diagnostics"] = result.diagnostics
-        save_experiment_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
+        if many:
+            io.save_encoder(result.encoder, out / "encoder.pt", dataset=data.name,
+                            config=config.name, data_layout=LAYOUT, **meta)  # fmt: skip
+        else:
+            save_experiment_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
         write_json(
             out / "pretrain.json",
             {
