@@ -129,3 +129,16 @@ def test_a_checkpoint_tied_to_one_complex_is_refused(run, tmp_path):
                            tmp_path / "tied.pt", "--out", tmp_path / "emb", *FLAGS])  # fmt: skip
     assert status == 2 and "tied to the one complex it was pre-trained on" in err, err
     assert not (tmp_path / "emb").exists()
+
+
+def test_many_complexes_are_refused_under_more_than_one_process(run):
+    import torch
+
+    from topo_contrastive.cli.runs import ProcessGroup, require_one_process
+
+    data = ManyComplexData.from_file(run["path"])
+    require_one_process(data, ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1))
+    two = ProcessGroup(device=torch.device("cpu"), rank=0, world_size=2)
+    with pytest.raises(ValueError, match=r"runs in one process; run it without torchrun "
+                                         r"\(world size 2\)"):  # fmt: skip
+        require_one_process(data, two)

@@ -72,7 +72,12 @@ def run(args: argparse.Namespace) -> int:
             ``torchrun`` with more than one process.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
+    from topo_contrastive.cli.runs import (
+        PRETRAIN_OUTPUTS,
+        pretrain_to_folder,
+        process_group,
+        require_one_process,
+    )
     from topo_contrastive.training.many import READOUT_LINE
     from topo_contrastive.utils.outputs import output_run
     from topo_contrastive.utils.words import count
@@ -85,12 +90,8 @@ def run(args: argparse.Namespace) -> int:
         if lead:
             common.check_out(args.out, args.overwrite, writable=True)
         data = inputs.load_data(args)  # bad data is refused before --out is made
-        many = not hasattr(data, "hodge")  # a data file of many complexes: one process
-        if many and group.world_size > 1:
-            raise ValueError(
-                f"`pretrain` on the many-complex file '{args.data_file}' runs in one process; "
-                f"run it without torchrun (world size {group.world_size})"
-            )
+        require_one_process(data, group)  # before --out is made
+        many = not hasattr(data, "hodge")  # a data file of many complexes
         chunk = None if many else budgets.say_plans(args, data, config, loud=lead)
         if many and config.readout == "hodge":
             common.say(READOUT_LINE)

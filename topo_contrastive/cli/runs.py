@@ -57,6 +57,7 @@ __all__ = [
     "pretrain_to_folder",
     "process_group",
     "require_contrastive",
+    "require_one_process",
 ]
 
 
@@ -138,6 +139,21 @@ def require_contrastive(config: ExperimentConfig) -> ExperimentConfig:
     return config
 
 
+def require_one_process(data: ExperimentData | ManyComplexData, group: ProcessGroup) -> None:
+    """Refuse many complexes under more than one process: their pre-training
+    (:func:`~topo_contrastive.training.pretrain_many`) runs in one.
+
+    Raises:
+        ValueError: ``data`` is a :class:`~topo_contrastive.training.ManyComplexData` and
+            ``group`` has more than one process.
+    """
+    if isinstance(data, ManyComplexData) and group.world_size > 1:
+        raise ValueError(
+            f"pre-training on the many-complex data {data.name!r} runs in one process; run it "
+            f"without torchrun (world size {group.world_size})"
+        )
+
+
 def pretrain_to_folder(
     data: ExperimentData | ManyComplexData,
     config: ExperimentConfig,
@@ -189,11 +205,7 @@ def pretrain_to_folder(
     require_contrastive(config)
     group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
     many = isinstance(data, ManyComplexData)
-    if many and group.world_size > 1:
-        raise ValueError(
-            f"pre-training on the many-complex data {data.name!r} runs in one process; run it "
-            f"without torchrun (world size {group.world_size})"
-        )
+    require_one_process(data, group)
     out, epochs = Path(out), epochs or config.epochs
     # the configuration recorded (pretrain.json, encoder.pt) is the one that ran: its epochs
     # are the run's, never the preset's beside them
