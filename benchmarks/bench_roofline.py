@@ -239,33 +239,40 @@ def baseline_rss() -> int:
 GEMM_ROWS = 2**19
 
 
-#: The memory model's bytes per edge and per flow of the data set: the flow in the prepared
-#: data (float32), in the dataset and its fitted copy (float32 each), and the spectral mask's
-#: drop probabilities stored on every sample (float32).
-DATA_BYTES_PER_EDGE_PER_SAMPLE = 16
+#: The memory model's bytes per edge and per flow of the data set: the flow (float32, one
+#: tensor shared by the prepared data, the dataset and its fitted copy) and the spectral
+#: mask's drop probabilities stored on every sample (float32).
+DATA_BYTES_PER_EDGE_PER_SAMPLE = 8
+#: Bytes per edge and sample of a batch while its views are drawn: the collated flows and
+#: drop probabilities and the two views (float32 each); the step then keeps the views only.
+BATCH_BYTES_PER_EDGE_PER_SAMPLE = 16
 
 
 def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns: int,
-                 base: int, retained: int = 0) -> dict[str, float]:
+                 base: int, retained: int = 0, batch: int = 0) -> dict[str, float]:
     """Predicted peak resident bytes of a ``pretrain`` run:
-    ``base + N1 * (S * DATA_BYTES_PER_EDGE_PER_SAMPLE + V * A + 4 k) + R``, with ``S``
-    flows, ``V`` views whose activations are held at once (a gradient-caching chunk, else the
-    batch's ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
-    (``topo_contrastive.training.loop.activation_bytes``), ``k`` columns of the harmonic basis
-    (float32), ``base`` the import-only process and ``R`` the freed memory the command's
-    allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most the
-    activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
+    ``base + N1 * (8 S + max(16 B, 8 B + V * A) + 4 k) + R``, with ``S`` flows, ``B``
+    samples per batch (drawing their views, then holding them through the step), ``V``
+    views whose activations are held at once (a gradient-caching chunk, else the batch's
+    ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
+    (``topo_contrastive.training.loop.activation_bytes``), ``k`` columns of the harmonic
+    basis (float32), ``base`` the import-only process and ``R`` the freed memory the
+    command's allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most
+    the activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
 
     Returns:
-        ``{"predicted_bytes", "data_bytes", "activation_bytes", "basis_bytes", "base_bytes",
-        "retained_bytes"}``.
+        ``{"predicted_bytes", "data_bytes", "batch_bytes", "activation_bytes",
+        "basis_bytes", "base_bytes", "retained_bytes"}``.
     """
     data = float(n1) * samples * DATA_BYTES_PER_EDGE_PER_SAMPLE
     act = float(views) * per_view
+    drawing = float(n1) * batch * BATCH_BYTES_PER_EDGE_PER_SAMPLE
+    held = float(n1) * batch * BATCH_BYTES_PER_EDGE_PER_SAMPLE / 2  # the two views
+    step = max(drawing, held + act + retained)
     basis = 4.0 * n1 * basis_columns
-    return {"predicted_bytes": base + data + act + basis + retained, "data_bytes": data,
-            "activation_bytes": act, "basis_bytes": basis, "base_bytes": float(base),
-            "retained_bytes": float(retained)}
+    return {"predicted_bytes": base + data + step + basis, "data_bytes": data,
+            "batch_bytes": drawing, "activation_bytes": act, "basis_bytes": basis,
+            "base_bytes": float(base), "retained_bytes": float(retained)}
 
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
@@ -319,7 +326,8 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         kept = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
         retained = min(kept, views * activation_bytes(n1, config))
         memory = memory_model(n1, data.num_samples, views, activation_bytes(n1, config),
-                              basis_columns, base_rss, retained)
+                              basis_columns, base_rss, retained,
+                              batch=min(config.batch_size, data.num_samples))
         peak = max(r["peak_rss_bytes"] for r in records)
         rows.append({
             "data": data.name, "edition": edition, "busy": is_busy, "threads": used,
@@ -379,7 +387,7 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
         for _ in range(2):  # warm-up, then timed
             s0 = time.perf_counter()
             one = views(Batch.from_data_list([dataset[i] for i in range(b)]))
-            x, rows = _both_views(one, "x_1")  # [2 * b * N1, 1], [2 * b * N1]
+            x, rows = _both_views(one.x_1_view1, one.x_1_view2, one.num_graphs)  # [2 b N1, 1]
             _, z = net(x, rows)
             loss = loss_fn(z[:b], z[b:], hodge_parts=one.hodge_parts)
             loss.backward()
@@ -421,19 +429,23 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
         if any("predicted_bytes" in r for r in epochs):
             lines += [
                 "Peak memory of the command (its peak resident set, VmHWM at exit) against "
-                "the model `base + N1 * (S * 16 + V * A + 4 k) + R`: `base` the peak of a "
-                "process that only imports the package, `S` flows at 16 bytes per edge "
-                "(the flow in the prepared data, the dataset and its fitted copy, the drop "
-                "probabilities), `V` views whose encoder activations are held at once (a "
+                "the model `base + N1 * (8 S + max(16 B, 8 B + V * A) + 4 k) + R`: `base` "
+                "the peak of a process that only imports the package, `S` flows at 8 bytes "
+                "per edge (the flow, one tensor for the prepared data and the dataset, and "
+                "its drop probabilities), `B` samples per batch at 16 bytes per edge while "
+                "their views are drawn (collated flows and probabilities, both views) and 8 "
+                "through the step (the views), `V` views whose encoder activations are held "
+                "at once (a "
                 "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
                 "bytes per edge and view (`topo_contrastive.training.loop.activation_bytes`), `k` "
                 "columns of the harmonic basis (float32), `R` the freed memory the "
                 "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`, at most "
                 "the activations).",
                 "",
-                "| data | edges | samples | V (caching) | base GB | data GB | activations GB "
-                "| basis GB | kept GB | predicted GB | peak GB | peak / predicted |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|",
+                "| data | edges | samples | V (caching) | base GB | data GB | batch GB "
+                "| activations GB | basis GB | kept GB | predicted GB | peak GB "
+                "| peak / predicted |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in epochs:
                 if "predicted_bytes" not in r:
@@ -442,6 +454,7 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                     f"| {r['data']} | {r['edges']:,} | {r['samples']:,} | {r['views_held']} "
                     f"({'yes' if r['gradient_caching'] else 'no'}) | "
                     f"{r['base_bytes'] / 1e9:.2f} | {r['data_bytes'] / 1e9:.2f} | "
+                    f"{r.get('batch_bytes', 0.0) / 1e9:.2f} | "
                     f"{r['activation_bytes'] / 1e9:.2f} | {r['basis_bytes'] / 1e9:.3f} | "
                     f"{r.get('retained_bytes', 0.0) / 1e9:.2f} | "
                     f"{r['predicted_bytes'] / 1e9:.2f} | {r['peak_rss_bytes'] / 1e9:.2f} | "

@@ -68,7 +68,7 @@ def main(
     batch = Batch.from_data_list([dataset[i] for i in range(batch_size)])  # the collate
 
     def one_step() -> None:
-        x, rows = _both_views(views(batch), "x_1")  # [2 * B * N1, 1], [2 * B * N1]
+        x, rows = _both_views(*views.draw(batch), batch_size)  # [2 * B * N1, 1], [2 B N1]
         _, z = model(x, rows)
         loss = loss_fn(z[:batch_size], z[batch_size:])
         opt.zero_grad(set_to_none=True)

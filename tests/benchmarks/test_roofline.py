@@ -48,10 +48,17 @@ def test_memory_model_by_hand():
 
     # 1,000 edges, 10 flows, 4 views held of 1,280 bytes per edge, a basis of 3 columns
     m = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500, retained=7)
-    assert m["data_bytes"] == 1000 * 10 * 16
+    assert m["data_bytes"] == 1000 * 10 * 8
     assert m["activation_bytes"] == 4 * 1280 * 1000
     assert m["basis_bytes"] == 4 * 1000 * 3
-    assert m["predicted_bytes"] == 500 + 160_000 + 5_120_000 + 12_000 + 7
+    assert m["predicted_bytes"] == 500 + 80_000 + 5_120_000 + 12_000 + 7
+    # batches of 5: drawing their views (16 bytes per edge and sample) or holding the two
+    # views (8) through the step, whichever is more
+    m = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500, retained=7, batch=5)
+    assert m["batch_bytes"] == 1000 * 5 * 16
+    assert m["predicted_bytes"] == 500 + 80_000 + 40_000 + 5_120_000 + 7 + 12_000
+    big = memory_model(1000, 10, 1, 10, 0, base=0, batch=5)  # drawing the views dominates
+    assert big["predicted_bytes"] == 80_000 + 80_000
 
 
 def test_report_memory_rows():
@@ -64,8 +71,8 @@ def test_report_memory_rows():
            "peak_rss_bytes": 2.4e9,
            "memory_ratio": 2.4 / 1.83}
     text = report([row], [], "cpu")
-    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 1.06 | 0.019 | 1.07 | 1.83 | 2.40 " \
-           "| 1.31x |" in text
+    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 0.00 | 1.06 | 0.019 | 1.07 | 1.83 " \
+           "| 2.40 | 1.31x |" in text
 
 
 def test_synthetic_file_is_read_by_the_command(tmp_path):

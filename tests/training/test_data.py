@@ -111,3 +111,28 @@ def test_ocean_raw_is_checked_even_when_a_processed_dataset_exists(
         load_dataset("ocean", tmp_path, ocean_raw=tmp_path / "missing.jld2")
     again = load_dataset("ocean", tmp_path, ocean_raw=given)
     assert again.complex.fingerprint() == first.complex.fingerprint()
+
+
+def test_contrastive_dataset_shares_the_flows_and_leaves_the_dataset_alone(tiny_data):
+    # fitting stores drop probabilities and parts on a copy that holds the same flow tensor
+    # (no second copy of every flow) and adds nothing to the original dataset
+    cfg = get_config("SSCL_Spec", "trajectory")
+    fitted = tiny_data.contrastive_dataset(tiny_data.contrastive_views(cfg))
+    assert fitted._data.x_1.data_ptr() == tiny_data.dataset._data.x_1.data_ptr()
+    assert "drop_prob" in fitted[0].keys() and "hodge_parts" in fitted[0].keys()  # noqa: SIM118
+    assert "drop_prob" not in tiny_data.dataset[0].keys()  # noqa: SIM118
+    assert "drop_prob" not in tiny_data.dataset._data.keys()  # noqa: SIM118
+    torch.testing.assert_close(fitted[3].x_1, tiny_data.dataset[3].x_1, rtol=0, atol=0)
+
+
+def test_flows_are_a_view_of_the_dataset_storage(tiny_data):
+    # the prepared flows share the dataset's float32 storage (no copy of every flow) and
+    # are its samples in order
+    stored = tiny_data.dataset._data.x_1
+    assert tiny_data.flows.data_ptr() == stored.data_ptr()
+    for i in (0, 7, tiny_data.num_samples - 1):
+        assert torch.equal(tiny_data.flows[i], tiny_data.dataset[i].x_1.view(-1))
+    # a subset is read sample by sample (a copy)
+    sub = ExperimentData.from_dataset(tiny_data.dataset[torch.arange(5, 12)], "trajectory")
+    assert sub.flows.data_ptr() != stored.data_ptr()
+    assert torch.equal(sub.flows, tiny_data.flows[5:12])

@@ -60,7 +60,8 @@ def _views_of_rank(config, data, idx, step, rank):
     views = data.contrastive_views(config, gen)
     ds = data.contrastive_dataset(views)
     batch = views(Batch.from_data_list([ds[int(i)] for i in idx]))
-    x, rows = _both_views(batch, "x_1")  # [2 * b * N1, 1], [2 * b * N1]
+    # [2 * b * N1, 1], [2 * b * N1]
+    x, rows = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
     return batch, x.double(), rows
 
 
@@ -201,10 +202,11 @@ def test_two_rank_debiased_spectral_pretraining_gradients_equal_single_process(t
 
 
 # ---------------------------------------------------------------------------- trajectory
-#: (batch_size, chunk_samples) of the trajectory runs on the 40 samples: a batch that
-#: divides by 2 processes, one that does not (shares of 6 and 7 samples; the last batch of
-#: 14 gives 7 and 7), and the latter with gradient caching (chunks of 4 views)
-TRAJECTORY_RUNS = ((20, None), (13, None), (13, 4))
+#: (batch_size, chunk_samples, by_cosines) of the trajectory runs on the 40 samples: a
+#: batch that divides by 2 processes, one that does not (shares of 6 and 7 samples; the
+#: last batch of 14 gives 7 and 7), the latter with gradient caching (chunks of 4 views),
+#: and that with the weights of a large dataset (from its cosines, no parts in the batches)
+TRAJECTORY_RUNS = ((20, None, False), (13, None, False), (13, 4, False), (13, 4, True))
 TRAJECTORY_EPOCHS = 3
 #: Adam's step size of the trajectory runs. At the preset's 3e-3 the tiny task's training
 #: amplifies float32 rounding: on one process, a 1e-7 relative change of the initial weights
@@ -216,10 +218,11 @@ TRAJECTORY_LR = 1e-4
 def _trajectories(data, rank: int | None = None) -> list[dict]:
     """``pretrain`` of SSCL_Spec (spectral masks, Hodge-debiased loss) for every run of
     :data:`TRAJECTORY_RUNS`: the per-epoch losses, chance losses and final parameters."""
-    from topo_contrastive.training import get_config, pretrain
+    from topo_contrastive.training import get_config, loop, pretrain
 
     out = []
-    for batch_size, chunk in TRAJECTORY_RUNS:
+    default_bytes = loop.STORED_PARTS_BYTES
+    for batch_size, chunk, by_cosines in TRAJECTORY_RUNS:
         config = get_config(
             "SSCL_Spec", "trajectory", hidden_channels=8, projection_channels=8,
             batch_size=batch_size, lr=TRAJECTORY_LR,
@@ -228,7 +231,11 @@ def _trajectories(data, rank: int | None = None) -> list[dict]:
         assert config.optimizer == "adam"
         if rank is not None:
             set_stage(rank, f"pretrain batch_size={batch_size} chunk_samples={chunk}")
-        res = pretrain(data, config, seed=5, epochs=TRAJECTORY_EPOCHS, chunk_samples=chunk)
+        loop.STORED_PARTS_BYTES = 0 if by_cosines else default_bytes
+        try:
+            res = pretrain(data, config, seed=5, epochs=TRAJECTORY_EPOCHS, chunk_samples=chunk)
+        finally:
+            loop.STORED_PARTS_BYTES = default_bytes
         out.append(
             {
                 "losses": res.losses,
@@ -305,23 +312,16 @@ def test_two_process_pretrain_trajectory_equals_one_process(tmp_path):
 
 @pytest.mark.parametrize("world", [2, 3, 5])
 def test_rank_shares_concatenate_to_the_global_batch(world):
-    # the ranks' shares of a batch of 13 samples (3 rows each), in rank order, are the batch
-    # in its order: both views, the batch vectors and the Hodge parts; sizes differ by <= 1
+    # the ranks' shares of a batch of 13 samples, in rank order, are the batch in its
+    # order; every rank has a sample and the sizes differ by at most one
     from topo_contrastive.training.loop import _rank_share
 
-    G, n = 13, 3
-    x = torch.arange(2 * G * n, dtype=torch.float32).view(-1, 1)  # view 1 rows, then view 2
-    parts = torch.arange(G * n * 3, dtype=torch.float32).view(-1, 3)
-    shares = [_rank_share(x, parts, G, r, world) for r in range(world)]
-    sizes = [s[3] for s in shares]
-    assert sum(sizes) == G and max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
-    for v in range(2):  # view v of every sample, in the batch's order
-        got = torch.cat([s[0].view(2, -1)[v] for s in shares])
-        assert torch.equal(got, x.view(2, -1)[v])
-    assert torch.equal(torch.cat([s[2] for s in shares]), parts)
-    for (xs, rows, _, b) in shares:
-        assert xs.shape == (2 * b * n, 1)
-        assert torch.equal(rows, torch.arange(2 * b).repeat_interleave(n))
+    G = 13
+    shares = [_rank_share(G, r, world) for r in range(world)]
+    assert shares[0][0] == 0 and shares[-1][1] == G
+    assert all(a[1] == b[0] for a, b in zip(shares, shares[1:], strict=False))
+    sizes = [hi - lo for lo, hi in shares]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
 
 
 def test_pretrain_refuses_a_batch_smaller_than_the_process_count(tiny_data, monkeypatch):

@@ -32,7 +32,7 @@ def test_cached_gradients_equal_the_plain_step(tiny_data, row, edition, chunk):
     from torch_geometric.loader import DataLoader
 
     batch = views(next(iter(DataLoader(dataset, batch_size=12))))
-    x, rows = _both_views(batch, views.attr)
+    x, rows = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
     B = batch.num_graphs
     kwargs = {"hodge_parts": batch.hodge_parts} if cfg.loss == "hodge_debiased" else {}
     # the plain step
@@ -88,7 +88,7 @@ def test_first_chunk_graph_is_kept_bit_for_bit(tiny_data):
     loss_fn = _make_loss(cfg, False)
     views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
     batch = views(next(iter(DataLoader(tiny_data.contrastive_dataset(views), batch_size=10))))
-    x, _ = _both_views(batch, views.attr)
+    x, _ = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
     kwargs = {"hodge_parts": batch.hodge_parts}
     n, chunk = x.shape[0] // 20, 6  # 20 views in chunks of 6, 6, 6, 2
 
@@ -112,3 +112,26 @@ def test_first_chunk_graph_is_kept_bit_for_bit(tiny_data):
     assert torch.equal(zc, z.detach())
     for name, p in model.named_parameters():
         assert torch.equal(p.grad, expected[name]), name
+
+
+def test_views_as_two_blocks_give_the_same_step(tiny_data):
+    # the loop passes (view1, view2) without their [2B * N1, 1] concatenation: the chunks
+    # that straddle both blocks get the same rows, the step the same gradients, bit for bit
+    cfg = get_config("SSCL_Spec", "trajectory")
+    model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
+    loss_fn = _make_loss(cfg, False)
+    views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
+    from torch_geometric.loader import DataLoader
+
+    batch = views(next(iter(DataLoader(tiny_data.contrastive_dataset(views), batch_size=9))))
+    x, _ = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
+    B = batch.num_graphs
+    kwargs = {"hodge_parts": batch.hodge_parts}
+    grads = []
+    for given in (x, (batch.x_1_view1, batch.x_1_view2)):
+        model.zero_grad()
+        loss, z = cached_gradient_step(net, loss_fn, given, 2 * B, 4, kwargs)  # 4 + 4 + ...
+        grads.append((loss, z, [p.grad.clone() for p in model.parameters()]))
+    (l1, z1, g1), (l2, z2, g2) = grads
+    assert torch.equal(l1, l2) and torch.equal(z1, z2)
+    assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))

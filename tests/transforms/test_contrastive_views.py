@@ -113,6 +113,24 @@ def test_dataloader_batches_carry_the_batch_vector_and_split_back(trajectories):
     torch.testing.assert_close(batch.hodge_parts, torch.cat(list(parts), 1), atol=1e-6, rtol=0)
 
 
+def test_draw_gives_the_views_of_forward_without_storing_them(trajectories):
+    # draw() is forward()'s pair of masks from the same generator state, not stored on
+    # the batch (nor a batch vector of its rows); probabilities fitted once are reused
+    ds, hodge = trajectories
+    fitted, _ = _fitted(trajectories, HodgeSpectralMask(0.3, hodge=hodge, generator=0))
+    fitted.transform = None
+    collated = next(iter(DataLoader(fitted, batch_size=6)))
+    a = ContrastiveViews(HodgeSpectralMask(0.3, hodge=hodge, generator=4))
+    b = ContrastiveViews(HodgeSpectralMask(0.3, hodge=hodge, generator=4))
+    view1, view2 = a.draw(copy.copy(collated))
+    out = b(copy.copy(collated))
+    assert torch.equal(view1, out.x_1_view1) and torch.equal(view2, out.x_1_view2)
+    assert not torch.equal(view1, view2)
+    kept = copy.copy(collated)
+    a.draw(kept)
+    assert "x_1_view1" not in kept.keys() and "batch" not in kept.keys()  # noqa: SIM118
+
+
 def test_a_batch_in_the_main_process_gets_the_same_attributes(small_hodge):
     n1 = small_hodge.complex.num_edges
     x = random_flows(n1, 3, seed=4)

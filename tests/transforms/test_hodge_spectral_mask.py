@@ -144,6 +144,28 @@ def test_fit_in_memory_dataset_and_loader(trajectories):
     assert bool((view2.x_1[batch.drop_prob == 1] == 0).all())
 
 
+def test_fitted_probabilities_are_tagged_per_sample_and_refused_by_other_settings(
+    trajectories, small_hodge
+):
+    # fit() stores one settings tag per sample (not per row); a mask of another budget
+    # refuses the fitted samples, a list's copies and the DataLoader's batches alike
+    ds, hodge = trajectories
+    ds = HodgeSpectralMask(0.3, hodge=hodge, generator=0).fit(ds.copy())
+    assert ds[4].drop_prob_settings.shape == (1, 1)
+    batch = next(iter(DataLoader(ds, batch_size=8)))
+    assert batch.drop_prob_settings.shape == (8, 1)
+    other = HodgeSpectralMask(0.5, hodge=hodge, generator=0)
+    for given in (ds[4], batch):
+        with pytest.raises(ValueError, match="other settings than this mask"):
+            other(given)
+    same = HodgeSpectralMask(0.3, hodge=hodge, generator=0)
+    assert same(batch).x_1.shape == batch.x_1.shape
+    copies = HodgeSpectralMask(0.3, hodge=small_hodge).fit(flows_data(small_hodge, 3, seed=1))
+    assert copies[2].drop_prob_settings.shape == (1, 1)
+    with pytest.raises(ValueError, match="other settings than this mask"):
+        HodgeSpectralMask(0.4, hodge=small_hodge)(copies[2])
+
+
 def test_fit_list_of_data(small_hodge):
     data_list = flows_data(small_hodge, 3, seed=3)
     out = HodgeSpectralMask(0.3, hodge=small_hodge).fit(data_list)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
 
 from topo_contrastive.utils.checks import check_int, check_real
 
-__all__ = ["energy_fractions", "hodge_energy_weights", "hodge_negative_weights"]
+__all__ = [
+    "energy_fractions",
+    "hodge_cosines",
+    "hodge_energy_weights",
+    "hodge_negative_weights",
+    "weights_from_cosines",
+]
 
 _COMPONENTS = ("gradient", "curl", "harmonic")
 
@@ -211,14 +217,172 @@ def hodge_negative_weights(
     unit_a = _unit_components(anchors, eps)  # [3, B, N1]
     unit_c = unit_a if candidates is None else _unit_components(pool, eps)  # [3, M, N1]
     cos = torch.bmm(unit_a, unit_c.transpose(1, 2)).clamp(-1.0, 1.0)  # [3, B, M]
-    g = torch.tensor(gamma_t, dtype=anchors.dtype, device=anchors.device)
+    return _weights(cos, gamma_t, eps, anchor_offset, n_neg)
+
+
+def _weights(
+    cos: Tensor, gamma_t: Sequence[float], eps: float, anchor_offset: int | None, n_neg: int
+) -> Tensor:
+    """Eqs. 7-8 from the cosines ``[3, B, M]`` of the components (checked by the callers)."""
+    B, M = cos.shape[1], cos.shape[2]
+    g = torch.tensor(gamma_t, dtype=cos.dtype, device=cos.device)
     dissim = (g.view(3, 1, 1) * (1.0 - cos)).sum(dim=0)  # S, [B, M]
 
-    is_neg = torch.ones(B, M, dtype=torch.bool, device=anchors.device)
+    is_neg = torch.ones(B, M, dtype=torch.bool, device=cos.device)
     if anchor_offset is not None:
-        rows = torch.arange(B, device=anchors.device)
+        rows = torch.arange(B, device=cos.device)
         is_neg[rows, rows + anchor_offset] = False
     return _normalise(dissim, is_neg, n_neg, eps, gamma_t)
+
+
+def weights_from_cosines(
+    cosines: Tensor,
+    gamma: Sequence[float] = (1.0, 1.0, 1.0),
+    eps: float = 1e-6,
+    *,
+    anchor_offset: int | None = 0,
+) -> Tensor:
+    r"""The weights of :func:`hodge_negative_weights` (paper eqs. 7-8) from the cosines of
+    the samples' Hodge components, e.g. a batch's rows and columns of the
+    :func:`hodge_cosines` of a whole dataset (computed once, no parts per batch):
+
+    .. math::
+        w_{im} = n\,\frac{\sum_k \gamma_k (1 - c^{(k)}_{im})}
+        {\sum_{m' \ne i} \sum_k \gamma_k (1 - c^{(k)}_{im'})}.
+
+    Args:
+        cosines (Tensor): :math:`c^{(k)}_{im}` of the gradient, curl and harmonic
+            components, in ``[-1, 1]`` (0 where a component counts as zero, as
+            :func:`hodge_cosines` gives them).
+        gamma (Sequence[float], optional): :math:`(\gamma_G, \gamma_C, \gamma_H) \ge 0`.
+            (default: ``(1.0, 1.0, 1.0)``)
+        eps (float, optional): the threshold in ``[0, 1)`` below which an anchor's
+            dissimilarities count as all zero (uniform weights). (default: ``1e-6``)
+        anchor_offset (int, optional): column of anchor 0's own sample; ``None`` when the
+            anchors are not among the columns. (default: ``0``)
+
+    Returns:
+        Tensor: ``[B, M]`` weights in the dtype and on the device of ``cosines``, zero on
+        self entries, mean one over each row's negatives.
+
+    Shapes:
+        - **cosines:** ``[3, B, M]``
+        - **output:** ``[B, M]``
+
+    Raises:
+        TypeError: ``cosines`` not a floating tensor.
+        ValueError: another shape, NaN or entries outside ``[-1, 1]``, no negative per
+            anchor, an ``anchor_offset`` that does not fit; ``gamma`` / ``eps`` as
+            :func:`hodge_negative_weights`.
+    """
+    gamma_t = _check_gamma(gamma)
+    eps = _check_eps(eps)
+    if not isinstance(cosines, Tensor) or not cosines.is_floating_point():
+        got = cosines.dtype if isinstance(cosines, Tensor) else type(cosines).__name__
+        raise TypeError(f"`cosines` must be a floating tensor [3, B, M], got {got}")
+    if cosines.dim() != 3 or cosines.shape[0] != 3:
+        raise ValueError(f"`cosines` must have shape [3, B, M], got {tuple(cosines.shape)}")
+    if not bool(((cosines >= -1.0) & (cosines <= 1.0)).all()):  # also NaN
+        raise ValueError("`cosines` must lie in [-1, 1] (and not be NaN)")
+    B, M = int(cosines.shape[1]), int(cosines.shape[2])
+    if anchor_offset is not None:
+        anchor_offset = check_int(anchor_offset, "anchor_offset")
+        if anchor_offset < 0 or anchor_offset + B > M:
+            raise ValueError(
+                f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
+                f"(B = {B}, M = {M}), got {anchor_offset}"
+            )
+    n_neg = M - (0 if anchor_offset is None else 1)
+    if B == 0 or n_neg < 1:
+        raise ValueError(
+            f"each anchor needs at least one negative, got cosines of B = {B} anchors "
+            f"against M = {M} samples"
+        )
+    return _weights(cosines, gamma_t, eps, anchor_offset, n_neg)
+
+
+#: Bytes of the Hodge parts of one chunk of flows in :func:`hodge_cosines` (512 MiB).
+COSINE_CHUNK_BYTES = 2**29
+
+
+def hodge_cosines(
+    hodge: Callable[[Tensor], Sequence[Tensor]],
+    flows: Tensor,
+    eps: float = 1e-6,
+    chunk_size: int | None = None,
+) -> Tensor:
+    r"""Cosines of the gradient, curl and harmonic parts of every pair of ``S`` flows on one
+    complex, without holding the parts of more than ``chunk_size`` flows at a time.
+
+    The projectors :math:`\mathbf{P}_k` onto the three spaces are orthogonal and symmetric,
+    so :math:`(\mathbf{P}_k\mathbf{x}_i)^\top \mathbf{P}_k\mathbf{x}_j =
+    \mathbf{x}_i^\top \mathbf{P}_k\mathbf{x}_j`: the Gram matrices of the parts are the
+    flows against the parts of a chunk of flows, accumulated chunk by chunk (float64,
+    symmetrised), and
+
+    .. math::
+        c^{(k)}_{ij} = \frac{\mathbf{x}_i^\top \mathbf{P}_k\mathbf{x}_j}
+        {\lVert\mathbf{P}_k\mathbf{x}_i\rVert\,\lVert\mathbf{P}_k\mathbf{x}_j\rVert},
+
+    0 where a component counts as zero (:math:`\lVert\mathbf{P}_k\mathbf{x}\rVert \le
+    \text{eps}\cdot\lVert\mathbf{x}\rVert`), the conventions of
+    :func:`hodge_negative_weights`: :func:`weights_from_cosines` of a batch's rows and
+    columns gives its weights (equal up to rounding; with an iterative backend the parts
+    are the solver's, so the identity holds to its tolerance). Memory: ``[3, S, S]`` and
+    one chunk's parts, never ``[S, N1, 3]``.
+
+    Args:
+        hodge (callable): the decomposition of the complex, ``hodge(x) -> (gradient, curl,
+            harmonic)`` for ``x`` ``[c, N1]`` (a
+            :class:`~topo_contrastive.hodge.HodgeDecomposition`).
+        flows (Tensor): the flows (signals of the decomposition's rank).
+        eps (float, optional): the relative zero threshold in ``[0, 1)``.
+            (default: ``1e-6``)
+        chunk_size (int, optional): flows whose parts are held at once (default ``None``:
+            as many as fit :data:`COSINE_CHUNK_BYTES`).
+
+    Returns:
+        Tensor: the cosines, float64, on the device of ``flows``.
+
+    Shapes:
+        - **flows:** ``[S, N1]``
+        - **output:** ``[3, S, S]``
+
+    Raises:
+        TypeError: ``flows`` not a floating tensor; ``chunk_size`` not an int.
+        ValueError: ``flows`` not two-dimensional or with NaN/inf; ``chunk_size < 1``;
+            ``eps`` outside ``[0, 1)``.
+    """
+    eps = _check_eps(eps)
+    if not isinstance(flows, Tensor) or not flows.is_floating_point():
+        got = flows.dtype if isinstance(flows, Tensor) else type(flows).__name__
+        raise TypeError(f"`flows` must be a floating tensor [S, N1], got {got}")
+    if flows.dim() != 2:
+        raise ValueError(f"`flows` must have shape [S, N1], got {tuple(flows.shape)}")
+    if not bool(torch.isfinite(flows.sum())) and not bool(torch.isfinite(flows).all()):
+        raise ValueError("`flows` must be finite, got NaN or inf entries")
+    S, n1 = int(flows.shape[0]), int(flows.shape[1])
+    if chunk_size is None:
+        chunk_size = max(1, COSINE_CHUNK_BYTES // max(1, 24 * n1))
+    chunk_size = check_int(chunk_size, "chunk_size", 1)
+    rows = max(1, COSINE_CHUNK_BYTES // max(1, 32 * n1))  # flows read as float64 at once
+    gram = torch.zeros(3, S, S, dtype=torch.float64, device=flows.device)
+    for lo in range(0, S, chunk_size):
+        hi = min(lo + chunk_size, S)
+        parts = torch.stack(list(hodge(flows[lo:hi].double())))  # [3, c, N1]
+        for r0 in range(0, S, rows):
+            r1 = min(r0 + rows, S)
+            x = flows[r0:r1].double()  # [r, N1]
+            gram[:, r0:r1, lo:hi] = torch.matmul(x, parts.transpose(1, 2))  # [3, r, c]
+        del parts
+    gram = (gram + gram.transpose(1, 2)) / 2
+    energy = gram.diagonal(dim1=1, dim2=2).clamp_min(0.0)  # [3, S]: ||P_k x_i||^2
+    norms = energy.sqrt()
+    zero = norms <= eps * energy.sum(dim=0).sqrt()  # [3, S]; also an all-zero flow
+    safe = torch.where(zero, torch.ones_like(norms), norms)
+    cos = gram / (safe.unsqueeze(2) * safe.unsqueeze(1))
+    cos = cos.masked_fill(zero.unsqueeze(2) | zero.unsqueeze(1), 0.0)
+    return cos.clamp_(-1.0, 1.0)
 
 
 def _normalise(

@@ -192,12 +192,56 @@ def _signals(dataset: Any, key: str, n: int, rank: int) -> tuple[torch.Tensor, t
             )
         rows.append(x.reshape(-1))
         ys.append(getattr(d, "y", None))
-    signals = torch.stack(rows).to(torch.float32).contiguous()  # [S, N_k]
+    signals = _stored_signals(dataset, key, len(rows), n)
+    if signals is None:
+        signals = torch.stack(rows).to(torch.float32).contiguous()  # [S, N_k]
     if all(y is None for y in ys):
         return signals, None  # unlabelled
     if any(y is None or y.numel() != 1 for y in ys):
         raise ValueError("every sample must have exactly one label `y`")
     return signals, torch.cat([y.view(-1) for y in ys])
+
+
+def _stored_signals(dataset: Any, key: str, num: int, n: int) -> torch.Tensor | None:
+    """The signals ``[S, N_k]`` as a view of an ``InMemoryDataset``'s float32 storage of
+    ``key`` when it holds exactly the ``S`` samples in order, ``N_k`` rows each (no copy of
+    every flow); else ``None``."""
+    from torch_geometric.data import InMemoryDataset
+
+    if not isinstance(dataset, InMemoryDataset) or getattr(dataset, "_indices", None) is not None:
+        return None
+    stored = dataset._data.get(key) if hasattr(dataset._data, "get") else None
+    bounds = (dataset.slices or {}).get(key)
+    if (
+        not isinstance(stored, torch.Tensor)
+        or stored.dtype != torch.float32
+        or stored.numel() != num * n
+        or not stored.is_contiguous()
+        or bounds is None
+        or not torch.equal(bounds, torch.arange(num + 1, device=bounds.device) * n)
+    ):
+        return None
+    return stored.view(num, n)
+
+
+def _shallow_copy(dataset: Any) -> Any:
+    """A copy of an ``InMemoryDataset`` that :meth:`ContrastiveViews.fit` can add keys to
+    without changing ``dataset``: its own storage and slices, the same tensors (no copy of
+    the flows); a subset (``_indices``) is collated anew (PyG's ``copy()``); any other
+    dataset as is (``fit`` returns copies of its samples)."""
+    import copy
+
+    from torch_geometric.data import InMemoryDataset
+
+    if not isinstance(dataset, InMemoryDataset):
+        return dataset
+    if getattr(dataset, "_indices", None) is not None:
+        return dataset.copy()
+    out = copy.copy(dataset)
+    out._data = copy.copy(dataset._data)  # a new store holding the same tensors
+    out.slices = dict(dataset.slices)
+    out._data_list = None
+    return out
 
 
 @dataclass
@@ -321,6 +365,7 @@ class ExperimentData:
         config: ExperimentConfig,
         generator: torch.Generator | None = None,
         drop_prob: float | None = None,
+        hodge_parts: bool = True,
     ) -> ContrastiveViews:
         """The configuration's dataset transform: :class:`~topo_contrastive.transforms.
         ContrastiveViews` with a uniform mask (:class:`~topo_contrastive.transforms.
@@ -332,6 +377,8 @@ class ExperimentData:
             config: the run's configuration (``mask``, ``drop_prob``, ``budget``, ...).
             generator: the masks' seeded generator (default ``None``: a fresh one).
             drop_prob: override of the uniform drop probability (Figure 2's sweep).
+            hodge_parts: store the Hodge parts of every sample for the loss (``False``
+                where the loss takes its weights from :meth:`hodge_cosines`).
 
         Raises:
             ValueError: a configuration without a mask (supervised).
@@ -360,7 +407,7 @@ class ExperimentData:
             )
         else:
             raise ValueError(f"the configuration {config.name!r} has no mask ({config.mask!r})")
-        return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr)
+        return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr, hodge_parts=hodge_parts)
 
     def contrastive_dataset(self, views: ContrastiveViews) -> Any:
         """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
@@ -369,12 +416,21 @@ class ExperimentData:
         mask = views.mask
         precompute = getattr(mask, "precompute", None)
         key = ("parts",) if precompute is None else ("spectral", repr(precompute))
+        key = (*key, views.hodge_parts)
         if key not in self._fitted:
-            from torch_geometric.data import InMemoryDataset
-
-            ds = self.dataset
-            self._fitted[key] = views.fit(ds.copy() if isinstance(ds, InMemoryDataset) else ds)
+            self._fitted[key] = views.fit(_shallow_copy(self.dataset))
         return self._fitted[key]
+
+    def hodge_cosines(self) -> torch.Tensor:
+        """The cosines ``float64 [3, S, S]`` of the gradient, curl and harmonic parts of
+        every pair of samples (:func:`~topo_contrastive.losses.hodge_cosines`), computed
+        once and cached: the Hodge-debiased loss's weights of any batch, without the parts
+        of every sample (``[S, N_k, 3]``) in memory."""
+        if ("cosines",) not in self._fitted:
+            from topo_contrastive.losses import hodge_cosines
+
+            self._fitted[("cosines",)] = hodge_cosines(self.hodge, self.flows)
+        return self._fitted[("cosines",)]
 
     def require_labels(self, what: str) -> torch.Tensor:
         """The labels ``int64 [S]``; a clear ``ValueError`` naming ``what`` needs them when the

@@ -22,7 +22,6 @@ one process at the same batch size, up to floating-point rounding.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -37,11 +36,20 @@ from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
+from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, weights_from_cosines
 from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.gradient_caching import (
+    ACTIVATION_BYTES_PER_CHANNEL,
+    DEFAULT_ACTIVATION_BUDGET,
+    FRAGMENTS_KEPT,
+    activation_bytes,
+    cached_gradient_step,
+    plan_chunk_samples,
+)
 from topo_contrastive.utils.checks import MAX_EPOCHS, check_int, check_seed
+from topo_contrastive.utils.numerics import release_freed_memory
 
 __all__ = [
     "ContrastiveModel",
@@ -49,6 +57,7 @@ __all__ = [
     "ACTIVATION_BYTES_PER_CHANNEL",
     "DEFAULT_ACTIVATION_BUDGET",
     "EMBED_ROWS",
+    "STORED_PARTS_BYTES",
     "activation_bytes",
     "build_encoder",
     "cached_gradient_step",
@@ -221,72 +230,28 @@ def _batches(indices: list[int], batch_size: int, min_last: int = 2) -> list[lis
     return chunks
 
 
-def _both_views(batch: Any, attr: str) -> tuple[Tensor, Tensor]:
-    """The two views of a batch of flows on one complex stacked as one batch of ``2B``
-    samples: rows ``[2 * B * N_k, 1]`` and their batch vector ``[2 * B * N_k]`` (view 1 of
-    every sample, then view 2), so that both go through the encoder in one call."""
-    x = torch.cat([batch[f"{attr}_view1"], batch[f"{attr}_view2"]])  # [2 * B * N_k, 1]
-    groups = 2 * batch.num_graphs
-    rows = torch.arange(groups, device=x.device).repeat_interleave(x.shape[0] // groups)
+def _both_views(view1: Tensor, view2: Tensor, num_samples: int) -> tuple[Tensor, Tensor]:
+    """Both views of ``B = num_samples`` samples (``[B * N_k, C]`` each) stacked as one
+    batch of ``2B`` samples: rows ``[2 * B * N_k, C]`` (view 1 of every sample, then view
+    2) and their batch vector ``[2 * B * N_k]``, so that both go through the encoder in
+    one call."""
+    x = torch.cat([view1, view2])  # [2 * B * N_k, C]
+    n = view1.shape[0] // max(num_samples, 1)
+    rows = torch.arange(2 * num_samples, device=x.device).repeat_interleave(n)
     return x, rows
 
 
-def _rank_share(
-    x: Tensor, parts: Tensor | None, num_samples: int, rank: int, world: int
-) -> tuple[Tensor, Tensor, Tensor | None, int]:
-    """Rank ``rank``'s contiguous share of a global batch of ``num_samples`` samples: its
-    samples ``[rank * G // W, (rank + 1) * G // W)`` (at least one each when ``G >= W``;
-    concatenated in rank order they are the batch in its order, as the loss gathers them).
-
-    Args:
-        x: ``[2 * G * n, C]`` both views of the global batch, as :func:`_both_views` stacks
-            them (``n`` rows per sample).
-        parts: the batch's Hodge parts ``[G * n, 3]``, or ``None``.
-        num_samples: ``G``.
-        rank: this rank.
-        world: number of ranks ``W``.
-
-    Returns:
-        ``(x, rows, parts, b)`` of the share: ``[2 * b * n, C]``, its batch vector
-        ``[2 * b * n]``, ``[b * n, 3]`` (or ``None``) and its number of samples ``b``.
-    """
-    lo, hi = rank * num_samples // world, (rank + 1) * num_samples // world
-    n = x.shape[0] // (2 * num_samples)
-    x = x.view(2, num_samples * n, -1)[:, lo * n : hi * n].reshape(-1, x.shape[-1])
-    rows = torch.arange(2 * (hi - lo), device=x.device).repeat_interleave(n)
-    return x, rows, None if parts is None else parts[lo * n : hi * n], hi - lo
+def _rank_share(num_samples: int, rank: int, world: int) -> tuple[int, int]:
+    """Rank ``rank``'s contiguous share ``[lo, hi)`` of a global batch of ``G =
+    num_samples`` samples: ``[rank * G // W, (rank + 1) * G // W)`` of ``W = world`` ranks
+    (at least one sample each when ``G >= W``; concatenated in rank order the shares are
+    the batch in its order, as the loss gathers them)."""
+    return rank * num_samples // world, (rank + 1) * num_samples // world
 
 
-#: Bytes of encoder state per edge, per view and per channel of width during a training
-#: step: each layer's float32 output kept for the backward pass, the input gradient and
-#: the kernel's scratch (see :func:`activation_bytes`).
-ACTIVATION_BYTES_PER_CHANNEL = 4
-#: Default memory for the encoder's activations in one training step (1 GiB).
-DEFAULT_ACTIVATION_BUDGET = 2**30
 #: Edge rows (samples x N1) of one batch of :func:`embed` by default: about 0.5 GB of
 #: float32 activations at width 64.
 EMBED_ROWS = 2**19
-
-
-def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
-    """Predicted bytes of encoder activations of one view in a training step:
-    ``num_edges * hidden_channels * (num_layers + 3) * 4`` (every layer's output kept, the
-    input gradient, and two chunk-sized scratch buffers of the backward pass, float32).
-    """
-    per_row = ACTIVATION_BYTES_PER_CHANNEL * config.hidden_channels * (config.num_layers + 3)
-    return int(num_edges) * per_row
-
-
-def plan_chunk_samples(
-    num_edges: int, config: ExperimentConfig, budget: int = DEFAULT_ACTIVATION_BUDGET
-) -> int | None:
-    """Views per chunk of a training step so that the encoder's activations
-    (:func:`activation_bytes`) fit ``budget`` bytes; ``None`` when a whole batch of
-    ``2 * batch_size`` views fits (the plain step, the numbers of earlier versions)."""
-    per_view = max(1, activation_bytes(num_edges, config))
-    if 2 * config.batch_size * per_view <= budget:
-        return None
-    return max(1, int(budget // per_view))
 
 
 def _finite_loss(loss: Tensor, config: ExperimentConfig, epoch: int) -> float:
@@ -305,76 +270,11 @@ def _finite_loss(loss: Tensor, config: ExperimentConfig, epoch: int) -> float:
     return value
 
 
-def cached_gradient_step(
-    net: nn.Module,
-    loss_fn: nn.Module,
-    x: Tensor,
-    num_views: int,
-    chunk: int,
-    loss_kwargs: dict[str, Any],
-) -> tuple[Tensor, Tensor]:
-    r"""One contrastive step's gradients with the encoder run on chunks of views (gradient
-    caching), so that the loss's batch no longer sets the memory.
-
-    Gao, Zhang, Han and Callan, "Scaling Deep Contrastive Learning Batch Size under Memory
-    Limited Setup" (RepL4NLP 2021):
-
-    1. embed all ``2B`` views chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``, the first
-       chunk with autograd (its graph is kept), the others without;
-    2. the loss of the detached :math:`\mathbf{z}` and its gradient
-       :math:`\partial\ell/\partial\mathbf{z}` (the loss couples every pair, the encoder
-       does not: every view is embedded on its own);
-    3. per chunk, ``backward`` of :math:`\partial\ell/\partial\mathbf{z}_{chunk}`, through
-       the kept graph for the first chunk and a second forward pass with autograd for the
-       others: the parameter gradients add up to those of the plain step, up to rounding.
-
-    The encoder's activations are held for one chunk at a time (while the first chunk's
-    graph waits, the other chunks run without autograd, which holds less); the cost is one
-    more forward pass of all chunks but the first. Under DDP the gradients are all-reduced
-    after the last chunk only.
-
-    Args:
-        net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
-            ``DistributedDataParallel`` wrapper), whose encoder embeds every sample on its
-            own (no batch statistics).
-        loss_fn: the loss ``loss_fn(z1, z2, **loss_kwargs)``.
-        x: ``[2B * N1, 1]`` both views' flows, sample-major (view 1 of every sample, then
-            view 2), as :func:`_both_views` stacks them.
-        num_views: ``2B``.
-        chunk: views per chunk, at least 1.
-        loss_kwargs: the loss's keyword arguments (e.g. ``hodge_parts``).
-
-    Returns:
-        ``(loss, z)``: the loss (detached) and the projections ``[2B, D]`` (detached); the
-        parameters' ``.grad`` hold the step's gradients.
-    """
-    n = x.shape[0] // num_views  # rows per view
-    bounds = [(lo, min(lo + chunk, num_views)) for lo in range(0, num_views, chunk)]
-
-    def run(lo: int, hi: int) -> Tensor:
-        rows = torch.arange(hi - lo, device=x.device).repeat_interleave(n)
-        return net(x[lo * n : hi * n], rows)[1]
-
-    no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
-
-    def sync_at(i: int) -> contextlib.AbstractContextManager:
-        last = i == len(bounds) - 1
-        return contextlib.nullcontext() if last or no_sync is None else no_sync()
-
-    with sync_at(0):
-        kept = run(*bounds[0])  # with autograd: its graph serves the first backward
-    with torch.no_grad():
-        z = torch.cat([kept.detach(), *(run(lo, hi) for lo, hi in bounds[1:])])  # [2B, D]
-    z.requires_grad_(True)
-    B = num_views // 2
-    loss = loss_fn(z[:B], z[B:], **loss_kwargs)
-    (grad,) = torch.autograd.grad(loss, z)
-    for i, (lo, hi) in enumerate(bounds):
-        with sync_at(i):
-            out = kept if i == 0 else run(lo, hi)
-            out.backward(grad[lo:hi])
-        kept = None  # the first chunk's graph is freed by its backward
-    return loss.detach(), z.detach()
+#: Bytes of the Hodge parts of all samples (``float64 [S, N_k, 3]``) above which
+#: :func:`pretrain` weights the Hodge-debiased loss's negatives from the dataset's cosines
+#: (:meth:`ExperimentData.hodge_cosines`, ``[3, S, S]``) instead of the parts stored on
+#: the samples and carried by every batch (256 MiB; below it nothing changes).
+STORED_PARTS_BYTES = 2**28
 
 
 def pretrain(
@@ -450,46 +350,39 @@ def pretrain(
     # every rank draws the single process's masks: one generator, the global batch's samples
     # in the single process's order, then keeps its own share (_rank_share)
     mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
-    views = data.contrastive_views(config, mask_gen, drop_prob=drop_prob)
+    debiased = config.loss == "hodge_debiased"
+    # on a large dataset the weights come from the cosines of all pairs, not from parts
+    # carried by the batches (the same weights up to rounding)
+    by_cosines = debiased and 24 * data.flows.numel() > STORED_PARTS_BYTES
+    views = data.contrastive_views(
+        config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
+    )
     dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
+    cosines = data.hodge_cosines() if by_cosines else None  # [3, S, S]
     # the single process's sample order on every rank (no sharding: no padding)
     sampler = DistributedSampler(
         range(data.num_samples), num_replicas=1, rank=0, shuffle=True, seed=seed
     )
-    debiased = config.loss == "hodge_debiased"
 
     result = PretrainResult(encoder=encoder, world_size=world)
+    release_freed_memory()  # the set-up's temporaries: the resident set is what is in use
     start = time.perf_counter()
     model.train()
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         total, count, chance = 0.0, 0, 0.0
         batches = _batches(list(sampler), batch_size, min_last=max(2, world))
-        loader = DataLoader(dataset, batch_sampler=batches)
-        for batch in loader:
-            batch = views(batch)  # both masked views of the global batch
-            x, rows = _both_views(batch, views.attr)
-            parts = batch.hodge_parts if debiased else None
-            B = batch.num_graphs
-            if distributed:  # this rank's B samples of the global batch
-                x, rows, parts, B = _rank_share(x, parts, B, rank, world)
-            kwargs = {"hodge_parts": parts.to(dev)} if debiased else {}
-            optimizer.zero_grad(set_to_none=True)
-            if chunk is None or chunk >= 2 * B:
-                _, z = net(x.to(dev), rows.to(dev))  # one forward for both views: [2B, D]
-                loss = loss_fn(z[:B], z[B:], **kwargs)
-                loss.backward()
-            else:  # gradient caching: the loss's batch is decoupled from memory
-                loss, z = cached_gradient_step(net, loss_fn, x.to(dev), 2 * B, chunk, kwargs)
-            with torch.no_grad():  # the loss of a collapsed encoder on this batch
-                flat = torch.ones_like(z[:B])
-                flat_loss = loss_fn(flat, flat, **kwargs)
+        loader = iter(DataLoader(dataset, batch_sampler=batches))
+        for ids in batches:
+            # the collated batch is passed, not held here: the step frees it once drawn
+            loss, flat_loss = _step(net, loss_fn, views, next(loader), ids, cosines, chunk, dev)
             optimizer.step()
             if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
                 both = torch.stack([loss.detach(), flat_loss]).double()
                 dist.all_reduce(both)
                 loss, flat_loss = both / world
             chance += float(flat_loss)
+            release_freed_memory(FRAGMENTS_KEPT)  # a step's blocks fragment the heap
             value = _finite_loss(loss, config, epoch)
             total += value
             count += 1
@@ -507,6 +400,70 @@ def pretrain(
     encoder.eval()
     return result
 
+
+
+def _step(
+    net: nn.Module,
+    loss_fn: nn.Module,
+    views: Any,
+    batch: Any,
+    ids: Sequence[int],
+    cosines: Tensor | None,
+    chunk: int | None,
+    dev: torch.device,
+) -> tuple[Tensor, Tensor]:
+    """The gradients of one global batch (in the parameters' ``.grad``) on this rank:
+    both views drawn for the whole batch, this rank's share through the encoder (in one
+    call, or in chunks of ``chunk`` views with gradient caching), the loss. Returns the
+    loss and the loss a collapsed encoder would have on the batch (detached)."""
+    rank, world = _dist_context()
+    view1, view2 = views.draw(batch)  # both masked views of the global batch
+    G = batch.num_graphs
+    lo, hi = _rank_share(G, rank, world)  # this rank's samples of the batch
+    B = hi - lo
+    kwargs = _loss_inputs(batch, ids, cosines, loss_fn, lo, hi, dev)
+    n = view1.shape[0] // G  # rows per sample
+    del batch  # the collated flows and drop probabilities go; this rank's views stay
+    view1, view2 = view1[lo * n : hi * n].to(dev), view2[lo * n : hi * n].to(dev)
+    for p in net.parameters():
+        p.grad = None
+    if chunk is None or chunk >= 2 * B:
+        x, rows = _both_views(view1, view2, B)
+        del view1, view2
+        _, z = net(x, rows)  # one forward for both views: [2B, D]
+        loss = loss_fn(z[:B], z[B:], **kwargs)
+        loss.backward()
+    else:  # gradient caching: the views as two blocks, no [2B * N1, 1] copy of both
+        loss, z = cached_gradient_step(net, loss_fn, (view1, view2), 2 * B, chunk, kwargs)
+    with torch.no_grad():  # the loss of a collapsed encoder on this batch
+        flat = torch.ones_like(z[:B])
+        flat_loss = loss_fn(flat, flat, **kwargs)
+    return loss.detach(), flat_loss
+
+
+def _loss_inputs(
+    batch: Any,
+    ids: Sequence[int],
+    cosines: Tensor | None,
+    loss_fn: nn.Module,
+    lo: int,
+    hi: int,
+    dev: torch.device,
+) -> dict[str, Tensor]:
+    """The loss's keyword arguments for this rank's samples ``lo .. hi - 1`` of a global
+    batch of the samples ``ids``: the negative weights from the dataset's ``cosines``
+    (rows of this rank, columns of the whole batch), the batch's Hodge parts, or nothing
+    (InfoNCE)."""
+    if cosines is not None:
+        idx = torch.as_tensor(ids, dtype=torch.long)
+        cos = cosines[:, idx][:, :, idx]  # [3, G, G]
+        w = weights_from_cosines(cos, loss_fn.gamma, loss_fn.eps)  # [G, G]
+        return {"weights": w[lo:hi].to(dev)}
+    parts = batch.get("hodge_parts") if isinstance(loss_fn, HodgeDebiasedInfoNCE) else None
+    if parts is None:
+        return {}
+    n = parts.shape[0] // batch.num_graphs
+    return {"hodge_parts": parts[lo * n : hi * n].to(dev)}
 
 
 def _contrastive_model(

@@ -79,7 +79,8 @@ def get_flow(data: Any, attr: str) -> Tensor:
             f"`data.{attr}` must have shape [N1] or [N1, C] (or [B * N1, C] on a Batch), "
             f"got {tuple(x.shape)}"
         )
-    if not bool(torch.isfinite(x).all()):
+    # the sum is finite for finite flows short of overflow: one pass, no [rows] temporary
+    if not bool(torch.isfinite(x.sum())) and not bool(torch.isfinite(x).all()):
         raise ValueError(f"`data.{attr}` contains NaN or inf values")
     return x
 
@@ -129,6 +130,11 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) ->
     return 1
 
 
+#: Rows of a mask drawn at once by :func:`drop_rows` on the CPU (larger inputs are drawn a
+#: chunk at a time, the same draws).
+DRAW_ROWS = 2**22
+
+
 def uniform(rows: int, generator: torch.Generator | None, device: torch.device) -> Tensor:
     """``rows`` uniform draws in ``[0, 1)`` (float64) on ``device``, from ``generator``."""
     if generator is None:
@@ -151,10 +157,23 @@ def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -
     Returns:
         ``x``'s shape, device and dtype.
     """
-    draws = uniform(x.shape[0], generator, x.device)  # [rows]
-    if isinstance(p, Tensor):
-        p = p.reshape(-1).to(x.device, torch.float64)
-    return apply_drop(x, draws < p)
+    rows = x.shape[0]
+    on_cpu = (x.device if generator is None else generator.device).type == "cpu"
+    if rows <= DRAW_ROWS or not on_cpu:
+        draws = uniform(rows, generator, x.device)  # [rows]
+        if isinstance(p, Tensor):
+            p = p.reshape(-1).to(x.device, torch.float64)
+        return apply_drop(x, draws < p)
+    # many rows: the same draws a chunk at a time (the CPU generator's stream does not
+    # depend on how its draws are split), so no [rows] float64 temporaries
+    out = torch.empty_like(x)
+    p_rows = p.reshape(-1) if isinstance(p, Tensor) else p
+    for lo in range(0, rows, DRAW_ROWS):
+        hi = min(lo + DRAW_ROWS, rows)
+        draws = uniform(hi - lo, generator, x.device)
+        p_lo = p_rows[lo:hi].to(x.device, torch.float64) if isinstance(p_rows, Tensor) else p_rows
+        out[lo:hi] = apply_drop(x[lo:hi], draws < p_lo)
+    return out
 
 
 def apply_drop(x: Tensor, drop: Tensor) -> Tensor:
@@ -255,21 +274,33 @@ def stacked_flows(
     return (torch.cat(flows) if flows else torch.zeros(0, 1)), data_list
 
 
-def store_rows(samples: Any, attr: str, n1: int, values: dict[str, Tensor]) -> Any:
+def store_rows(
+    samples: Any,
+    attr: str,
+    n1: int,
+    values: dict[str, Tensor],
+    per_sample: dict[str, Tensor] | None = None,
+) -> Any:
     """Store per-row ``values`` ``{key: [S * N1, ...]}`` (computed from
-    :func:`stacked_flows`) on ``samples``: an ``InMemoryDataset`` gets the new keys in its
-    storage, in place, sliced like ``attr`` (views made by indexing share them; PyG's cache
-    of separated samples is dropped) and is returned; a list of ``Data`` gives a list of
-    shallow copies carrying the new keys."""
+    :func:`stacked_flows`) and ``per_sample`` values ``{key: [S, ...]}`` (one row per
+    sample) on ``samples``: an ``InMemoryDataset`` gets the new keys in its storage, in
+    place, sliced like ``attr`` (views made by indexing share them; PyG's cache of separated
+    samples is dropped) and is returned; a list of ``Data`` gives a list of shallow copies
+    carrying the new keys."""
+    per_sample = per_sample or {}
     if isinstance(samples, InMemoryDataset):
         storage, slices = samples._data, samples.slices
         bounds = slices[attr]
         for key, value in values.items():
             storage[key] = value
             slices[key] = bounds.clone()  # in place: views share storage and slices
+        for key, value in per_sample.items():
+            storage[key] = value
+            slices[key] = torch.arange(value.shape[0] + 1, device=bounds.device)
         samples._data_list = None  # drop PyG's cache of separated samples
         return samples
     parts = {k: v.split(n1) for k, v in values.items()}
+    parts.update({k: v.split(1) for k, v in per_sample.items()})
     out = []
     for i, data in enumerate(samples):
         data = copy.copy(data)

@@ -262,8 +262,9 @@ class ComputeDropProbabilities(BaseTransform):
     @property
     def settings_attr(self) -> str:
         """The attribute stored beside the probabilities (``drop_prob_settings``, int32
-        ``[rows, 1]``): a tag of the settings they were computed with, so that a mask of other
-        settings (another budget) refuses them instead of drawing from them."""
+        ``[1, 1]`` per sample after :meth:`fit`, ``[rows, 1]`` on a transformed sample): a
+        tag of the settings they were computed with, so that a mask of other settings
+        (another budget) refuses them instead of drawing from them."""
         return f"{self.prob_attr}_settings"
 
     def settings_tag(self) -> int:
@@ -274,7 +275,9 @@ class ComputeDropProbabilities(BaseTransform):
         return int(hashlib.sha256(repr(self).encode()).hexdigest()[:7], 16)
 
     def _with_tag(self, p: Tensor) -> dict[str, Tensor]:
-        tag = torch.full((p.shape[0], 1), self.settings_tag(), dtype=torch.int32, device=p.device)
+        # one stored int32 broadcast over the rows (no [rows, 1] copy on a large dataset)
+        tag = torch.full((1, 1), self.settings_tag(), dtype=torch.int32, device=p.device)
+        tag = tag.expand(p.shape[0], 1)
         return {self.prob_attr: p, self.settings_attr: tag}
 
     def forward(self, data: Any) -> Any:
@@ -324,7 +327,12 @@ class ComputeDropProbabilities(BaseTransform):
         self.bind(dataset)
         x, samples = stacked_flows(dataset, self.attr, self.num_edges, rank=self.hodge.rank)
         p = self.probabilities(x) if len(x) else x.new_zeros(0, 1)  # [S * N1, 1]
-        return store_rows(samples, self.attr, self.num_edges, self._with_tag(p))
+        num = x.shape[0] // max(self.num_edges, 1)
+        # the settings' tag once per sample (not per row: no [S * N1] copy in a batch)
+        tag = torch.full((num, 1), self.settings_tag(), dtype=torch.int32, device=p.device)
+        return store_rows(
+            samples, self.attr, self.num_edges, {self.prob_attr: p}, {self.settings_attr: tag}
+        )
 
     def __repr__(self) -> str:
         # every setting that changes the probabilities: a dataset records this repr of its

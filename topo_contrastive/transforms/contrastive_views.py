@@ -327,12 +327,29 @@ class ContrastiveViews(BaseTransform):
             )
 
     # ------------------------------------------------------------------ per access
-    def forward(self, data: Any) -> Any:
+    def draw(self, data: Any) -> tuple[Tensor, Tensor]:
+        """The two masked views of ``data[attr]``, the draws :meth:`forward` stores as
+        ``{attr}_view1`` and ``{attr}_view2``, returned without storing them (nor, on a
+        ``Batch``, a batch vector of its rows): for a training loop that needs the views
+        only. Drop probabilities and Hodge parts missing on ``data`` are computed and
+        stored as in :meth:`forward`.
+
+        Returns:
+            ``(view1, view2)``, each of the shape, dtype and device of ``data[attr]``.
+
+        Raises:
+            ValueError, TypeError: as :meth:`forward`.
+        """
         if has_own_complex(data):
-            return self._forward_per_complex(as_complex_data(data))
-        x = get_flow(data, self.attr)
-        is_batch = isinstance(data, Batch)
-        num_graphs = int(data.num_graphs) if is_batch else None
+            data = as_complex_data(data)
+            self._prepare_per_complex(data, get_flow(data, self.attr))
+        else:
+            x = get_flow(data, self.attr)
+            self._prepare(data, x, isinstance(data, Batch))
+        return self.mask(copy.copy(data))[self.attr], self.mask(copy.copy(data))[self.attr]
+
+    def _prepare(self, data: Any, x: Tensor, is_batch: bool) -> None:
+        """Store the drop probabilities and Hodge parts ``data`` lacks; check stored parts."""
         prob_attr = self.prob_attr
         precompute = getattr(self.mask, "precompute", None)
         if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
@@ -345,6 +362,14 @@ class ContrastiveViews(BaseTransform):
             store(data, PARTS_ATTR, parts, like=self.attr)
         elif self.hodge_parts:
             self._check_stored_parts(data[PARTS_ATTR], x)
+
+    def forward(self, data: Any) -> Any:
+        if has_own_complex(data):
+            return self._forward_per_complex(as_complex_data(data))
+        x = get_flow(data, self.attr)
+        is_batch = isinstance(data, Batch)
+        num_graphs = int(data.num_graphs) if is_batch else None
+        self._prepare(data, x, is_batch)
         views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
         for i, view in enumerate(views, start=1):
             store(data, f"{self.attr}_view{i}", view, like=self.attr)
@@ -366,7 +391,14 @@ class ContrastiveViews(BaseTransform):
 
     def _forward_per_complex(self, data: ComplexData) -> ComplexData:
         """:meth:`forward` on a sample (or batch) with its own complex."""
-        x = get_flow(data, self.attr)
+        self._prepare_per_complex(data, get_flow(data, self.attr))
+        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
+        for i, view in enumerate(views, start=1):
+            store(data, f"{self.attr}_view{i}", view, like=self.attr)
+        return data
+
+    def _prepare_per_complex(self, data: ComplexData, x: Tensor) -> None:
+        """:meth:`_prepare` on a sample (or batch) with its own complex."""
         prob_attr = self.prob_attr
         precompute = getattr(self.mask, "precompute", None)
         if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
@@ -379,10 +411,6 @@ class ContrastiveViews(BaseTransform):
             store(data, PARTS_ATTR, parts, like=self.attr)
         elif self.hodge_parts:
             self._check_stored_parts(data[PARTS_ATTR], x)
-        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
-        for i, view in enumerate(views, start=1):
-            store(data, f"{self.attr}_view{i}", view, like=self.attr)
-        return data
 
     def __repr__(self) -> str:
         return (

@@ -189,7 +189,8 @@ class HodgeSpectralMask(BaseTransform):
                 f"`{name}` must have shape [{rows}, 1] (one probability per row of "
                 f"`data.{self.attr}`), got {tuple(p.shape)}"
             )
-        if not bool(((p >= 0) & (p <= 1)).all()):  # also rejects NaN
+        low, high = torch.aminmax(p) if p.numel() else (p.new_zeros(()), p.new_zeros(()))
+        if not (bool(low >= 0) and bool(high <= 1)):  # NaN propagates: also rejected
             raise ValueError(f"`{name}` must lie in [0, 1] (and not be NaN)")
         key = self.precompute.settings_attr
         tag = data[key] if key in data.keys() else None  # noqa: SIM118 - Data API

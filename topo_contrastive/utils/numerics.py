@@ -22,9 +22,11 @@ kept.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "PINNED_ENV",
@@ -33,6 +35,7 @@ __all__ = [
     "keep_freed_memory",
     "pinned_environment",
     "pinned_line",
+    "release_freed_memory",
     "restart_pinned",
     "runs_pinned",
     "usable_cores",
@@ -189,3 +192,57 @@ def keep_freed_memory(keep: int = KEEP_FREED_BYTES) -> bool:
     value = int(min(max(keep, 0), 2**31 - 1))
     m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
     return bool(mallopt(m_mmap_threshold, value)) and bool(mallopt(m_trim_threshold, value))
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (``<malloc.h>``, glibc 2.33 and later)."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost",
+    )]  # fmt: skip
+
+
+def release_freed_memory(keep: int = 0) -> bool:
+    """Give the freed memory that glibc's allocator holds back to the kernel
+    (``malloc_trim(0)``) when it holds more than ``keep`` bytes, so that the resident set
+    is again about the memory in use.
+
+    :func:`keep_freed_memory` lets the heap keep freed blocks for reuse, but blocks of
+    changing sizes fragment it: a long run of large allocations (a training step's chunks)
+    would keep far more than its ``keep`` bytes. Calling this with ``keep`` at the same
+    bound after such allocations caps what is kept (``keep = 0``: give back everything,
+    e.g. after a set-up whose temporaries are gone). A no-op outside glibc (returns
+    ``False``).
+
+    Args:
+        keep: free bytes the heap may keep without a trim (``mallinfo2``'s ``fordblks``;
+            where glibc lacks ``mallinfo2`` the heap is trimmed whatever it holds).
+
+    Returns:
+        whether memory was given back.
+    """
+    libc = _libc()
+    if libc is None:
+        return False
+    info = getattr(libc, "mallinfo2", None)
+    if keep > 0 and info is not None:
+        info.restype = _MallInfo2
+        if int(info().fordblks) <= keep:
+            return False
+    trim = libc.malloc_trim
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return bool(trim(0))
+
+
+def _libc() -> Any:
+    """glibc as a ``ctypes`` library on Linux, else ``None``."""
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
