@@ -277,16 +277,16 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
     """The command's data and configuration, parsed by its own parser."""
-    from topo_contrastive.cli import build_parser, common
+    from topo_contrastive.cli import build_parser, common, inputs
     from topo_contrastive.training.configs import get_config
 
     args = build_parser().parse_args(
         ["pretrain", "--config", "SSCL_Spec", *data_args, "--out", str(workdir / "unused"),
          "--data-root", str(workdir / "data")]
     )
-    task = common.config_task(args)
+    task = inputs.config_task(args)
     config = get_config(args.config, task, common.edition(args), **common.edition_overrides(args))
-    return common.load_data(args), config, common.edition(args)
+    return inputs.load_data(args), config, common.edition(args)
 
 
 def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
@@ -298,7 +298,7 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
 
     data, config, edition = _load(data_args, workdir)
     encoder = build_encoder(config, data.hodge)
-    L_down, L_up = data.laplacians()
+    L_down, L_up = data.complex.laplacians(rank=data.rank)
     n1 = data.sizes[1]
     work = epoch_work(encoder, (encoder.out_channels, config.projection_channels), n1,
                       int(L_down._nnz()), int(L_up._nnz()), data.num_samples, config.batch_size)

@@ -180,7 +180,7 @@ def laplacian_nnz(datasets: list[str], data_root: str) -> dict[str, tuple[int, i
     out = {}
     for name in datasets:
         data = ExperimentData.from_dataset(load_dataset(name, data_root), name)
-        L_down, L_up = data.laplacians()
+        L_down, L_up = data.complex.laplacians(rank=data.rank)
         out[name] = (int(L_down._nnz()), int(L_up._nnz()))
     return out
 
