@@ -102,3 +102,18 @@ def test_epoch_work_counts_the_sketch_columns_of_a_hodge_readout():
     w = epoch_work(enc, (enc.out_channels, 5), n1, 6, 4, samples=2, batch=2)
     head = 3 * 4 * (2 * enc.out_channels * 5 - 2 * 8 * 5)
     assert w["dense_flops"] - plain["dense_flops"] - head == 4 * (2 * 2 * n1 * 1 * 2)
+
+
+def test_the_script_runs_on_the_library_it_measures(tmp_path):
+    # the calls into the library (the command's own parser and inputs, the prepared data,
+    # the views, one training step) on a small network: a renamed or moved function fails
+    # here, not on a long benchmark run
+    from benchmarks.bench_roofline import _load, setup_case, write_synthetic_file
+
+    file = write_synthetic_file(tmp_path / "net.npz", 300, 12, seed=0)
+    data, config, edition = _load(["--data-file", str(file)], tmp_path)
+    assert data.num_samples == 12 and edition == "hodge" and config.name == "SSCL_Spec"
+    L_down, L_up = data.complex.laplacians(rank=data.rank)
+    assert L_down.shape == (data.sizes[1], data.sizes[1])
+    row = setup_case(300, 12, 4, seed=0)
+    assert row["samples"] == 12 and row["step_s"] > 0 and row["setup_s"] > 0
