@@ -84,7 +84,7 @@ def test_bad_input_is_refused_by_name():
         hodge_cosines(hodge, x[0])
     bad = x.clone()
     bad[1, 0] = float("nan")
-    with pytest.raises(ValueError, match="`flows` must be finite"):
+    with pytest.raises(ValueError, match=r"`flows` contains NaN or inf values \(sample 1;"):
         hodge_cosines(hodge, bad)
     with pytest.raises(ValueError, match="chunk_size"):
         hodge_cosines(hodge, x, chunk_size=0)
@@ -97,5 +97,7 @@ def test_bad_input_is_refused_by_name():
         weights_from_cosines(cos * 2)
     with pytest.raises(ValueError, match="at least one negative"):
         weights_from_cosines(cos[:, :1, :1])
+    with pytest.raises(ValueError, match=r"no anchors \(B = 0\)"):
+        weights_from_cosines(cos[:, :0])
     with pytest.raises(ValueError, match="anchor_offset"):
         weights_from_cosines(cos[:, :3], anchor_offset=7)

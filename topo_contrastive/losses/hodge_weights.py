@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-from topo_contrastive.utils.checks import check_int, check_real
+from topo_contrastive.utils.checks import check_finite, check_int, check_real
 
 __all__ = [
     "energy_fractions",
@@ -96,6 +96,25 @@ def _stack_parts(parts: Sequence[Tensor] | Tensor, name: str) -> Tensor:
     if not stacked.is_meta and not bool(torch.isfinite(stacked).all()):
         raise ValueError(f"`{name}` must be finite, got NaN or inf entries")
     return stacked
+
+
+def _negatives(anchor_offset: int | None, B: int, M: int) -> tuple[int | None, int]:
+    """Check ``anchor_offset`` against ``B`` anchors and a pool of ``M`` samples and return
+    it with the number of negatives per anchor (``M``, less the anchor's own column)."""
+    if anchor_offset is not None:
+        anchor_offset = check_int(anchor_offset, "anchor_offset")
+        if anchor_offset < 0 or anchor_offset + B > M:
+            raise ValueError(
+                f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
+                f"(B = {B}, M = {M}), got {anchor_offset}"
+            )
+    n_neg = M - (0 if anchor_offset is None else 1)
+    if n_neg < 1:
+        raise ValueError(
+            f"each anchor needs at least one negative, but the pool has M = {M} sample(s) "
+            "including the anchor itself; use a batch of at least 2 samples"
+        )
+    return anchor_offset, n_neg
 
 
 def _unit_components(parts: Tensor, eps: float) -> Tensor:
@@ -199,20 +218,7 @@ def hodge_negative_weights(
                 f"`candidates` must have N1 = {N1} edges like `parts`, got {pool.shape[2]}"
             )
         pool = pool.to(device=anchors.device, dtype=anchors.dtype)
-    M = pool.shape[1]
-    if anchor_offset is not None:
-        anchor_offset = check_int(anchor_offset, "anchor_offset")
-        if anchor_offset < 0 or anchor_offset + B > M:
-            raise ValueError(
-                f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
-                f"(B = {B}, M = {M}), got {anchor_offset}"
-            )
-    n_neg = M - (0 if anchor_offset is None else 1)
-    if n_neg < 1:
-        raise ValueError(
-            f"each anchor needs at least one negative, but the pool has M = {M} sample(s) "
-            f"including the anchor itself; use a batch of at least 2 samples"
-        )
+    anchor_offset, n_neg = _negatives(anchor_offset, B, pool.shape[1])
 
     unit_a = _unit_components(anchors, eps)  # [3, B, N1]
     unit_c = unit_a if candidates is None else _unit_components(pool, eps)  # [3, M, N1]
@@ -271,9 +277,9 @@ def weights_from_cosines(
 
     Raises:
         TypeError: ``cosines`` not a floating tensor.
-        ValueError: another shape, NaN or entries outside ``[-1, 1]``, no negative per
-            anchor, an ``anchor_offset`` that does not fit; ``gamma`` / ``eps`` as
-            :func:`hodge_negative_weights`.
+        ValueError: another shape, NaN or entries outside ``[-1, 1]``, no anchor
+            (``B = 0``), no negative per anchor, an ``anchor_offset`` that does not fit;
+            ``gamma`` / ``eps`` as :func:`hodge_negative_weights`.
     """
     gamma_t = _check_gamma(gamma)
     eps = _check_eps(eps)
@@ -285,19 +291,9 @@ def weights_from_cosines(
     if not bool(((cosines >= -1.0) & (cosines <= 1.0)).all()):  # also NaN
         raise ValueError("`cosines` must lie in [-1, 1] (and not be NaN)")
     B, M = int(cosines.shape[1]), int(cosines.shape[2])
-    if anchor_offset is not None:
-        anchor_offset = check_int(anchor_offset, "anchor_offset")
-        if anchor_offset < 0 or anchor_offset + B > M:
-            raise ValueError(
-                f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
-                f"(B = {B}, M = {M}), got {anchor_offset}"
-            )
-    n_neg = M - (0 if anchor_offset is None else 1)
-    if B == 0 or n_neg < 1:
-        raise ValueError(
-            f"each anchor needs at least one negative, got cosines of B = {B} anchors "
-            f"against M = {M} samples"
-        )
+    if B == 0:
+        raise ValueError("`cosines` hold no anchors (B = 0)")
+    anchor_offset, n_neg = _negatives(anchor_offset, B, M)
     return _weights(cosines, gamma_t, eps, anchor_offset, n_neg)
 
 
@@ -359,8 +355,7 @@ def hodge_cosines(
         raise TypeError(f"`flows` must be a floating tensor [S, N1], got {got}")
     if flows.dim() != 2:
         raise ValueError(f"`flows` must have shape [S, N1], got {tuple(flows.shape)}")
-    if not bool(torch.isfinite(flows.sum())) and not bool(torch.isfinite(flows).all()):
-        raise ValueError("`flows` must be finite, got NaN or inf entries")
+    check_finite(flows, "flows")
     S, n1 = int(flows.shape[0]), int(flows.shape[1])
     if chunk_size is None:
         chunk_size = max(1, COSINE_CHUNK_BYTES // max(1, 24 * n1))
@@ -480,17 +475,7 @@ def hodge_energy_weights(
     if pool.dim() != 2 or pool.shape[1] != 3:
         raise ValueError(f"`candidates` must be [M, 3], got {tuple(pool.shape)}")
     B, M = fractions.shape[0], pool.shape[0]
-    if anchor_offset is not None and (anchor_offset < 0 or anchor_offset + B > M):
-        raise ValueError(
-            f"`anchor_offset` must satisfy 0 <= anchor_offset and anchor_offset + B <= M "
-            f"(B = {B}, M = {M}), got {anchor_offset}"
-        )
-    n_neg = M - (0 if anchor_offset is None else 1)
-    if n_neg < 1:
-        raise ValueError(
-            f"each anchor needs at least one negative, but the pool has M = {M} sample(s) "
-            "including the anchor itself; use a batch of at least 2 samples"
-        )
+    anchor_offset, n_neg = _negatives(anchor_offset, B, M)
     g = torch.tensor(gamma_t, dtype=fractions.dtype, device=fractions.device)
     dissim = ((fractions[:, None, :] - pool[None, :, :]).abs() * g).sum(-1)  # [B, M]
     is_neg = torch.ones(B, M, dtype=torch.bool, device=fractions.device)

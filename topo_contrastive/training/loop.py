@@ -456,9 +456,9 @@ def _loss_inputs(
     (InfoNCE)."""
     if cosines is not None:
         idx = torch.as_tensor(ids, dtype=torch.long)
-        cos = cosines[:, idx][:, :, idx]  # [3, G, G]
-        w = weights_from_cosines(cos, loss_fn.gamma, loss_fn.eps)  # [G, G]
-        return {"weights": w[lo:hi].to(dev)}
+        cos = cosines[:, idx[lo:hi]][:, :, idx]  # [3, B, G]: this rank's rows
+        w = weights_from_cosines(cos, loss_fn.gamma, loss_fn.eps, anchor_offset=lo)
+        return {"weights": w.to(dev)}  # [B, G]
     parts = batch.get("hodge_parts") if isinstance(loss_fn, HodgeDebiasedInfoNCE) else None
     if parts is None:
         return {}

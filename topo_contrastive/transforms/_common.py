@@ -15,6 +15,7 @@ from torch_geometric.data import Batch, InMemoryDataset
 from topo_contrastive._layout import check_batch_vector
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.utils.checks import check_finite
 
 
 def make_generator(generator: Any) -> torch.Generator | None:
@@ -79,9 +80,7 @@ def get_flow(data: Any, attr: str) -> Tensor:
             f"`data.{attr}` must have shape [N1] or [N1, C] (or [B * N1, C] on a Batch), "
             f"got {tuple(x.shape)}"
         )
-    # the sum is finite for finite flows short of overflow: one pass, no [rows] temporary
-    if not bool(torch.isfinite(x.sum())) and not bool(torch.isfinite(x).all()):
-        raise ValueError(f"`data.{attr}` contains NaN or inf values")
+    check_finite(x, f"data.{attr}", unit="row")  # a sum first: no [rows] temporary
     return x
 
 
@@ -158,22 +157,27 @@ def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -
         ``x``'s shape, device and dtype.
     """
     rows = x.shape[0]
+    p_rows = p.reshape(-1) if isinstance(p, Tensor) else p
     on_cpu = (x.device if generator is None else generator.device).type == "cpu"
     if rows <= DRAW_ROWS or not on_cpu:
-        draws = uniform(rows, generator, x.device)  # [rows]
-        if isinstance(p, Tensor):
-            p = p.reshape(-1).to(x.device, torch.float64)
-        return apply_drop(x, draws < p)
+        return _drop_slice(x, p_rows, generator, 0, rows)
     # many rows: the same draws a chunk at a time (the CPU generator's stream does not
     # depend on how its draws are split), so no [rows] float64 temporaries
     out = torch.empty_like(x)
-    p_rows = p.reshape(-1) if isinstance(p, Tensor) else p
     for lo in range(0, rows, DRAW_ROWS):
         hi = min(lo + DRAW_ROWS, rows)
-        draws = uniform(hi - lo, generator, x.device)
-        p_lo = p_rows[lo:hi].to(x.device, torch.float64) if isinstance(p_rows, Tensor) else p_rows
-        out[lo:hi] = apply_drop(x[lo:hi], draws < p_lo)
+        out[lo:hi] = _drop_slice(x, p_rows, generator, lo, hi)
     return out
+
+
+def _drop_slice(
+    x: Tensor, p: float | Tensor, generator: torch.Generator | None, lo: int, hi: int
+) -> Tensor:
+    """:func:`drop_rows` of the rows ``lo .. hi - 1`` (``p`` one value or ``[rows]``)."""
+    draws = uniform(hi - lo, generator, x.device)  # [hi - lo]
+    if isinstance(p, Tensor):
+        p = p[lo:hi].to(x.device, torch.float64)
+    return apply_drop(x[lo:hi], draws < p)
 
 
 def apply_drop(x: Tensor, drop: Tensor) -> Tensor:

@@ -177,15 +177,9 @@ def keep_freed_memory(keep: int = KEEP_FREED_BYTES) -> bool:
     Returns:
         whether both thresholds were set.
     """
-    import ctypes
-    import ctypes.util
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
