@@ -249,13 +249,16 @@ BATCH_BYTES_PER_EDGE_PER_SAMPLE = 16
 
 
 def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns: int,
-                 base: int, retained: int = 0, batch: int = 0) -> dict[str, float]:
+                 base: int, retained: int = 0, batch: int = 0, kept_views: int = 0,
+                 kept_per_view: int = 0) -> dict[str, float]:
     """Predicted peak resident bytes of a ``pretrain`` run:
-    ``base + N1 * (8 S + max(16 B, 8 B + V * A) + 4 k) + R``, with ``S`` flows, ``B``
-    samples per batch (drawing their views, then holding them through the step), ``V``
+    ``base + N1 * (8 S + max(16 B, 8 B + V * A + W * K) + 4 k) + R``, with ``S`` flows,
+    ``B`` samples per batch (drawing their views, then holding them through the step), ``V``
     views whose activations are held at once (a gradient-caching chunk, else the batch's
     ``2B``), ``A = activation_bytes / N1`` bytes per edge and view
-    (``topo_contrastive.training.loop.activation_bytes``), ``k`` columns of the harmonic
+    (``topo_contrastive.training.loop.activation_bytes``), ``W`` views whose autograd graphs
+    gradient caching keeps beside the running chunk at ``K = kept_bytes / N1`` bytes per
+    edge and view (``topo_contrastive.training.loop.kept_bytes``), ``k`` columns of the harmonic
     basis (float32), ``base`` the import-only process and ``R`` the freed memory the
     command's allocator keeps for reuse (at most ``_numerics.KEEP_FREED_BYTES`` and at most
     the activations' ``V * A * N1``, the blocks it frees and keeps; 0 where it keeps none).
@@ -265,7 +268,7 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
         "basis_bytes", "base_bytes", "retained_bytes"}``.
     """
     data = float(n1) * samples * DATA_BYTES_PER_EDGE_PER_SAMPLE
-    act = float(views) * per_view
+    act = float(views) * per_view + float(kept_views) * kept_per_view
     drawing = float(n1) * batch * BATCH_BYTES_PER_EDGE_PER_SAMPLE
     held = float(n1) * batch * BATCH_BYTES_PER_EDGE_PER_SAMPLE / 2  # the two views
     step = max(drawing, held + act + retained)
@@ -294,7 +297,7 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
                base_rss: int = 0) -> dict[str, Any]:
     """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
     process), and the command's peak memory against :func:`memory_model`."""
-    from topo_contrastive.training.loop import activation_bytes, build_encoder
+    from topo_contrastive.training.loop import activation_bytes, build_encoder, kept_bytes
 
     data, config, edition = _load(data_args, workdir)
     encoder = build_encoder(config, data.hodge)
@@ -320,14 +323,20 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
         bound = roofline_seconds(work, rate, bandwidth)
         epoch = epochs_s[len(epochs_s) // 2]  # the median run
         chunk = record.get("chunk_samples")
-        views = int(chunk) if chunk else 2 * min(config.batch_size, data.num_samples)
+        total = 2 * min(config.batch_size, data.num_samples)
+        views = int(chunk) if chunk else total
+        # the graphs gradient caching keeps beside the running chunk
+        kept_views = min(total, views * int(record.get("kept_chunks") or 1)) - views
+        kept_views = kept_views if chunk else 0
         basis_columns = int(getattr(encoder.readout, "harmonic_dim", 0) or 0)
         # what the allocator keeps is freed memory: at most the activations' blocks
         kept = KEEP_FREED_BYTES if sys.platform.startswith("linux") else 0
-        retained = min(kept, views * activation_bytes(n1, config))
+        held = views * activation_bytes(n1, config) + kept_views * kept_bytes(n1, config)
+        retained = min(kept, held)
         memory = memory_model(n1, data.num_samples, views, activation_bytes(n1, config),
                               basis_columns, base_rss, retained,
-                              batch=min(config.batch_size, data.num_samples))
+                              batch=min(config.batch_size, data.num_samples),
+                              kept_views=kept_views, kept_per_view=kept_bytes(n1, config))
         peak = max(r["peak_rss_bytes"] for r in records)
         rows.append({
             "data": data.name, "edition": edition, "busy": is_busy, "threads": used,
@@ -337,7 +346,8 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
             "setup_s": sorted(r["wall_s"] - r["seconds"] for r in records)[len(records) // 2],
             "gemm_gflops": rate, "copy_gbps": bandwidth, **work, **bound,
             "ratio": epoch / bound["bound_s"], "final_loss": record["final_loss"],
-            "views_held": views, "gradient_caching": bool(chunk), **memory,
+            "views_held": views, "views_kept": kept_views, "gradient_caching": bool(chunk),
+            **memory,
             "peak_rss_bytes": peak, "memory_ratio": peak / memory["predicted_bytes"],
         })  # fmt: skip
     return {"rows": rows}
@@ -429,7 +439,8 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
         if any("predicted_bytes" in r for r in epochs):
             lines += [
                 "Peak memory of the command (its peak resident set, VmHWM at exit) against "
-                "the model `base + N1 * (8 S + max(16 B, 8 B + V * A) + 4 k) + R`: `base` "
+                "the model `base + N1 * (8 S + max(16 B, 8 B + V * A + W * K) + 4 k) + R`: "
+                "`base` "
                 "the peak of a process that only imports the package, `S` flows at 8 bytes "
                 "per edge (the flow, one tensor for the prepared data and the dataset, and "
                 "its drop probabilities), `B` samples per batch at 16 bytes per edge while "
@@ -437,22 +448,26 @@ def report(epochs: list[dict[str, Any]], setups: list[dict[str, Any]], device: s
                 "through the step (the views), `V` views whose encoder activations are held "
                 "at once (a "
                 "gradient-caching chunk, else the batch's 2B views), `A = 4 C (L + 3)` "
-                "bytes per edge and view (`topo_contrastive.training.loop.activation_bytes`), `k` "
+                "bytes per edge and view (`topo_contrastive.training.loop.activation_bytes`), "
+                "`W` views whose autograd graphs gradient caching keeps beside the running "
+                "chunk at `K = 4 (C max(L - 1, 1) + 2)` bytes per edge and view "
+                "(`topo_contrastive.training.loop.kept_bytes`: the first layer's output is "
+                "recomputed), `k` "
                 "columns of the harmonic basis (float32), `R` the freed memory the "
                 "command's allocator keeps for reuse (`_numerics.KEEP_FREED_BYTES`, at most "
                 "the activations).",
                 "",
-                "| data | edges | samples | V (caching) | base GB | data GB | batch GB "
+                "| data | edges | samples | V (caching) | W | base GB | data GB | batch GB "
                 "| activations GB | basis GB | kept GB | predicted GB | peak GB "
                 "| peak / predicted |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in epochs:
                 if "predicted_bytes" not in r:
                     continue
                 lines.append(
                     f"| {r['data']} | {r['edges']:,} | {r['samples']:,} | {r['views_held']} "
-                    f"({'yes' if r['gradient_caching'] else 'no'}) | "
+                    f"({'yes' if r['gradient_caching'] else 'no'}) | {r.get('views_kept', 0)} | "
                     f"{r['base_bytes'] / 1e9:.2f} | {r['data_bytes'] / 1e9:.2f} | "
                     f"{r.get('batch_bytes', 0.0) / 1e9:.2f} | "
                     f"{r['activation_bytes'] / 1e9:.2f} | {r['basis_bytes'] / 1e9:.3f} | "

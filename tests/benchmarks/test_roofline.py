@@ -58,6 +58,10 @@ def test_memory_model_by_hand():
     assert m["batch_bytes"] == 1000 * 5 * 16
     assert m["predicted_bytes"] == 500 + 80_000 + 40_000 + 5_120_000 + 7 + 12_000
     big = memory_model(1000, 10, 1, 10, 0, base=0, batch=5)  # drawing the views dominates
+    # the graphs gradient caching keeps count beside the running chunk
+    kept = memory_model(1000, 10, 4, 1280 * 1000, 3, base=500, retained=7, batch=5,
+                        kept_views=6, kept_per_view=264 * 1000)
+    assert kept["activation_bytes"] == 4 * 1280 * 1000 + 6 * 264 * 1000
     assert big["predicted_bytes"] == 80_000 + 80_000
 
 
@@ -65,14 +69,15 @@ def test_report_memory_rows():
     row = {"data": "net", "edition": "hodge", "busy": False, "threads": 1, "edges": 18830,
            "samples": 1000, "dense_flops": 1e12, "sparse_flops": 1e10, "bytes": 1e10,
            "gemm_gflops": 70.0, "copy_gbps": 30.0, "bound_s": 20.0, "epoch_s": 30.0,
-           "ratio": 1.5, "setup_s": 10.0, "views_held": 44, "gradient_caching": True,
+           "ratio": 1.5, "setup_s": 10.0, "views_held": 5, "views_kept": 185,
+           "gradient_caching": True,
            "base_bytes": 4.5e8, "data_bytes": 3.0e8, "activation_bytes": 1.06e9,
            "basis_bytes": 1.9e7, "retained_bytes": 2**30, "predicted_bytes": 1.83e9,
            "peak_rss_bytes": 2.4e9,
            "memory_ratio": 2.4 / 1.83}
     text = report([row], [], "cpu")
-    assert "| net | 18,830 | 1,000 | 44 (yes) | 0.45 | 0.30 | 0.00 | 1.06 | 0.019 | 1.07 | 1.83 " \
-           "| 2.40 | 1.31x |" in text
+    assert "| net | 18,830 | 1,000 | 5 (yes) | 185 | 0.45 | 0.30 | 0.00 | 1.06 | 0.019 " \
+           "| 1.07 | 1.83 | 2.40 | 1.31x |" in text
 
 
 def test_synthetic_file_is_read_by_the_command(tmp_path):

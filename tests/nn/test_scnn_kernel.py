@@ -137,3 +137,104 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
     monkeypatch.setattr(kernel, "NUMPY_TANH_MIN_EDGES", 10)  # below: torch.tanh
     conv._propagate(x, L_down, L_up, act="tanh")
     assert not calls
+
+
+def _two_layers(first, second, chunk_rows, act, bias, seed=0):
+    ops = delaunay_complex(30, seed=seed)
+    L_down, L_up = ops.laplacians()
+    g = torch.Generator().manual_seed(seed)
+    convs = [SCNNConv(c_in, c_out, K_down=2, K_up=1, bias=bias) for c_in, c_out in (first, second)]
+    with torch.no_grad():
+        for conv in convs:
+            for p in conv.parameters():
+                p.copy_(torch.randn(p.shape, generator=g))
+    x = torch.randn(5, ops.num_edges, first[0], generator=g)
+    up = torch.randn(5, ops.num_edges, second[1], generator=g)
+    return convs, x, up, (L_down, L_up)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 200, 10**6])
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("x_grad", [True, False])
+def test_pair_equals_two_layers_bit_for_bit(monkeypatch, chunk_rows, act, bias, x_grad):
+    # the fused pair recomputes the first layer's output in its backward pass: values and
+    # gradients must be exactly those of two separate layer nodes
+    monkeypatch.setattr(kernel, "CHUNK_ROWS", chunk_rows)
+    convs, x, up, (L_down, L_up) = _two_layers((1, 6), (6, 6), chunk_rows, act, bias)
+    results = []
+    for paired in (False, True):
+        xi = x.clone().requires_grad_(x_grad)
+        for conv in convs:
+            conv.zero_grad()
+        if paired:
+            ops = convs[0]._operators(L_down, L_up)
+            pair = [(c.weight, c.bias) for c in convs]
+            out = kernel.scnn_pair(xi, pair[0], pair[1], ops, act)
+        else:
+            out = convs[1]._propagate(convs[0]._propagate(xi, L_down, L_up, act), L_down, L_up, act)
+        (out * up).sum().backward()
+        grads = [p.grad.clone() for c in convs for p in c.parameters()]
+        results.append((out.detach(), xi.grad, *grads))
+    for a, b in zip(*results, strict=True):
+        if a is None or b is None:
+            assert a is None and b is None and not x_grad
+        else:
+            assert torch.equal(a, b)
+
+
+def test_pair_keeps_only_the_input_and_the_second_output():
+    # what autograd holds after the forward pass: the pair keeps x and y2, two layers keep
+    # x, y1 and y2 (y1 is the widest tensor a first layer of 1 -> C channels makes)
+    convs, x, _, (L_down, L_up) = _two_layers((1, 8), (8, 8), 10**6, "tanh", True)
+    kept = {}
+    for paired in (False, True):
+        saved = []
+
+        def pack(t, saved=saved):
+            saved.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            if paired:
+                ops = convs[0]._operators(L_down, L_up)
+                pair = [(c.weight, c.bias) for c in convs]
+                kernel.scnn_pair(x, pair[0], pair[1], ops, "tanh")
+            else:
+                h = convs[0]._propagate(x, L_down, L_up, "tanh")
+                convs[1]._propagate(h, L_down, L_up, "tanh")
+        storages = {t.untyped_storage().data_ptr(): t.numel() for t in saved if t is not None}
+        kept[paired] = sum(storages.values())
+    rows = x.shape[0] * x.shape[1]
+    # y1 [B, N1, 8] is not kept; the first layer's bias [8] is, to recompute y1
+    assert kept[False] - kept[True] == rows * 8 - 8
+
+
+def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
+    # SCNN pairs its first two layers while autograd records (width grows from 1): the
+    # encoder's gradients equal those of the unpaired layers
+    ops = delaunay_complex(40, seed=3)
+    L_down, L_up = ops.laplacians()
+    torch.manual_seed(0)
+    enc = SCNN(1, 16, num_layers=3, K_down=2, K_up=2)
+    x = torch.randn(4, ops.num_edges, 1)
+    grads = []
+    for paired in (True, False):
+        if not paired:
+            monkeypatch.setattr(SCNN, "_pair_first", staticmethod(lambda convs: False))
+        calls = []
+        monkeypatch.setattr(kernel._SCNNPair, "apply", _counting(kernel._SCNNPair.apply, calls))
+        enc.zero_grad()
+        enc(x, L_down, L_up).square().sum().backward()
+        grads.append([p.grad.clone() for p in enc.parameters()])
+        assert len(calls) == (1 if paired else 0)
+    for a, b in zip(*grads, strict=True):
+        assert torch.equal(a, b)
+
+
+def _counting(fn, calls):
+    def wrapped(*args):
+        calls.append(1)
+        return fn(*args)
+
+    return wrapped

@@ -130,10 +130,12 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
             opt_ddp.zero_grad()
             loss.backward()  # DDP averages the gradients over the ranks
             grads = {k: p.grad for k, p in ddp.module.named_parameters()}
-            # the same step with gradient caching (chunks of 3 views; one all-reduce)
+            # the same step with gradient caching (chunks of 3 views; one all-reduce), the
+            # graphs of 1, 2 or all chunks kept (under DDP all but the synced last one)
             opt_cached.zero_grad()
             cached_gradient_step(cached, loss_ddp, x, 2 * b, 3,
-                                 {"hodge_parts": batch.hodge_parts.double()})  # fmt: skip
+                                 {"hodge_parts": batch.hodge_parts.double()},
+                                 kept=(1, 2, 99)[step % 3])  # fmt: skip
             grads_cached = {k: p.grad for k, p in cached.module.named_parameters()}
             report.append(
                 {

@@ -78,9 +78,11 @@ def test_embed_batch_size_changes_memory_not_numbers(tiny_data, edition):
     np.testing.assert_allclose(ones, whole, rtol=1e-5, atol=1e-6)
 
 
-def test_first_chunk_graph_is_kept_bit_for_bit(tiny_data):
-    """The first chunk's forward pass with autograd serves its backward: one forward pass
-    fewer (2n - 1 for n chunks), and the same bits as embedding every chunk twice."""
+@pytest.mark.parametrize("kept", [1, 2, 4, 9])
+def test_kept_chunk_graphs_serve_the_backward_bit_for_bit(tiny_data, kept):
+    """The first ``kept`` chunks' forward passes with autograd serve their backward: that
+    many forward passes fewer (2n - kept for n chunks, n at most), and the same bits as
+    embedding every chunk twice."""
     from torch_geometric.loader import DataLoader
 
     cfg = get_config("SSCL_Spec", "trajectory", "hodge")
@@ -107,8 +109,8 @@ def test_first_chunk_graph_is_kept_bit_for_bit(tiny_data):
     calls = []
     model.register_forward_hook(lambda *args: calls.append(1))
     model.zero_grad()
-    _, zc = cached_gradient_step(net, loss_fn, x, 20, chunk, kwargs)
-    assert len(calls) == 2 * len(bounds) - 1
+    _, zc = cached_gradient_step(net, loss_fn, x, 20, chunk, kwargs, kept=kept)
+    assert len(calls) == 2 * len(bounds) - min(kept, len(bounds))
     assert torch.equal(zc, z.detach())
     for name, p in model.named_parameters():
         assert torch.equal(p.grad, expected[name]), name
@@ -135,3 +137,72 @@ def test_views_as_two_blocks_give_the_same_step(tiny_data):
     (l1, z1, g1), (l2, z2, g2) = grads
     assert torch.equal(l1, l2) and torch.equal(z1, z2)
     assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))
+
+
+def test_no_kept_chunk_is_refused(tiny_data):
+    cfg = get_config("SSCL_Spec", "trajectory")
+    model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
+    x = torch.zeros(4 * tiny_data.sizes[1], 1)
+    with pytest.raises(ValueError, match="`kept` must be at least 1"):
+        cached_gradient_step(net, _make_loss(cfg, False), x, 4, 2, {}, kept=0)
+
+
+@pytest.mark.parametrize("edges", [100, 5_000, 18_830, 100_010, 1_000_000])
+@pytest.mark.parametrize("budget_mib", [64, 1024, 4096])
+@pytest.mark.parametrize("edition", ["paper", "hodge"])
+def test_caching_plan_fits_the_budget(edges, budget_mib, edition):
+    from topo_contrastive.training.gradient_caching import (
+        CHUNK_SHARE,
+        activation_bytes,
+        kept_bytes,
+        plan_gradient_caching,
+    )
+
+    cfg = get_config("SSCL_Spec", "trajectory", edition)
+    budget = budget_mib * 2**20
+    views, act, keep = 2 * cfg.batch_size, activation_bytes(edges, cfg), kept_bytes(edges, cfg)
+    plan = plan_gradient_caching(edges, cfg, budget)
+    if views * act <= budget:
+        assert plan is None  # the plain step
+        return
+    chunks = -(-views // plan.chunk)
+    assert 1 <= plan.kept <= chunks
+    # a chunk takes at most its share of the budget, unless it is one view
+    assert plan.chunk == 1 or plan.chunk * act * CHUNK_SHARE <= budget
+    # one running chunk and the kept graphs fit, unless only the first chunk is kept
+    used = plan.chunk * act + plan.kept * plan.chunk * keep
+    assert plan.kept == 1 or used <= budget
+    # no room left for one more kept chunk (or all are kept)
+    assert plan.kept == chunks or used + plan.chunk * keep > budget
+
+
+def test_kept_bytes_bound_what_a_view_graph_holds(tiny_data):
+    """The tensors autograd saves for a chunk of views, per view beyond a chunk of one (the
+    weights and the harmonic basis are shared), against :func:`kept_bytes`: within it and
+    at least 90 % of it."""
+    from torch_geometric.loader import DataLoader
+
+    from topo_contrastive.training.gradient_caching import kept_bytes
+
+    for edition in ("paper", "hodge"):
+        cfg = get_config("SSCL_Spec", "trajectory", edition)
+        model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
+        views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
+        data = tiny_data.contrastive_dataset(views)
+        batch = views(next(iter(DataLoader(data, batch_size=8))))
+        x, _ = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
+        n = tiny_data.sizes[1]
+        held = {}
+        for v in (1, 9):
+            saved = []
+
+            def pack(t, saved=saved):
+                saved.append(t)
+                return t
+
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                net(x[: v * n], torch.arange(v).repeat_interleave(n))
+            ptrs = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in saved}
+            held[v] = sum(ptrs.values())
+        per_view = (held[9] - held[1]) / 8
+        assert 0.9 * kept_bytes(n, cfg) <= per_view <= kept_bytes(n, cfg), edition

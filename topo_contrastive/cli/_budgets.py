@@ -49,21 +49,25 @@ def add_activation_budget(p: argparse.ArgumentParser) -> None:
 
 def plan_chunks(
     args: argparse.Namespace, num_edges: int, config: Any, loud: bool = True
-) -> int | None:
-    """The views per chunk for ``--activation-budget`` (``None``: whole batches), said in
-    one line (where ``loud``) when the batch is chunked."""
-    from topo_contrastive.training.loop import activation_bytes, plan_chunk_samples
+) -> Any:
+    """The gradient caching for ``--activation-budget``
+    (:class:`~topo_contrastive.training.loop.CachingPlan`; ``None``: whole batches), said
+    in one line (where ``loud``) when the batch is chunked."""
+    from topo_contrastive.training.loop import activation_bytes, plan_gradient_caching
 
-    chunk = plan_chunk_samples(num_edges, config, int(args.activation_budget))
-    if chunk is not None and loud:
-        need = 2 * config.batch_size * activation_bytes(num_edges, config)
-        views = f"{chunk} view" + ("" if chunk == 1 else "s")
+    plan = plan_gradient_caching(num_edges, config, int(args.activation_budget))
+    if plan is not None and loud:
+        total = 2 * config.batch_size
+        need = total * activation_bytes(num_edges, config)
+        views = f"{plan.chunk} view" + ("" if plan.chunk == 1 else "s")
+        kept = min(total, plan.kept * plan.chunk)
         say(
-            f"encoder activations: chunks of {views} with gradient caching "
-            f"(a batch of {2 * config.batch_size} views needs {need / 2**30:.1f} GiB, over "
-            f"the {args.activation_budget / 2**20:.0f} MiB --activation-budget)"
+            f"encoder activations: chunks of {views} with gradient caching, {kept} of "
+            f"{total} views kept for the backward pass and the others run twice (a batch "
+            f"of {total} views needs {need / 2**30:.1f} GiB, over the "
+            f"{args.activation_budget / 2**20:.0f} MiB --activation-budget)"
         )
-    return chunk
+    return plan
 
 
 def harmonic_budget(args: argparse.Namespace) -> Any:
@@ -84,10 +88,10 @@ def say_harmonic(hodge: Any) -> None:
         say(plan.line())
 
 
-def say_plans(args: argparse.Namespace, data: Any, config: Any, loud: bool = True) -> int | None:
+def say_plans(args: argparse.Namespace, data: Any, config: Any, loud: bool = True) -> Any:
     """What the defaults chose for ``data``'s size, each in one line where ``loud``: the
     harmonic features of a HodgeReadout (:func:`say_harmonic`; a budget without room is
-    refused here) and the views per chunk (:func:`plan_chunks`, returned)."""
+    refused here) and the gradient caching (:func:`plan_chunks`, returned)."""
     if config.readout == "hodge" and loud:
         say_harmonic(data.hodge)
     return plan_chunks(args, data.sizes[1], config, loud=loud)

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         data = inputs.load_data(args)  # bad data is refused before --out is made
         require_one_process(data, group)  # before --out is made
         many = not hasattr(data, "hodge")  # a data file of many complexes
-        chunk = None if many else budgets.say_plans(args, data, config, loud=lead)
+        caching = None if many else budgets.say_plans(args, data, config, loud=lead)
         if many and config.readout == "hodge":
             common.say(READOUT_LINE)
         epochs = args.epochs or config.epochs
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         with held as work:
             result = pretrain_to_folder(
                 data, config, work, seed=args.seed, epochs=epochs, group=group, record=record,
-                progress=_ticker(bar), chunk_samples=chunk,
+                progress=_ticker(bar), caching=caching,
             )  # fmt: skip
         bar.close()
     if group.rank == 0:

@@ -163,7 +163,7 @@ def pretrain_to_folder(
     group: ProcessGroup | None = None,
     record: Mapping[str, Any] | None = None,
     progress: Callable[[int, float], None] | None = None,
-    chunk_samples: int | None = None,
+    caching: tuple[int, int] | None = None,
 ) -> training.PretrainResult:
     """Pre-train ``config`` on ``data`` and write the run into the folder ``out``.
 
@@ -191,9 +191,9 @@ def pretrain_to_folder(
             process on the CPU).
         record: more entries of ``pretrain.json`` (e.g. the data file it was read from).
         progress: called with ``(epoch, loss)`` after every epoch.
-        chunk_samples: views per chunk of a step with gradient caching (default ``None``:
-            the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`; one
-            complex only).
+        caching: the gradient caching of a step, views per chunk and kept chunks (default
+            ``None``: the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`;
+            one complex only).
 
     Returns:
         The :class:`~topo_contrastive.training.loop.PretrainResult` of the run.
@@ -217,7 +217,9 @@ def pretrain_to_folder(
         log.update(data_layout=LAYOUT, samples=data.num_samples, summed_sizes=list(data.sizes))
     else:
         log.update(complex_sizes=list(data.sizes), data_fingerprint=data.fingerprint)
-    log.update(threads=torch.get_num_threads(), version=__version__, chunk_samples=chunk_samples)
+    chunk, kept = caching if caching is not None else (None, 1)
+    log.update(threads=torch.get_num_threads(), version=__version__)
+    log.update(chunk_samples=chunk, kept_chunks=kept if chunk is not None else None)
     log.update(record or {})
     if group.rank == 0:  # from here on the folder says the run is not complete
         begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
@@ -229,7 +231,7 @@ def pretrain_to_folder(
     else:
         result = training.pretrain(
             data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
-            chunk_samples=chunk_samples,
+            chunk_samples=chunk, kept_chunks=kept,
         )  # fmt: skip
     if group.rank == 0:
         meta = {

@@ -45,7 +45,13 @@ from torch.autograd.function import once_differentiable
 from topo_contrastive.complex._operators import operator_symmetric
 from topo_contrastive.nn._locality import MIN_EDGES
 
-__all__ = ["FUSED_ACTIVATIONS", "chunk_samples", "prepare_operator", "scnn_layer"]
+__all__ = [
+    "FUSED_ACTIVATIONS",
+    "chunk_samples",
+    "prepare_operator",
+    "scnn_layer",
+    "scnn_pair",
+]
 
 # Below this size the largest eigenvalue is computed with a dense eigensolver
 # (an explicitly small-matrix path; ARPACK needs k < n and is slow for tiny n).
@@ -278,6 +284,114 @@ def _stacked_terms(x: Tensor, sides: list[tuple[Tensor, Tensor, int]], out: Tens
     return out.view(out.size(0), -1)
 
 
+def _layer_forward(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    ops: tuple[tuple[Prepared, int], ...],
+    act: str,
+    b: int,
+) -> Tensor:
+    """``act(layer(x))`` ``[B*N1, C_out]`` for ``x`` ``[B, N1, C_in]`` contiguous, chunk by
+    chunk of ``b`` samples (the forward pass of :class:`_SCNNLayer`, without autograd)."""
+    B, n1, c_in = x.shape
+    c_out = weight.shape[2]
+    xf = x.view(B * n1, c_in)
+    y = torch.empty(B * n1, c_out, dtype=x.dtype, device=x.device)
+    horner = c_in >= c_out
+    scratch: list[Tensor] = []
+    for lo, hi in _chunks(B, b):
+        bs = hi - lo
+        rows = bs * n1
+        xc, yc = xf[lo * n1 : hi * n1], y[lo * n1 : hi * n1]
+        sides = [(*op.block(bs), k) for op, k in ops]
+        if horner:
+            _horner_forward(xc, yc, weight, bias, sides, scratch, rows)
+        else:
+            if not scratch or scratch[0].size(0) != rows:
+                scratch[:] = [x.new_empty(rows, weight.shape[0], c_in)]
+            z = _stacked_terms(xc, sides, scratch[0])
+            w = weight.view(-1, c_out)
+            if bias is None:
+                torch.mm(z, w, out=yc)
+            else:
+                torch.addmm(bias, z, w, out=yc)
+        _act_forward_(yc, act, n1)
+    return y
+
+
+def _layer_backward(
+    x: Tensor,
+    weight: Tensor,
+    y: Tensor | None,
+    grad: Tensor,
+    ops: tuple[tuple[Prepared, int], ...],
+    act: str,
+    b: int,
+    needs: tuple[bool, bool, bool],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """``(dx [B, N1, C_in], dW, db)`` of one layer from its input ``x`` ``[B, N1, C_in]``,
+    its output ``y`` (``None`` for the identity) and the output's gradient ``grad``;
+    ``needs`` says which of the three to compute (``db`` only where the layer has a bias)."""
+    B, n1, c_in = x.shape
+    c_out = weight.shape[2]
+    need_x, need_w, need_b = needs
+    xf = x.view(B * n1, c_in)
+    gf = grad.reshape(B * n1, c_out)
+    if not gf.is_contiguous():
+        gf = gf.contiguous()
+    yf = y.view(B * n1, c_out) if y is not None else None
+    grad_x = torch.empty_like(xf) if need_x else None
+    grad_w = torch.zeros_like(weight) if need_w else None
+    grad_b = gf.new_zeros(c_out) if need_b else None
+    horner = c_in >= c_out
+    w_flat = weight.view(-1, c_out)
+    gw_flat = grad_w.view(-1, c_out) if grad_w is not None else None
+    scratch: dict[str, Tensor] = {}
+
+    def buf(name: str, rows: int, cols: int) -> Tensor:
+        t = scratch.get(name)
+        if t is None or t.shape != (rows, cols):
+            t = scratch[name] = gf.new_empty(rows, cols)
+        return t
+
+    for lo, hi in _chunks(B, b):
+        bs = hi - lo
+        rows = bs * n1
+        r = slice(lo * n1, hi * n1)
+        xc = xf[r]
+        g = gf[r]
+        if act != "identity":
+            g = _act_backward(g, yf[r], act, buf("g", rows, c_out))
+        if grad_b is not None:
+            grad_b += g.sum(0)
+        sides = [(*op.block(bs), k) for op, k in ops]
+        if horner:
+            _horner_backward(
+                xc, g, weight, grad_w, grad_x[r] if grad_x is not None else None, sides, buf, rows
+            )
+            continue
+        # propagate-then-transform: Z = [x, Lx, ...] (recomputed), y = Z W + b
+        if grad_w is not None:
+            z3 = scratch.get("z")
+            if z3 is None or z3.size(0) != rows:
+                z3 = scratch["z"] = gf.new_empty(rows, weight.shape[0], c_in)
+            z = _stacked_terms(xc, sides, z3)
+            torch.addmm(gw_flat, z.t(), g, out=gw_flat)
+        if grad_x is not None:
+            dz = torch.mm(g, w_flat.t()).view(rows, weight.shape[0], c_in)  # [rows, T, C_in]
+            gx = grad_x[r]
+            gx.copy_(dz[:, 0])
+            t = 1
+            for _, L_t, k_max in sides:
+                acc = dz[:, t + k_max - 1].contiguous()
+                for k in range(k_max - 1, 0, -1):
+                    acc = torch.mm(L_t, acc).add_(dz[:, t + k - 1])
+                gx.add_(torch.mm(L_t, acc))
+                t += k_max
+    return (grad_x.view(B, n1, c_in) if grad_x is not None else None), grad_w, grad_b
+
+
 class _SCNNLayer(torch.autograd.Function):
     @staticmethod
     def forward(
@@ -289,104 +403,65 @@ class _SCNNLayer(torch.autograd.Function):
         act: str,
         b: int,
     ) -> Tensor:
-        B, n1, c_in = x.shape
-        c_out = weight.shape[2]
-        xf = x.view(B * n1, c_in)
-        y = torch.empty(B * n1, c_out, dtype=x.dtype, device=x.device)
-        horner = c_in >= c_out
-        scratch: list[Tensor] = []
-        for lo, hi in _chunks(B, b):
-            bs = hi - lo
-            rows = bs * n1
-            xc, yc = xf[lo * n1 : hi * n1], y[lo * n1 : hi * n1]
-            sides = [(*op.block(bs), k) for op, k in ops]
-            if horner:
-                _horner_forward(xc, yc, weight, bias, sides, scratch, rows)
-            else:
-                if not scratch or scratch[0].size(0) != rows:
-                    scratch[:] = [x.new_empty(rows, weight.shape[0], c_in)]
-                z = _stacked_terms(xc, sides, scratch[0])
-                w = weight.view(-1, c_out)
-                if bias is None:
-                    torch.mm(z, w, out=yc)
-                else:
-                    torch.addmm(bias, z, w, out=yc)
-            _act_forward_(yc, act, n1)
+        B, n1, _ = x.shape
+        y = _layer_forward(x, weight, bias, ops, act, b)
         ctx.save_for_backward(x, weight, y if act != "identity" else None)
         ctx.ops, ctx.act, ctx.b = ops, act, b
         ctx.has_bias = bias is not None
-        return y.view(B, n1, c_out)
+        return y.view(B, n1, weight.shape[2])
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         x, weight, y = ctx.saved_tensors
-        B, n1, c_in = x.shape
-        c_out = weight.shape[2]
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        xf = x.view(B * n1, c_in)
-        gf = grad.reshape(B * n1, c_out)
-        if not gf.is_contiguous():
-            gf = gf.contiguous()
-        yf = y.view(B * n1, c_out) if y is not None else None
-        grad_x = torch.empty_like(xf) if need_x else None
-        grad_w = torch.zeros_like(weight) if need_w else None
-        grad_b = gf.new_zeros(c_out) if need_b and ctx.has_bias else None
-        horner = c_in >= c_out
-        w_flat = weight.view(-1, c_out)
-        gw_flat = grad_w.view(-1, c_out) if grad_w is not None else None
-        scratch: dict[str, Tensor] = {}
+        needs = (need_x, need_w, need_b and ctx.has_bias)
+        grads = _layer_backward(x, weight, y, grad, ctx.ops, ctx.act, ctx.b, needs)
+        return (*grads, None, None, None)
 
-        def buf(name: str, rows: int, cols: int) -> Tensor:
-            t = scratch.get(name)
-            if t is None or t.shape != (rows, cols):
-                t = scratch[name] = gf.new_empty(rows, cols)
-            return t
 
-        for lo, hi in _chunks(B, ctx.b):
-            bs = hi - lo
-            rows = bs * n1
-            r = slice(lo * n1, hi * n1)
-            xc = xf[r]
-            g = gf[r]
-            if ctx.act != "identity":
-                g = _act_backward(g, yf[r], ctx.act, buf("g", rows, c_out))
-            if grad_b is not None:
-                grad_b += g.sum(0)
-            sides = [(*op.block(bs), k) for op, k in ctx.ops]
-            if horner:
-                _horner_backward(
-                    xc,
-                    g,
-                    weight,
-                    grad_w,
-                    grad_x[r] if grad_x is not None else None,
-                    sides,
-                    buf,
-                    rows,
-                )
-                continue
-            # propagate-then-transform: Z = [x, Lx, ...] (recomputed), y = Z W + b
-            if grad_w is not None:
-                z3 = scratch.get("z")
-                if z3 is None or z3.size(0) != rows:
-                    z3 = scratch["z"] = gf.new_empty(rows, weight.shape[0], c_in)
-                z = _stacked_terms(xc, sides, z3)
-                torch.addmm(gw_flat, z.t(), g, out=gw_flat)
-            if grad_x is not None:
-                dz = torch.mm(g, w_flat.t()).view(rows, weight.shape[0], c_in)  # [rows, T, C_in]
-                gx = grad_x[r]
-                gx.copy_(dz[:, 0])
-                t = 1
-                for _, L_t, k_max in sides:
-                    acc = dz[:, t + k_max - 1].contiguous()
-                    for k in range(k_max - 1, 0, -1):
-                        acc = torch.mm(L_t, acc).add_(dz[:, t + k - 1])
-                    gx.add_(torch.mm(L_t, acc))
-                    t += k_max
-        if grad_x is not None:
-            grad_x = grad_x.view(B, n1, c_in)
-        return grad_x, grad_w, grad_b, None, None, None
+class _SCNNPair(torch.autograd.Function):
+    """Two layers in one autograd node that keeps the first layer's input and the second
+    layer's output only: the first layer's output (the second's input) is recomputed in
+    the backward pass, from its narrow input (e.g. one channel of edge flow) at a small
+    share of the pair's cost. Values and gradients are those of two :class:`_SCNNLayer`
+    nodes bit for bit (the same chunked functions, in the same order)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        x: Tensor,
+        w1: Tensor,
+        b1: Tensor | None,
+        w2: Tensor,
+        b2: Tensor | None,
+        ops: tuple[tuple[Prepared, int], ...],
+        act: str,
+        b: int,
+    ) -> Tensor:
+        B, n1, _ = x.shape
+        h = _layer_forward(x, w1, b1, ops, act, b).view(B, n1, w1.shape[2])
+        y = _layer_forward(h, w2, b2, ops, act, b)
+        h = None  # freed: the backward pass recomputes it
+        ctx.save_for_backward(x, w1, b1, w2, y if act != "identity" else None)
+        ctx.ops, ctx.act, ctx.b = ops, act, b
+        ctx.has_bias = (b1 is not None, b2 is not None)
+        return y.view(B, n1, w2.shape[2])
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        x, w1, b1, w2, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        B, n1, _ = x.shape
+        h = _layer_forward(x, w1, b1, ctx.ops, ctx.act, ctx.b).view(B, n1, w1.shape[2])
+        needs2 = (need[0] or need[1] or need[2], need[3], need[4] and ctx.has_bias[1])
+        gh, gw2, gb2 = _layer_backward(h, w2, y, grad, ctx.ops, ctx.act, ctx.b, needs2)
+        if gh is None:
+            return None, None, None, gw2, gb2, None, None, None
+        needs1 = (need[0], need[1], need[2] and ctx.has_bias[0])
+        gx, gw1, gb1 = _layer_backward(x, w1, h, gh, ctx.ops, ctx.act, ctx.b, needs1)
+        return gx, gw1, gb1, gw2, gb2, None, None, None
 
 
 def _horner_forward(
@@ -468,3 +543,21 @@ def scnn_layer(
     B, n1, _ = x.shape
     b = chunk_samples(B, n1, x.device)
     return _SCNNLayer.apply(x, weight, bias, ops, act, b)
+
+
+def scnn_pair(
+    x: Tensor,
+    first: tuple[Tensor, Tensor | None],
+    second: tuple[Tensor, Tensor | None],
+    ops: tuple[tuple[Prepared, int], ...],
+    act: str = "identity",
+) -> Tensor:
+    """Two layers ``act(conv2(act(conv1(x))))`` on the same operators, ``first`` and
+    ``second`` their ``(weight, bias)``: the values and gradients of two
+    :func:`scnn_layer` calls, with the memory of one (the first layer's output is
+    recomputed in the backward pass instead of kept)."""
+    if not x.is_contiguous():
+        x = x.contiguous()
+    B, n1, _ = x.shape
+    b = chunk_samples(B, n1, x.device)
+    return _SCNNPair.apply(x, *first, *second, ops, act, b)

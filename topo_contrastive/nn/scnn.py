@@ -13,7 +13,7 @@ from topo_contrastive.nn._complexes import (
     refuse_pooled_complexes,
 )
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
-from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS
+from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, scnn_pair
 from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
@@ -279,13 +279,33 @@ class SCNN(torch.nn.Module):
         if order is not None:
             x3 = permute_edges(x3, order)  # [B, N1, C_in], new numbering
             L_down, L_up = order.L_down, order.L_up
-        h = x3
-        for conv in self.convs:
+        h, convs = x3, list(self.convs)
+        if fused and self._pair_first(convs):
+            # the first two layers as one kernel node that recomputes the narrow first
+            # layer's output in the backward pass instead of keeping it (the same values)
+            ops = convs[0]._operators(L_down, L_up)
+            one, two = convs[0], convs[1]
+            h = scnn_pair(h, (one.weight, one.bias), (two.weight, two.bias), ops, self.act)
+            convs = convs[2:]
+        for conv in convs:
             if fused:  # the activation runs inside the layer's kernel
                 h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
             else:
                 h = act(conv._propagate(h, L_down, L_up))
         return x3, h, order
+
+    @staticmethod
+    def _pair_first(convs: list) -> bool:
+        """Whether the first two layers run as one kernel node: while autograd records,
+        when the first layer widens its input (its output is cheap to recompute) and both
+        layers act with the same operators."""
+        if len(convs) < 2 or not torch.is_grad_enabled():
+            return False
+        a, b = convs[0], convs[1]
+        same = (a.K_down, a.K_up, a.normalize) == (b.K_down, b.K_up, b.normalize)
+        return same and a.in_channels < a.out_channels and any(
+            p.requires_grad for p in (*a.parameters(), *b.parameters())
+        )
 
     def forward(
         self,

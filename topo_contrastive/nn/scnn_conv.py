@@ -15,7 +15,12 @@ from topo_contrastive._layout import (
     samples_to_rows,
 )
 from topo_contrastive.nn._complexes import check_complexes_batch
-from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, prepare_operator, scnn_layer
+from topo_contrastive.nn._scnn_kernel import (
+    FUSED_ACTIVATIONS,
+    Prepared,
+    prepare_operator,
+    scnn_layer,
+)
 from topo_contrastive.utils.checks import check_bool, check_int
 
 __all__ = ["SCNNConv"]
@@ -234,14 +239,20 @@ class SCNNConv(torch.nn.Module):
     ) -> Tensor:
         """``[B, N1, C_in] -> act(layer) [B, N1, C_out]`` (contiguous), with ``act`` one of
         the kernel's fused activations (see :mod:`topo_contrastive.nn._scnn_kernel`)."""
+        if act not in FUSED_ACTIVATIONS:  # pragma: no cover - callers check
+            raise ValueError(f"`act` must be one of {FUSED_ACTIVATIONS}, got {act!r}")
+        return scnn_layer(x, self.weight, self.bias, self._operators(L_down, L_up), act)
+
+    def _operators(
+        self, L_down: Tensor | None, L_up: Tensor | None
+    ) -> tuple[tuple[Prepared, int], ...]:
+        """The kernel's active sides: ``(prepared operator, order)`` per Laplacian."""
         ops = []
         if self.K_down:
             ops.append((prepare_operator(L_down, self.normalize, "L_down"), self.K_down))
         if self.K_up:
             ops.append((prepare_operator(L_up, self.normalize, "L_up"), self.K_up))
-        if act not in FUSED_ACTIVATIONS:  # pragma: no cover - callers check
-            raise ValueError(f"`act` must be one of {FUSED_ACTIVATIONS}, got {act!r}")
-        return scnn_layer(x, self.weight, self.bias, tuple(ops), act)
+        return tuple(ops)
 
     def __repr__(self) -> str:
         return (

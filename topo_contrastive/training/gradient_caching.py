@@ -5,7 +5,7 @@ Limited Setup", RepL4NLP 2021), and the activation memory model that plans its c
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -17,9 +17,12 @@ __all__ = [
     "ACTIVATION_BYTES_PER_CHANNEL",
     "DEFAULT_ACTIVATION_BUDGET",
     "FRAGMENTS_KEPT",
+    "CachingPlan",
     "activation_bytes",
     "cached_gradient_step",
+    "kept_bytes",
     "plan_chunk_samples",
+    "plan_gradient_caching",
 ]
 
 
@@ -37,6 +40,21 @@ FRAGMENTS_KEPT = 2 * KEEP_FREED_BYTES
 ACTIVATION_BYTES_PER_CHANNEL = 4
 #: Default memory for the encoder's activations in one training step (1 GiB).
 DEFAULT_ACTIVATION_BUDGET = 2**30
+#: With gradient caching, the share of the activation budget one chunk of views may take
+#: while it runs; the rest holds the autograd graphs of the chunks kept for the backward
+#: pass (their views are not run twice).
+CHUNK_SHARE = 8
+
+
+class CachingPlan(NamedTuple):
+    """A training step with gradient caching: ``chunk`` views per chunk, the autograd
+    graphs of the first ``kept`` chunks held until the backward pass, the others'
+    forward pass run again."""
+
+    chunk: int
+    kept: int
+
+
 def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
     """Predicted bytes of encoder activations of one view in a training step:
     ``num_edges * hidden_channels * (num_layers + 3) * 4`` (every layer's output kept, the
@@ -46,16 +64,47 @@ def activation_bytes(num_edges: int, config: ExperimentConfig) -> int:
     return int(num_edges) * per_row
 
 
+def kept_bytes(num_edges: int, config: ExperimentConfig) -> int:
+    """Predicted bytes one view's autograd graph holds between its forward and its
+    backward pass: ``num_edges * (hidden_channels * max(num_layers - 1, 1) + 2) * 4``
+    (the float32 output of every layer but the first, which the SCNN recomputes from the
+    one-channel flow, see :func:`~topo_contrastive.nn._scnn_kernel.scnn_pair`; the flow as
+    given and in the layers' edge order)."""
+    per_row = config.hidden_channels * max(config.num_layers - 1, 1) + 2
+    return int(num_edges) * per_row * ACTIVATION_BYTES_PER_CHANNEL
+
+
+def plan_gradient_caching(
+    num_edges: int, config: ExperimentConfig, budget: int = DEFAULT_ACTIVATION_BUDGET
+) -> CachingPlan | None:
+    """Gradient caching for a training step whose encoder activations must fit ``budget``
+    bytes; ``None`` when a whole batch of ``2 * batch_size`` views fits
+    (:func:`activation_bytes` each: the plain step, the numbers of earlier versions).
+
+    Otherwise a chunk takes at most ``1 / CHUNK_SHARE`` of the budget while it runs (at
+    least one view), and the graphs of as many chunks as the rest holds
+    (:func:`kept_bytes` a view; at least the first chunk's) are kept for the backward pass
+    instead of being run again.
+    """
+    per_view = max(1, activation_bytes(num_edges, config))
+    views = 2 * config.batch_size
+    if views * per_view <= budget:
+        return None
+    chunk = max(1, min(views, int(budget // (CHUNK_SHARE * per_view))))
+    room = budget - chunk * per_view
+    kept = int(room // (chunk * max(1, kept_bytes(num_edges, config))))
+    chunks = -(-views // chunk)
+    return CachingPlan(chunk, max(1, min(kept, chunks)))
+
+
 def plan_chunk_samples(
     num_edges: int, config: ExperimentConfig, budget: int = DEFAULT_ACTIVATION_BUDGET
 ) -> int | None:
-    """Views per chunk of a training step so that the encoder's activations
-    (:func:`activation_bytes`) fit ``budget`` bytes; ``None`` when a whole batch of
-    ``2 * batch_size`` views fits (the plain step, the numbers of earlier versions)."""
-    per_view = max(1, activation_bytes(num_edges, config))
-    if 2 * config.batch_size * per_view <= budget:
-        return None
-    return max(1, int(budget // per_view))
+    """Views per chunk of a training step so that the encoder's activations fit
+    ``budget`` bytes (:func:`plan_gradient_caching`'s ``chunk``); ``None`` when a whole
+    batch fits."""
+    plan = plan_gradient_caching(num_edges, config, budget)
+    return None if plan is None else plan.chunk
 
 
 def cached_gradient_step(
@@ -65,6 +114,7 @@ def cached_gradient_step(
     num_views: int,
     chunk: int,
     loss_kwargs: dict[str, Any],
+    kept: int = 1,
 ) -> tuple[Tensor, Tensor]:
     r"""One contrastive step's gradients with the encoder run on chunks of views (gradient
     caching), so that the loss's batch no longer sets the memory.
@@ -73,18 +123,18 @@ def cached_gradient_step(
     Limited Setup" (RepL4NLP 2021):
 
     1. embed all ``2B`` views chunk by chunk: :math:`\mathbf{z}` ``[2B, D]``, the first
-       chunk with autograd (its graph is kept), the others without;
+       ``kept`` chunks with autograd (their graphs are kept), the others without;
     2. the loss of the detached :math:`\mathbf{z}` and its gradient
        :math:`\partial\ell/\partial\mathbf{z}` (the loss couples every pair, the encoder
        does not: every view is embedded on its own);
     3. per chunk, ``backward`` of :math:`\partial\ell/\partial\mathbf{z}_{chunk}`, through
-       the kept graph for the first chunk and a second forward pass with autograd for the
-       others: the parameter gradients add up to those of the plain step, up to rounding.
+       the kept graphs for the first ``kept`` chunks and a second forward pass with
+       autograd for the others: the parameter gradients add up to those of the plain step,
+       up to rounding.
 
-    The encoder's activations are held for one chunk at a time (while the first chunk's
-    graph waits, the other chunks run without autograd, which holds less); the cost is one
-    more forward pass of all chunks but the first. Under DDP the gradients are all-reduced
-    after the last chunk only.
+    The encoder's activations are held for one chunk at a time, beside the kept graphs
+    (:func:`plan_gradient_caching` sizes both); the cost is one more forward pass of the
+    chunks not kept. Under DDP the gradients are all-reduced after the last chunk only.
 
     Args:
         net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
@@ -97,6 +147,8 @@ def cached_gradient_step(
         num_views: ``2B``.
         chunk: views per chunk, at least 1.
         loss_kwargs: the loss's keyword arguments (e.g. ``hodge_parts``).
+        kept: chunks whose autograd graphs are kept from the first pass to the backward
+            pass, at least 1 (default 1: the first chunk's only).
 
     Returns:
         ``(loss, z)``: the loss (detached) and the projections ``[2B, D]`` (detached); the
@@ -121,19 +173,30 @@ def cached_gradient_step(
         release_freed_memory(FRAGMENTS_KEPT)  # chunks of blocks fragment the heap
         return out
 
-    with sync_at(0):
-        kept = run(*bounds[0])  # with autograd: its graph serves the first backward
+    if kept < 1:
+        raise ValueError(f"`kept` must be at least 1 chunk, got {kept}")
+    if no_sync is not None and len(bounds) > 1:
+        # DDP prepares its all-reduce in the forward pass of the synced (last) chunk: that
+        # forward must come right before its backward, after the other chunks' backwards
+        kept = min(kept, len(bounds) - 1)
+    graphs: list[Tensor | None] = []
+    for i, (lo, hi) in enumerate(bounds[:kept]):
+        with sync_at(i):  # with autograd: the graph serves this chunk's backward
+            graphs.append(run(lo, hi))
     with torch.no_grad():
-        z = torch.cat([kept.detach(), *(embed_chunk(lo, hi) for lo, hi in bounds[1:])])
+        rest = [embed_chunk(lo, hi) for lo, hi in bounds[kept:]]
+    z = torch.cat([g.detach() for g in graphs] + rest)  # [2B, D]
     z.requires_grad_(True)
     B = num_views // 2
     loss = loss_fn(z[:B], z[B:], **loss_kwargs)
     (grad,) = torch.autograd.grad(loss, z)
     for i, (lo, hi) in enumerate(bounds):
         with sync_at(i):
-            out = kept if i == 0 else run(lo, hi)
+            out = graphs[i] if i < len(graphs) else run(lo, hi)
             out.backward(grad[lo:hi])
-        kept = out = None  # the chunk's graph is freed by its backward
+        if i < len(graphs):
+            graphs[i] = None
+        out = None  # the chunk's graph is freed by its backward
         release_freed_memory(FRAGMENTS_KEPT)
     return loss.detach(), z.detach()
 

@@ -44,9 +44,12 @@ from topo_contrastive.training.gradient_caching import (
     ACTIVATION_BYTES_PER_CHANNEL,
     DEFAULT_ACTIVATION_BUDGET,
     FRAGMENTS_KEPT,
+    CachingPlan,
     activation_bytes,
     cached_gradient_step,
+    kept_bytes,
     plan_chunk_samples,
+    plan_gradient_caching,
 )
 from topo_contrastive.utils.checks import MAX_EPOCHS, check_int, check_seed
 from topo_contrastive.utils.numerics import release_freed_memory
@@ -60,8 +63,11 @@ __all__ = [
     "STORED_PARTS_BYTES",
     "activation_bytes",
     "build_encoder",
+    "CachingPlan",
     "cached_gradient_step",
+    "kept_bytes",
     "plan_chunk_samples",
+    "plan_gradient_caching",
     "embed",
     "make_optimizer",
     "pretrain",
@@ -288,6 +294,7 @@ def pretrain(
     snapshot_epochs: Sequence[int] = (),
     encoder: nn.Module | None = None,
     chunk_samples: int | None = None,
+    kept_chunks: int = 1,
 ) -> PretrainResult:
     r"""Pre-train an SCNN encoder with a contrastive loss on all samples (transductive, no labels).
 
@@ -313,6 +320,9 @@ def pretrain(
             chunks of ``chunk_samples`` views with gradient caching
             (:func:`cached_gradient_step`): the same gradients, the memory of one chunk
             (default ``None``: the whole batch at once).
+        kept_chunks: with ``chunk_samples``, the chunks whose autograd graphs are kept
+            from the first pass to the backward pass instead of run again, at least 1
+            (default 1; :func:`plan_gradient_caching` sizes both for a memory budget).
 
     Returns:
         :class:`PretrainResult` with the trained encoder.
@@ -329,6 +339,7 @@ def pretrain(
     epochs = config.epochs if epochs is None else check_int(epochs, "epochs", 1, MAX_EPOCHS)
     seed = check_seed(seed)
     chunk = None if chunk_samples is None else check_int(chunk_samples, "chunk_samples", 1)
+    kept = check_int(kept_chunks, "kept_chunks", 1)
     dev = resolve_device(device)
     rank, world = _dist_context()
     distributed = world > 1
@@ -375,7 +386,9 @@ def pretrain(
         loader = iter(DataLoader(dataset, batch_sampler=batches))
         for ids in batches:
             # the collated batch is passed, not held here: the step frees it once drawn
-            loss, flat_loss = _step(net, loss_fn, views, next(loader), ids, cosines, chunk, dev)
+            loss, flat_loss = _step(
+                net, loss_fn, views, next(loader), ids, cosines, (chunk, kept), dev
+            )
             optimizer.step()
             if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
                 both = torch.stack([loss.detach(), flat_loss]).double()
@@ -409,12 +422,13 @@ def _step(
     batch: Any,
     ids: Sequence[int],
     cosines: Tensor | None,
-    chunk: int | None,
+    caching: tuple[int | None, int],
     dev: torch.device,
 ) -> tuple[Tensor, Tensor]:
     """The gradients of one global batch (in the parameters' ``.grad``) on this rank:
     both views drawn for the whole batch, this rank's share through the encoder (in one
-    call, or in chunks of ``chunk`` views with gradient caching), the loss. Returns the
+    call, or with gradient caching: ``caching`` is ``(views per chunk, kept chunks)``,
+    ``(None, _)`` for one call), the loss. Returns the
     loss and the loss a collapsed encoder would have on the batch (detached)."""
     rank, world = _dist_context()
     view1, view2 = views.draw(batch)  # both masked views of the global batch
@@ -427,6 +441,7 @@ def _step(
     view1, view2 = view1[lo * n : hi * n].to(dev), view2[lo * n : hi * n].to(dev)
     for p in net.parameters():
         p.grad = None
+    chunk, kept = caching
     if chunk is None or chunk >= 2 * B:
         x, rows = _both_views(view1, view2, B)
         del view1, view2
@@ -434,7 +449,9 @@ def _step(
         loss = loss_fn(z[:B], z[B:], **kwargs)
         loss.backward()
     else:  # gradient caching: the views as two blocks, no [2B * N1, 1] copy of both
-        loss, z = cached_gradient_step(net, loss_fn, (view1, view2), 2 * B, chunk, kwargs)
+        loss, z = cached_gradient_step(
+            net, loss_fn, (view1, view2), 2 * B, chunk, kwargs, kept=kept
+        )
     with torch.no_grad():  # the loss of a collapsed encoder on this batch
         flat = torch.ones_like(z[:B])
         flat_loss = loss_fn(flat, flat, **kwargs)
