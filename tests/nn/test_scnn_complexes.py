@@ -159,3 +159,18 @@ def test_dynamo_traces_the_batch_checks_without_a_graph_break():
     assert all("sparse" in r.reason for r in explained.break_reasons), [
         r.reason[:80] for r in explained.break_reasons
     ]
+
+
+def test_one_sample_skips_the_coupling_check():
+    # a batch vector of one sample cannot be coupled by any operator: the operators are
+    # not read (the check scans every non-zero, 12 ms a call at 100k edges, once per
+    # gradient-caching chunk of one view); with two samples they are
+    from topo_contrastive.nn._complexes import check_complexes_batch
+
+    class Unreadable:
+        def detach(self):
+            raise AssertionError("the operator was read")
+
+    assert check_complexes_batch(torch.zeros(5, dtype=torch.long), 5, (Unreadable(),)) == 1
+    with pytest.raises(AssertionError, match="was read"):
+        check_complexes_batch(torch.tensor([0, 0, 1, 1, 1]), 5, (Unreadable(),))

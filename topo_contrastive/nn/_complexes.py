@@ -99,7 +99,7 @@ def check_complexes_batch(batch: Any, rows: int, operators: tuple[Any, ...]) -> 
             f"{list(blocks[:6])}{'...' if len(blocks) > 6 else ''} edges: the operators of "
             "one batch with the flows of another"
         )
-    if blocks is None:
+    if blocks is None and num > 1:  # one sample: no operator can couple two
         for L in operators:
             if L is None:
                 continue
