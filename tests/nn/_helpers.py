@@ -36,3 +36,13 @@ def dense_reference(x, L_down, L_up, weight, bias, K_down, K_up):
     if bias is not None:
         y = y + bias
     return y
+
+
+def counting(fn, calls):
+    """``fn`` that appends to ``calls`` on every call (a spy for monkeypatching)."""
+
+    def wrapped(*args):
+        calls.append(1)
+        return fn(*args)
+
+    return wrapped

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import topo_contrastive.nn._scnn_kernel as kernel
-from tests.nn._helpers import delaunay_complex, dense_reference, tiny_complex
+from tests.nn._helpers import counting, delaunay_complex, dense_reference, tiny_complex
 from topo_contrastive.nn import SCNN, SCNNConv
 
 ACTS = {
@@ -139,7 +139,7 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
     assert not calls
 
 
-def _two_layers(first, second, chunk_rows, act, bias, seed=0):
+def _two_layers(first, second, bias, seed=0):
     ops = delaunay_complex(30, seed=seed)
     L_down, L_up = ops.laplacians()
     g = torch.Generator().manual_seed(seed)
@@ -153,6 +153,16 @@ def _two_layers(first, second, chunk_rows, act, bias, seed=0):
     return convs, x, up, (L_down, L_up)
 
 
+def _run_layers(convs, x, L_down, L_up, act, paired):
+    """Both layers on ``x``: as one :func:`scnn_pair` node, or as two layer nodes."""
+    if paired:
+        ops = convs[0]._operators(L_down, L_up)
+        pair = [(c.weight, c.bias) for c in convs]
+        return kernel.scnn_pair(x, pair[0], pair[1], ops, act)
+    h = convs[0]._propagate(x, L_down, L_up, act)
+    return convs[1]._propagate(h, L_down, L_up, act)
+
+
 @pytest.mark.parametrize("chunk_rows", [1, 200, 10**6])
 @pytest.mark.parametrize("act", list(ACTS))
 @pytest.mark.parametrize("bias", [True, False])
@@ -161,18 +171,13 @@ def test_pair_equals_two_layers_bit_for_bit(monkeypatch, chunk_rows, act, bias, 
     # the fused pair recomputes the first layer's output in its backward pass: values and
     # gradients must be exactly those of two separate layer nodes
     monkeypatch.setattr(kernel, "CHUNK_ROWS", chunk_rows)
-    convs, x, up, (L_down, L_up) = _two_layers((1, 6), (6, 6), chunk_rows, act, bias)
+    convs, x, up, (L_down, L_up) = _two_layers((1, 6), (6, 6), bias)
     results = []
     for paired in (False, True):
         xi = x.clone().requires_grad_(x_grad)
         for conv in convs:
             conv.zero_grad()
-        if paired:
-            ops = convs[0]._operators(L_down, L_up)
-            pair = [(c.weight, c.bias) for c in convs]
-            out = kernel.scnn_pair(xi, pair[0], pair[1], ops, act)
-        else:
-            out = convs[1]._propagate(convs[0]._propagate(xi, L_down, L_up, act), L_down, L_up, act)
+        out = _run_layers(convs, xi, L_down, L_up, act, paired)
         (out * up).sum().backward()
         grads = [p.grad.clone() for c in convs for p in c.parameters()]
         results.append((out.detach(), xi.grad, *grads))
@@ -186,7 +191,7 @@ def test_pair_equals_two_layers_bit_for_bit(monkeypatch, chunk_rows, act, bias, 
 def test_pair_keeps_only_the_input_and_the_second_output():
     # what autograd holds after the forward pass: the pair keeps x and y2, two layers keep
     # x, y1 and y2 (y1 is the widest tensor a first layer of 1 -> C channels makes)
-    convs, x, _, (L_down, L_up) = _two_layers((1, 8), (8, 8), 10**6, "tanh", True)
+    convs, x, _, (L_down, L_up) = _two_layers((1, 8), (8, 8), True)
     kept = {}
     for paired in (False, True):
         saved = []
@@ -196,13 +201,7 @@ def test_pair_keeps_only_the_input_and_the_second_output():
             return t
 
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            if paired:
-                ops = convs[0]._operators(L_down, L_up)
-                pair = [(c.weight, c.bias) for c in convs]
-                kernel.scnn_pair(x, pair[0], pair[1], ops, "tanh")
-            else:
-                h = convs[0]._propagate(x, L_down, L_up, "tanh")
-                convs[1]._propagate(h, L_down, L_up, "tanh")
+            _run_layers(convs, x, L_down, L_up, "tanh", paired)
         storages = {t.untyped_storage().data_ptr(): t.numel() for t in saved if t is not None}
         kept[paired] = sum(storages.values())
     rows = x.shape[0] * x.shape[1]
@@ -218,23 +217,16 @@ def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
     torch.manual_seed(0)
     enc = SCNN(1, 16, num_layers=3, K_down=2, K_up=2)
     x = torch.randn(4, ops.num_edges, 1)
+    calls = []
+    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
     grads = []
     for paired in (True, False):
         if not paired:
             monkeypatch.setattr(SCNN, "_pair_first", staticmethod(lambda convs: False))
-        calls = []
-        monkeypatch.setattr(kernel._SCNNPair, "apply", _counting(kernel._SCNNPair.apply, calls))
+        calls.clear()
         enc.zero_grad()
         enc(x, L_down, L_up).square().sum().backward()
         grads.append([p.grad.clone() for p in enc.parameters()])
         assert len(calls) == (1 if paired else 0)
     for a, b in zip(*grads, strict=True):
         assert torch.equal(a, b)
-
-
-def _counting(fn, calls):
-    def wrapped(*args):
-        calls.append(1)
-        return fn(*args)
-
-    return wrapped

@@ -542,11 +542,15 @@ def scnn_layer(
     ``ops`` holds the active sides as ``(prepared operator, order K)``; ``act`` is one of
     :data:`FUSED_ACTIVATIONS`. Differentiable in ``x``, ``weight`` and ``bias``.
     """
+    x, b = _chunked_input(x)
+    return _SCNNLayer.apply(x, weight, bias, ops, act, b)
+
+
+def _chunked_input(x: Tensor) -> tuple[Tensor, int]:
+    """``x`` ``[B, N1, C]`` contiguous and its samples per chunk (:func:`chunk_samples`)."""
     if not x.is_contiguous():
         x = x.contiguous()
-    B, n1, _ = x.shape
-    b = chunk_samples(B, n1, x.device)
-    return _SCNNLayer.apply(x, weight, bias, ops, act, b)
+    return x, chunk_samples(x.shape[0], x.shape[1], x.device)
 
 
 def scnn_pair(
@@ -560,8 +564,5 @@ def scnn_pair(
     ``second`` their ``(weight, bias)``: the values and gradients of two
     :func:`scnn_layer` calls, with the memory of one (the first layer's output is
     recomputed in the backward pass instead of kept)."""
-    if not x.is_contiguous():
-        x = x.contiguous()
-    B, n1, _ = x.shape
-    b = chunk_samples(B, n1, x.device)
+    x, b = _chunked_input(x)
     return _SCNNPair.apply(x, *first, *second, ops, act, b)

@@ -243,15 +243,7 @@ class SCNN(torch.nn.Module):
         batch of complexes: the layers on the one block-diagonal complex."""
         first = self.convs[0]
         x3, _ = first._as_batched(x.unsqueeze(0), L_down, L_up, None)  # [1, sum N1, C_in]
-        fused = self.act in FUSED_ACTIVATIONS
-        act = self.activation
-        h = x3
-        for conv in self.convs:
-            if fused:
-                h = conv._propagate(h, L_down, L_up, act=self.act)
-            else:
-                h = act(conv._propagate(h, L_down, L_up))
-        return x3[0], h[0]
+        return x3[0], self._stack(x3, L_down, L_up)[0]
 
     def _input_and_edge_embeddings(
         self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
@@ -273,13 +265,17 @@ class SCNN(torch.nn.Module):
         x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
         if self.check_finite:
             check_finite(x3, "x")
-        fused = self.act in FUSED_ACTIVATIONS
-        act = self.activation
         order = locality_order(L_down, L_up)
         if order is not None:
             x3 = permute_edges(x3, order)  # [B, N1, C_in], new numbering
             L_down, L_up = order.L_down, order.L_up
-        h, convs = x3, list(self.convs)
+        return x3, self._stack(x3, L_down, L_up), order
+
+    def _stack(self, h: Tensor, L_down: Tensor | None, L_up: Tensor | None) -> Tensor:
+        """The layers on a validated ``[B, N1, C_in]``: :math:`\\mathbf{X}_T`
+        ``[B, N1, hidden]``."""
+        fused = self.act in FUSED_ACTIVATIONS
+        convs = list(self.convs)
         if fused and self._pair_first(convs):
             # the first two layers as one kernel node that recomputes the narrow first
             # layer's output in the backward pass instead of keeping it (the same values)
@@ -291,8 +287,8 @@ class SCNN(torch.nn.Module):
             if fused:  # the activation runs inside the layer's kernel
                 h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
             else:
-                h = act(conv._propagate(h, L_down, L_up))
-        return x3, h, order
+                h = self.activation(conv._propagate(h, L_down, L_up))
+        return h
 
     @staticmethod
     def _pair_first(convs: list) -> bool:

@@ -15,6 +15,7 @@ from topo_contrastive.utils.numerics import KEEP_FREED_BYTES, release_freed_memo
 
 __all__ = [
     "ACTIVATION_BYTES_PER_CHANNEL",
+    "CHUNK_SHARE",
     "DEFAULT_ACTIVATION_BUDGET",
     "FRAGMENTS_KEPT",
     "CachingPlan",
