@@ -64,6 +64,10 @@ def test_bad_chunk_is_refused(tiny_data):
     cfg = get_config("SSCL_Spec", "trajectory")
     with pytest.raises(ValueError, match="chunk_samples"):
         pretrain(tiny_data, cfg, seed=0, epochs=1, chunk_samples=0)
+    with pytest.raises(ValueError, match="kept_chunks"):
+        pretrain(tiny_data, cfg, seed=0, epochs=1, chunk_samples=2, kept_chunks=0)
+    with pytest.raises(TypeError, match="kept_chunks"):
+        pretrain(tiny_data, cfg, seed=0, epochs=1, chunk_samples=2, kept_chunks=1.5)
 
 
 @pytest.mark.parametrize("edition", ["paper", "hodge"])

@@ -85,7 +85,16 @@ def plan_gradient_caching(
     Otherwise a chunk takes at most ``1 / CHUNK_SHARE`` of the budget while it runs (at
     least one view), and the graphs of as many chunks as the rest holds
     (:func:`kept_bytes` a view; at least the first chunk's) are kept for the backward pass
-    instead of being run again.
+    instead of being run again (Gao et al., 2021, with the kept graphs of this library;
+    docs/design.md §7.10).
+
+    Args:
+        num_edges: edges of the complex, :math:`N_1`.
+        config: the configuration (``batch_size``, ``hidden_channels``, ``num_layers``).
+        budget: bytes for the encoder's activations (default 1 GiB).
+
+    Returns:
+        ``CachingPlan(chunk, kept)`` (views per chunk, kept chunks), or ``None``.
     """
     per_view = max(1, activation_bytes(num_edges, config))
     views = 2 * config.batch_size
@@ -154,6 +163,9 @@ def cached_gradient_step(
     Returns:
         ``(loss, z)``: the loss (detached) and the projections ``[2B, D]`` (detached); the
         parameters' ``.grad`` hold the step's gradients.
+
+    Raises:
+        ValueError: ``kept`` below 1.
     """
     blocks = (x,) if isinstance(x, Tensor) else tuple(x)
     n = sum(int(b.shape[0]) for b in blocks) // num_views  # rows per view

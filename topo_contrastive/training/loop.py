@@ -329,10 +329,11 @@ def pretrain(
 
     Raises:
         ValueError: a supervised configuration, ``epochs`` outside ``[1, 100000]``, a seed
-            outside ``[0, 2**31 - 1]``, non-finite loss (divergence: lower the learning
-            rate), or under DDP batches of fewer samples than processes (``batch_size`` or
-            the number of samples below the world size).
-        TypeError: ``epochs`` or ``seed`` not an int.
+            outside ``[0, 2**31 - 1]``, ``chunk_samples`` or ``kept_chunks`` below 1,
+            non-finite loss (divergence: lower the learning rate), or under DDP batches of
+            fewer samples than processes (``batch_size`` or the number of samples below the
+            world size).
+        TypeError: ``epochs``, ``seed``, ``chunk_samples`` or ``kept_chunks`` not an int.
     """
     if not config.is_contrastive:
         raise ValueError(f"configuration {config.name!r} is not contrastive; use train_supervised")
