@@ -178,8 +178,9 @@ def test_one_sample_skips_the_coupling_check():
 
 
 def test_a_batch_of_complexes_trains_through_the_pair_with_the_same_gradients(batch, monkeypatch):
-    # the batch-of-complexes path runs the same layer stack as one complex: its first two
-    # layers as one kernel node, with the gradients of two layer nodes bit for bit
+    # the batch-of-complexes path runs the same layer stack as one complex: with
+    # recompute_first_layer its first two layers as one kernel node, with the gradients of
+    # two layer nodes bit for bit
     import topo_contrastive.nn._scnn_kernel as kernel
 
     _, b = batch
@@ -190,8 +191,7 @@ def test_a_batch_of_complexes_trains_through_the_pair_with_the_same_gradients(ba
     monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
     grads = []
     for paired in (True, False):
-        if not paired:
-            monkeypatch.setattr(SCNN, "_pair_first", staticmethod(lambda convs: False))
+        enc.recompute_first_layer = paired  # off: the class default
         calls.clear()
         enc.zero_grad()
         enc(b.x_1.double(), *L, b.batch_1).square().sum().backward()

@@ -210,8 +210,8 @@ def test_pair_keeps_only_the_input_and_the_second_output():
 
 
 def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
-    # SCNN pairs its first two layers while autograd records (width grows from 1): the
-    # encoder's gradients equal those of the unpaired layers
+    # with recompute_first_layer, SCNN pairs its first two layers while autograd records
+    # (width grows from 1): the encoder's gradients equal those of the unpaired layers
     ops = delaunay_complex(40, seed=3)
     L_down, L_up = ops.laplacians()
     torch.manual_seed(0)
@@ -221,8 +221,7 @@ def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
     monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
     grads = []
     for paired in (True, False):
-        if not paired:
-            monkeypatch.setattr(SCNN, "_pair_first", staticmethod(lambda convs: False))
+        enc.recompute_first_layer = paired  # off: the class default
         calls.clear()
         enc.zero_grad()
         enc(x, L_down, L_up).square().sum().backward()

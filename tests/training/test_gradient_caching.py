@@ -191,6 +191,7 @@ def test_kept_bytes_bound_what_a_view_graph_holds(tiny_data):
     for edition in ("paper", "hodge"):
         cfg = get_config("SSCL_Spec", "trajectory", edition)
         model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
+        model.encoder.recompute_first_layer = True  # as pretrain sets it under caching
         views = tiny_data.contrastive_views(cfg, torch.Generator().manual_seed(0))
         data = tiny_data.contrastive_dataset(views)
         batch = views(next(iter(DataLoader(data, batch_size=8))))
@@ -210,3 +211,19 @@ def test_kept_bytes_bound_what_a_view_graph_holds(tiny_data):
             held[v] = sum(ptrs.values())
         per_view = (held[9] - held[1]) / 8
         assert 0.9 * kept_bytes(n, cfg) <= per_view <= kept_bytes(n, cfg), edition
+
+
+def test_pretrain_recomputes_the_first_layer_under_gradient_caching_only(tiny_data, monkeypatch):
+    """The memory plan (kept_bytes) counts on the SCNN's first layer being recomputed: a
+    chunked run pairs the first two layers, a plain run does not (the pair costs time),
+    and the encoder's setting is restored after training."""
+    import topo_contrastive.nn._scnn_kernel as kernel
+    from tests.nn._helpers import counting
+
+    calls = []
+    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
+    cfg = get_config("SSCL_Spec", "trajectory").replace(batch_size=tiny_data.num_samples)
+    plain = pretrain(tiny_data, cfg, seed=2, epochs=1)
+    assert calls == [] and plain.encoder.recompute_first_layer is False
+    chunked = pretrain(tiny_data, cfg, seed=2, epochs=1, chunk_samples=5)
+    assert len(calls) > 0 and chunked.encoder.recompute_first_layer is False

@@ -27,7 +27,8 @@ Only the layer's input and output are kept for the backward pass (the input is t
 layer's output, so a stack of layers keeps one activation per layer). Two layers may run as
 one node (:func:`scnn_pair`) that keeps the first layer's input and the second layer's output
 and recomputes the first layer's output in the backward pass: for a first layer that widens
-a one-channel edge flow this costs 1-2 % of the pair's FLOPs and saves one activation.
+a one-channel edge flow this costs 1-2 % of the pair's FLOPs (more of its time) and saves one
+activation (``SCNN.recompute_first_layer``).
 Scratch buffers are chunk-sized; the only full-size allocations are the layer's output and
 the input gradient.
 The accumulation order is fixed, so results are deterministic for a given chunk size.

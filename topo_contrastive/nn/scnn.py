@@ -100,6 +100,13 @@ class SCNN(torch.nn.Module):
     #: Refuse NaN/inf in the input features (a ``ValueError`` naming the samples); set
     #: ``False`` on an instance to skip the check.
     check_finite: bool = True
+    #: While autograd records, run the first two layers as one kernel node that keeps the
+    #: input and the second layer's output and recomputes the first layer's output in the
+    #: backward pass, where the first layer widens its input: one activation less per
+    #: sample, the same values and gradients bit for bit, for a few percent more time (the
+    #: first layer's forward pass twice). Off by default; ``pretrain`` sets it on an
+    #: instance while it trains with gradient caching, whose memory plan counts on it.
+    recompute_first_layer: bool = False
 
     def __init__(
         self,
@@ -276,7 +283,7 @@ class SCNN(torch.nn.Module):
         ``[B, N1, hidden]``."""
         fused = self.act in FUSED_ACTIVATIONS
         convs = list(self.convs)
-        if fused and self._pair_first(convs):
+        if fused and self.recompute_first_layer and self._pair_first(convs):
             # the first two layers as one kernel node that recomputes the narrow first
             # layer's output in the backward pass instead of keeping it (the same values)
             ops = convs[0]._operators(L_down, L_up)

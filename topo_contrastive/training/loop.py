@@ -357,6 +357,10 @@ def pretrain(
 
     model, net = _contrastive_model(data, config, seed, dev, distributed, encoder)
     encoder = model.encoder
+    recompute = getattr(encoder, "recompute_first_layer", None)  # restored after training
+    if chunk is not None and isinstance(encoder, SCNN):
+        # gradient caching's plan (kept_bytes) counts on the first layer being recomputed
+        encoder.recompute_first_layer = True
     loss_fn = _make_loss(config, distributed)
     optimizer = make_optimizer(model.parameters(), config)
     # every rank draws the single process's masks: one generator, the global batch's samples
@@ -412,6 +416,8 @@ def pretrain(
     result.seconds = time.perf_counter() - start
     result.epochs = epochs
     encoder.eval()
+    if isinstance(encoder, SCNN):
+        encoder.recompute_first_layer = recompute
     return result
 
 
