@@ -23,8 +23,11 @@ Also timed, per sparse product, one layer's ``L X`` of the batch in the library'
 other layout or kernel item 4 names (:func:`product_variants`): the same with one thread (CSR
 threading), scipy's CSR kernel, a torch COO operator, the edge-major layout ``L [N1, B*C]``
 (``torch.sparse.mm``; measured earlier as 25 % faster per product), and ``L (L X)`` against
-one product with the precomputed ``L^2`` (fused powers). ``torch_sparse`` has no wheel for
-this torch on the project's registries and is not timed.
+one product with the precomputed ``L^2`` (fused powers), and, where ``numba`` is installed
+(it is not a dependency), a hand-written CSR row loop compiled by numba (one thread: per row,
+the weighted rows of its neighbours summed in place; the kernel a custom SpMM would start
+from). ``torch_sparse`` has no wheel for this torch on the project's registries and is not
+timed.
 
     python benchmarks/bench_sparse_ceiling.py              # ~2 min on 2 cores
 """
@@ -46,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scnn import Case, build, gemm_rate, step, step_flops  # noqa: E402
 
 from topo_contrastive import __version__  # noqa: E402
+from topo_contrastive.nn._locality import locality_order  # noqa: E402
 from topo_contrastive.nn._scnn_kernel import chunk_samples, prepare_operator  # noqa: E402
 from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
 
@@ -80,7 +84,9 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     - ``edge_major``: ``torch.sparse.mm`` of the CSR operator and edge-major ``[N1, B*C]``
       (the input transposed once, outside the timed call);
     - ``two_powers`` / ``fused_square``: ``L (L X)`` as two products against one product
-      with the precomputed ``L^2`` (fused Laplacian powers); these give ``L^2 X``.
+      with the precomputed ``L^2`` (fused Laplacian powers); these give ``L^2 X``;
+    - ``row_loop``: the same block products with :func:`_row_loop_kernel` (only where
+      ``numba`` is installed).
 
     Args:
         L: sparse COO ``[N1, N1]`` float32.
@@ -125,19 +131,59 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     fns = {"library": lambda: run(blocks), "scipy": scipy_run, "coo": lambda: run(coo),
            "edge_major": lambda: torch.sparse.mm(csr, xe), "two_powers": two_powers,
            "fused_square": lambda: run(sq_blocks)}  # fmt: skip
+    kernel = _row_loop_kernel()
+    if kernel is not None:
+        parts = {k: (v.crow_indices().numpy(), v.col_indices().numpy(), v.values().numpy())
+                 for k, v in blocks.items()}  # fmt: skip
+
+        def row_loop() -> list:
+            outs = []
+            for lo, hi in chunks:
+                o = np.empty(((hi - lo) * n1, channels), dtype=np.float32)
+                kernel(*parts[hi - lo], x_np[lo * n1 : hi * n1], o)
+                outs.append(o)
+            return outs
+
+        fns["row_loop"] = row_loop
     return {"fns": fns, "rows": rows, "chunk_samples": b, "nnz": int(Lc._nnz()),
             "nnz_square": int(sq._nnz())}  # fmt: skip
 
 
+def _row_loop_kernel():
+    """``kernel(crow, col, val, X, out)``: ``out = L X`` for CSR ``L``, one row at a time
+    (numba-compiled; ``None`` where numba is not installed)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(nogil=True, boundscheck=False)
+    def kernel(crow, col, val, X, out):  # pragma: no cover - compiled
+        for i in range(out.shape[0]):
+            for c in range(out.shape[1]):
+                out[i, c] = 0.0
+            for j in range(crow[i], crow[i + 1]):
+                v, r = val[j], col[j]
+                for c in range(out.shape[1]):
+                    out[i, c] += v * X[r, c]
+
+    return kernel
+
+
 def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> dict:
     """Seconds for one ``L X`` over the whole batch per variant of :func:`product_variants`
-    (``<name>_s``), plus ``library_1thread_s``: the library's product with one torch thread
+    (``<name>_s``; ``L`` in the kernel's edge order from ``nn._locality.MIN_EDGES`` edges
+    on), plus ``library_1thread_s``: the library's product with one torch thread
     (CSR threading: the second thread's speed-up is ``library_1thread_s / library_s``)."""
+    order = locality_order(L, None)
+    if order is not None:  # the edge order the kernel runs in (nn/_locality.py)
+        L = order.L_down
     n1 = L.shape[0]
     x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]
     v = product_variants(L, x, batch)
     fns = v["fns"]
     out: dict = {k: v[k] for k in ("chunk_samples", "nnz", "nnz_square")}
+    out["row_loop_s"] = None
     for name, fn in fns.items():
         fn()  # warm-up
         out[f"{name}_s"] = _median_time(fn, repeats)
@@ -149,6 +195,10 @@ def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> d
     finally:
         torch.set_num_threads(threads)
     return out
+
+
+def _ms(seconds: float | None) -> str:
+    return "n/a (numba not installed)" if seconds is None else f"{1e3 * seconds:.1f}"
 
 
 def _indices_values(m) -> tuple[torch.Tensor, torch.Tensor]:
@@ -221,8 +271,8 @@ def main(
         "",
         "| edges | layers | library (block CSR, torch) | same, 1 thread | 2nd thread speed-up | "
         "scipy CSR (1 thread) | torch COO | edge-major `[N1, B*C]` | `L (L X)`: two products | "
-        "`L^2 X`: one fused product (nnz L / L^2) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "`L^2 X`: one fused product (nnz L / L^2) | CSR row loop (numba, 1 thread) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         levers.append(
@@ -232,7 +282,7 @@ def main(
             f"{1e3 * r['product_scipy_s']:.1f} | {1e3 * r['product_coo_s']:.1f} | "
             f"{1e3 * r['product_edge_major_s']:.1f} | {1e3 * r['product_two_powers_s']:.1f} | "
             f"{1e3 * r['product_fused_square_s']:.1f} ({r['product_nnz']:,} / "
-            f"{r['product_nnz_square']:,}) |"
+            f"{r['product_nnz_square']:,}) | {_ms(r['product_row_loop_s'])} |"
         )
     text = head + "\n".join(table + levers) + "\n"
     print(text)
