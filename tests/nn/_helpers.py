@@ -46,3 +46,23 @@ def counting(fn, calls):
         return fn(*args)
 
     return wrapped
+
+
+def assert_pair_gives_the_same_gradients(enc, run, monkeypatch) -> None:
+    """Run ``run()`` (the encoder's output) backward with ``enc.recompute_first_layer`` on
+    and off: on, exactly one ``_SCNNPair`` node; off, none; the parameters' gradients equal
+    bit for bit."""
+    import topo_contrastive.nn._scnn_kernel as kernel
+
+    calls = []
+    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
+    grads = []
+    for paired in (True, False):
+        enc.recompute_first_layer = paired  # off: the class default
+        calls.clear()
+        enc.zero_grad()
+        run().square().sum().backward()
+        grads.append([p.grad.clone() for p in enc.parameters()])
+        assert len(calls) == (1 if paired else 0)
+    for a, b in zip(*grads, strict=True):
+        assert torch.equal(a, b)

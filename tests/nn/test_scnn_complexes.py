@@ -11,7 +11,7 @@ from torch_geometric.data import Batch
 from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
 
 from .._many_complexes import many_complexes
-from ._helpers import counting
+from ._helpers import assert_pair_gives_the_same_gradients
 
 
 @pytest.fixture(scope="module")
@@ -181,21 +181,10 @@ def test_a_batch_of_complexes_trains_through_the_pair_with_the_same_gradients(ba
     # the batch-of-complexes path runs the same layer stack as one complex: with
     # recompute_first_layer its first two layers as one kernel node, with the gradients of
     # two layer nodes bit for bit
-    import topo_contrastive.nn._scnn_kernel as kernel
-
     _, b = batch
     torch.manual_seed(0)
     enc = SCNN(1, 8, num_layers=3).double()
     L = b.laplacians(dtype=torch.float64)
-    calls = []
-    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
-    grads = []
-    for paired in (True, False):
-        enc.recompute_first_layer = paired  # off: the class default
-        calls.clear()
-        enc.zero_grad()
-        enc(b.x_1.double(), *L, b.batch_1).square().sum().backward()
-        grads.append([p.grad.clone() for p in enc.parameters()])
-        assert len(calls) == (1 if paired else 0)
-    for g, h in zip(*grads, strict=True):
-        assert torch.equal(g, h)
+    assert_pair_gives_the_same_gradients(
+        enc, lambda: enc(b.x_1.double(), *L, b.batch_1), monkeypatch
+    )

@@ -4,7 +4,12 @@ import pytest
 import torch
 
 import topo_contrastive.nn._scnn_kernel as kernel
-from tests.nn._helpers import counting, delaunay_complex, dense_reference, tiny_complex
+from tests.nn._helpers import (
+    assert_pair_gives_the_same_gradients,
+    delaunay_complex,
+    dense_reference,
+    tiny_complex,
+)
 from topo_contrastive.nn import SCNN, SCNNConv
 
 ACTS = {
@@ -217,15 +222,4 @@ def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
     torch.manual_seed(0)
     enc = SCNN(1, 16, num_layers=3, K_down=2, K_up=2)
     x = torch.randn(4, ops.num_edges, 1)
-    calls = []
-    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
-    grads = []
-    for paired in (True, False):
-        enc.recompute_first_layer = paired  # off: the class default
-        calls.clear()
-        enc.zero_grad()
-        enc(x, L_down, L_up).square().sum().backward()
-        grads.append([p.grad.clone() for p in enc.parameters()])
-        assert len(calls) == (1 if paired else 0)
-    for a, b in zip(*grads, strict=True):
-        assert torch.equal(a, b)
+    assert_pair_gives_the_same_gradients(enc, lambda: enc(x, L_down, L_up), monkeypatch)
