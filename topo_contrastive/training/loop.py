@@ -556,6 +556,10 @@ def embed(
             idx = range(start, min(start + batch_size, data.num_samples))
             x, rows = data.signal_batch(idx, dev)  # [b * N1, 1], [b * N1]
             out.append(encoder(x, L_down, L_up, rows).double().cpu())
+            del x, rows
+            # batches of one sample on 10^6 edges leave freed blocks the heap does not
+            # reuse (docs/design.md §7.11, "Freed memory")
+            release_freed_memory(FRAGMENTS_KEPT)
     finally:
         encoder.to(home).train(was_training)
     return torch.cat(out).numpy()
