@@ -216,13 +216,14 @@ def main(
     threads: int = 0,
     seed: int = 0,
     out: Path | None = None,
+    width: int = 64,
 ) -> list[dict]:
     """Run, print a Markdown table, optionally write ``out.json`` / ``out.md``."""
     if threads > 0:
         torch.set_num_threads(threads)
     rows = []
     for nl in layers:
-        case = Case(num_points, batch, nl, seed=seed)
+        case = Case(num_points, batch, nl, hidden=width, seed=seed)
         ops, x, L_down, L_up, ours, _ = build(case)
         E_down, E_up = empty_like(L_down), empty_like(L_up)
         stacked = gemm_rate(batch * ops.num_edges, (1 + 2 * case.K) * case.hidden, case.hidden)
@@ -245,8 +246,8 @@ def main(
             "sparse_share_of_step": 1.0 - t_free / t_real,
             **{f"product_{k}": v for k, v in prod.items()},
         })  # fmt: skip
-    head = (f"One training step (forward + backward) of the library's SCNN, width 64, K = 2, "
-            f"tanh, bias, mean readout, float32, {torch.get_num_threads()} threads, torch "
+    head = (f"One training step (forward + backward) of the library's SCNN, width {width}, "
+            f"K = 2, tanh, bias, mean readout, float32, {torch.get_num_threads()} threads, torch "
             f"{torch.__version__}, topo_contrastive {__version__}; medians of {repeats} steps, "
             "real and free steps interleaved.\n\n")  # fmt: skip
     table = [
@@ -266,8 +267,8 @@ def main(
         )
     levers = [
         "",
-        "One `L_down X` of the whole batch (64 channels), ms, per layout and kernel (the levers "
-        "of item 4; medians):",
+        f"One `L_down X` of the whole batch ({width} channels), ms, per layout and kernel (the "
+        "levers of item 4; medians):",
         "",
         "| edges | layers | library (block CSR, torch) | same, 1 thread | 2nd thread speed-up | "
         "scipy CSR (1 thread) | torch COO | edge-major `[N1, B*C]` | `L (L X)`: two products | "
@@ -303,6 +304,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=7, help="timed steps each (default 7)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
     p.add_argument("--seed", type=int, default=0, help="seed of points, flows, weights (0)")
+    p.add_argument("--width", type=int, default=64, help="encoder width (default 64)")
     p.add_argument("--out", type=Path, default=None,
                    help="write OUT.json and OUT.md (e.g. benchmarks/results/bench_sparse_ceiling)")
     return p.parse_args(argv)
@@ -310,4 +312,4 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     a = parse_args()
-    main(a.points, a.batch, tuple(a.layers), a.repeats, a.threads, a.seed, a.out)
+    main(a.points, a.batch, tuple(a.layers), a.repeats, a.threads, a.seed, a.out, a.width)
