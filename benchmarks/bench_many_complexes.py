@@ -172,8 +172,8 @@ def main(
     def step(L) -> None:
         for p in params:
             p.grad = None
-        z1 = head(encoder(batch.x_1_view1, *L, batch.batch_1))
-        z2 = head(encoder(batch.x_1_view2, *L, batch.batch_1))
+        z1 = head(encoder(batch.x_1_view1, L, batch.batch_1))
+        z2 = head(encoder(batch.x_1_view2, L, batch.batch_1))
         loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1).backward()
 
     L = laplacians()

@@ -99,14 +99,14 @@ class PlainReference(torch.nn.Module):
         )
         self.K = encoder.K_down
 
-    def forward(self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, laplacians) -> torch.Tensor:
         B, n1, _ = x.shape
         h = x
         for w, b in zip(self.weights, self.biases, strict=True):
             c_in = h.shape[-1]
             xe = h.transpose(0, 1).reshape(n1, B * c_in)  # [N1, B*C_in]
             terms = [xe]
-            for L in (L_down, L_up):
+            for L in laplacians:
                 p = xe
                 for _ in range(self.K):
                     p = torch.sparse.mm(L, p)
@@ -134,12 +134,12 @@ class TopoModelXEncoder(torch.nn.Module):
             self.layers.append(layer)
             self.biases.append(torch.nn.Parameter(c.bias.detach().clone()))
 
-    def forward(self, x, L_down, L_up, num_samples: int) -> torch.Tensor:
+    def forward(self, x, laplacians, num_samples: int) -> torch.Tensor:
         hs = []
         for s in range(num_samples):
             e = x[s]  # [N1, 1]
             for layer, b in zip(self.layers, self.biases, strict=True):
-                e = torch.tanh(layer(e, L_down, L_up) + b)  # [N1, hidden]
+                e = torch.tanh(layer(e, *laplacians) + b)  # [N1, hidden]
             hs.append(e.mean(dim=0))
         return torch.stack(hs)
 
@@ -149,18 +149,18 @@ def build(case: Case):
     ops = delaunay_complex(case.num_points, case.seed)
     torch.manual_seed(case.seed)
     x = torch.randn(case.batch_size, ops.num_edges, 1)
-    L_down, L_up = ops.laplacians()
+    laplacians = ops.laplacians()
     ours = SCNN(1, case.hidden, case.layers, case.K, case.K, act="tanh", bias=True)
     with torch.no_grad():  # non-zero biases, so that every implementation adds them
         for c in ours.convs:
             c.bias.normal_(0.0, 0.1)
-    return ops, x, L_down, L_up, ours, PlainReference(ours)
+    return ops, x, laplacians, ours, PlainReference(ours)
 
 
-def step(model, x, L_down, L_up, *extra) -> float:
+def step(model, x, laplacians, *extra) -> float:
     model.zero_grad(set_to_none=True)
     t0 = time.perf_counter()
-    h = model(x, L_down, L_up, *extra)
+    h = model(x, laplacians, *extra)
     h.pow(2).sum().backward()
     return time.perf_counter() - t0
 
@@ -212,9 +212,9 @@ def _memory_child(case_dict: dict, which: str, threads: int, queue) -> None:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(threads)
     case = Case(**case_dict)
-    ops, x, L_down, L_up, ours, ref = build(case)
+    ops, x, laplacians, ours, ref = build(case)
     model = ours if which == "library" else ref
-    step(model, x[:2], L_down, L_up)  # operator preparation belongs to set-up
+    step(model, x[:2], laplacians)  # operator preparation belongs to set-up
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # reset the peak RSS (VmHWM) to the current RSS
@@ -222,7 +222,7 @@ def _memory_child(case_dict: dict, which: str, threads: int, queue) -> None:
         queue.put(None)
         return
     before, _ = _rss_kb()
-    step(model, x, L_down, L_up)
+    step(model, x, laplacians)
     _, peak = _rss_kb()
     queue.put((peak - before) / 2**20)  # GiB
 
@@ -266,33 +266,33 @@ def main(
     work = [(c, n_tmx, nl) for c, n_tmx in zip(cases, tmx_samples, strict=True) for nl in layers]
     for (num_points, batch), n_tmx, nl in tqdm(work, desc="cases", file=sys.stderr):
         case = Case(num_points, batch, nl, seed=seed)
-        ops, x, L_down, L_up, ours, ref = build(case)
+        ops, x, laplacians, ours, ref = build(case)
         n1 = ops.num_edges
         # same function: the three implementations agree
         with torch.no_grad():
-            h_ours = ours(x[:2], L_down, L_up)
-            torch.testing.assert_close(ref(x[:2], L_down, L_up), h_ours, rtol=1e-4, atol=1e-5)
+            h_ours = ours(x[:2], laplacians)
+            torch.testing.assert_close(ref(x[:2], laplacians), h_ours, rtol=1e-4, atol=1e-5)
         stacked = gemm_rate(batch * n1, (1 + 2 * case.K) * case.hidden, case.hidden)
         for _ in range(2):  # warm-up (prepares the CSR operators)
-            step(ours, x, L_down, L_up)
-            step(ref, x, L_down, L_up)
+            step(ours, x, laplacians)
+            step(ref, x, laplacians)
         t_ours, t_ref = [], []
         for _ in range(repeats):
-            t_ours.append(step(ours, x, L_down, L_up))
-            t_ref.append(step(ref, x, L_down, L_up))
+            t_ours.append(step(ours, x, laplacians))
+            t_ref.append(step(ref, x, laplacians))
         t_tmx = None
         if have_tmx:
             tmx = TopoModelXEncoder(ours)
             n = min(n_tmx, batch)
             with torch.no_grad():
                 torch.testing.assert_close(
-                    tmx(x, L_down, L_up, 2), h_ours, rtol=1e-4, atol=1e-5
+                    tmx(x, laplacians, 2), h_ours, rtol=1e-4, atol=1e-5
                 )
             if n1 < 5000:
-                step(tmx, x, L_down, L_up, 1)  # warm-up
-            t_tmx = step(tmx, x, L_down, L_up, n) * batch / n
+                step(tmx, x, laplacians, 1)  # warm-up
+            t_tmx = step(tmx, x, laplacians, n) * batch / n
             del tmx
-        flops = step_flops(case, n1, L_down._nnz(), L_up._nnz())
+        flops = step_flops(case, n1, laplacians.down._nnz(), laplacians.up._nnz())
         med, med_ref = statistics.median(t_ours), statistics.median(t_ref)
         row = dict(
             num_edges=n1,

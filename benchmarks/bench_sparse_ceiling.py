@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scnn import Case, build, gemm_rate, step, step_flops  # noqa: E402
 
 from topo_contrastive import __version__  # noqa: E402
+from topo_contrastive.complex import Laplacians  # noqa: E402
 from topo_contrastive.nn._locality import locality_order  # noqa: E402
 from topo_contrastive.nn._scnn_kernel import chunk_samples, prepare_operator  # noqa: E402
 from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
@@ -98,7 +99,8 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     n1, channels = L.shape[0], x.shape[1]
     b = chunk_samples(batch, n1, torch.device("cpu"))
     chunks = [(lo, min(lo + b, batch)) for lo in range(0, batch, b)]
-    blocks = {hi - lo: prepare_operator(L, normalize=False).block(hi - lo)[0] for lo, hi in chunks}
+    prepared = prepare_operator(Laplacians(L, None, symmetric=True), "down", False)
+    blocks = {hi - lo: prepared.block(hi - lo)[0] for lo, hi in chunks}
     coo = {k: v.to_sparse_coo().coalesce() for k, v in blocks.items()}
     sci = {k: sp.csr_matrix((v.values().numpy(), v.col_indices().numpy(),
                              v.crow_indices().numpy()), shape=v.shape)
@@ -107,7 +109,8 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     L_sp = sp.csr_matrix((Lc.values().numpy(), Lc.indices().numpy()), shape=Lc.shape)
     sq = torch.sparse_coo_tensor(*_indices_values(L_sp @ L_sp), L.shape,
                                  check_invariants=True).coalesce()  # fmt: skip
-    sq_blocks = {k: prepare_operator(sq, normalize=False).block(k)[0] for k in blocks}
+    sq_prepared = prepare_operator(Laplacians(sq, None), "down", False)
+    sq_blocks = {k: sq_prepared.block(k)[0] for k in blocks}
     x_np = x.numpy()
 
     def run(ops: dict) -> list:
@@ -175,9 +178,9 @@ def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> d
     (``<name>_s``; ``L`` in the kernel's edge order from ``nn._locality.MIN_EDGES`` edges
     on), plus ``library_1thread_s``: the library's product with one torch thread
     (CSR threading: the second thread's speed-up is ``library_1thread_s / library_s``)."""
-    order = locality_order(L, None)
+    order = locality_order(Laplacians(L, None, symmetric=True))
     if order is not None:  # the edge order the kernel runs in (nn/_locality.py)
-        L = order.L_down
+        L = order.laplacians.down
     n1 = L.shape[0]
     x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]
     v = product_variants(L, x, batch)
@@ -224,16 +227,17 @@ def main(
     rows = []
     for nl in layers:
         case = Case(num_points, batch, nl, hidden=width, seed=seed)
-        ops, x, L_down, L_up, ours, _ = build(case)
-        E_down, E_up = empty_like(L_down), empty_like(L_up)
+        ops, x, laplacians, ours, _ = build(case)
+        L_down, L_up = laplacians
+        empty = Laplacians(empty_like(L_down), empty_like(L_up), symmetric=True)
         stacked = gemm_rate(batch * ops.num_edges, (1 + 2 * case.K) * case.hidden, case.hidden)
         for _ in range(2):  # warm-up: prepares both operator pairs
-            step(ours, x, L_down, L_up)
-            step(ours, x, E_down, E_up)
+            step(ours, x, laplacians)
+            step(ours, x, empty)
         real, free = [], []
         for _ in range(repeats):
-            real.append(step(ours, x, L_down, L_up))
-            free.append(step(ours, x, E_down, E_up))
+            real.append(step(ours, x, laplacians))
+            free.append(step(ours, x, empty))
         flops = step_flops(case, ops.num_edges, L_down._nnz(), L_up._nnz())
         t_real, t_free = statistics.median(real), statistics.median(free)
         prod = product_times(L_down, batch, case.hidden, repeats)

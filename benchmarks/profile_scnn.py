@@ -60,7 +60,7 @@ def main(
     torch.manual_seed(seed)
     encoder = build_encoder(cfg, data.hodge)
     head = ProjectionHead(encoder.out_channels, cfg.projection_channels, cfg.projection_channels)
-    model = ContrastiveModel(encoder, head, *data.complex.laplacians(rank=data.rank))
+    model = ContrastiveModel(encoder, head, data.complex.laplacians(rank=data.rank))
     loss_fn = _make_loss(cfg, distributed=False)
     opt = make_optimizer(model.parameters(), cfg)
     views = data.contrastive_views(cfg, torch.Generator().manual_seed(seed))

@@ -73,11 +73,11 @@ def _embeddings(encoder: Any, data: Any) -> np.ndarray:
 def _support_pool(encoder: Any, data: Any) -> np.ndarray:
     """``[S, C]``: the support-weighted mean of the last layer's per-edge features."""
     encoder = encoder.cpu().eval()
-    L_down, L_up = data.complex.laplacians()
+    laplacians = data.complex.laplacians()
     out = []
     for start in range(0, data.num_samples, 200):
         x = data.flows[start : start + 200]  # [b, N1]
-        h = encoder.edge_embeddings(x.unsqueeze(-1), L_down, L_up)  # [b, N1, C]
+        h = encoder.edge_embeddings(x.unsqueeze(-1), laplacians)  # [b, N1, C]
         w = x.abs() / x.abs().sum(dim=1, keepdim=True).clamp_min(1e-12)  # [b, N1]
         out.append(torch.einsum("be,bec->bc", w.to(h.dtype), h))
     return torch.cat(out).numpy()

@@ -80,7 +80,7 @@ def main(
     views.fit(ds)  # binds ds.complex; drop probabilities and Hodge parts, once per flow
 
     # 3. encoder f, projection head g, loss
-    L_down, L_up = ds.complex.laplacians()  # sparse [N1, N1]
+    laplacians = ds.complex.laplacians()  # L_down, L_up: sparse [N1, N1]
     encoder = SCNN(1, 64, num_layers=1, K_down=3, K_up=3, readout="sum", bias=False,
                    normalize=True)  # fmt: skip
     head = ProjectionHead(64, 64, 64)
@@ -95,8 +95,8 @@ def main(
     for _ in tqdm(range(epochs), desc="pre-training", disable=not progress):
         total = 0.0
         for batch in loader:
-            z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))  # [B, 64]
-            z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+            z1 = head(encoder(batch.x_1_view1, laplacians, batch.batch_1))  # [B, 64]
+            z2 = head(encoder(batch.x_1_view2, laplacians, batch.batch_1))
             loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts)  # of the ORIGINAL flows
             optimizer.zero_grad()
             loss.backward()
@@ -108,7 +108,7 @@ def main(
     # 5. linear evaluation on the embeddings h (not the projection head's output)
     encoder.eval()
     with torch.no_grad():
-        h = torch.cat([encoder(b.x_1, L_down, L_up, b.batch_1)
+        h = torch.cat([encoder(b.x_1, laplacians, b.batch_1)
                        for b in DataLoader(ds, batch_size=200)]).numpy()  # [S, 64]  # fmt: skip
     y = np.array([int(d.y) for d in ds])
     train, test = ds.train_mask.numpy(), ds.test_mask.numpy()

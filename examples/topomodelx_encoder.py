@@ -3,7 +3,7 @@
 TopoModelX's ``SCNNLayer`` computes the same function as
 :class:`topo_contrastive.nn.SCNNConv` but takes one sample ``[N1, C]`` at a time.
 :class:`TopoModelXEncoder` wraps a stack of them behind the interface of our
-:class:`topo_contrastive.nn.SCNN` (``forward(x, L_down, L_up, batch=None) -> h``), so
+:class:`topo_contrastive.nn.SCNN` (``forward(x, laplacians, batch=None) -> h``), so
 it can replace it anywhere in the pipeline, here between the library's augmentation
 and loss:
 
@@ -54,6 +54,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from topo_contrastive import ComplexOperators  # noqa: E402
+from topo_contrastive.complex import Laplacians  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
 from topo_contrastive.transforms import EdgeFlowMask  # noqa: E402
@@ -73,7 +74,7 @@ class TopoModelXEncoder(torch.nn.Module):
 
     Shapes:
         - **input:** ``x`` ``[N1]``/``[N1, C]``, ``[B, N1, C]``, or ``[B*N1]``/``[B*N1, C]``
-          with ``batch``; ``L_down``, ``L_up`` sparse ``[N1, N1]`` float32 on CPU
+          with ``batch``; ``laplacians`` (``L_down``, ``L_up``) sparse ``[N1, N1]`` float32 on CPU
           (TopoModelX builds its identity on the default device and dtype).
         - **output:** ``h`` ``[B, hidden_channels]``.
     """
@@ -96,10 +97,8 @@ class TopoModelXEncoder(torch.nn.Module):
             for i in range(num_layers)
         )
 
-    def forward(
-        self, x: Tensor, L_down: Tensor, L_up: Tensor, batch: Tensor | None = None
-    ) -> Tensor:
-        n1 = L_down.size(0)
+    def forward(self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None) -> Tensor:
+        n1 = laplacians.num_cells
         if x.dim() == 1:
             x = x.unsqueeze(-1)
         x = x.reshape(-1, n1, x.size(-1))  # [B, N1, C]: PyG batches hold whole flows in order
@@ -107,7 +106,7 @@ class TopoModelXEncoder(torch.nn.Module):
         for sample in x:  # TopoModelX has no batch dimension
             e = sample  # [N1, C]
             for layer in self.layers:
-                e = torch.tanh(layer(e, L_down, L_up))  # its update_func="tanh" returns None
+                e = torch.tanh(layer(e, *laplacians))  # its update_func="tanh" returns None
             hs.append(e.mean(dim=0))
         return torch.stack(hs)  # [B, hidden]
 
@@ -189,7 +188,9 @@ def main(
     ops, points = delaunay_complex(num_points, seed)
     # float32 CPU COO (what TopoModelX needs), scaled by their largest eigenvalue so
     # that tanh does not saturate on the Laplacian powers (our SCNNConv helper).
-    L_down, L_up = (SCNNConv.normalize_operator(L) for L in ops.laplacians())
+    laplacians = Laplacians(
+        *(SCNNConv.normalize_operator(L) for L in ops.laplacians()), symmetric=True
+    )
     data = make_flows(ops, points, num_flows, noise, g)
     loader = DataLoader(data, batch_size=batch_size, shuffle=True, follow_batch=["x_1"])
     if encoder == "topomodelx":
@@ -209,8 +210,8 @@ def main(
         total = 0.0
         for batch in loader:
             view1, view2 = mask(batch), mask(batch)  # two independent masks; batch unchanged
-            z1 = head(model(view1.x_1, L_down, L_up, batch=batch.x_1_batch))  # [B, hidden]
-            z2 = head(model(view2.x_1, L_down, L_up, batch=batch.x_1_batch))
+            z1 = head(model(view1.x_1, laplacians, batch=batch.x_1_batch))  # [B, hidden]
+            z2 = head(model(view2.x_1, laplacians, batch=batch.x_1_batch))
             loss = loss_fn(z1, z2)
             opt.zero_grad()
             loss.backward()
@@ -221,7 +222,7 @@ def main(
 
     with torch.no_grad():
         x_all = torch.stack([d.x_1 for d in data]).unsqueeze(-1)  # [num_flows, N1, 1]
-        h = model(x_all, L_down, L_up).numpy()
+        h = model(x_all, laplacians).numpy()
     y = np.array([int(d.y) for d in data])
     half = len(data) // 2
     probe = LogisticRegression(max_iter=2000).fit(h[:half], y[:half])

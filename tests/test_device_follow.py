@@ -99,8 +99,8 @@ def test_a_contrastive_step_makes_no_tensor_off_the_input_device(readout, loss_n
     batch = Batch.from_data_list([Data(x_1=row.view(-1, 1)) for row in x])
     with DeviceTracker() as tracker:
         batch = views(batch)  # both views and the Hodge parts of the batch
-        z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch))  # [B, D]
-        z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch))
+        z1 = head(encoder(batch.x_1_view1, (L_down, L_up), batch.batch))  # [B, D]
+        z2 = head(encoder(batch.x_1_view2, (L_down, L_up), batch.batch))
         kwargs = {"hodge_parts": batch.hodge_parts} if loss_name == "hodge_debiased" else {}
         loss = loss_fn(z1, z2, **kwargs)
         optimizer.zero_grad()
@@ -119,10 +119,10 @@ def test_next_node_and_supervised_steps_make_no_tensor_off_the_input_device():
     candidates = torch.zeros(4, ops.num_nodes, dtype=torch.bool)
     candidates[:, :3] = True
     with DeviceTracker() as tracker:
-        H = encoder.edge_embeddings(x, L_down, L_up)  # [B, N1, C]
+        H = encoder.edge_embeddings(x, (L_down, L_up))  # [B, N1, C]
         logits = next_node(H, candidates)
         target = logits.new_zeros(4, dtype=torch.long)
         loss = torch.nn.functional.cross_entropy(logits, target)
-        loss = loss + classifier(encoder(x, L_down, L_up)).logsumexp(1).mean()
+        loss = loss + classifier(encoder(x, (L_down, L_up))).logsumexp(1).mean()
         loss.backward()
     assert tracker.calls == []

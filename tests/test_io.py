@@ -19,7 +19,7 @@ def _square():
 
 def _outputs(encoder, ops, channels=1):
     x = torch.randn(4, ops.num_edges, channels, generator=torch.Generator().manual_seed(0))
-    return encoder.eval()(x, *ops.laplacians())
+    return encoder.eval()(x, ops.laplacians())
 
 
 @pytest.mark.parametrize(
@@ -190,4 +190,4 @@ def test_basis_free_readout_saves_and_loads_without_a_complex(tmp_path):
     loaded, meta = load_encoder(tmp_path / "enc.pt")
     assert meta["architecture"]["readout_options"]["basis_free"] is True
     L = b.laplacians()
-    torch.testing.assert_close(loaded(b.x_1, *L, b.batch_1), encoder(b.x_1, *L, b.batch_1))
+    torch.testing.assert_close(loaded(b.x_1, L, b.batch_1), encoder(b.x_1, L, b.batch_1))

@@ -52,9 +52,9 @@ def test_user_script_pretrains_on_plain_data_of_different_complexes():
     losses = []
     for _ in range(3):
         for batch in DataLoader(ds, batch_size=8, shuffle=True):
-            L_down, L_up = batch.laplacians()
-            z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))
-            z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+            laplacians = batch.laplacians()
+            z1 = head(encoder(batch.x_1_view1, laplacians, batch.batch_1))
+            z2 = head(encoder(batch.x_1_view2, laplacians, batch.batch_1))
             loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1)
             opt.zero_grad()
             loss.backward()
@@ -64,6 +64,6 @@ def test_user_script_pretrains_on_plain_data_of_different_complexes():
     # the batch's embeddings are the samples' own, one at a time
     encoder.eval()
     batch = next(iter(DataLoader(ds, batch_size=24)))
-    h = encoder(batch.x_1, *batch.laplacians(), batch.batch_1)
-    ref = torch.cat([encoder(s.x_1, *s.laplacians()) for s in batch.to_data_list()])
+    h = encoder(batch.x_1, batch.laplacians(), batch.batch_1)
+    ref = torch.cat([encoder(s.x_1, s.laplacians()) for s in batch.to_data_list()])
     torch.testing.assert_close(h, ref, rtol=1e-5, atol=1e-6)

@@ -119,7 +119,7 @@ def _conv(ops: ComplexOperators, x: torch.Tensor, seed: int) -> torch.Tensor:
     torch.manual_seed(seed)
     conv = SCNNConv(2, 3, K_down=2, K_up=2, bias=False).double()
     L_down, L_up = ops.laplacians(dtype=torch.float64)
-    return conv(x, L_down, L_up)
+    return conv(x, (L_down, L_up))
 
 
 @SETTINGS

@@ -74,9 +74,9 @@ def test_readme_quickstart_is_the_pyg_pipeline_and_trains(tmp_path, monkeypatch,
     assert isinstance(encoder, SCNN) and encoder is not trained
     assert metadata["epochs"] == 5 and metadata["architecture"]["hidden_channels"] == 64
     assert namespace["h"].shape == (1, 64)
-    L = namespace["L_down"], namespace["L_up"]
+    L = namespace["laplacians"]
     x = namespace["ds"][0].x_1
-    torch.testing.assert_close(namespace["h"], trained.eval()(x, *L))
+    torch.testing.assert_close(namespace["h"], trained.eval()(x, L))
 
 
 def test_readme_many_complexes_example_trains(tmp_path, monkeypatch, capsys):

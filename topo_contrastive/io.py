@@ -187,7 +187,7 @@ def save_encoder(
         (30, 'hodge', 16)
         >>> x = torch.randn(3, ops.num_edges, 1)
         >>> L = ops.laplacians()
-        >>> torch.equal(loaded(x, *L), encoder.eval()(x, *L))
+        >>> torch.equal(loaded(x, L), encoder.eval()(x, L))
         True
     """
     if not isinstance(encoder, (SCNN, TopoModelXEncoder)):

@@ -74,7 +74,7 @@ print("edges dropped in the two views:",
 # mean over edges at the end); a projection head maps its output to the space of the loss.
 # Labels are not used. The loss goes down from about ``log(2B - 1)``, the loss of
 # embeddings that tell nothing apart.
-L_down, L_up = ops.laplacians()  # torch sparse [N1, N1]
+laplacians = ops.laplacians()  # L_down, L_up: torch sparse [N1, N1]
 encoder, head = SCNN(hidden_channels=64), ProjectionHead(64, 64, 32)
 loss_fn = HodgeDebiasedInfoNCE(temperature=0.5)
 opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=1e-3)
@@ -86,8 +86,8 @@ losses = []
 for epoch in range(8):
     total = 0.0
     for batch in loader:
-        z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))  # [B, 32]
-        z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+        z1 = head(encoder(batch.x_1_view1, laplacians, batch.batch_1))  # [B, 32]
+        z2 = head(encoder(batch.x_1_view2, laplacians, batch.batch_1))
         loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts)
         opt.zero_grad()
         loss.backward()
@@ -125,8 +125,8 @@ def probe(features):
 
 with torch.no_grad():
     rows = {
-        "pre-trained encoder": probe(encoder.eval()(flows, L_down, L_up).numpy()),
-        "untrained encoder (reference)": probe(untrained.eval()(flows, L_down, L_up).numpy()),
+        "pre-trained encoder": probe(encoder.eval()(flows, laplacians).numpy()),
+        "untrained encoder (reference)": probe(untrained.eval()(flows, laplacians).numpy()),
         "raw flows (reference)": probe(flows.squeeze(-1).numpy()),
     }
 for name, accuracy in rows.items():

@@ -112,10 +112,10 @@ print("embeddings:", h.shape)
 save_encoder(result.encoder, "data/my_mesh/encoder.pt", complex=ds.complex, epochs=5)
 encoder, meta = load_encoder("data/my_mesh/encoder.pt", complex=ds.complex)
 print(meta["architecture"]["readout"], meta["epochs"])
-L_down, L_up = ds.complex.laplacians()
+laplacians = ds.complex.laplacians()
 x = ds.x_1.view(len(ds), -1, 1)  # [S, N1, 1]
 with torch.no_grad():
-    print("same embeddings:", np.allclose(encoder(x, L_down, L_up).numpy(), h, atol=1e-5))
+    print("same embeddings:", np.allclose(encoder(x, laplacians).numpy(), h, atol=1e-5))
 
 # %%
 # The same from the command line

@@ -37,14 +37,14 @@ ds = SyntheticTrajectories(
     transform=views, log=False,
 )
 views.fit(ds)
-L_down, L_up = ds.complex.laplacians()  # torch sparse [N1, N1]
+laplacians = ds.complex.laplacians()  # L_down, L_up: torch sparse [N1, N1]
 
 tmx = SCNNLayer(1, 8, conv_order_down=2, conv_order_up=2)
 ours = SCNNConv(1, 8, K_down=2, K_up=2, bias=False)
 ours.weight.data.copy_(tmx.weight.permute(2, 0, 1))
 x = ds[0].x_1  # [N1, 1]
 with torch.no_grad():
-    gap = (tmx(x, L_down, L_up) - ours(x, L_down, L_up)).abs().max()
+    gap = (tmx(x, *laplacians) - ours(x, laplacians)).abs().max()
 print(f"largest difference between the two layers' outputs: {gap:.1e}")
 
 # %%
@@ -52,7 +52,7 @@ print(f"largest difference between the two layers' outputs: {gap:.1e}")
 # -------------------------------
 # :class:`~topo_contrastive.nn.TopoModelXEncoder` puts a TopoModelX model (``"scnn"``,
 # ``"sccnn"``, ``"san"``, ``"scn2"``) behind the interface of
-# :class:`~topo_contrastive.nn.SCNN`: ``forward(x, L_down, L_up, batch) -> [B, D]``. The
+# :class:`~topo_contrastive.nn.SCNN`: ``forward(x, laplacians, batch) -> [B, D]``. The
 # keyword arguments are the model's own (here TopoModelX's ``SCNN``: one ``SCNNLayer`` with
 # a ReLU). A batch is one complex, so the model runs once per batch, not once per sample,
 # and its per-edge output is pooled per sample (``readout="sum"``: a flow lives on a few
@@ -73,7 +73,7 @@ others = RandomComplexTrajectories(
 )
 mixed = next(iter(DataLoader(others, batch_size=8)))
 with torch.no_grad():
-    z = encoder(mixed.x_1, *mixed.laplacians(), mixed.batch_1)
+    z = encoder(mixed.x_1, mixed.laplacians(), mixed.batch_1)
 print(f"8 samples on 8 complexes ({mixed.x_1.shape[0]} edges in all): embeddings {tuple(z.shape)}")
 
 
@@ -91,8 +91,8 @@ for epoch in range(3):
     total = 0.0
     loader = DataLoader(ds[train], batch_size=8, shuffle=True)
     for batch in loader:
-        z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))
-        z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+        z1 = head(encoder(batch.x_1_view1, laplacians, batch.batch_1))
+        z2 = head(encoder(batch.x_1_view2, laplacians, batch.batch_1))
         loss = loss_fn(z1, z2)
         opt.zero_grad()
         loss.backward()
@@ -107,7 +107,7 @@ plain = SyntheticTrajectories(
 )
 flows = torch.stack([d.x_1 for d in plain])  # [S, N1, 1]
 with torch.no_grad():  # 8 samples at a time: [S, 32]
-    h = torch.cat([encoder(chunk, L_down, L_up) for chunk in flows.split(8)]).numpy()
+    h = torch.cat([encoder(chunk, laplacians) for chunk in flows.split(8)]).numpy()
 test = np.flatnonzero(plain.test_mask.numpy())
 result = linear_probe(h, plain.y.numpy(), train, test, seed=0)
 print(f"TopoModelX encoder: {100 * result.test_accuracy:.1f} % test accuracy")

@@ -49,8 +49,8 @@ fig.tight_layout()
 ds = views.fit(ds)
 batch = next(iter(DataLoader(ds, batch_size=8)))
 print(batch)
-L_down, L_up = batch.laplacians()  # block-diagonal [sum N1, sum N1]
-print("one complex for the batch:", tuple(L_down.shape), "edges of 8 samples")
+laplacians = batch.laplacians()  # block-diagonal [sum N1, sum N1], one block per sample
+print("one complex for the batch:", laplacians)
 
 # %%
 # Pre-training
@@ -65,9 +65,9 @@ opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=1e-3)
 for epoch in range(3):
     total = 0.0
     for batch in DataLoader(ds, batch_size=32, shuffle=True):
-        L_down, L_up = batch.laplacians()
-        z1 = head(encoder(batch.x_1_view1, L_down, L_up, batch.batch_1))
-        z2 = head(encoder(batch.x_1_view2, L_down, L_up, batch.batch_1))
+        laplacians = batch.laplacians()
+        z1 = head(encoder(batch.x_1_view1, laplacians, batch.batch_1))
+        z2 = head(encoder(batch.x_1_view2, laplacians, batch.batch_1))
         loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1)
         opt.zero_grad()
         loss.backward()
@@ -81,6 +81,6 @@ for epoch in range(3):
 # The embeddings of a batch are those of its samples one at a time.
 encoder.eval()
 batch = next(iter(DataLoader(ds, batch_size=4)))
-h = encoder(batch.x_1, *batch.laplacians(), batch.batch_1)
-one = torch.cat([encoder(s.x_1, *s.laplacians()) for s in batch.to_data_list()])
+h = encoder(batch.x_1, batch.laplacians(), batch.batch_1)
+one = torch.cat([encoder(s.x_1, s.laplacians()) for s in batch.to_data_list()])
 print(h.shape, "same as one at a time:", torch.allclose(h, one, atol=1e-5))

@@ -62,5 +62,5 @@ views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))
 out = views.fit([sample])[0]
 support = flow[:, 0] != 0
 print("drop probabilities on the walk:", [round(v, 2) for v in out.drop_prob[support, 0].tolist()])
-h = SCNN(hidden_channels=8)(out.x_1, *out.laplacians())
+h = SCNN(hidden_channels=8)(out.x_1, out.laplacians())
 print("embedding", tuple(h.shape))

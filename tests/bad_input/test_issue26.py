@@ -17,7 +17,7 @@ import torch
 
 from tests.bad_input.conftest import expect, small_complex
 from topo_contrastive import ComplexOperators, HodgeDecomposition
-from topo_contrastive.complex._operators import operator_fingerprint
+from topo_contrastive.complex import Laplacians
 from topo_contrastive.io import UncheckedWeightsWarning, load_encoder, save_encoder, weights_digest
 from topo_contrastive.nn import SCNN, HodgeReadout, SCNNConv
 from topo_contrastive.training import embeddings as embeddings_module
@@ -32,7 +32,7 @@ def test_nodes_only_complex_still_carries_node_signals():
     parts = HodgeDecomposition(ops, rank=0)(torch.arange(4.0))
     assert torch.allclose(parts.harmonic, torch.arange(4.0))  # no edges: all harmonic
     L_down, L_up = ops.laplacians(rank=0)
-    out = SCNNConv(1, 2, K_down=0, K_up=1)(torch.randn(4, 1), L_down, L_up)
+    out = SCNNConv(1, 2, K_down=0, K_up=1)(torch.randn(4, 1), (L_down, L_up))
     assert out.shape == (4, 2)
 
 
@@ -63,16 +63,20 @@ def test_older_checkpoint_without_digest_loads_with_a_warning(tmp_path):
     with pytest.warns(UncheckedWeightsWarning, match="no recorded weights_sha256"):
         loaded, _ = load_encoder(tmp_path / "old.pt", complex=ops)
     x = torch.randn(2, ops.num_edges, 1)
-    assert torch.equal(loaded(x, *ops.laplacians()), encoder.eval()(x, *ops.laplacians()))
+    assert torch.equal(loaded(x, ops.laplacians()), encoder.eval()(x, ops.laplacians()))
 
 
 # ---------------------------------------------------------------------------- cases 7, 8
-def test_operators_know_their_complex_and_copies_do_not():
+def test_operators_know_their_complex_and_so_do_their_copies():
+    import pickle
+
     ops = small_complex()
-    L_down, L_up = ops.laplacians()
-    assert operator_fingerprint(L_down) == operator_fingerprint(L_up) == ops.fingerprint()
-    assert operator_fingerprint(L_down.clone()) is None
-    assert operator_fingerprint(torch.zeros(2)) is None
+    laplacians = ops.laplacians()
+    assert laplacians.fingerprint == ops.fingerprint() and laplacians.complex is ops
+    for copy in (laplacians.clone(), laplacians.to(torch.float64), pickle.loads(
+            pickle.dumps(laplacians))):  # fmt: skip
+        assert copy.fingerprint == ops.fingerprint()
+    assert Laplacians(*laplacians).fingerprint is None  # a bare pair: unknown
 
 
 def test_hodge_readout_accepts_its_own_complex_rebuilt_and_refuses_another():
@@ -80,27 +84,27 @@ def test_hodge_readout_accepts_its_own_complex_rebuilt_and_refuses_another():
     encoder = SCNN(hidden_channels=4, readout=HodgeReadout(HodgeDecomposition(ops)))
     x = torch.randn(2, ops.num_edges, 1)
     same = small_complex()  # another object, the same complex
-    assert torch.equal(encoder(x, *same.laplacians()), encoder(x, *ops.laplacians()))
+    assert torch.equal(encoder(x, same.laplacians()), encoder(x, ops.laplacians()))
     moved = ComplexOperators.from_simplices(
         [[0, 1], [1, 2], [0, 2], [2, 3], [3, 4], [1, 4]], [[0, 1, 2]]
     )
     assert moved.num_edges == ops.num_edges and moved.fingerprint() != ops.fingerprint()
-    expect(lambda: encoder(x, *moved.laplacians()), ValueError,
-           ("`L_down` comes from the complex", moved.fingerprint(), ops.fingerprint()))
+    expect(lambda: encoder(x, moved.laplacians()), ValueError,
+           ("the operators come from the complex", moved.fingerprint(), ops.fingerprint()))
 
 
-def test_operator_values_are_checked_once_per_object(monkeypatch):
+def test_operator_values_are_checked_once_per_value(monkeypatch):
     from topo_contrastive.nn import _scnn_kernel
 
     ops = small_complex()
-    L_down, L_up = ops.laplacians()
+    laplacians = ops.laplacians()
     conv = SCNNConv(1, 4, 2, 2)
     calls = []
     real = torch.isfinite
     monkeypatch.setattr(_scnn_kernel.torch, "isfinite",
                         lambda t: calls.append(t.numel()) or real(t))
     for _ in range(3):
-        conv(torch.randn(2, ops.num_edges, 1), L_down, L_up)
+        conv(torch.randn(2, ops.num_edges, 1), laplacians)
     assert len(calls) == 2  # L_down and L_up once each, not per call
 
 

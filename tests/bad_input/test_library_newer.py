@@ -124,8 +124,8 @@ CASES = [
     ("subsets-more-draws-than-subsets", lambda p: lambda: labelled_subsets(np.arange(S) % 2, np.arange(20), [0.1], 500), ValueError, "more than the 190 distinct subsets of 2"),
     ("subsets-seed-negative", lambda p: lambda: labelled_subsets(np.arange(S) % 2, np.arange(20), [0.5], 2, -1), ValueError, "`seed` must be >= 0"),
     # ---- NaN/inf in a signal, at every public forward
-    ("scnn-nan", lambda p: lambda: p[2](torch.tensor([[0.0] * 5 + [NAN]]).unsqueeze(-1), *p[0].complex.laplacians()), ValueError, "`x` contains NaN or inf values \\(sample 0;"),
-    ("scnn-edge-embeddings-inf", lambda p: lambda: p[2].edge_embeddings(torch.zeros(3, 6, 1).index_fill_(0, torch.tensor([2]), INF), *p[0].complex.laplacians()), ValueError, "`x` contains NaN or inf values \\(sample 2;"),
+    ("scnn-nan", lambda p: lambda: p[2](torch.tensor([[0.0] * 5 + [NAN]]).unsqueeze(-1), p[0].complex.laplacians()), ValueError, "`x` contains NaN or inf values \\(sample 0;"),
+    ("scnn-edge-embeddings-inf", lambda p: lambda: p[2].edge_embeddings(torch.zeros(3, 6, 1).index_fill_(0, torch.tensor([2]), INF), p[0].complex.laplacians()), ValueError, "`x` contains NaN or inf values \\(sample 2;"),
     ("hodge-readout-nan", lambda p: lambda: HodgeReadout(p[0].hodge)(torch.full((2, 6, 3), NAN)), ValueError, "`H` contains NaN or inf values \\(samples 0, 1"),
     ("next-node-head-inf", lambda p: lambda: NextNodeHead(4, p[0].complex)(torch.full((1, 6, 4), INF), torch.ones(1, 5, dtype=torch.bool)), ValueError, "`H` contains NaN or inf values"),
     ("experiment-data-nan", lambda p: lambda: ExperimentData(name="x", dataset=None, complex=p[0].complex, flows=p[0].flows.clone().index_fill_(0, torch.tensor([3]), NAN), labels=None, hodge=p[0].hodge), ValueError, "`flows` contains NaN or inf values \\(sample 3;"),
@@ -240,11 +240,11 @@ def test_hodge_readout_without_harmonic_part(tmp_path, simplices):
     enc = SCNN(hidden_channels=3, num_layers=1, readout=HodgeReadout(HodgeDecomposition(ops)))
     assert enc.readout.beta1 == 0
     x = torch.randn(4, ops.num_edges, 1)
-    h = enc(x, *ops.laplacians())
+    h = enc(x, ops.laplacians())
     assert h.shape == (4, 3)
     save_encoder(enc, tmp_path / "encoder.pt", complex=ops)
     loaded, _ = load_encoder(tmp_path / "encoder.pt", complex=ops)
-    assert torch.equal(loaded(x, *ops.laplacians()), h.detach())
+    assert torch.equal(loaded(x, ops.laplacians()), h.detach())
 
 
 def test_check_finite_can_be_switched_off(parts):
@@ -252,7 +252,7 @@ def test_check_finite_can_be_switched_off(parts):
     x = torch.full((1, 6, 1), NAN)
     quiet = SCNN(hidden_channels=4, num_layers=1)
     quiet.check_finite = False
-    assert torch.isnan(quiet(x, *data.complex.laplacians())).all()
+    assert torch.isnan(quiet(x, data.complex.laplacians())).all()
     assert SCNN.check_finite and HodgeReadout.check_finite and NextNodeHead.check_finite
 
 

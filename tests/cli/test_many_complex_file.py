@@ -72,7 +72,7 @@ def test_embed_gives_each_sample_its_own_complexs_embedding(run, tmp_path):
     with torch.no_grad():
         for i in range(12):
             one = Batch.from_data_list([data.dataset[i]])
-            h = encoder(one.x_1, *one.laplacians(), one.batch_1)[0].numpy()
+            h = encoder(one.x_1, one.laplacians(), one.batch_1)[0].numpy()
             np.testing.assert_allclose(got["embeddings"][i], h, rtol=1e-5, atol=1e-6)
 
 

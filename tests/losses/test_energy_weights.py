@@ -96,9 +96,9 @@ def test_one_shared_complex_keeps_the_papers_weights():
                                atol=1e-12)  # fmt: skip
 
 
-def test_parts_of_a_complexdata_batch_need_no_batch_vector_and_equal_a_per_sample_loop():
-    # four complexes whose edges divide by 4: without the parts' own sample rows, the loss
-    # would cut them into four equal blocks of one imaginary shared complex
+def test_parts_of_a_complexdata_batch_with_its_batch_vector_equal_a_per_sample_loop():
+    # four complexes whose edges divide by 4: the batch vector says which rows are whose
+    # (without it the loss reads B equal blocks of one shared complex, as documented)
     samples = ContrastiveViews(EdgeFlowMask(0.2)).fit(many_complexes(4, seed=0))
     sizes = [int(s.num_cells(1)) for s in samples]
     assert sum(sizes) % 4 == 0 and len(set(sizes)) > 1
@@ -106,7 +106,7 @@ def test_parts_of_a_complexdata_batch_need_no_batch_vector_and_equal_a_per_sampl
     g = torch.Generator().manual_seed(1)
     z1, z2 = (torch.randn(4, 4, generator=g) for _ in range(2))
     loss = HodgeDebiasedInfoNCE()
-    got = loss(z1, z2, hodge_parts=b.hodge_parts)
+    got = loss(z1, z2, hodge_parts=b.hodge_parts, batch=b.batch_1)
     # a per-sample loop: each sample's own parts from its own complex
     frac = torch.cat([
         energy_fractions(torch.cat(HodgeDecomposition(s.complex())(s.x_1.view(1, -1)), 0).T,
@@ -115,8 +115,11 @@ def test_parts_of_a_complexdata_batch_need_no_batch_vector_and_equal_a_per_sampl
     ])  # fmt: skip
     want = loss(z1, z2, weights=hodge_energy_weights(frac))
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(got, loss(z1, z2, hodge_parts=b.hodge_parts, batch=b.batch_1))
-    equal_blocks = loss(z1, z2, hodge_parts=b.hodge_parts.clone())  # a copy: the old guess
-    assert abs(float(equal_blocks - got)) > 1e-3
+    # the same with a copy of the parts (nothing hidden travels with the tensor)
+    moved = b.hodge_parts.double().float().clone()
+    torch.testing.assert_close(got, loss(z1, z2, hodge_parts=moved, batch=b.batch_1.clone()))
     with pytest.raises(ValueError, match="needs one shared complex"):
-        HodgeDebiasedInfoNCE(similarity="cosine")(z1, z2, hodge_parts=b.hodge_parts)
+        HodgeDebiasedInfoNCE(similarity="cosine")(z1, z2, hodge_parts=b.hodge_parts,
+                                                  batch=b.batch_1)  # fmt: skip
+    with pytest.raises(ValueError, match="pass `batch`"):  # rows that are not 3 equal blocks
+        loss(z1[:3], z2[:3], hodge_parts=b.hodge_parts[: sum(sizes[:3]) + 1])

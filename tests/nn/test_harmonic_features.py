@@ -184,7 +184,7 @@ def test_checkpoint_keeps_the_sketch(tmp_path):
     assert loaded.readout.harmonic == "sketch" and loaded.out_channels == enc.out_channels
     x = torch.randn(3, ops.num_edges, 1)
     L = ops.laplacians()
-    torch.testing.assert_close(loaded(x, *L), enc.eval()(x, *L))
+    torch.testing.assert_close(loaded(x, L), enc.eval()(x, L))
     obj = torch.load(tmp_path / "e.pt", weights_only=True)
     del obj["metadata"]["architecture"]["readout_options"]["sketch_dim"]
     torch.save(obj, tmp_path / "bad.pt")

@@ -138,8 +138,8 @@ def test_invariant_to_edge_orientation():
     x = torch.randn(3, ops.num_edges, 1, generator=g, dtype=torch.float64)
     xs = x * torch.from_numpy(s)[None, :, None]
     torch.testing.assert_close(
-        enc_f(xs, *flipped.laplacians(dtype=torch.float64)),
-        enc(x, *ops.laplacians(dtype=torch.float64)),
+        enc_f(xs, flipped.laplacians(dtype=torch.float64)),
+        enc(x, ops.laplacians(dtype=torch.float64)),
     )
 
 
@@ -170,10 +170,10 @@ def test_a_fully_filled_cell_complex_has_no_harmonic_block(tmp_path):
     torch.manual_seed(0)
     enc = SCNN(hidden_channels=5, num_layers=2, readout=readout)
     x = torch.randn(3, ops.num_edges, 1)
-    h = enc(x, *ops.laplacians())
+    h = enc(x, ops.laplacians())
     save_encoder(enc, tmp_path / "encoder.pt", complex=ops)
     loaded, _ = load_encoder(tmp_path / "encoder.pt", complex=ops)
-    assert torch.equal(loaded(x, *ops.laplacians()), h.detach())
+    assert torch.equal(loaded(x, ops.laplacians()), h.detach())
 
 
 def test_bad_inputs():
@@ -205,13 +205,13 @@ def test_in_scnn_state_dict_dtype_and_repr():
     assert enc.out_channels == readout.out_features(8) == (1 + 2 + 2) * 8
     assert enc.readout_name == "HodgeReadout"
     x = torch.randn(4, ops.num_edges, 1)
-    h = enc(x, L_down, L_up)
-    torch.testing.assert_close(h, readout(enc.edge_embeddings(x, L_down, L_up)))
+    h = enc(x, (L_down, L_up))
+    torch.testing.assert_close(h, readout(enc.edge_embeddings(x, (L_down, L_up))))
     assert "readout.harmonic_basis" in enc.state_dict()
     enc64 = SCNN(1, 8, num_layers=2, readout=HodgeReadout(HodgeDecomposition(ops), energies=True))
     enc64.load_state_dict(enc.state_dict())
     enc64 = enc64.double()
-    out = enc64(x.double(), *ops.laplacians(dtype=torch.float64))
+    out = enc64(x.double(), ops.laplacians(dtype=torch.float64))
     assert out.dtype == torch.float64
     torch.testing.assert_close(out.float(), h, rtol=1e-5, atol=1e-5)
 
@@ -274,7 +274,7 @@ def test_scnn_with_readout_at_rank_two():
     hodge = HodgeDecomposition(ops, rank=2)
     L_down, L_up = ops.laplacians(rank=2)
     enc = SCNN(1, 8, num_layers=2, readout=HodgeReadout(hodge))
-    out = enc(torch.randn(5, ops.num_triangles, 1), L_down, L_up)
+    out = enc(torch.randn(5, ops.num_triangles, 1), (L_down, L_up))
     assert out.shape == (5, enc.out_channels) == (5, 16)
 
 
@@ -317,7 +317,7 @@ def test_harmonic_channels_survive_a_checkpoint(tmp_path):
     assert meta["architecture"]["readout_options"]["harmonic_channels"] == 2
     x = torch.randn(2, ops.num_edges, 1)
     L = ops.laplacians()
-    torch.testing.assert_close(loaded(x, *L), enc.eval()(x, *L))
+    torch.testing.assert_close(loaded(x, L), enc.eval()(x, L))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"harmonic_channels": 2}, {"pool": "max"}])

@@ -1,13 +1,12 @@
 """The cache-friendly edge order of large complexes (topo_contrastive/nn/_locality.py)."""
 
-import gc
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 
 from topo_contrastive import HodgeDecomposition
+from topo_contrastive.complex import Laplacians
 from topo_contrastive.nn import SCNN, HodgeReadout
 from topo_contrastive.nn import _locality as locality
 
@@ -34,7 +33,7 @@ def _shuffled_complex(seed=0):
 def _run(enc, x, L_down, L_up):
     enc.zero_grad(set_to_none=True)
     x = x.clone().requires_grad_(True)
-    h = enc(x, L_down, L_up)
+    h = enc(x, (L_down, L_up))
     (h.square().sum() + h.sum()).backward()
     grads = [p.grad.clone() for p in enc.parameters()]
     return h.detach(), x.grad, grads
@@ -72,9 +71,9 @@ def test_renumbered_layers_compute_the_same_function(monkeypatch, readout, input
 
     monkeypatch.setattr(locality, "MIN_EDGES", 10**12)
     plain = _run(enc, x, L_down, L_up)
-    assert locality.locality_order(L_down, L_up) is None
+    assert locality.locality_order(Laplacians(L_down, L_up)) is None
     monkeypatch.setattr(locality, "MIN_EDGES", 0)
-    order = locality.locality_order(L_down, L_up)
+    order = locality.locality_order(Laplacians(L_down, L_up))
     assert order is not None and not torch.equal(order.perm, torch.arange(ops.num_edges))
     renumbered = _run(enc, x, L_down, L_up)
     assert any(backs) == (readout == "hodge_energies")
@@ -90,11 +89,11 @@ def test_edge_embeddings_come_back_in_the_complex_numbering(reorder_everything):
     L_down, L_up = (L.double() for L in ops.laplacians())
     enc = SCNN(1, 4, 2, 1, 1).double()
     x = torch.randn(3, ops.num_edges, 1, dtype=torch.float64)
-    got = enc.edge_embeddings(x, L_down, L_up)
+    got = enc.edge_embeddings(x, (L_down, L_up))
     # the same layers by hand in the complex's own numbering
     h = x
     for conv in enc.convs:
-        h = torch.tanh(conv(h, L_down, L_up)) if enc.act == "tanh" else conv(h, L_down, L_up)
+        h = torch.tanh(conv(h, (L_down, L_up))) if enc.act == "tanh" else conv(h, (L_down, L_up))
     torch.testing.assert_close(got, h, rtol=1e-12, atol=1e-12)
 
 
@@ -106,38 +105,37 @@ def test_order_narrows_the_band_of_a_randomly_numbered_complex():
     pattern = sp.csr_matrix((np.ones(row.size), (row, col)), shape=tuple(coo.shape))
     perm = sp.csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True)
     order = locality.Order(torch.from_numpy(np.ascontiguousarray(perm).astype(np.int64)),
-                           L_down, L_up)
+                           Laplacians(L_down, L_up))
     before = max(_bandwidth(L_down), _bandwidth(L_up))
-    after = max(_bandwidth(order.L_down), _bandwidth(order.L_up))
+    after = max(_bandwidth(order.laplacians.down), _bandwidth(order.laplacians.up))
     assert after < before / 4
     # the permuted operator is P L P^T, entry by entry
-    dense, moved = L_up.to_dense(), order.L_up.to_dense()
+    dense, moved = L_up.to_dense(), order.laplacians.up.to_dense()
     torch.testing.assert_close(moved, dense[order.perm][:, order.perm])
     # and locality_order finds this same order
     locality.MIN_EDGES, saved = 0, locality.MIN_EDGES
     try:
-        torch.testing.assert_close(locality.locality_order(L_down, L_up).perm, order.perm)
+        found = locality.locality_order(Laplacians(L_down, L_up))
+        torch.testing.assert_close(found.perm, order.perm)
     finally:
         locality.MIN_EDGES = saved
 
 
-def test_order_is_cached_per_operator_pair_and_dies_with_it(reorder_everything):
+def test_order_is_kept_on_the_laplacians_value(reorder_everything):
     ops = _shuffled_complex(3)
-    L_down, L_up = ops.laplacians()
-    first = locality.locality_order(L_down, L_up)
-    assert locality.locality_order(L_down, L_up) is first
-    other = locality.locality_order(L_down.clone(), L_up)
-    assert other is not first  # another operator object: its own entry
+    laplacians = ops.laplacians()
+    first = locality.locality_order(laplacians)
+    assert locality.locality_order(laplacians) is first
+    assert locality.locality_order(ops.laplacians()) is first  # the complex's one value
+    other = locality.locality_order(laplacians.clone())  # a copy: prepared again, the same
+    assert other is not first
     torch.testing.assert_close(other.perm, first.perm)
-    key = (id(L_down), id(L_up))
-    assert key in locality._CACHE
-    del L_down, first, ops  # the complex caches its operators: both go
-    gc.collect()
-    assert key not in locality._CACHE
+    laplacians.down.mul_(1.0)  # an in-place edit: the value prepares again
+    assert locality.locality_order(laplacians) is not first
 
 
 def test_permute_edges_backward_is_the_inverse_gather():
-    order = locality.Order(torch.tensor([2, 0, 3, 1]), None, None)
+    order = locality.Order(torch.tensor([2, 0, 3, 1]), Laplacians(torch.eye(4).to_sparse(), None))
     x = torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True)
     y = locality.permute_edges(x, order)
     torch.testing.assert_close(y, x[:, order.perm])
@@ -150,20 +148,19 @@ def test_small_complexes_and_missing_operators_keep_their_numbering():
     ops = _shuffled_complex(4)
     L_down, L_up = ops.laplacians()
     assert ops.num_edges < locality.MIN_EDGES
-    assert locality.locality_order(L_down, L_up) is None  # the paper's sizes: bit-for-bit
-    assert locality.locality_order(None, None) is None
+    assert locality.locality_order(Laplacians(L_down, L_up)) is None  # the paper's sizes
 
 
 def test_one_sided_operators_are_renumbered(reorder_everything):
     ops = _shuffled_complex(5)
     L_down, _ = ops.laplacians()
-    order = locality.locality_order(L_down, None)
-    assert order is not None and order.L_up is None
+    order = locality.locality_order(Laplacians(L_down, None))
+    assert order is not None and order.laplacians.up is None
     enc = SCNN(1, 4, 2, K_down=2, K_up=0).double()
     x = torch.randn(2, ops.num_edges, 1, dtype=torch.float64)
-    got = enc(x, L_down.double(), None)
+    got = enc(x, (L_down.double(), None))
     locality.MIN_EDGES = 10**12
-    torch.testing.assert_close(got, enc(x, L_down.double(), None), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(got, enc(x, (L_down.double(), None)), rtol=1e-12, atol=1e-12)
 
 
 def test_non_finite_operator_is_refused_in_the_complex_numbering(reorder_everything):
@@ -173,7 +170,7 @@ def test_non_finite_operator_is_refused_in_the_complex_numbering(reorder_everyth
     values = L_up.values().clone()
     values[3] = float("nan")
     bad = torch.sparse_coo_tensor(L_up.indices(), values, L_up.shape)
-    assert locality.locality_order(L_down, bad) is None
+    assert locality.locality_order(Laplacians(L_down, bad)) is None
     row, col = L_up.indices()[:, 3].tolist()
     with pytest.raises(ValueError, match=f"row {row}, column {col}"):
-        SCNN(1, 4, 1)(torch.randn(1, ops.num_edges, 1), L_down, bad)
+        SCNN(1, 4, 1)(torch.randn(1, ops.num_edges, 1), (L_down, bad))

@@ -37,7 +37,7 @@ def test_equals_naive_stack_of_layers(act, act_fn, readout, readout_fn):
     torch.manual_seed(0)
     enc = SCNN(2, 5, num_layers=3, K_down=2, K_up=1, act=act, readout=readout).double()
     x = torch.randn(4, ops.num_edges, 2, dtype=torch.float64)
-    h = enc(x, L_down, L_up)
+    h = enc(x, (L_down, L_up))
     assert h.shape == (4, 5)
     expected = _naive_encoder(enc, x, L_down, L_up, act_fn, readout_fn)
     torch.testing.assert_close(h, expected)
@@ -49,16 +49,16 @@ def test_input_layouts_agree():
     L_down, L_up = ops.laplacians()
     enc = SCNN(1, 8, num_layers=2)
     x = torch.randn(3, n1, 1)
-    h = enc(x, L_down, L_up)
+    h = enc(x, (L_down, L_up))
     # one sample: [N1, 1] and [N1] give [1, hidden]
-    torch.testing.assert_close(enc(x[1], L_down, L_up), h[1:2])
-    torch.testing.assert_close(enc(x[1, :, 0], L_down, L_up), h[1:2])
+    torch.testing.assert_close(enc(x[1], (L_down, L_up)), h[1:2])
+    torch.testing.assert_close(enc(x[1, :, 0], (L_down, L_up)), h[1:2])
     # PyG layout [B*N1] / [B*N1, 1] with batch
     batch = torch.arange(3).repeat_interleave(n1)
-    torch.testing.assert_close(enc(x.reshape(-1), L_down, L_up, batch=batch), h)
-    torch.testing.assert_close(enc(x.reshape(-1, 1), L_down, L_up, batch=batch), h)
+    torch.testing.assert_close(enc(x.reshape(-1), (L_down, L_up), batch=batch), h)
+    torch.testing.assert_close(enc(x.reshape(-1, 1), (L_down, L_up), batch=batch), h)
     # per-edge features before the readout
-    e = enc.edge_embeddings(x.reshape(-1), L_down, L_up, batch=batch)
+    e = enc.edge_embeddings(x.reshape(-1), (L_down, L_up), batch=batch)
     assert e.shape == (3, n1, 8)
     torch.testing.assert_close(e.mean(dim=1), h)
 
@@ -77,9 +77,9 @@ def test_input_skip_pools_the_input_before_the_last_layer(readout):
     mod = HodgeReadout(hodge, harmonic_channels=1) if readout == "hodge" else readout
     enc = SCNN(2, 5, num_layers=2, readout=mod, input_skip=True).double()
     x = torch.randn(4, ops.num_edges, 2, dtype=torch.float64)
-    h = enc(x, L_down, L_up)
+    h = enc(x, (L_down, L_up))
     assert h.shape == (4, enc.out_channels)
-    feats = torch.cat([x, enc.edge_embeddings(x, L_down, L_up)], dim=-1)  # [B, N1, 2 + 5]
+    feats = torch.cat([x, enc.edge_embeddings(x, (L_down, L_up))], dim=-1)  # [B, N1, 2 + 5]
     if readout == "hodge":
         assert enc.out_channels == 7 + hodge.dims["harmonic"] * 1
         u = enc.readout.harmonic_basis.double()  # [N1, beta1]
@@ -96,7 +96,7 @@ def test_input_skip_pools_the_input_before_the_last_layer(readout):
     plain = SCNN(2, 5, num_layers=2, readout="mean").double()
     plain.load_state_dict(enc.state_dict(), strict=False)
     if readout == "mean":
-        torch.testing.assert_close(plain(x, L_down, L_up), h[:, 2:])
+        torch.testing.assert_close(plain(x, (L_down, L_up)), h[:, 2:])
 
 
 def test_pyg_dataloader_batches_match_batched_tensor():
@@ -106,9 +106,9 @@ def test_pyg_dataloader_batches_match_batched_tensor():
     flows = torch.randn(6, ops.num_edges)
     data = [Data(x_1=flows[i], y=torch.tensor(i % 2)) for i in range(6)]
     loader = DataLoader(data, batch_size=4, follow_batch=["x_1"])
-    hs = [enc(b.x_1, L_down, L_up, batch=b.x_1_batch) for b in loader]
+    hs = [enc(b.x_1, (L_down, L_up), batch=b.x_1_batch) for b in loader]
     assert [h.shape[0] for h in hs] == [4, 2]
-    torch.testing.assert_close(torch.cat(hs), enc(flows.unsqueeze(-1), L_down, L_up))
+    torch.testing.assert_close(torch.cat(hs), enc(flows.unsqueeze(-1), (L_down, L_up)))
 
 
 def test_k_up_zero_is_lower_laplacian_only():
@@ -117,7 +117,7 @@ def test_k_up_zero_is_lower_laplacian_only():
     enc = SCNN(1, 6, num_layers=2, K_down=2, K_up=0)
     assert all(conv.K_up == 0 and conv.weight.shape[0] == 3 for conv in enc.convs)
     x = torch.randn(3, ops.num_edges, 1)
-    torch.testing.assert_close(enc(x, L_down, None), enc(x, L_down, L_up), rtol=0, atol=0)
+    torch.testing.assert_close(enc(x, (L_down, None)), enc(x, (L_down, L_up)), rtol=0, atol=0)
 
 
 def test_float64_and_normalize_pass_through():
@@ -125,7 +125,7 @@ def test_float64_and_normalize_pass_through():
     L_down, L_up = ops.laplacians(dtype=torch.float64)
     enc = SCNN(1, 4, num_layers=2, normalize=True).double()
     assert all(conv.normalize for conv in enc.convs)
-    h = enc(torch.randn(2, ops.num_edges, 1, dtype=torch.float64), L_down, L_up)
+    h = enc(torch.randn(2, ops.num_edges, 1, dtype=torch.float64), (L_down, L_up))
     assert h.dtype == torch.float64
 
 
@@ -133,7 +133,7 @@ def test_gradients_flow_to_all_layers_and_head():
     ops = tiny_complex()
     L_down, L_up = ops.laplacians()
     enc, head = SCNN(1, 8, num_layers=3), ProjectionHead(8, 8, 4)
-    z = head(enc(torch.randn(5, ops.num_edges, 1), L_down, L_up))
+    z = head(enc(torch.randn(5, ops.num_edges, 1), (L_down, L_up)))
     assert z.shape == (5, 4)
     z.pow(2).sum().backward()
     for name, p in list(enc.named_parameters()) + list(head.named_parameters()):
@@ -176,7 +176,7 @@ def test_training_in_pyg_pipeline_decreases_loss():
     def epoch_loss(train: bool) -> float:
         total = 0.0
         for b in loader:
-            logits = clf(enc(b.x_1, L_down, L_up, batch=b.x_1_batch))
+            logits = clf(enc(b.x_1, (L_down, L_up), batch=b.x_1_batch))
             loss = torch.nn.functional.cross_entropy(logits, b.y)
             if train:
                 opt.zero_grad()
@@ -233,13 +233,13 @@ def test_bad_inputs_raise_clear_errors():
     ops = tiny_complex()
     L_down, L_up = ops.laplacians()
     with pytest.raises(ValueError, match="only allowed for in_channels=1"):
-        SCNN(2, 4)(torch.randn(ops.num_edges), L_down, L_up)
+        SCNN(2, 4)(torch.randn(ops.num_edges), (L_down, L_up))
     with pytest.raises(ValueError, match="in_channels=1"):
-        SCNN(1, 4)(torch.randn(ops.num_edges, 3), L_down, L_up)
+        SCNN(1, 4)(torch.randn(ops.num_edges, 3), (L_down, L_up))
     with pytest.raises(ValueError, match=r"10 rows .* \[9, 9\]"):
-        SCNN(1, 4)(torch.randn(10), L_down, L_up)
+        SCNN(1, 4)(torch.randn(10), (L_down, L_up))
     with pytest.raises(TypeError, match="sparse operator"):
-        SCNN(1, 4)(torch.randn(ops.num_edges), L_down.to_dense(), L_up)
+        SCNN(1, 4)(torch.randn(ops.num_edges), (L_down.to_dense(), L_up))
     for bad in [(6,), (2, 4, 6, 1)]:
         with pytest.raises(ValueError, match="`h` must have 6 features"):
             ProjectionHead(6, 4, 2)(torch.randn(*bad[:-1], 5) if len(bad) > 1 else torch.randn(5))
@@ -263,7 +263,7 @@ def test_layer_and_encoder_on_signals_of_rank_k(rank):
     conv = SCNNConv(2, 3, K_down=2, K_up=2).double()
     x = torch.randn(n, 2, dtype=torch.float64)
     ref = dense_reference(x, L_down, L_up, conv.weight, conv.bias, 2, 2)
-    torch.testing.assert_close(conv(x, L_down, L_up), ref)
+    torch.testing.assert_close(conv(x, (L_down, L_up)), ref)
     enc = SCNN(1, 4, num_layers=2).double()
     signals = torch.randn(3, n, 1, dtype=torch.float64)
     loader = DataLoader(
@@ -271,6 +271,6 @@ def test_layer_and_encoder_on_signals_of_rank_k(rank):
     )
     batch = next(iter(loader))
     torch.testing.assert_close(
-        enc(batch[f"x_{rank}"], L_down, L_up, batch[f"x_{rank}_batch"]),
-        enc(signals, L_down, L_up),
+        enc(batch[f"x_{rank}"], (L_down, L_up), batch[f"x_{rank}_batch"]),
+        enc(signals, (L_down, L_up)),
     )

@@ -10,6 +10,7 @@ from tests.nn._helpers import (
     dense_reference,
     tiny_complex,
 )
+from topo_contrastive.complex import Laplacians
 from topo_contrastive.nn import SCNN, SCNNConv
 
 ACTS = {
@@ -45,7 +46,7 @@ def test_chunked_forward_and_backward_equal_reference(monkeypatch, chunk_rows, c
     x = torch.randn(7, ops.num_edges, c_in, generator=g, dtype=torch.float64, requires_grad=True)
     up = torch.randn(7, ops.num_edges, c_out, generator=g, dtype=torch.float64)
 
-    out = conv._propagate(x, L_down, L_up, act=act)
+    out = conv._propagate(x, Laplacians(L_down, L_up), act=act)
     (out * up).sum().backward()
     got = (out.detach(), x.grad.clone(), conv.weight.grad.clone(), conv.bias.grad.clone())
     x.grad = None
@@ -67,7 +68,7 @@ def test_chunk_size_does_not_change_encoder_beyond_rounding(monkeypatch):
     for rows in (ops.num_edges, 4 * ops.num_edges, 10**6):
         monkeypatch.setattr(kernel, "CHUNK_ROWS", rows)
         enc.zero_grad()
-        h = enc(x, L_down, L_up)
+        h = enc(x, (L_down, L_up))
         h.pow(2).sum().backward()
         results.append((h.detach(), [p.grad.clone() for p in enc.parameters()]))
     for h, grads in results[1:]:
@@ -98,12 +99,12 @@ def test_empty_batch_gives_empty_output_and_gradients():
     L_down, L_up = ops.laplacians()
     enc = SCNN(1, 8, num_layers=2)
     x = torch.zeros(0, ops.num_edges, 1)
-    h = enc(x, L_down, L_up)
+    h = enc(x, (L_down, L_up))
     assert h.shape == (0, 8)
     h.sum().backward()
     assert all(torch.equal(p.grad, torch.zeros_like(p)) for p in enc.parameters())
     conv = SCNNConv(2, 3, 1, 1)
-    assert conv(torch.zeros(0, ops.num_edges, 2), L_down, L_up).shape == (0, ops.num_edges, 3)
+    assert conv(torch.zeros(0, ops.num_edges, 2), (L_down, L_up)).shape == (0, ops.num_edges, 3)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -127,7 +128,7 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
         conv.weight.copy_(torch.randn(conv.weight.shape, generator=g, dtype=dtype))
     x = torch.randn(5, ops.num_edges, 3, generator=g, dtype=dtype, requires_grad=True)
     up = torch.randn(5, ops.num_edges, 4, generator=g, dtype=dtype)
-    out = conv._propagate(x, L_down, L_up, act="tanh")
+    out = conv._propagate(x, Laplacians(L_down, L_up), act="tanh")
     assert calls  # the numpy path ran
     (out * up).sum().backward()
     got = (out.detach(), x.grad.clone(), conv.weight.grad.clone())
@@ -140,7 +141,7 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
         torch.testing.assert_close(a, b, rtol=tol, atol=tol)
     calls.clear()
     monkeypatch.setattr(kernel, "NUMPY_TANH_MIN_EDGES", 10)  # below: torch.tanh
-    conv._propagate(x, L_down, L_up, act="tanh")
+    conv._propagate(x, Laplacians(L_down, L_up), act="tanh")
     assert not calls
 
 
@@ -161,11 +162,11 @@ def _two_layers(first, second, bias, seed=0):
 def _run_layers(convs, x, L_down, L_up, act, paired):
     """Both layers on ``x``: as one :func:`scnn_pair` node, or as two layer nodes."""
     if paired:
-        ops = convs[0]._operators(L_down, L_up)
+        ops = convs[0]._operators(Laplacians(L_down, L_up))
         pair = [(c.weight, c.bias) for c in convs]
         return kernel.scnn_pair(x, pair[0], pair[1], ops, act)
-    h = convs[0]._propagate(x, L_down, L_up, act)
-    return convs[1]._propagate(h, L_down, L_up, act)
+    h = convs[0]._propagate(x, Laplacians(L_down, L_up), act)
+    return convs[1]._propagate(h, Laplacians(L_down, L_up), act)
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 200, 10**6])
@@ -222,4 +223,4 @@ def test_scnn_trains_through_the_pair_with_the_same_gradients(monkeypatch):
     torch.manual_seed(0)
     enc = SCNN(1, 16, num_layers=3, K_down=2, K_up=2)
     x = torch.randn(4, ops.num_edges, 1)
-    assert_pair_gives_the_same_gradients(enc, lambda: enc(x, L_down, L_up), monkeypatch)
+    assert_pair_gives_the_same_gradients(enc, lambda: enc(x, (L_down, L_up)), monkeypatch)

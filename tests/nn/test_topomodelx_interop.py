@@ -55,11 +55,11 @@ def test_scnn_conv_equals_topomodelx_layer(c_in, c_out, K_down, K_up, make_compl
     _copy_weights(ours, theirs)
     x = torch.randn(4, ops.num_edges, c_in)
     expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(4)])
-    _assert_close_normwise(ours(x, L_down, L_up), expected, 1e-5)
-    _assert_close_normwise(ours(x[0], L_down, L_up), expected[0], 1e-5)
+    _assert_close_normwise(ours(x, (L_down, L_up)), expected, 1e-5)
+    _assert_close_normwise(ours(x[0], (L_down, L_up)), expected[0], 1e-5)
     # gradients w.r.t. the (shared) weights agree too
     (g_theirs,) = torch.autograd.grad(expected.pow(2).sum(), theirs.weight)
-    (g_ours,) = torch.autograd.grad(ours(x, L_down, L_up).pow(2).sum(), ours.weight)
+    (g_ours,) = torch.autograd.grad(ours(x, (L_down, L_up)).pow(2).sum(), ours.weight)
     _assert_close_normwise(g_ours, g_theirs.permute(2, 0, 1), 1e-5)
 
 
@@ -76,10 +76,10 @@ def test_scnn_conv_equals_topomodelx_layer_float64(float64_default, c_in, c_out,
     _copy_weights(ours, theirs)
     x = torch.randn(4, ops.num_edges, c_in)
     expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(4)])
-    torch.testing.assert_close(ours(x, L_down, L_up), expected, rtol=0, atol=1e-5)
-    torch.testing.assert_close(ours(x, L_down, L_up), expected, rtol=1e-12, atol=1e-9)
+    torch.testing.assert_close(ours(x, (L_down, L_up)), expected, rtol=0, atol=1e-5)
+    torch.testing.assert_close(ours(x, (L_down, L_up)), expected, rtol=1e-12, atol=1e-9)
     (g_theirs,) = torch.autograd.grad(expected.pow(2).sum(), theirs.weight)
-    (g_ours,) = torch.autograd.grad(ours(x, L_down, L_up).pow(2).sum(), ours.weight)
+    (g_ours,) = torch.autograd.grad(ours(x, (L_down, L_up)).pow(2).sum(), ours.weight)
     torch.testing.assert_close(g_ours, g_theirs.permute(2, 0, 1), rtol=1e-10, atol=1e-8)
 
 
@@ -95,8 +95,8 @@ def test_scnn_encoder_equals_topomodelx_scnn_stack(float64_default):
         _copy_weights(conv, layer)
     x = torch.randn(3, ops.num_edges, 1)
     expected = torch.stack([theirs(x[b], L_down, L_up) for b in range(3)])
-    torch.testing.assert_close(ours.edge_embeddings(x, L_down, L_up), expected)
-    torch.testing.assert_close(ours(x, L_down, L_up), expected.mean(1))
+    torch.testing.assert_close(ours.edge_embeddings(x, (L_down, L_up)), expected)
+    torch.testing.assert_close(ours(x, (L_down, L_up)), expected.mean(1))
 
 
 def test_topomodelx_encoder_example_runs(tmp_path):
@@ -272,17 +272,17 @@ def test_adapter_runs_a_batch_of_complexes_in_one_call_equal_to_per_sample_calls
     encoder = TopoModelXEncoder(kind, **_KINDS[kind])
     calls = []
     encoder.model.register_forward_hook(lambda *a: calls.append(1))
-    out = encoder(batch.x_1, *batch.laplacians(), batch.batch_1)
+    out = encoder(batch.x_1, batch.laplacians(), batch.batch_1)
     assert len(calls) == (0 if kind == "san" else 1)  # SAN: its layers, once each
-    ref = torch.cat([encoder(s.x_1, *s.laplacians()) for s in samples])
+    ref = torch.cat([encoder(s.x_1, s.laplacians()) for s in samples])
     assert out.shape == (5, encoder.out_channels)
     _assert_close_normwise(out, ref, 1e-5)
     # flows on one shared complex: the operators repeated on the diagonal
     s = samples[0]
     x = torch.cat([s.x_1, -s.x_1])
-    shared = encoder(x, *s.laplacians(), torch.arange(2).repeat_interleave(s.x_1.shape[0]))
-    _assert_close_normwise(shared, torch.cat([encoder(s.x_1, *s.laplacians()),
-                                              encoder(-s.x_1, *s.laplacians())]), 1e-5)  # fmt: skip
+    shared = encoder(x, s.laplacians(), torch.arange(2).repeat_interleave(s.x_1.shape[0]))
+    _assert_close_normwise(shared, torch.cat([encoder(s.x_1, s.laplacians()),
+                                              encoder(-s.x_1, s.laplacians())]), 1e-5)  # fmt: skip
 
 
 def test_adapter_san_equals_topomodelx_san_forward():
@@ -295,16 +295,16 @@ def test_adapter_san_equals_topomodelx_san_forward():
     encoder = TopoModelXEncoder("san", **_KINDS["san"])
     L_down, L_up = s.laplacians()
     theirs = encoder.model(s.x_1, L_up, L_down).mean(0, keepdim=True)
-    _assert_close_normwise(encoder(s.x_1, L_down, L_up), theirs, 1e-5)
+    _assert_close_normwise(encoder(s.x_1, s.laplacians()), theirs, 1e-5)
 
 
 def test_adapter_refuses_operators_without_their_complex():
     from topo_contrastive.nn import TopoModelXEncoder
 
     ops = tiny_complex()
-    L = [t.coalesce().clone() for t in ops.laplacians()]  # copies: no complex behind them
-    with pytest.raises(ValueError, match="from the complex that made `L_down`"):
-        TopoModelXEncoder("sccnn", **_KINDS["sccnn"])(torch.ones(ops.num_edges, 1), *L)
+    L = [t.coalesce().clone() for t in ops.laplacians()]  # a bare pair: no complex behind it
+    with pytest.raises(ValueError, match="from the complex of `laplacians`"):
+        TopoModelXEncoder("sccnn", **_KINDS["sccnn"])(torch.ones(ops.num_edges, 1), L)
     with pytest.raises(ValueError, match="`kind` must be one of"):
         TopoModelXEncoder("gat")
 
@@ -331,7 +331,7 @@ def test_adapter_pretrains_with_the_library_and_saves(tmp_path):
     assert meta["architecture"]["model"] == "sccnn"
     x = data.flows[:3].unsqueeze(-1)
     L = data.complex.laplacians()
-    torch.testing.assert_close(loaded(x, *L), encoder.eval()(x, *L))
+    torch.testing.assert_close(loaded(x, L), encoder.eval()(x, L))
 
 
 @pytest.mark.parametrize("kind", ["scnn", "sccnn"])
@@ -352,12 +352,12 @@ def test_adapter_energies_readout_is_the_basis_free_hodge_readout_per_sample(kin
     encoder = TopoModelXEncoder(kind, readout="energies", **_KINDS[kind])
     D = encoder.edge_channels
     assert encoder.out_channels == 2 * D
-    out = encoder(batch.x_1, *batch.laplacians(), batch.batch_1)  # [4, 2 D]
-    H = encoder.edge_embeddings(batch.x_1, *batch.laplacians(), batch.batch_1)
+    out = encoder(batch.x_1, batch.laplacians(), batch.batch_1)  # [4, 2 D]
+    H = encoder.edge_embeddings(batch.x_1, batch.laplacians(), batch.batch_1)
     assert H.shape == (batch.x_1.shape[0], D)
     for i, s in enumerate(samples):
         L_down, L_up = (t.to_dense() for t in s.laplacians())
-        h = encoder.edge_embeddings(s.x_1, *s.laplacians())[0]  # [N1, D]
+        h = encoder.edge_embeddings(s.x_1, s.laplacians())[0]  # [N1, D]
         torch.testing.assert_close(h, H[batch.batch_1 == i], rtol=1e-5, atol=1e-6)
         n1 = h.shape[0]
         expected = torch.cat([(h * (L_down @ h)).sum(0) / n1, (h * (L_up @ h)).sum(0) / n1])
@@ -371,14 +371,14 @@ def test_adapter_energies_readout_is_the_basis_free_hodge_readout_per_sample(kin
     from topo_contrastive import ComplexOperators
 
     flipped = ComplexOperators.from_incidence(ops.B1 @ _diag(sign), _diag(sign) @ ops.B2)
-    a = encoder(s.x_1, *ops.laplacians())
-    b = encoder(s.x_1 * sign[:, None], *flipped.laplacians())
+    a = encoder(s.x_1, ops.laplacians())
+    b = encoder(s.x_1 * sign[:, None], flipped.laplacians())
     if kind == "scnn":
         _assert_close_normwise(a, b, 1e-5)
     save_encoder(encoder, tmp_path / "e.pt")
     loaded, meta = load_encoder(tmp_path / "e.pt")
     assert meta["architecture"]["readout"] == "energies"
-    _assert_close_normwise(loaded(batch.x_1, *batch.laplacians(), batch.batch_1), out, 1e-6)
+    _assert_close_normwise(loaded(batch.x_1, batch.laplacians(), batch.batch_1), out, 1e-6)
 
 
 def _diag(sign: torch.Tensor):

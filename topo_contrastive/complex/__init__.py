@@ -35,5 +35,6 @@ orientation of the matrices given.
 from topo_contrastive.complex.complex_operators import MAX_RANK as MAX_RANK
 from topo_contrastive.complex.complex_operators import ComplexOperators
 from topo_contrastive.complex.faces import edge_crossings, planar_faces, short_cycles
+from topo_contrastive.complex.laplacians import Laplacians
 
-__all__ = ["ComplexOperators", "edge_crossings", "planar_faces", "short_cycles"]
+__all__ = ["ComplexOperators", "Laplacians", "edge_crossings", "planar_faces", "short_cycles"]

@@ -10,95 +10,16 @@ tensors (:meth:`~OperatorsMixin.operator`, :meth:`~OperatorsMixin.laplacians`).
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.utils.checks import check_device, check_int
 
-__all__ = [
-    "MAX_RANK",
-    "OPERATORS",
-    "OperatorsMixin",
-    "operator_blocks",
-    "operator_complex",
-    "operator_fingerprint",
-    "operator_symmetric",
-    "tag_batch",
-]
-
-# id(tensor) -> (weak reference, fingerprint of the complex it was built from): the origin
-# of the torch operators made by OperatorsMixin.operator, so that a module tied to one
-# complex (HodgeReadout) can refuse the operators of another. The entry dies with the tensor;
-# a copy (``.to()``, arithmetic) has no entry, and then nothing is checked.
-_ORIGIN: dict[int, tuple[weakref.ref, str, weakref.ref | None]] = {}
-# id(tensor) -> (weak reference, block sizes): the operators of a batch of many complexes
-# (ComplexData.laplacians) know the number of simplices of each sample, in order
-_BLOCKS: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
-
-
-def _tag(t: torch.Tensor, fingerprint: str, complex: Any = None) -> torch.Tensor:
-    key = id(t)
-    ref = weakref.ref(t, lambda _, key=key: _ORIGIN.pop(key, None))
-    _ORIGIN[key] = (ref, fingerprint, None if complex is None else weakref.ref(complex))
-    return t
-
-
-# ids of the tagged operators that are symmetric (the Laplacians): the kernel skips its check
-_SYMMETRIC: dict[int, weakref.ref] = {}
-
-
-def _tag_symmetric(t: torch.Tensor) -> torch.Tensor:
-    key = id(t)
-    _SYMMETRIC[key] = weakref.ref(t, lambda _, key=key: _SYMMETRIC.pop(key, None))
-    return t
-
-
-def operator_symmetric(t: Any) -> bool:
-    """``True`` for a Laplacian made by :meth:`OperatorsMixin.operator` (symmetric by
-    construction), while it is alive; ``False`` otherwise (unknown)."""
-    ref = _SYMMETRIC.get(id(t))
-    return ref is not None and ref() is t
-
-
-def operator_complex(t: Any) -> Any:
-    """The complex (:class:`~topo_contrastive.ComplexOperators`) that made the torch
-    operator ``t``, while it is alive, or ``None`` (another tensor, or a copy)."""
-    entry = _ORIGIN.get(id(t))
-    if entry is None or entry[0]() is not t or entry[2] is None:
-        return None
-    return entry[2]()
-
-
-def tag_batch(t: torch.Tensor, sizes: list[int] | tuple[int, ...]) -> torch.Tensor:
-    """Record that the operator ``t`` is block-diagonal with blocks of ``sizes`` (one per
-    sample of a batch of complexes); returns ``t``."""
-    key = id(t)
-    ref = weakref.ref(t, lambda _, key=key: _BLOCKS.pop(key, None))
-    _BLOCKS[key] = (ref, tuple(int(s) for s in sizes))
-    return t
-
-
-def operator_blocks(t: Any) -> tuple[int, ...] | None:
-    """The block sizes recorded by :func:`tag_batch` for the operator ``t`` (``None``: not
-    the operator of a batch, or a copy)."""
-    entry = _BLOCKS.get(id(t))
-    if entry is None or entry[0]() is not t:
-        return None
-    return entry[1]
-
-
-def operator_fingerprint(t: Any) -> str | None:
-    """The :meth:`~topo_contrastive.ComplexOperators.fingerprint` of the complex that
-    made the torch operator ``t`` (:meth:`OperatorsMixin.operator`,
-    :meth:`OperatorsMixin.laplacians`), or ``None`` when unknown (another tensor, or a copy)."""
-    entry = _ORIGIN.get(id(t))
-    if entry is None or entry[0]() is not t:
-        return None
-    return entry[1]
+__all__ = ["MAX_RANK", "OPERATORS", "OperatorsMixin"]
 
 #: Highest rank of a simplex the class stores.
 MAX_RANK = 3
@@ -290,10 +211,7 @@ class OperatorsMixin:
                 size=m.shape,
                 check_invariants=False,
             )
-            t = t if device is None else t.to(device=device)
-            if name.startswith("L"):
-                _tag_symmetric(t)
-            return _tag(t, self.fingerprint(), self)
+            return t if device is None else t.to(device=device)
         if layout == torch.sparse_coo:
             c = m.tocoo()
             idx = torch.from_numpy(np.stack([c.row, c.col]).astype(np.int64))
@@ -304,10 +222,7 @@ class OperatorsMixin:
                 is_coalesced=True,
                 check_invariants=False,
             )
-            t = t if device is None else t.to(device=device)
-            if name.startswith("L"):
-                _tag_symmetric(t)
-            return _tag(t, self.fingerprint(), self)
+            return t if device is None else t.to(device=device)
         raise ValueError(f"`layout` must be torch.sparse_csr or torch.sparse_coo, got {layout}")
 
     def laplacians(
@@ -315,15 +230,16 @@ class OperatorsMixin:
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float32,
         rank: int = 1,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``(L_down, L_up)`` of rank ``rank`` as coalesced torch sparse COO tensors
-        ``[N_k, N_k]``, built once per device, dtype and rank and then returned as they are
-        (so that the layers' operator cache, keyed by the tensors, is reused across calls).
+    ) -> Laplacians:
+        """The :class:`~topo_contrastive.complex.Laplacians` of rank ``rank``: coalesced torch
+        sparse COO ``[N_k, N_k]`` operators with this complex, built once per device, dtype
+        and rank and then returned as they are (so that what the layers prepare on the value
+        is reused across calls).
 
-        Convenience for :class:`topo_contrastive.nn.SCNNConv`'s ``forward``: the filter of
-        signals on the simplices of rank k uses
+        The filter of signals on the simplices of rank k uses
         :math:`(\\mathbf{L}_{k,\\downarrow}, \\mathbf{L}_{k,\\uparrow})` (rank 0:
         ``(0, L0)``; rank 2: ``(B2^T B2, B3 B3^T)``, the latter zero without tetrahedra).
+        It unpacks as the pair: ``L_down, L_up = ops.laplacians()``.
 
         Args:
             device: target device (default CPU).
@@ -336,12 +252,12 @@ class OperatorsMixin:
         if rank == 1 and not isinstance(rank, bool):
             names = ("L_down", "L_up")
         else:
-            k = self.check_rank(rank)
-            names = (f"L{k}_down", f"L{k}_up")
+            rank = self.check_rank(rank)
+            names = (f"L{rank}_down", f"L{rank}_up")
         place = torch.device("cpu" if check_device(device) is None else device)
         key = (str(place), dtype, names[0])
         cache = self.__dict__.setdefault("_laplacian_pairs", {})
         if key not in cache:
-            cache[key] = tuple(self.operator(n, device=device, dtype=dtype) for n in names)
+            pair = (self.operator(n, device=device, dtype=dtype) for n in names)
+            cache[key] = Laplacians(*pair, complex=self, rank=int(rank), symmetric=True)
         return cache[key]
-

@@ -14,7 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.complex._operators import tag_batch
+from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.data._layouts import (
     _INCIDENCE_KEYS,
     SHARED_MARK,
@@ -29,9 +29,6 @@ __all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 RANKS = (0, 1, 2)
 _INCIDENCES = ("incidence_1", "incidence_2")
 _WORDS = ("nodes", "edges", "2-cells")
-#: Per-row attributes whose tensors record their samples' row counts when read
-#: (``ComplexData._tag_rows``): the Hodge parts that the loss splits by sample.
-_ROW_TAGGED = frozenset({"hodge_parts"})
 #: The attributes the cached operators are built from (a change drops the caches).
 _CACHE_KEYS = (*_INCIDENCE_KEYS, "cell_counts")
 
@@ -178,36 +175,6 @@ class ComplexData(Data):
         if self.__dict__.get("_cache_key") != key:
             self._drop_caches()
             self.__dict__["_cache_key"] = key
-
-    # ------------------------------------------------------------------ row tags
-    def __getattr__(self, key: str) -> Any:
-        value = super().__getattr__(key)
-        if key in _ROW_TAGGED:
-            self._tag_rows(value)
-        return value
-
-    def __getitem__(self, key: str) -> Any:
-        value = super().__getitem__(key)
-        if key in _ROW_TAGGED:
-            self._tag_rows(value)
-        return value
-
-    def _tag_rows(self, value: Any) -> None:
-        """Record on a per-row tensor of samples with their own complexes (the batch's
-        ``hodge_parts``) the number of rows of each sample, so that
-        :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE` tells the samples apart
-        without a batch vector."""
-        store = self.__dict__.get("_store")
-        if not isinstance(value, Tensor) or store is None or "cell_counts" not in store:
-            return
-        if "incidence_1_index" not in store:  # on the shared complex: equal blocks
-            return
-        counts = store["cell_counts"].reshape(-1, 3)
-        for rank in (1, 0, 2):
-            sizes = counts[:, rank]
-            if value.dim() >= 1 and int(value.shape[0]) == int(sizes.sum()):
-                tag_batch(value, sizes.tolist())
-                return
 
     # ------------------------------------------------------------------ PyG collation
     def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
@@ -435,11 +402,11 @@ class ComplexData(Data):
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float32,
         rank: int = 1,
-    ) -> tuple[Tensor, Tensor]:
-        r""":math:`(\mathbf{L}_{k,\downarrow}, \mathbf{L}_{k,\uparrow})` of the sample or
-        the batch (block-diagonal), torch sparse COO ``[sum N_k, sum N_k]``, cached per
-        device, dtype and rank. The operators know the block sizes of their samples
-        (:class:`~topo_contrastive.nn.SCNN` checks its ``batch`` vector against them).
+    ) -> Laplacians:
+        r"""The :class:`~topo_contrastive.complex.Laplacians` of rank ``rank`` of the sample
+        or the batch: torch sparse COO ``[sum N_k, sum N_k]`` (block-diagonal), with the
+        offsets ``ptr`` of the samples' blocks and the (assembled) complex; cached per device,
+        dtype and rank until the incidences change.
 
         Args:
             device: target device (default: that of ``cell_counts``).
@@ -458,8 +425,9 @@ class ComplexData(Data):
         if key not in cache:
             ops = self.complex()
             L = ops.laplacians(device=device, dtype=dtype, rank=rank)
-            sizes = self.num_cells(rank).tolist()
-            cache[key] = tuple(tag_batch(t, sizes) for t in L)
+            sizes = self.num_cells(rank).cpu()
+            ptr = torch.cat([sizes.new_zeros(1), sizes.cumsum(0)])
+            cache[key] = Laplacians(*L, ptr=ptr, complex=ops, rank=L.rank, symmetric=True)
         return cache[key]
 
     def validate(self) -> ComplexData:

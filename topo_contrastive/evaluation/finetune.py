@@ -183,7 +183,7 @@ class _Model(nn.Module):
 
     def logits(self, x: Tensor, batch: Tensor) -> Tensor:
         """``x`` ``[B * N1, 1]`` flows with their batch vector ``[B * N1]`` -> ``[B, classes]``."""
-        return self.head(self.encoder(x, *self.laplacians, batch))
+        return self.head(self.encoder(x, self.laplacians, batch))
 
 
 def _make_head(kind: str, width: int, classes: int) -> nn.Module:
@@ -238,7 +238,7 @@ class _Run:
         for lo in range(0, self.data.num_samples, 256):
             idx = range(lo, min(lo + 256, self.data.num_samples))
             x, rows = self.data.signal_batch(idx, self.dev)  # [b * N1, 1], [b * N1]
-            out.append(enc(x, *self.model.laplacians, rows))
+            out.append(enc(x, self.model.laplacians, rows))
         return torch.cat(out)  # [S, D]
 
     def _logits(self, idx: Tensor) -> Tensor:

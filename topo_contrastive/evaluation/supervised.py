@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -80,10 +81,8 @@ class _Classifier(nn.Module):
         self.encoder = build_encoder(config, data.hodge)
         self.linear = nn.Linear(self.encoder.out_channels, num_classes)
 
-    def forward(
-        self, x: torch.Tensor, L_down: torch.Tensor, L_up: torch.Tensor, batch: torch.Tensor
-    ) -> torch.Tensor:
-        return self.linear(self.encoder(x, L_down, L_up, batch))  # [B, classes]
+    def forward(self, x: torch.Tensor, laplacians: Any, batch: torch.Tensor) -> torch.Tensor:
+        return self.linear(self.encoder(x, laplacians, batch))  # [B, classes]
 
 
 def train_supervised(
@@ -137,7 +136,7 @@ def train_supervised(
         torch.manual_seed(seed)
         model = _Classifier(config, num_classes, data)
     model.to(dev)
-    L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
+    laplacians = data.complex.laplacians(device=dev, rank=data.rank)
     optimizer = make_optimizer(model.parameters(), config)
     gen = torch.Generator().manual_seed(seed)
     labels = data.labels
@@ -147,7 +146,7 @@ def train_supervised(
         model.eval()
         with torch.no_grad():
             x, rows = data.signal_batch(idx, dev)  # [n * N1, 1], [n * N1]
-            logits = model(x, L_down, L_up, rows).cpu()
+            logits = model(x, laplacians, rows).cpu()
         model.train()
         y = labels[torch.as_tensor(idx)]
         acc = float((logits.argmax(dim=1) == y).float().mean())
@@ -163,7 +162,7 @@ def train_supervised(
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
         train_acc = _train_epoch(
-            model, optimizer, order, data, labels, (L_down, L_up), dev, config, epoch
+            model, optimizer, order, data, labels, laplacians, dev, config, epoch
         )
         train_history.append(train_acc)
         if train_acc > best_train:
@@ -218,7 +217,7 @@ def _train_epoch(
     order: torch.Tensor,
     data: ExperimentData,
     labels: torch.Tensor,
-    laplacians: tuple[torch.Tensor, torch.Tensor],
+    laplacians: Any,
     dev: torch.device,
     config: ExperimentConfig,
     epoch: int,
@@ -229,12 +228,11 @@ def _train_epoch(
     Raises:
         ValueError: a non-finite loss.
     """
-    L_down, L_up = laplacians
     correct = 0
     for lo in range(0, order.numel(), config.batch_size):
         idx = order[lo : lo + config.batch_size]
         x, rows = data.signal_batch(idx, dev)  # [B * N1, 1], [B * N1]
-        logits = model(x, L_down, L_up, rows)
+        logits = model(x, laplacians, rows)
         target = labels[idx].to(dev)
         loss = nn.functional.cross_entropy(logits, target)
         optimizer.zero_grad(set_to_none=True)

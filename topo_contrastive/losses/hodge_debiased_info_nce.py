@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from topo_contrastive.complex._operators import operator_blocks
 from topo_contrastive.losses._nt_xent import (
     Pool,
     check_gather,
@@ -74,12 +73,9 @@ def _blocks(parts: Tensor, batch_size: int) -> int:
     return rows // batch_size
 
 
-def _check_batch(
-    batch: object, parts: Tensor, num: int, blocks: tuple[int, ...] | None
-) -> Tensor:
+def _check_batch(batch: object, parts: Tensor, num: int) -> Tensor:
     """The batch vector ``[sum N1]`` of ``parts``: integer (not bool), one entry per row,
-    values in ``[0, B)`` and every one of the ``B`` samples owning rows (and, for the
-    parts of a ``ComplexData`` batch, the rows of its samples)."""
+    values in ``[0, B)`` and every one of the ``B`` samples owning rows."""
     if not isinstance(batch, Tensor):
         raise TypeError(
             f"`batch` must be an integer tensor [sum N1] (data.batch_1), got "
@@ -113,26 +109,7 @@ def _check_batch(
             f"samples of `z1`/`z2` (it names {num - empty.numel()} samples): every "
             "embedding needs the rows of its flow"
         )
-    if blocks is not None and tuple(owned.tolist()) != tuple(blocks):
-        raise ValueError(
-            f"`batch` gives the samples {owned.tolist()[:6]}{'...' if num > 6 else ''} rows "
-            f"but `hodge_parts` holds samples of {list(blocks[:6])}"
-            f"{'...' if len(blocks) > 6 else ''} rows: the batch vector of another batch"
-        )
     return batch
-
-
-def _batch_of_blocks(blocks: tuple[int, ...], parts: Tensor, num: int) -> Tensor:
-    """The batch vector of the ``hodge_parts`` of a ``ComplexData`` batch (samples with
-    their own complexes, ``blocks`` rows each)."""
-    if len(blocks) != num:
-        raise ValueError(
-            f"`hodge_parts` holds the rows of {len(blocks)} samples on their own complexes "
-            f"but `z1`/`z2` hold B = {num} embeddings: pass the parts and embeddings of one "
-            "batch"
-        )
-    sizes = torch.tensor(blocks, device=parts.device)
-    return torch.arange(num, device=parts.device).repeat_interleave(sizes)
 
 
 class HodgeDebiasedInfoNCE(nn.Module):
@@ -152,14 +129,12 @@ class HodgeDebiasedInfoNCE(nn.Module):
     with :math:`s_{im}^{(av)} = \cos(\mathbf{z}_i^{(a)}, \mathbf{z}_m^{(v)}) / \tau`. A zero
     weight removes that negative; all weights one give exactly
     :class:`~topo_contrastive.losses.InfoNCE`; no gradient flows into the weights. The Hodge
-    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. With ``batch`` (samples on
-    different complexes) the weights compare the samples' energy fractions
-    (:func:`~topo_contrastive.losses.hodge_energy_weights`); the ``hodge_parts`` of a
-    :class:`~topo_contrastive.data.ComplexData` batch (read from the batch, not a copy)
-    know the rows of their samples, so they get the same weights without ``batch``. Any
-    other ``hodge_parts`` without ``batch`` are ``B`` equal blocks on one shared complex and
-    the weights are the paper's: pass ``batch`` for the parts of different complexes
-    whenever they are a copy (``.to(device)``, ``.double()``). ``gather_distributed=True``
+    parts come as a batch's ``hodge_parts`` ``[sum N1, 3]``. Without ``batch`` they are
+    ``B`` equal blocks on one shared complex and the weights are the paper's; with ``batch``
+    (samples on different complexes: pass ``batch.batch_1`` of a
+    :class:`~topo_contrastive.data.ComplexData` batch) the weights compare the samples'
+    energy fractions (:func:`~topo_contrastive.losses.hodge_energy_weights`), which are
+    comparable across complexes. ``gather_distributed=True``
     gathers embeddings and parts from all ranks, as for InfoNCE. Design notes:
     docs/design.md §2.4-2.5, §6.3 and §7.6.
 
@@ -195,8 +170,7 @@ class HodgeDebiasedInfoNCE(nn.Module):
             ``weights``; ``hodge_parts`` of another shape than ``[sum N1, 3]`` (e.g.
             ``[3, B, N1]``); rows not in ``B`` equal blocks (without ``batch``); a ``batch``
             that is not ``[sum N1]``, has values outside ``[0, B)``, leaves a sample without
-            rows, or does not fit the samples of a ``ComplexData`` batch's ``hodge_parts``;
-            such parts of another number of samples than ``B``; ``weights`` of the wrong
+            rows; ``weights`` of the wrong
             shape, negative, or with an anchor whose negatives all have weight 0.
 
     Example:
@@ -258,12 +232,9 @@ class HodgeDebiasedInfoNCE(nn.Module):
         if batch is not None and hodge_parts is None:
             raise ValueError("`batch` is the batch vector of `hodge_parts`; it needs them")
         if hodge_parts is not None:
-            blocks = operator_blocks(hodge_parts)  # a ComplexData batch's parts know them
             parts = _check_parts(hodge_parts).detach()
             if batch is not None:
-                batch = _check_batch(batch, parts, pool.batch_size, blocks)
-            elif blocks is not None:  # samples on their own complexes: their rows
-                batch = _batch_of_blocks(blocks, parts, pool.batch_size)
+                batch = _check_batch(batch, parts, pool.batch_size)
             if batch is not None or self.similarity == "energy":
                 w = self._energy_weights(parts, batch, pool)
             else:
@@ -300,8 +271,8 @@ class HodgeDebiasedInfoNCE(nn.Module):
         if batch is not None and self.similarity == "cosine":
             raise ValueError(
                 "similarity='cosine' compares the Hodge parts edge by edge, which needs one "
-                "shared complex; a batch of different complexes (given `batch`, or the "
-                "`hodge_parts` of a ComplexData batch) needs similarity='auto' or 'energy'"
+                "shared complex; a batch of different complexes (given `batch`) needs "
+                "similarity='auto' or 'energy'"
             )
         if batch is None:  # one shared complex, energy similarity asked for
             n1 = _blocks(parts, pool.batch_size)

@@ -27,13 +27,13 @@ order.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from torch import Tensor
+
+from topo_contrastive.complex.laplacians import Laplacians
 
 __all__ = ["MIN_EDGES", "Order", "locality_order", "permute_edges", "permute_operator"]
 
@@ -47,17 +47,19 @@ class Order:
     Attributes:
         perm: ``int64 [N1]``; new edge ``i`` is old edge ``perm[i]``.
         inverse: ``int64 [N1]``; old edge ``j`` is new edge ``inverse[j]``.
-        L_down, L_up: the operators in the new numbering (``None`` where not given).
+        laplacians: the operators in the new numbering.
     """
 
-    __slots__ = ("L_down", "L_up", "inverse", "perm")
+    __slots__ = ("inverse", "laplacians", "perm")
 
-    def __init__(self, perm: Tensor, L_down: Tensor | None, L_up: Tensor | None) -> None:
+    def __init__(self, perm: Tensor, laplacians: Laplacians) -> None:
         self.perm = perm
         self.inverse = torch.empty_like(perm)
         self.inverse[perm] = torch.arange(perm.numel(), device=perm.device)
-        self.L_down = None if L_down is None else permute_operator(L_down, self.inverse)
-        self.L_up = None if L_up is None else permute_operator(L_up, self.inverse)
+        down, up = (None if L is None else permute_operator(L, self.inverse) for L in laplacians)
+        self.laplacians = Laplacians(
+            down, up, rank=laplacians.rank, symmetric=laplacians.symmetric
+        )
 
 
 def _gather_rows(x: Tensor, index: Tensor) -> Tensor:
@@ -108,33 +110,23 @@ def _pattern(L: Tensor) -> sp.csr_matrix:
     return sp.csr_matrix((ones, (row, col)), shape=tuple(coo.shape))
 
 
-# (id(L_down), id(L_up)) -> (weakrefs, versions, Order); an entry dies with either operator
-_CACHE: dict[tuple[int, int], tuple[tuple, tuple, Order]] = {}
-
-
-def locality_order(L_down: Tensor | None, L_up: Tensor | None) -> Order | None:
-    """The cached :class:`Order` of a pair of operators, or ``None`` where nothing is
-    reordered: both ``None``, fewer than :data:`MIN_EDGES` edges, or not on the CPU.
+def locality_order(laplacians: Laplacians) -> Order | None:
+    """The :class:`Order` of the operators of ``laplacians`` (kept on the value), or ``None``
+    where nothing is reordered: fewer than :data:`MIN_EDGES` edges, or not on the CPU.
 
     The order is the reverse Cuthill-McKee permutation of the symmetrised pattern of
-    ``L_down + L_up``; it is computed once per pair of operator objects (and in-place
-    versions) and dropped when either operator is.
+    ``L_down + L_up``; it is computed once per value (and in-place versions).
     """
-    given = [L for L in (L_down, L_up) if L is not None]
-    if not given:
+    if laplacians.num_cells < MIN_EDGES or laplacians.device.type != "cpu":
         return None
-    n1 = given[0].shape[0]
-    if n1 < MIN_EDGES or given[0].device.type != "cpu":
-        return None
-    key = (id(L_down), id(L_up))
-    versions = tuple(-1 if L is None else L._version for L in (L_down, L_up))
-    entry = _CACHE.get(key)
-    if entry is not None:
-        refs, old_versions, order = entry
-        alive = all((r is None and L is None) or (r is not None and r() is L)
-                    for r, L in zip(refs, (L_down, L_up), strict=True))
-        if alive and old_versions == versions:
-            return order
+    cache = laplacians.cache
+    if "locality_order" not in cache:
+        cache["locality_order"] = _order(laplacians)
+    return cache["locality_order"]
+
+
+def _order(laplacians: Laplacians) -> Order | None:
+    given = [L for L in laplacians if L is not None]
     if not all(bool(torch.isfinite(L.detach().to_sparse_coo().coalesce().values()).all())
                for L in given):
         return None  # the plain path refuses the operator, with positions in its own numbering
@@ -143,11 +135,4 @@ def locality_order(L_down: Tensor | None, L_up: Tensor | None) -> Order | None:
         pattern = pattern + _pattern(L)
     pattern = (pattern + pattern.T).tocsr()
     perm = np.ascontiguousarray(reverse_cuthill_mckee(pattern, symmetric_mode=True))
-    order = Order(torch.from_numpy(perm.astype(np.int64)), L_down, L_up)
-
-    def drop(_: object, key: tuple[int, int] = key) -> None:
-        _CACHE.pop(key, None)
-
-    refs = tuple(None if L is None else weakref.ref(L, drop) for L in (L_down, L_up))
-    _CACHE[key] = (refs, versions, order)
-    return order
+    return Order(torch.from_numpy(perm.astype(np.int64)), laplacians)

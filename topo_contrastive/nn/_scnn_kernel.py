@@ -37,7 +37,6 @@ The accumulation order is fixed, so results are deterministic for a given chunk 
 from __future__ import annotations
 
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
@@ -47,16 +46,10 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from topo_contrastive.complex._operators import operator_symmetric
+from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn._locality import MIN_EDGES
 
-__all__ = [
-    "FUSED_ACTIVATIONS",
-    "chunk_samples",
-    "prepare_operator",
-    "scnn_layer",
-    "scnn_pair",
-]
+__all__ = ["FUSED_ACTIVATIONS", "chunk_samples", "prepare_operator", "scnn_layer", "scnn_pair"]
 
 # Below this size the largest eigenvalue is computed with a dense eigensolver
 # (an explicitly small-matrix path; ARPACK needs k < n and is slow for tiny n).
@@ -93,10 +86,6 @@ class Prepared:
             bd_t = bd if self.symmetric else block_diagonal(self.csr_t, b)
             out = self.blocks[b] = (bd, bd_t)
         return out
-
-
-# id(operator) -> (weakref to operator, operator._version, {normalize: Prepared})
-_CACHE: dict[int, tuple[weakref.ref, int, dict[bool, Prepared]]] = {}
 
 
 def _csr(L: Tensor) -> Tensor:
@@ -158,58 +147,55 @@ def largest_eigenvalue(m: sp.csr_matrix) -> float:
     return float(np.abs(val[0]))
 
 
-def prepare_operator(L: Tensor, normalize: bool, name: str = "L") -> Prepared:
-    """CSR form (and transpose) of ``L``, scaled by ``1 / lambda_max`` if ``normalize``.
+def prepare_operator(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
+    """The CSR form (and transpose) of the operator ``side`` (``"down"`` or ``"up"``) of
+    ``laplacians``, scaled by ``1 / lambda_max`` if ``normalize``.
 
-    Computed once per operator object (and in-place version) and cached; the cache
-    entry dies with the operator. The operator's values are checked to be finite when the
-    entry is made (one ``isfinite`` over the sparse values, once per object and version:
-    nothing on the hot path).
+    Computed once per value (and in-place version) and kept on it
+    (:attr:`Laplacians.cache <topo_contrastive.complex.Laplacians.cache>`). The operator's
+    values are checked to be finite then (one ``isfinite`` over the sparse values, once per
+    value: nothing on the hot path); its symmetry is checked unless ``laplacians`` says.
 
     Raises:
-        ValueError: ``L`` holds NaN or inf values (the message names it as ``name``).
+        ValueError: the operator holds NaN or inf values (the message names it).
     """
-    key = id(L)
-    entry = _CACHE.get(key)
-    if entry is None or entry[0]() is not L or entry[1] != L._version:
-        ref = weakref.ref(L, lambda _, key=key: _CACHE.pop(key, None))
-        entry = (ref, L._version, {})
-        _CACHE[key] = entry
-    per_flag = entry[2]
-    if normalize not in per_flag:
-        if normalize:
-            from topo_contrastive.nn import _scnn_kernel as module  # patchable in tests
+    cache, key = laplacians.cache, ("prepared", side, normalize)
+    if key not in cache:
+        cache[key] = _prepare(laplacians, side, normalize)
+    return cache[key]
 
-            base = prepare_operator(L, False, name)  # checks the values first
-            lam = module.largest_eigenvalue(to_scipy(L))
-            if lam > 0:
-                csr = base.csr * (1.0 / lam)
-                csr_t = csr if base.symmetric else base.csr_t * (1.0 / lam)
-            else:  # the zero operator (e.g. L_up of a complex without triangles)
-                csr, csr_t = base.csr, base.csr_t
-            per_flag[True] = Prepared(_csr(csr), _csr(csr_t), lam)
-        else:
-            coo = L.detach().to_sparse_coo().coalesce()
-            finite = torch.isfinite(coo.values())
-            if not bool(finite.all()):
-                bad = int((~finite).sum())
-                at = coo.indices()[:, int((~finite).nonzero()[0, 0])].tolist()
-                raise ValueError(
-                    f"`{name}` holds {bad} NaN or inf value(s) (first at row {at[0]}, column "
-                    f"{at[1]}); an operator must be finite (build it with "
-                    "ComplexOperators.laplacians())"
-                )
-            csr = _csr(L.detach())
-            if operator_symmetric(L):  # a Laplacian of the library: symmetric by construction
-                csr_t = csr
-            else:
-                coo_t = coo.t().coalesce()
-                symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(
-                    coo.values(), coo_t.values()
-                )
-                csr_t = csr if symmetric else _csr(coo_t)
-            per_flag[False] = Prepared(csr, csr_t, None)
-    return per_flag[normalize]
+
+def _prepare(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
+    L, name = getattr(laplacians, side), f"L_{side}"
+    if normalize:
+        from topo_contrastive.nn import _scnn_kernel as module  # patchable in tests
+
+        base = prepare_operator(laplacians, side, False)  # checks the values first
+        lam = module.largest_eigenvalue(to_scipy(L))
+        if lam > 0:
+            csr = base.csr * (1.0 / lam)
+            csr_t = csr if base.symmetric else base.csr_t * (1.0 / lam)
+        else:  # the zero operator (e.g. L_up of a complex without triangles)
+            csr, csr_t = base.csr, base.csr_t
+        return Prepared(_csr(csr), _csr(csr_t), lam)
+    coo = L.detach().to_sparse_coo().coalesce()
+    finite = torch.isfinite(coo.values())
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        at = coo.indices()[:, int((~finite).nonzero()[0, 0])].tolist()
+        raise ValueError(
+            f"`{name}` holds {bad} NaN or inf value(s) (first at row {at[0]}, column "
+            f"{at[1]}); an operator must be finite (build it with "
+            "ComplexOperators.laplacians())"
+        )
+    csr = _csr(L.detach())
+    if laplacians.symmetric:  # a Laplacian of the library: symmetric by construction
+        return Prepared(csr, csr, None)
+    coo_t = coo.t().coalesce()
+    symmetric = torch.equal(coo.indices(), coo_t.indices()) and torch.equal(
+        coo.values(), coo_t.values()
+    )
+    return Prepared(csr, csr if symmetric else _csr(coo_t), None)
 
 
 # ---------------------------------------------------------------------- chunking

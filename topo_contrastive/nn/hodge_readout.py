@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
-from topo_contrastive.complex import ComplexOperators
+from topo_contrastive.complex import ComplexOperators, Laplacians
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis
 from topo_contrastive.utils.checks import check_bool, check_finite, check_int
@@ -246,8 +246,7 @@ class HodgeReadout(torch.nn.Module):
         self,
         H: Tensor,
         batch: Tensor | None = None,
-        L_down: Tensor | None = None,
-        L_up: Tensor | None = None,
+        laplacians: Laplacians | None = None,
         size: int | None = None,
         edge_perm: Tensor | None = None,
     ) -> Tensor:
@@ -258,8 +257,9 @@ class HodgeReadout(torch.nn.Module):
                 basis-free readout also ``[sum N1, C]`` of a batch of complexes.
             batch: the basis-free readout's batch vector ``[sum N1]`` of a batch of
                 complexes (``None``: the layouts on one complex).
-            L_down, L_up: the basis-free readout's operators (required there; ignored
-                otherwise).
+            laplacians: the basis-free readout's operators, a
+                :class:`~topo_contrastive.complex.Laplacians` or a pair ``(L_down, L_up)``
+                (required there; ignored otherwise).
             size: the number of samples of ``batch`` (default ``batch.max() + 1``).
             edge_perm: ``int64 [N1]``: ``H``'s edges are renumbered, its edge ``i`` being
                 the complex's edge ``edge_perm[i]`` (the harmonic basis is gathered to
@@ -277,7 +277,7 @@ class HodgeReadout(torch.nn.Module):
                 + (f" of dtype {H.dtype}" if isinstance(H, Tensor) else "")
             )
         if self.basis_free:
-            return self._basis_free(H, batch, L_down, L_up, size)
+            return self._basis_free(H, batch, laplacians, size)
         if edge_perm is not None and self.energies:
             raise ValueError("`edge_perm` is not supported with energies=True")
         n1, nk = self.num_edges, f"N{self.rank}"
@@ -337,24 +337,24 @@ class HodgeReadout(torch.nn.Module):
         self,
         H: Tensor,
         batch: Tensor | None,
-        L_down: Tensor | None,
-        L_up: Tensor | None,
+        laplacians: Laplacians | None,
         size: int | None,
     ) -> Tensor:
         """``[pool ; h^T L_down h / N1 ; h^T L_up h / N1]`` per sample and channel."""
         from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
-        if L_down is None or L_up is None:
-            raise ValueError(
-                "the basis-free HodgeReadout (hodge=None) computes its energies from the "
-                "operators: call it with L_down and L_up (the SCNN passes its own)"
-            )
+        from topo_contrastive.nn._inputs import as_laplacians
         from topo_contrastive.nn._scnn_kernel import prepare_operator
 
-        n = int(L_down.shape[0])
-        # the CSR forms the layers prepared (cached per operator object)
-        Ld = prepare_operator(L_down, False, "L_down").csr
-        Lu = prepare_operator(L_up, False, "L_up").csr
+        if laplacians is None:
+            raise ValueError(
+                "the basis-free HodgeReadout (hodge=None) computes its energies from the "
+                "operators: call it with `laplacians` (the SCNN passes its own)"
+            )
+        L = as_laplacians(laplacians, (1, 1))
+        n = L.num_cells
+        # the CSR forms the layers prepared (kept on the Laplacians value)
+        Ld, Lu = (prepare_operator(L, side, False).csr for side in ("down", "up"))
         if batch is None:  # one complex: [N1, C], [B, N1, C] or [B*N1, C]
             if H.dim() == 2:
                 H = rows_to_samples(H, n, 1, "H", of=f"the operators' N1 = {n}")

@@ -6,12 +6,8 @@ import torch
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
-from topo_contrastive.complex._operators import operator_fingerprint
-from topo_contrastive.nn._complexes import (
-    blocks_of,
-    check_complexes_batch,
-    refuse_pooled_complexes,
-)
+from topo_contrastive.complex.laplacians import Laplacians
+from topo_contrastive.nn._inputs import as_laplacians, check_blocks_batch, edge_samples
 from topo_contrastive.nn._locality import Order, locality_order, permute_edges
 from topo_contrastive.nn._scnn_kernel import FUSED_ACTIVATIONS, scnn_pair
 from topo_contrastive.nn.hodge_readout import HodgeReadout
@@ -73,10 +69,12 @@ class SCNN(torch.nn.Module):
     Shapes:
         - **input:** ``x`` :math:`[N_1, C_{in}]`, :math:`[B, N_1, C_{in}]` or a PyG batch
           :math:`[B \cdot N_1, C_{in}]` with ``batch`` :math:`[B \cdot N_1]`
-          (``data.x_1``, ``data.batch_1``); ``L_down``, ``L_up`` sparse
-          :math:`[N_1, N_1]`. Many complexes: ``x`` :math:`[\sum_b N_{1,b}, C_{in}]`,
-          block-diagonal operators (``data.laplacians()``) and ``batch`` (required).
-          With ``in_channels == 1`` the channel dimension may be left out.
+          (``data.x_1``, ``data.batch_1``); ``laplacians`` a
+          :class:`~topo_contrastive.complex.Laplacians` of :math:`[N_1, N_1]` operators
+          (``complex.laplacians()``). Many complexes: ``x``
+          :math:`[\sum_b N_{1,b}, C_{in}]`, their ``data.laplacians()`` (block-diagonal,
+          with the samples' blocks) and ``batch`` (required). With ``in_channels == 1`` the
+          channel dimension may be left out.
         - **output:** :math:`[B, D]`, ``D =`` :attr:`out_channels`; a single sample gives
           :math:`[1, D]`. Device and dtype of ``x``.
 
@@ -91,9 +89,8 @@ class SCNN(torch.nn.Module):
 
     Example:
         >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
-        >>> L_down, L_up = ops.laplacians()
         >>> encoder = SCNN(in_channels=1, hidden_channels=64, num_layers=2)
-        >>> encoder(torch.randn(100, 3, 1), L_down, L_up).shape
+        >>> encoder(torch.randn(100, 3, 1), ops.laplacians()).shape
         torch.Size([100, 64])
     """
 
@@ -181,11 +178,7 @@ class SCNN(torch.nn.Module):
         return pooled
 
     def edge_embeddings(
-        self,
-        x: Tensor,
-        L_down: Tensor | None,
-        L_up: Tensor | None,
-        batch: Tensor | None = None,
+        self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None
     ) -> Tensor:
         """Per-edge features :math:`\\mathbf{X}_T` before the readout.
 
@@ -200,85 +193,48 @@ class SCNN(torch.nn.Module):
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
         x = self._add_channel_dim(x)
-        many = self._complexes(x, L_down, L_up, batch)
-        if many is not None:
-            return self._complex_rows(x, L_down, L_up)[1]
-        return self._input_and_edge_embeddings(x, L_down, L_up, batch)[1]
+        L = as_laplacians(laplacians, (self.K_down, self.K_up))
+        if self._blocks(x, L, batch) is not None:
+            return self._complex_rows(x, L)[1]
+        x3, h, order = self._layers(x, L, batch)
+        return h if order is None else permute_edges(h, order, back=True)
 
-    def _complexes(
-        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
-    ) -> int | None:
-        """The number of samples when ``x`` is a batch of different complexes (rows = the
-        size of the block-diagonal operators, with ``batch``), else ``None``.
+    def _blocks(self, x: Tensor, L: Laplacians | None, batch: Tensor | None) -> int | None:
+        """The number of samples where ``x`` ``[sum N1, C]`` is a batch of complexes (the
+        operators' blocks, pooled by ``batch``), else ``None``.
 
         Raises:
-            ValueError: such a batch of several samples without ``batch``; a ``batch`` that
-                does not fit the operators.
+            ValueError: such a batch of several samples without ``batch``, or a ``batch``
+                that does not fit the blocks.
         """
-        if not isinstance(x, Tensor):
+        if L is None or L.ptr is None or x.dim() != 2 or int(x.shape[0]) != L.num_cells:
             return None
-        active = tuple(
-            L for L, k in ((L_down, self.K_down), (L_up, self.K_up)) if k > 0 and L is not None
-        )
-        if not active or not isinstance(active[0], Tensor) or active[0].dim() != 2:
-            return None
-        if x.dim() != 2:
-            refuse_pooled_complexes(x, active)
-            return None
-        if int(active[0].shape[0]) != int(x.shape[0]):
-            return None
-        blocks = blocks_of(*active)
-        if batch is not None and blocks is None:
-            # operators of one complex that are not a batch's (no blocks) and N1 rows: one
-            # sample of that complex, whatever `batch` says (a chunk or the last batch of
-            # one sample); the layout checks of the one-complex path apply
-            return None
-        if batch is None:
-            if blocks is not None and len(blocks) > 1:
-                raise ValueError(
-                    f"`x` holds the edges of a batch of {len(blocks)} complexes (the operators "
-                    "are block-diagonal) but no `batch` vector was given: pass batch="
-                    "data.batch_1 so that the readout pools every sample on its own"
-                )
-            return None
-        return check_complexes_batch(batch, int(x.shape[0]), active)
+        if batch is None and L.num_blocks == 1:
+            return None  # one sample: the layouts on one complex
+        return check_blocks_batch(batch, L, self.check_finite)
 
-    def _complex_rows(
-        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
+    def _complex_rows(self, x: Tensor, L: Laplacians) -> tuple[Tensor, Tensor]:
         """The input ``[sum N1, C_in]`` and :math:`\\mathbf{X}_T` ``[sum N1, hidden]`` of a
         batch of complexes: the layers on the one block-diagonal complex."""
-        first = self.convs[0]
-        x3, _ = first._as_batched(x.unsqueeze(0), L_down, L_up, None)  # [1, sum N1, C_in]
-        return x3[0], self._stack(x3, L_down, L_up)[0]
-
-    def _input_and_edge_embeddings(
-        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        """The validated input ``[B, N1, C_in]`` and :math:`\\mathbf{X}_T` ``[B, N1, hidden]``."""
-        x3, h, order = self._layers(x, L_down, L_up, batch)
-        if order is not None:
-            x3, h = permute_edges(x3, order, back=True), permute_edges(h, order, back=True)
-        return x3, h
+        x3 = edge_samples(x, L, None, self.in_channels)  # [1, sum N1, C_in]
+        return x3[0], self._stack(x3, L)[0]
 
     def _layers(
-        self, x: Tensor, L_down: Tensor | None, L_up: Tensor | None, batch: Tensor | None
+        self, x: Tensor, L: Laplacians | None, batch: Tensor | None
     ) -> tuple[Tensor, Tensor, Order | None]:
         """The validated input and :math:`\\mathbf{X}_T`, both in the edge order the layers
         ran in, and that order (``None``: the complex's own; on large complexes on the CPU the
         layers run in a cache-friendly order, see ``nn/_locality.py``)."""
-        x = self._add_channel_dim(x)
-        first = self.convs[0]
-        x3, _ = first._as_batched(x, L_down, L_up, batch)  # [B, N1, C_in], validated
-        if self.check_finite:
+        x3 = edge_samples(x, L, batch, self.in_channels, self.check_finite)  # [B, N1, C_in]
+        if self.check_finite and not torch.compiler.is_compiling():
             check_finite(x3, "x")
-        order = locality_order(L_down, L_up)
+        order = None if L is None else locality_order(L)
         if order is not None:
             x3 = permute_edges(x3, order)  # [B, N1, C_in], new numbering
-            L_down, L_up = order.L_down, order.L_up
-        return x3, self._stack(x3, L_down, L_up), order
+            L = order.laplacians
+        return x3, self._stack(x3, L), order
 
-    def _stack(self, h: Tensor, L_down: Tensor | None, L_up: Tensor | None) -> Tensor:
+    def _stack(self, h: Tensor, L: Laplacians | None) -> Tensor:
         """The layers on a validated ``[B, N1, C_in]``: :math:`\\mathbf{X}_T`
         ``[B, N1, hidden]``."""
         fused = self.act in FUSED_ACTIVATIONS
@@ -286,15 +242,16 @@ class SCNN(torch.nn.Module):
         if fused and self.recompute_first_layer and self._pair_first(convs):
             # the first two layers as one kernel node that recomputes the narrow first
             # layer's output in the backward pass instead of keeping it (the same values)
-            ops = convs[0]._operators(L_down, L_up)
             one, two = convs[0], convs[1]
-            h = scnn_pair(h, (one.weight, one.bias), (two.weight, two.bias), ops, self.act)
+            h = scnn_pair(
+                h, (one.weight, one.bias), (two.weight, two.bias), one._operators(L), self.act
+            )
             convs = convs[2:]
         for conv in convs:
             if fused:  # the activation runs inside the layer's kernel
-                h = conv._propagate(h, L_down, L_up, act=self.act)  # [B, N1, hidden]
+                h = conv._propagate(h, L, act=self.act)  # [B, N1, hidden]
             else:
-                h = self.activation(conv._propagate(h, L_down, L_up))
+                h = self.activation(conv._propagate(h, L))
         return h
 
     @staticmethod
@@ -310,44 +267,42 @@ class SCNN(torch.nn.Module):
             p.requires_grad for p in (*a.parameters(), *b.parameters())
         )
 
-    def forward(
-        self,
-        x: Tensor,
-        L_down: Tensor | None,
-        L_up: Tensor | None,
-        batch: Tensor | None = None,
-    ) -> Tensor:
+    def forward(self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None) -> Tensor:
         """Return the embedding :math:`\\mathbf{h}` ``[B, out_channels]``.
 
         Args:
-            x: edge features ``[N1, C_in]``, ``[B, N1, C_in]``, or ``[B*N1, C_in]`` with
-                ``batch``; ``[N1]`` / ``[B*N1]`` when ``in_channels == 1``.
-            L_down: lower Laplacian, sparse ``[N1, N1]`` (``None`` allowed if ``K_down == 0``).
-            L_up: upper Laplacian, sparse ``[N1, N1]`` (``None`` allowed if ``K_up == 0``).
-            batch: ``[B*N1]`` sample index of each row of a 2-D (or 1-D) ``x``, or
+            x: edge features ``[N1, C_in]``, ``[B, N1, C_in]``, ``[B*N1, C_in]`` with
+                ``batch``, or ``[sum N1, C_in]`` of a batch of complexes with ``batch``;
+                ``[N1]`` / ``[B*N1]`` when ``in_channels == 1``.
+            laplacians: a :class:`~topo_contrastive.complex.Laplacians` (prepared once per
+                value) or a pair ``(L_down, L_up)`` of sparse tensors; a side whose order is
+                0 may be ``None``.
+            batch: the sample of each row of a 2-D (or 1-D) ``x`` (``data.batch_1``), or
                 ``None`` (default).
 
         Raises:
             TypeError, ValueError: see :meth:`SCNNConv.forward`.
         """
         x = self._add_channel_dim(x)
-        num_graphs = self._complexes(x, L_down, L_up, batch)
+        L = as_laplacians(laplacians, (self.K_down, self.K_up))
+        num_graphs = self._blocks(x, L, batch)
         if num_graphs is not None:
-            return self._forward_complexes(x, L_down, L_up, batch, num_graphs)
+            return self._forward_complexes(x, L, batch, num_graphs)
         perm = None
         if isinstance(self.readout, str):  # pooling ignores the edge order the layers ran in
-            x3, h, _ = self._layers(x, L_down, L_up, batch)  # [B, N1, hidden]
-        elif self._readout_renumbered():  # the readout takes the layers' order (no gather)
-            x3, h, order = self._layers(x, L_down, L_up, batch)
-            perm = None if order is None else order.perm
+            x3, h, _ = self._layers(x, L, batch)  # [B, N1, hidden]
         else:
-            x3, h = self._input_and_edge_embeddings(x, L_down, L_up, batch)
+            x3, h, order = self._layers(x, L, batch)
+            if order is not None and self._readout_renumbered():
+                perm = order.perm  # the readout takes the layers' order (no gather)
+            elif order is not None:
+                x3, h = permute_edges(x3, order, back=True), permute_edges(h, order, back=True)
         if self.input_skip:  # the input first: [B, N1, C_in + hidden]
             h = torch.cat([x3.to(h.dtype), h], dim=-1)
         if not isinstance(self.readout, str):
             if getattr(self.readout, "basis_free", False):
-                return self.readout(h, L_down=L_down, L_up=L_up)  # [B, D]
-            self._check_readout_complex(L_down, L_up)
+                return self.readout(h, laplacians=L)  # [B, D]
+            self._check_readout_complex(L)
             if perm is not None:
                 return self.readout(h, edge_perm=perm)  # [B, D]
             return self.readout(h)  # [B, D]
@@ -368,23 +323,18 @@ class SCNN(torch.nn.Module):
         )
 
     def _forward_complexes(
-        self,
-        x: Tensor,
-        L_down: Tensor | None,
-        L_up: Tensor | None,
-        batch: Tensor,
-        num_graphs: int,
+        self, x: Tensor, L: Laplacians, batch: Tensor, num_graphs: int
     ) -> Tensor:
         """The embeddings ``[B, D]`` of a batch of different complexes (pooled by ``batch``
         with PyG's global pools)."""
         from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
-        x_rows, h = self._complex_rows(x, L_down, L_up)  # [sum N1, C_in], [sum N1, hidden]
+        x_rows, h = self._complex_rows(x, L)  # [sum N1, C_in], [sum N1, hidden]
         if self.input_skip:
             h = torch.cat([x_rows.to(h.dtype), h], dim=-1)
         if not isinstance(self.readout, str):
             if getattr(self.readout, "basis_free", False):
-                return self.readout(h, batch=batch, L_down=L_down, L_up=L_up, size=num_graphs)
+                return self.readout(h, batch=batch, laplacians=L, size=num_graphs)
             raise ValueError(
                 f"the encoder's {type(self.readout).__name__} is tied to one complex and cannot "
                 "pool a batch of different complexes; use a basis-free readout (e.g. "
@@ -393,22 +343,19 @@ class SCNN(torch.nn.Module):
         pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
         return pool[self.readout](h, batch, size=num_graphs)  # [B, hidden]
 
-    def _check_readout_complex(self, L_down: Tensor | None, L_up: Tensor | None) -> None:
-        """Refuse operators made by another complex than the readout's (when both are known:
-        a readout with ``complex_fingerprint`` such as HodgeReadout, and operators from
-        :meth:`ComplexOperators.laplacians`)."""
+    def _check_readout_complex(self, L: Laplacians | None) -> None:
+        """Refuse operators of another complex than the readout's (when both are known: a
+        readout with ``complex_fingerprint`` such as HodgeReadout, and operators that carry
+        their complex)."""
         own = getattr(self.readout, "complex_fingerprint", None)
-        if own is None:
-            return
-        for name, L in (("L_down", L_down), ("L_up", L_up)):
-            origin = operator_fingerprint(L)
-            if origin is not None and origin != own:
-                raise ValueError(
-                    f"`{name}` comes from the complex with fingerprint {origin}, but the "
-                    f"encoder's {type(self.readout).__name__} was built on the complex with "
-                    f"fingerprint {own} (same N1 = {L.shape[0]} edges, other edges or "
-                    "triangles): build the readout on the complex of the data"
-                )
+        origin = None if L is None else L.fingerprint
+        if own is not None and origin is not None and origin != own:
+            raise ValueError(
+                f"the operators come from the complex with fingerprint {origin}, but the "
+                f"encoder's {type(self.readout).__name__} was built on the complex with "
+                f"fingerprint {own} (same N1 = {L.num_cells} edges, other edges or "
+                "triangles): build the readout on the complex of the data"
+            )
 
     def _add_channel_dim(self, x: Tensor) -> Tensor:
         if isinstance(x, Tensor) and x.dim() == 1:

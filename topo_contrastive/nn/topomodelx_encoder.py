@@ -3,14 +3,13 @@ r"""Any TopoModelX simplicial model as the encoder of the contrastive pipeline:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from topo_contrastive.complex._operators import operator_complex
-from topo_contrastive.nn._complexes import check_complexes_batch, refuse_pooled_complexes
+from topo_contrastive.complex.laplacians import Laplacians
+from topo_contrastive.nn._inputs import as_laplacians, check_blocks_batch
 from topo_contrastive.utils.checks import check_int
 
 __all__ = ["KINDS", "TopoModelXEncoder"]
@@ -64,7 +63,7 @@ def _check_widths(kind: str, kwargs: dict[str, Any]) -> None:
 
 class TopoModelXEncoder(torch.nn.Module):
     r"""A TopoModelX simplicial model (``SCNN``, ``SCCNN``, ``SAN``, ``SCN2``) behind the
-    interface of :class:`~topo_contrastive.nn.SCNN`: ``forward(x, L_down, L_up, batch)``
+    interface of :class:`~topo_contrastive.nn.SCNN`: ``forward(x, laplacians, batch)``
     returns one embedding per sample, ``[B, D]``, so it drops into the pipeline (views,
     projection head, losses) unchanged.
 
@@ -73,8 +72,8 @@ class TopoModelXEncoder(torch.nn.Module):
     the diagonal), so the model runs **once per batch**, never per sample, and its per-edge
     output is pooled per sample with PyG's global pooling over ``batch``. The other
     operators a model needs (:math:`\mathbf{B}_1`, :math:`\mathbf{B}_2`,
-    :math:`\mathbf{L}_0`, :math:`\mathbf{L}_2`, ...) come from the complex that made
-    ``L_down`` (:meth:`ComplexOperators.laplacians
+    :math:`\mathbf{L}_0`, :math:`\mathbf{L}_2`, ...) come from the complex the
+    :class:`~topo_contrastive.complex.Laplacians` carry (:meth:`ComplexOperators.laplacians
     <topo_contrastive.ComplexOperators.laplacians>` or :meth:`ComplexData.laplacians
     <topo_contrastive.data.ComplexData.laplacians>`). Models that take signals on nodes
     and 2-cells get the divergence :math:`\mathbf{B}_1\mathbf{x}` and the curl
@@ -128,15 +127,15 @@ class TopoModelXEncoder(torch.nn.Module):
         ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
         TypeError / ValueError: an unknown ``kind`` or ``readout``; an input width
             (``in_channels``, ``in_channels_all``, ``in_channels_k``) that is not an
-            integer >= 1; (``forward``) operators that do not come from a complex of the
-            library, the operators of a batch of several complexes without ``batch``
+            integer >= 1; (``forward``) ``laplacians`` without their complex (a pair of
+            tensors), the operators of a batch of several complexes without ``batch``
             (never one pooled embedding), or the errors of the batch layout (see
             :class:`~topo_contrastive.nn.SCNN`).
 
     Example:
         >>> encoder = TopoModelXEncoder("scnn", in_channels=1, hidden_channels=16,
         ...                             conv_order_down=1, conv_order_up=1)  # doctest: +SKIP
-        >>> z = encoder(batch.x_1, *batch.laplacians(), batch.batch_1)  # doctest: +SKIP
+        >>> z = encoder(batch.x_1, batch.laplacians(), batch.batch_1)  # doctest: +SKIP
     """
 
     def __init__(self, kind: str, readout: str = "mean", **model_kwargs: Any) -> None:
@@ -157,7 +156,6 @@ class TopoModelXEncoder(torch.nn.Module):
         if kind == "scn2":  # SCN2 keeps the widths: lift the three signals to them
             widths = [int(model_kwargs[f"in_channels_{k}"]) for k in range(3)]
             self.lifts = torch.nn.ModuleList(torch.nn.Linear(1, w) for w in widths)
-        self._cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.edge_channels = self._probe_width()  # D, the model's per-edge width
         self.out_channels = self.edge_channels * (2 if readout == "energies" else 1)
         self.reset_parameters()
@@ -172,9 +170,8 @@ class TopoModelXEncoder(torch.nn.Module):
         from topo_contrastive.complex import ComplexOperators
 
         ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
-        L = ops.laplacians()
         with torch.no_grad():
-            h = self._edge_features(torch.zeros(3, self._in_channels()), L[0], L[1], 1)
+            h = self._edge_features(torch.zeros(3, self._in_channels()), ops.laplacians(), 1)
         return int(h.shape[-1])
 
     def _in_channels(self) -> int:
@@ -186,32 +183,28 @@ class TopoModelXEncoder(torch.nn.Module):
         return int(kw["in_channels"])
 
     # ------------------------------------------------------------------ operators
-    def _operators(self, L_down: Tensor, times: int) -> dict[str, Tensor]:
-        ops = operator_complex(L_down)
+    def _operators(self, L: Laplacians, times: int) -> dict[str, Tensor]:
+        ops = L.complex
         if ops is None:
             raise ValueError(
-                "TopoModelXEncoder takes the other operators of its model from the complex "
-                "that made `L_down`: pass the operators of ComplexOperators.laplacians() "
-                "or ComplexData.laplacians() (not a copy)"
+                "TopoModelXEncoder takes the other operators of its model from the complex of "
+                "`laplacians`: pass ComplexOperators.laplacians() or ComplexData.laplacians() "
+                "(a Laplacians that carries its complex), not a pair of tensors"
             )
-        key = (times, L_down.dtype, str(L_down.device))
-        per = self._cache.setdefault(ops, {})
-        if key not in per:
-            names = ["B1", "B2", "L0", "L_down", "L_up", "L1", "L2", "L2_down", "L2_up"]
-            base = {
-                n: ops.operator(n, device=L_down.device, dtype=L_down.dtype) for n in names
-            }
-            per[key] = {n: _replicate(t, times) for n, t in base.items()}
-        return per[key]
 
-    def _edge_features(self, x: Tensor, L_down: Tensor, L_up: Tensor, times: int) -> Tensor:
+        cache, key = L.cache, ("topomodelx", times)
+        if key not in cache:
+            names = ["B1", "B2", "L0", "L_down", "L_up", "L1", "L2", "L2_down", "L2_up"]
+            base = {n: ops.operator(n, device=L.device, dtype=L.dtype) for n in names}
+            cache[key] = {n: _replicate(t, times) for n, t in base.items()}
+        return cache[key]
+
+    def _edge_features(self, x: Tensor, L: Laplacians, times: int) -> Tensor:
         """The model's per-edge output ``[rows, D]`` of ``x`` ``[rows, C]``."""
         model = self.model
         if self.kind == "scnn":
-            down = _replicate(L_down, times)
-            up = _replicate(L_up, times)
-            return model(x, down, up)
-        op = self._operators(L_down, times)
+            return model(x, _replicate(L.down, times), _replicate(L.up, times))
+        op = self._operators(L, times)
         x_0 = torch.mm(op["B1"], x)  # divergence of the flow
         x_2 = torch.mm(op["B2"].t(), x)  # curl of the flow
         if self.kind == "sccnn":
@@ -239,7 +232,7 @@ class TopoModelXEncoder(torch.nn.Module):
 
     # ------------------------------------------------------------------ forward
     def _layout(
-        self, x: Tensor, L_down: Tensor, L_up: Tensor, batch: Tensor | None
+        self, x: Tensor, L: Laplacians, batch: Tensor | None
     ) -> tuple[Tensor, Tensor, int, int]:
         """The rows ``[rows, C]`` of ``x``, their batch vector, the number of samples and
         how many times the operators repeat on the diagonal (``B`` flows on one complex)."""
@@ -247,28 +240,25 @@ class TopoModelXEncoder(torch.nn.Module):
             raise TypeError(f"`x` must be a floating tensor, got {type(x).__name__}")
         if x.dim() == 1:
             x = x.unsqueeze(-1)
-        if batch is None:  # never one embedding of several complexes
-            refuse_pooled_complexes(x, (L_down, L_up))
-        n1 = int(L_down.shape[0])
+        n1 = L.num_cells
         if x.dim() == 3:  # dense samples [B, N1, C] on one complex: PyG's rows and batch
             if batch is not None:
                 raise ValueError("`batch` is only used with a 2-D `x`")
+            if L.num_blocks > 1:
+                raise ValueError("a batch of complexes takes `x` [sum N1, C] with `batch`")
             num = int(x.shape[0])
             x = x.reshape(-1, x.shape[-1])
             batch = torch.arange(num, device=x.device).repeat_interleave(n1)
         rows = int(x.shape[0])
-        if batch is None:
-            if rows != n1:
-                raise ValueError(
-                    f"`x` has {rows} rows but the operators are [{n1}, {n1}]; for a PyG batch "
-                    "pass `batch`"
-                )
+        if rows == n1:
+            if L.num_blocks > 1 or (L.ptr is not None and batch is not None):
+                return x, batch, check_blocks_batch(batch, L), 1  # a batch of complexes
             return x, torch.zeros(rows, dtype=torch.long, device=x.device), 1, 1
-        if rows == n1:  # a batch of complexes: one block-diagonal complex
-            return x, batch, check_complexes_batch(batch, rows, (L_down, L_up)), 1
-        # B flows on one shared complex
-        if rows % n1:
-            raise ValueError(f"`x` has {rows} rows, not a multiple of the operators' N1 = {n1}")
+        if batch is None or rows % n1 or L.num_blocks > 1:  # else: B flows on one complex
+            raise ValueError(
+                f"`x` has {rows} rows but the operators are [{n1}, {n1}]; for a PyG batch of "
+                "flows on one complex pass `batch`"
+            )
         times = rows // n1
         expected = torch.arange(times, device=x.device).repeat_interleave(n1)
         if batch.shape != expected.shape or not torch.equal(batch.long(), expected):
@@ -276,11 +266,7 @@ class TopoModelXEncoder(torch.nn.Module):
         return x, batch, times, times
 
     def edge_embeddings(
-        self,
-        x: Tensor,
-        L_down: Tensor,
-        L_up: Tensor,
-        batch: Tensor | None = None,
+        self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None
     ) -> Tensor:
         """The model's per-edge output before the readout: ``[sum N1, D]`` on a batch of
         complexes (``x`` ``[sum N1, C]`` with ``batch``, one sample or more), ``[B, N1, D]``
@@ -290,31 +276,30 @@ class TopoModelXEncoder(torch.nn.Module):
         Raises:
             TypeError, ValueError: as :meth:`forward`.
         """
-        n1 = int(L_down.shape[0])
-        complexes = batch is not None and x.dim() <= 2 and int(x.shape[0]) == n1
-        rows, batch, num, times = self._layout(x, L_down, L_up, batch)
-        h = self._edge_features(rows, L_down, L_up, times)  # [rows, D]
+        L = as_laplacians(laplacians, (1, 1))
+        n1 = L.num_cells
+        complexes = L.ptr is not None and batch is not None and x.dim() <= 2 and (
+            int(x.shape[0]) == n1
+        )
+        rows, batch, num, times = self._layout(x, L, batch)
+        h = self._edge_features(rows, L, times)  # [rows, D]
         if complexes:
             return h  # [sum N1, D]: a batch of complexes (one sample or more)
         return h.reshape(times, n1, h.shape[-1])  # [B, N1, D]
 
-    def forward(
-        self,
-        x: Tensor,
-        L_down: Tensor,
-        L_up: Tensor,
-        batch: Tensor | None = None,
-    ) -> Tensor:
+    def forward(self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None) -> Tensor:
         """Return the embedding ``[B, out_channels]`` (see the class)."""
         from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
-        rows, batch, num, times = self._layout(x, L_down, L_up, batch)
-        h = self._edge_features(rows, L_down, L_up, times)  # [rows, D]
+        L = as_laplacians(laplacians, (1, 1))
+        rows, batch, num, times = self._layout(x, L, batch)
+        h = self._edge_features(rows, L, times)  # [rows, D]
         if self.readout == "energies":
             from topo_contrastive.nn.hodge_readout import HodgeReadout
 
-            down, up = _replicate(L_down, times), _replicate(L_up, times)
-            return HodgeReadout(None, pool="none", energies=True)(h, batch, down, up, size=num)
+            down, up = _replicate(L.down, times), _replicate(L.up, times)
+            energies = HodgeReadout(None, pool="none", energies=True)
+            return energies(h, batch, Laplacians(down, up, symmetric=True), size=num)
         pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
         return pool[self.readout](h, batch, size=num)
 

@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 
+from topo_contrastive.complex import Laplacians
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, weights_from_cosines
 from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
@@ -160,21 +161,19 @@ class ContrastiveModel(nn.Module):
     Args:
         encoder: the SCNN.
         head: the projection head.
-        L_down: sparse ``[N1, N1]``.
-        L_up: sparse ``[N1, N1]``.
+        laplacians: the complex's :class:`~topo_contrastive.complex.Laplacians`.
     """
 
-    def __init__(self, encoder: SCNN, head: ProjectionHead, L_down: Tensor, L_up: Tensor):
+    def __init__(self, encoder: SCNN, head: ProjectionHead, laplacians: Laplacians):
         super().__init__()
         self.encoder = encoder
         self.head = head
-        self.L_down = L_down
-        self.L_up = L_up
+        self.laplacians = laplacians
 
     def forward(self, x: Tensor, batch: Tensor) -> tuple[Tensor, Tensor]:
         """``x`` ``[B * N1, 1]`` with its batch vector ``batch`` ``[B * N1]`` ->
         ``(h [B, hidden], z [B, projection])``."""
-        h = self.encoder(x, self.L_down, self.L_up, batch)
+        h = self.encoder(x, self.laplacians, batch)
         return h, self.head(h)
 
 
@@ -313,7 +312,7 @@ def pretrain(
             in :attr:`PretrainResult.snapshots` (e.g. to score several epoch counts with one
             run; the training itself is unchanged).
         encoder: the encoder to train instead of the configuration's SCNN, any module with
-            the SCNN's interface ``encoder(x, L_down, L_up) -> [B, D]`` and
+            the SCNN's interface ``encoder(x, laplacians) -> [B, D]`` and
             ``out_channels`` (e.g. :class:`~topo_contrastive.nn.TopoModelXEncoder`); trained
             in place (default ``None``: ``config``'s SCNN, initialised from ``seed``).
         chunk_samples: with ``2B`` views per batch above this many, the encoder runs on
@@ -507,8 +506,8 @@ def _contrastive_model(
         head = ProjectionHead(
             encoder.out_channels, config.projection_channels, config.projection_channels
         )
-    L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
-    model = ContrastiveModel(encoder, head, L_down, L_up).to(dev)
+    laplacians = data.complex.laplacians(device=dev, rank=data.rank)
+    model = ContrastiveModel(encoder, head, laplacians).to(dev)
     net: nn.Module = model
     if distributed:
         net = nn.parallel.DistributedDataParallel(
@@ -550,12 +549,12 @@ def embed(
     home = next(iter(encoder.parameters()), torch.empty(0)).device
     encoder.eval().to(dev)
     try:
-        L_down, L_up = data.complex.laplacians(device=dev, rank=data.rank)
+        laplacians = data.complex.laplacians(device=dev, rank=data.rank)
         out = []
         for start in range(0, data.num_samples, batch_size):
             idx = range(start, min(start + batch_size, data.num_samples))
             x, rows = data.signal_batch(idx, dev)  # [b * N1, 1], [b * N1]
-            out.append(encoder(x, L_down, L_up, rows).double().cpu())
+            out.append(encoder(x, laplacians, rows).double().cpu())
             del x, rows
             # batches of one sample on 10^6 edges leave freed blocks the heap does not
             # reuse (docs/design.md §7.11, "Freed memory")

@@ -211,8 +211,8 @@ def pretrain_many(
         for batch in _loader(dataset, 1, batch_sampler=_batches(perm, config.batch_size)):
             batch = batch.to(dev)
             L = batch.laplacians(device=dev)
-            z1 = head(encoder(batch.x_1_view1, *L, batch.batch_1))  # [B, D]
-            z2 = head(encoder(batch.x_1_view2, *L, batch.batch_1))
+            z1 = head(encoder(batch.x_1_view1, L, batch.batch_1))  # [B, D]
+            z2 = head(encoder(batch.x_1_view2, L, batch.batch_1))
             kwargs = ({"hodge_parts": batch.hodge_parts, "batch": batch.batch_1} if debiased
                       else {})  # fmt: skip
             loss = loss_fn(z1, z2, **kwargs)
@@ -259,7 +259,7 @@ def embed_many(
         out = []
         for batch in _loader(data.dataset, batch_size):
             batch = batch.to(dev)
-            h = encoder(batch.x_1, *batch.laplacians(device=dev), batch.batch_1)
+            h = encoder(batch.x_1, batch.laplacians(device=dev), batch.batch_1)
             out.append(h.double().cpu())
     finally:
         encoder.to(home).train(was_training)

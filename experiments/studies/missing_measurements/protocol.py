@@ -249,11 +249,11 @@ def cell_names(fractions: Sequence[float], modes: Sequence[str]) -> list[str]:
 
 def _embed(encoder: torch.nn.Module, data: Any, flows: torch.Tensor) -> np.ndarray:
     """Embeddings ``float64 [S, D]`` of flows ``[S, N1]`` on the data's complex."""
-    L_down, L_up = data.complex.laplacians()
+    laplacians = data.complex.laplacians()
     out = []
     with torch.no_grad():
         for chunk in flows.split(200):
-            out.append(encoder(chunk.float().unsqueeze(-1), L_down, L_up))
+            out.append(encoder(chunk.float().unsqueeze(-1), laplacians))
     return torch.cat(out).double().numpy()
 
 

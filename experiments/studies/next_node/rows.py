@@ -131,7 +131,7 @@ def _predict(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Ten
              L: tuple[Any, Any]) -> torch.Tensor:  # fmt: skip
     """``int64 [M]``: the predicted next node of every sample (the best-scored candidate)."""
     with torch.no_grad():
-        out = [head(encoder.edge_embeddings(x[s : s + 200], *L), cand[s : s + 200]).argmax(1)
+        out = [head(encoder.edge_embeddings(x[s : s + 200], L), cand[s : s + 200]).argmax(1)
                for s in range(0, x.shape[0], 200)]  # fmt: skip
         return torch.cat(out) if out else torch.zeros(0, dtype=torch.long, device=x.device)
 
@@ -252,7 +252,7 @@ def train_next_node(
         order = tr[torch.randperm(tr.size, generator=gen).numpy()]
         for s in range(0, order.size, batch_size):
             b = torch.as_tensor(order[s : s + batch_size], device=dev)
-            logits = head(enc.edge_embeddings(x[b], *L), candidates[b])
+            logits = head(enc.edge_embeddings(x[b], L), candidates[b])
             loss = torch.nn.functional.cross_entropy(logits, targets[b])
             opt.zero_grad()
             loss.backward()

@@ -92,7 +92,7 @@ def embed_samples(encoder: torch.nn.Module, dataset: Any, batch_size: int = 256
     hs, ys = [], []
     with torch.no_grad():
         for batch in DataLoader(dataset, batch_size=batch_size):
-            hs.append(encoder(batch.x_1, *batch.laplacians(), batch.batch_1))
+            hs.append(encoder(batch.x_1, batch.laplacians(), batch.batch_1))
             ys.append(batch.y.view(-1))
     return torch.cat(hs).numpy(), torch.cat(ys).numpy()
 
@@ -135,7 +135,7 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
     out = []
     with torch.no_grad():
         for batch in DataLoader(dataset, batch_size=batch_size):
-            H = encoder.edge_embeddings(batch.x_1, *batch.laplacians(), batch.batch_1)
+            H = encoder.edge_embeddings(batch.x_1, batch.laplacians(), batch.batch_1)
             parts = HodgeDecomposition(batch.complex())(H.T.double())  # 3 x [C, sum N1]
             B, C = batch.num_graphs, H.shape[1]
             # every (channel, sample) pair as one flow: rows [C * sum N1, 3], group c * B + b
@@ -179,7 +179,7 @@ def pretrain_encoder(
             ``False`` when the samples carry them already (``drop_prob``, ``hodge_parts``
             of a fitted dataset with the same budget; default ``True``).
         encoder: the module to pre-train, in place, after ``torch.manual_seed(seed)`` (any
-            module with the SCNN's ``forward(x, L_down, L_up, batch) -> [B, D]`` and
+            module with the SCNN's ``forward(x, (L_down, L_up), batch) -> [B, D]`` and
             ``out_channels``, e.g. :func:`topomodelx_encoder`; default ``None``: a new
             :func:`scnn_encoder` ``(hidden, layers)`` built after the seed).
 
@@ -219,8 +219,8 @@ def pretrain_encoder(
     for _ in range(epochs):
         for batch in loader:
             L = batch.laplacians()  # block-diagonal [sum N1, sum N1]
-            z1 = head(encoder(batch.x_1_view1, *L, batch.batch_1))
-            z2 = head(encoder(batch.x_1_view2, *L, batch.batch_1))
+            z1 = head(encoder(batch.x_1_view1, L, batch.batch_1))
+            z2 = head(encoder(batch.x_1_view2, L, batch.batch_1))
             if spectral:
                 loss = loss_fn(z1, z2, hodge_parts=batch.hodge_parts, batch=batch.batch_1)
             else:
@@ -273,7 +273,7 @@ def train_with_labels(
     enc.train()
     for _ in range(epochs):
         for b in train:
-            logits = linear(enc(b.x_1, *b.laplacians(), b.batch_1))
+            logits = linear(enc(b.x_1, b.laplacians(), b.batch_1))
             loss = torch.nn.functional.cross_entropy(logits, b.y.view(-1))
             opt.zero_grad()
             loss.backward()
@@ -282,6 +282,6 @@ def train_with_labels(
     correct = 0
     with torch.no_grad():
         for b in DataLoader(dataset[torch.as_tensor(test_idx)], batch_size=256):
-            pred = linear(enc(b.x_1, *b.laplacians(), b.batch_1)).argmax(1)
+            pred = linear(enc(b.x_1, b.laplacians(), b.batch_1)).argmax(1)
             correct += int((pred == b.y.view(-1)).sum())
     return correct / len(test_idx)

@@ -44,9 +44,9 @@ def test_prediction_is_invariant_to_re_orienting_edges():
     head2.weight.data.copy_(head.weight.data)
     x = torch.randn(4, ops.num_edges, 1, dtype=torch.float64)
     cand = torch.ones(4, ops.num_nodes, dtype=torch.bool)
-    a = head(enc.edge_embeddings(x, *ops.laplacians(dtype=torch.float64)), cand)
+    a = head(enc.edge_embeddings(x, ops.laplacians(dtype=torch.float64)), cand)
     xs = x * torch.as_tensor(flip)[:, None]
-    b = head2(enc.edge_embeddings(xs, *other.laplacians(dtype=torch.float64)), cand)
+    b = head2(enc.edge_embeddings(xs, other.laplacians(dtype=torch.float64)), cand)
     torch.testing.assert_close(a, b)
     assert torch.equal(a.argmax(1), b.argmax(1))
     # with a bias (the paper edition's encoder) the invariance is lost: tanh(z + b) is not odd
@@ -56,8 +56,8 @@ def test_prediction_is_invariant_to_re_orienting_edges():
         for name, p in biased.named_parameters():
             if "bias" in name:
                 p.uniform_(0.5, 1.0)
-    a = head(biased.edge_embeddings(x, *ops.laplacians(dtype=torch.float64)), cand)
-    b = head2(biased.edge_embeddings(xs, *other.laplacians(dtype=torch.float64)), cand)
+    a = head(biased.edge_embeddings(x, ops.laplacians(dtype=torch.float64)), cand)
+    b = head2(biased.edge_embeddings(xs, other.laplacians(dtype=torch.float64)), cand)
     assert not torch.allclose(a, b, atol=1e-6)
 
 

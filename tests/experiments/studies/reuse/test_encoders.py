@@ -26,7 +26,7 @@ def _naive(encoder, samples) -> np.ndarray:
     with torch.no_grad():
         for d in samples:
             ops = d.complex()
-            H = encoder.edge_embeddings(d.x_1, *ops.laplacians())[0].double()  # [N1, C]
+            H = encoder.edge_embeddings(d.x_1, ops.laplacians())[0].double()  # [N1, C]
             hodge = HodgeDecomposition(ops, backend="exact")
             feats = []
             for c in range(H.shape[1]):
