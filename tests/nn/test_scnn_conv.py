@@ -229,7 +229,8 @@ def test_gradients_match_finite_differences(c_in, c_out, K_down, K_up):
     x = torch.randn(2, ops.num_edges, c_in, dtype=torch.float64, requires_grad=True)
 
     def f(x, weight, bias):
-        return torch.func.functional_call(conv, {"weight": weight, "bias": bias}, (x, (L_down, L_up)))
+        params = {"weight": weight, "bias": bias}
+        return torch.func.functional_call(conv, params, (x, (L_down, L_up)))
 
     assert torch.autograd.gradcheck(f, (x, conv.weight, conv.bias), fast_mode=True)
 
