@@ -60,8 +60,8 @@ class Preset:
         value = table.get(dataset)
         return config.epochs if value is None else int(value)
 
-    def describe(self) -> str:
-        """One line naming the settings."""
+    def describe(self, editions: Sequence[str] | None = None) -> str:
+        """One line naming the settings (``editions``: those run, default the preset's)."""
         eps = []
         for d in self.epochs:
             scl, sup = get_config("SCL", d), get_config("SCNN", d)
@@ -71,7 +71,7 @@ class Preset:
             )
         seeds = ", ".join(f"{d}: {n}" for d, n in self.pretrain_seeds.items())
         return (
-            f"preset {self.name!r}; editions {', '.join(self.editions)}; epochs "
+            f"preset {self.name!r}; editions {', '.join(editions or self.editions)}; epochs "
             f"{'; '.join(eps)}; {self.num_splits} evaluation splits per row; pre-trained "
             f"encoders per contrastive row {seeds}; batch size 100"
         )

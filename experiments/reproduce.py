@@ -152,6 +152,40 @@ def _check_data(run: RunFolder, data: dict[str, dict[str, Any]]) -> dict[str, An
     return {**old, **data}
 
 
+def _check_resumed(run: RunFolder, units: Sequence[Any]) -> None:
+    """Refuse resumed records that were edited or damaged: every record holds its accuracies
+    as fractions in ``[0, 1]`` (``val_accuracy`` may be ``null``) and its ``unit_seconds``,
+    and a planned unit has one record per split of the unit.
+
+    Raises:
+        ValueError: naming the records file, the unit and what is wrong.
+    """
+    splits = {u.key: sorted(u.splits) for u in units}
+    seen: dict[str, list[Any]] = {}
+    for r in run.records:
+        for field, most in (("test_accuracy", 1), ("train_accuracy", 1), ("val_accuracy", 1),
+                            ("unit_seconds", float("inf"))):  # fmt: skip
+            v = r.get(field)
+            if field == "val_accuracy" and v is None:
+                continue
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= most):
+                given = "missing" if field not in r else f"{v!r}"
+                want = "a fraction in [0, 1]" if most == 1 else "a number of seconds"
+                _damaged(run, r["unit"], f"its {field} is {given}, expected {want}")
+        seen.setdefault(r["unit"], []).append(r.get("split_seed"))
+    for unit, got in seen.items():
+        if unit in splits and sorted(got, key=repr) != sorted(splits[unit], key=repr):
+            _damaged(run, unit, f"it has records for the splits {got}, expected one for each "
+                                f"of {splits[unit]}")  # fmt: skip
+
+
+def _damaged(run: RunFolder, unit: str, what: str) -> None:
+    raise ValueError(
+        f"cannot resume from '{run.path}': the record of unit {unit!r} was edited or damaged "
+        f"({what}). Nothing was overwritten; {run.restart}"
+    )
+
+
 def reproduce(
     datasets: dict[str, ExperimentData] | Callable[[str], ExperimentData],
     out: str | Path,
@@ -189,9 +223,11 @@ def reproduce(
 
     Raises:
         ValueError: unknown preset, dataset, edition or row name; an unwritable ``out`` (before
-            any work); ``resume`` on a folder whose run used other settings, or on a
-            non-empty folder that another command wrote (no ``reproduce`` ``runs.json``;
-            refused before any data is loaded, nothing is written then).
+            any work); a name given twice; ``resume`` on a folder whose run used other
+            settings, on a non-empty folder that another command wrote (no ``reproduce``
+            ``runs.json``), or on records that were edited or damaged (an accuracy outside
+            ``[0, 1]`` or missing, a unit's split recorded twice; the message names the file
+            and the unit): refused before any data is loaded, nothing is written then.
         MissingExtraError: matplotlib is not installed (the ``plot`` extra) and the preset
             draws a figure (before any work).
     """
@@ -203,11 +239,12 @@ def reproduce(
     # refuses a folder of another command or settings before the data is loaded
     run = RunFolder(out, "reproduce", _settings(preset, seed), key="unit", resume=resume)
     folder = run.folder
+    fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
+    fig2 = fig2 if fig2 in ds_names and preset.figure2_probs else None
+    units = plan_units(preset, ds_names, rows, eds, seed, fig2)
+    _check_resumed(run, units)  # an edited or damaged record, before the data is loaded
     loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
     data_fp = _check_data(run, _data_fingerprints(loaded))
-    fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
-    fig2 = fig2 if fig2 in loaded and preset.figure2_probs else None
-    units = plan_units(preset, ds_names, rows, eds, seed, fig2)
     todo = [u for u in units if not run.done(u.key)]
     if run.records:
         say(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
@@ -231,7 +268,7 @@ def reproduce(
     summary = summarize(records)
     write_text(folder / "table1.md", format_table(
         summary, records, title_note=f"preset {preset.name!r}", reduced=preset.reduced,
-        preset_line=preset.describe(), seconds=seconds, command=command, datasets=ds_names,
+        preset_line=preset.describe(eds), seconds=seconds, command=command, datasets=ds_names,
         configs=rows, editions=eds, extra=extra,
     ))  # fmt: skip
     run.finish(
@@ -285,7 +322,8 @@ def _selection(
     :func:`reproduce` (the editions default to the preset's).
 
     Raises:
-        ValueError: an unknown name, or no dataset, row or edition.
+        ValueError: an unknown name, a name given twice (aliases included), or no dataset,
+            row or edition.
     """
     if isinstance(preset, str):
         if preset not in PRESETS:
@@ -296,6 +334,18 @@ def _selection(
     eds = [resolve_edition(e) for e in (preset.editions if editions is None else editions)]
     if not ds_names or not rows or not eds:
         raise ValueError("choose at least one dataset, one configuration and one edition")
+    chosen = (
+        ("datasets", "dataset_names", dataset_names, ds_names),
+        ("configs", "config_names", config_names, rows),
+        ("editions", "editions", editions, eds),
+    )
+    for flag, what, given, names in chosen:
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(
+                f"--{flag} (`{what}`) names {', '.join(twice)} more than once ("
+                f"{' '.join(map(str, given or names))}): give each once"
+            )
     return preset, ds_names, rows, eds
 
 

@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = {"hidden_channels": args.hidden_channels} if args.hidden_channels else {}
     start = time.perf_counter()
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
-                    resume_hint=True) as work:  # fmt: skip
+                    resume_hint=True, reads=common.read_files(args)) as work:  # fmt: skip
         result = label_efficiency(
             data, work, task, fractions=args.fractions, draws=args.draws, split=args.split,
             seed=args.seed, pretrain_seeds=args.pretrain_seeds, rows=args.rows,

@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
                 values["epochs"], args.seed)  # fmt: skip
     start = time.perf_counter()
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
-                    resume_hint=True) as work:  # fmt: skip
+                    resume_hint=True, reads=common.read_files(args)) as work:  # fmt: skip
         summary = many_complexes_study(
             dataset, work, rows=args.rows, fractions=values["fractions"],
             draws=values["draws"], seeds=values["seeds"], epochs=values["epochs"],

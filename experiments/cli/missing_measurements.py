@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     check_study(items, st["fractions"], args.modes, st["splits"], st["epochs"])
     start = time.perf_counter()
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
-                    resume_hint=True) as work:  # fmt: skip
+                    resume_hint=True, reads=common.read_files(args)) as work:  # fmt: skip
         summary = missing_measurements_study(
             items, work, fractions=st["fractions"], modes=args.modes, splits=st["splits"],
             epochs=st["epochs"], seed=args.seed, device=args.device,

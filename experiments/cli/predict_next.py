@@ -185,7 +185,9 @@ def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -
         from topo_contrastive.utils.outputs import output_run
 
         out = Path(args.out).expanduser().absolute()
-        with output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite) as work:
+        held = output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite,
+                          reads=common.read_files(args))
+        with held as work:
             write_text(work / markdown_path(out).name, table)
             write_json(work / out.name, summary)
     print(table, end="")

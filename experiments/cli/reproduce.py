@@ -78,26 +78,20 @@ def run(args: argparse.Namespace) -> int:
     """Reproduce as ``args`` say and print Table 1; returns the exit status.
 
     Raises:
-        ValueError: an unknown configuration, dataset or edition, a non-empty ``--out``
-            without ``--overwrite`` or ``--resume`` or an unwritable one (before any work),
-            or ``--resume`` into a run of other settings.
+        ValueError: an unknown or repeated configuration, dataset or edition, a non-empty
+            ``--out`` without ``--overwrite`` or ``--resume`` or an unwritable one (before any
+            work), or ``--resume`` into a run of other settings or onto edited records.
     """
     from pathlib import Path
 
     from experiments.presets import adjust_preset
-    from experiments.reproduce import OUTPUTS, PRESETS, draws_figures, reproduce
-    from topo_contrastive.training.configs import (
-        resolve_config_name,
-        resolve_dataset_name,
-        resolve_edition,
-    )
+    from experiments.reproduce import OUTPUTS, PRESETS, _selection, draws_figures, reproduce
+    from topo_contrastive.training.configs import resolve_dataset_name
     from topo_contrastive.utils.files import check_output_possible
     from topo_contrastive.utils.outputs import output_run
 
-    datasets = [resolve_dataset_name(d) for d in args.datasets]
-    configs = [resolve_config_name(c) for c in args.configs]
-    for edition in args.editions or ():
-        resolve_edition(edition)
+    name = "quick" if args.quick else "full"  # unknown and repeated names refused at once
+    _, datasets, configs, editions = _selection(name, args.datasets, args.configs, args.editions)
     if args.out is None:
         args.out = "results/quick" if args.quick else "results/full"
     if not args.resume:  # --resume continues the earlier run in --out (checked by reproduce)
@@ -105,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     figure2 = args.figure2_dataset
     skip_figure2 = figure2 is not None and figure2.lower() == "none"
     preset = adjust_preset(
-        PRESETS["quick" if args.quick else "full"],
+        PRESETS[name],
         configs,
         datasets,
         epochs=args.epochs,
@@ -124,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
     if preset.reduced:
         from experiments.table import reduced_note
 
-        common.say(f"NOTE: reduced settings ({preset.describe()}).")
+        common.say(f"NOTE: reduced settings ({preset.describe(editions)}).")
         for line in reduced_note(f"preset {preset.name!r}"):
             common.say("NOTE: " + line.replace("**", ""))
     words = sys.argv[1:] if args._argv is None else args._argv
     start = time.perf_counter()
     show_bar = common.progress_enabled(args)
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
-                    resume_hint=True) as work:  # fmt: skip
+                    resume_hint=True, reads=common.read_files(args)) as work:  # fmt: skip
         reproduce(
             lambda name: inputs.load(args, name),
             work,

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 args.seed)  # fmt: skip
     start = time.perf_counter()
     with output_run(args.out, overwrite=args.overwrite, resume=args.resume, owns=OUTPUTS,
-                    resume_hint=True) as work:  # fmt: skip
+                    resume_hint=True, reads=common.read_files(args)) as work:  # fmt: skip
         summary = reuse_study(
             networks, work, held_out=args.held_out, fractions=args.fractions,
             draws=args.draws, seeds=args.seeds, epochs=args.epochs,

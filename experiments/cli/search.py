@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     data = inputs.load(args, dataset)
     out = Path(args.out).expanduser().absolute()
     files = [out, out.with_name(f"{out.name}.json"), marker_beside(out)]
-    with output_run(out, files=files, overwrite=args.overwrite) as work:
+    held = output_run(out, files=files, overwrite=args.overwrite, reads=common.read_files(args))
+    with held as work:
         rows = grid_search(
             data,
             base,

@@ -68,7 +68,9 @@ CASES = [
     ("pretrain-data-file-text", PRETRAIN + ["--data-file", "{text}"], "not a readable .npz file"),
     ("pretrain-device-unknown", PRETRAIN + ["--data-file", "{data}", "--device", "gpu9"], "unknown device 'gpu9'"),
     ("pretrain-device-meta", PRETRAIN + ["--data-file", "{data}", "--device", "meta"], "device 'meta'.*cpu|cpu.*cuda"),
-    ("pretrain-out-is-file", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{text}", "--data-root", "{root}"], "--out .* already exists"),
+    ("pretrain-out-is-file", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{text}", "--data-root", "{root}"], "--out .* is a file, expected a folder"),
+    ("pretrain-data-root-is-file", PRETRAIN + ["--data-file", "{data}", "--data-root", "{text}"], r"`data_root` \(--data-root\) '.*text.txt' is a file, expected a folder"),
+    ("pretrain-data-root-under-file", PRETRAIN + ["--dataset", "trajectory", "--data-root", "{text}/d"], r"--data-root\) '.*text.txt/d' lies under the file '.*text.txt', expected a folder"),
     ("pretrain-out-not-empty", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{root}", "--data-root", "{root}"], "--out .* is not empty"),
     ("pretrain-out-inside-file", ["pretrain", "--config", "SCL", "--data-file", "{data}", "--out", "{text}/o", "--data-root", "{root}"], "--out .* cannot be written .* is not a folder"),
     ("embed-out-inside-file", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}/o/p", "--data-root", "{root}"], "--out .* cannot be written .* is not a folder"),
@@ -105,7 +107,7 @@ CASES = [
     ("embed-data-file-folder", EMBED + ["--data-file", "{folder}"], "data file .* is a folder"),
     ("embed-data-file-ocean-raw", EMBED + ["--data-file", "{data}", "--ocean-raw", "{text}"], "--ocean-raw.*--data-file"),
     ("embed-out-not-empty", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{root}"], "--out .* is not empty"),
-    ("embed-out-is-file", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}"], "--out .* already exists"),
+    ("embed-out-is-file", ["embed", "--checkpoint", "{checkpoint}", "--data-file", "{data}", "--out", "{text}"], "--out .* is a file, expected a folder"),
     ("embed-unknown-dataset", EMBED + ["--dataset", "pluto"], "unknown dataset 'pluto'"),
     ("embed-ocean-points", EMBED + ["--dataset", "ocean", "--trajectory-points", "40"], "--trajectory-points applies to the trajectory task"),
     # ---- predict-next
@@ -141,6 +143,8 @@ CASES = [
     ("reproduce-resume-other-preset", ["reproduce", "--resume", "--out", "{other_preset}", "--datasets", "trajectory"], ("cannot resume from", "other settings", "they differ in preset.")),
     ("reproduce-unknown-figure2", REPRODUCE + ["--figure2-dataset", "mars"], "unknown dataset 'mars'"),
     # ---- search
+    ("search-out-is-folder", ["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "lr=0.1", "--out", "{folder}"], "--out .* is a folder, expected a file; choose another --out"),
+    ("search-out-is-folder-overwrite", ["search", "--dataset", "trajectory", "--config", "SCL", "--grid", "lr=0.1", "--out", "{folder}", "--overwrite"], "--out .* is a folder, expected a file; choose another --out"),
     ("search-no-grid", ["search", "--dataset", "ocean", "--config", "SCL", "--out", "{out}.csv"], "the following arguments are required: --grid"),
     ("search-data-file", SEARCH + ["--grid", "lr=0.1", "--data-file", "{data}"], "unrecognized arguments: --data-file"),
     ("search-grid-name", SEARCH + ["--grid", "name=x,y"], ("--grid name=x,y", "not a hyper-parameter")),

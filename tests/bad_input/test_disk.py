@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,62 @@ def test_overwrite_of_a_symlinked_out_file_is_refused(files, tmp_path):
     assert status == 2, err
     assert f"--out '{link}' is a symbolic link (to '{target}')" in err
     assert link.is_symlink() and target.read_text() == "{}\n"
+
+
+# ---------------------------------------------------------------------------- links never followed
+@pytest.mark.parametrize("kind", ["to-a-users-file", "dangling"])
+def test_a_lock_file_that_is_a_link_is_refused_not_followed(files, tmp_path, kind):
+    from topo_contrastive.utils.outputs import OutputLock
+
+    mine = tmp_path / "mine.txt"
+    if kind == "to-a-users-file":
+        mine.write_text("the user's notes")
+    lock = tmp_path / ".run.lock"
+    lock.symlink_to(mine)
+    words = f"the lock file '{lock}' of --out '{tmp_path / 'run'}' is a symbolic link (to '{mine}')"
+    with pytest.raises(ValueError) as info:
+        OutputLock(tmp_path / "run").acquire()
+    assert words in str(info.value)
+    status, err = run_cli(_pretrain(files, tmp_path / "run"))
+    assert status == 2 and words in err and "remove it, or choose another --out" in err
+    assert lock.is_symlink() and not (tmp_path / "run").exists()
+    if kind == "dangling":
+        assert not mine.exists()  # nothing created through the link
+    else:
+        assert mine.read_text() == "the user's notes"
+
+
+def test_a_lock_file_that_is_a_hard_link_is_refused(tmp_path):
+    from topo_contrastive.utils.outputs import OutputLock
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("the user's notes")
+    os.link(mine, tmp_path / ".run.lock")
+    with pytest.raises(ValueError, match=r"is a file with 2 names \(a hard link\), not a lock file"):
+        OutputLock(tmp_path / "run").acquire()
+    assert mine.read_text() == "the user's notes"
+
+
+def test_an_out_that_is_a_dangling_link_is_refused(files, tmp_path):
+    link, target = tmp_path / "run", tmp_path / "nowhere" / "results"
+    link.symlink_to(target, target_is_directory=True)
+    status, err = run_cli(_pretrain(files, link))
+    assert status == 2, err
+    assert f"--out '{link}' is a symbolic link to '{target}', which does not exist" in err
+    assert not (tmp_path / "nowhere").exists() and link.is_symlink()
+    (tmp_path / "file.txt").write_text("x")
+    other = tmp_path / "other"
+    other.symlink_to(tmp_path / "file.txt")
+    status, err = run_cli(_pretrain(files, other))
+    assert status == 2 and "which is not a folder" in err
+
+
+def test_a_users_hidden_folder_named_like_a_temporary_is_kept(files, tmp_path):
+    # a hidden folder of a dead pid whose name only looks like the library's temporaries
+    photos = tmp_path / ".photos.999999.keep.tmp"
+    photos.mkdir()
+    (photos / "holiday.jpg").write_bytes(b"jpeg")
+    old = time.time() - 3600
+    os.utime(photos, (old, old))
+    assert run_cli(_pretrain(files, tmp_path / "run"))[0] == 0
+    assert (photos / "holiday.jpg").read_bytes() == b"jpeg"

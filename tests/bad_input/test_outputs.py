@@ -270,3 +270,63 @@ def test_predict_next_on_paths_without_labels_names_the_file(files, tmp_path, tr
     assert f"--data-file '{f}' gives no test paths for seed 0 (its split: 24 training, 6 " \
            "validation, 0 test paths); a file without labels" in err  # fmt: skip
     assert "`idx`" not in err and not (tmp_path / "pn.json").exists()
+
+
+# ---------------------------------------------------------------------------- inputs kept
+def _copy(source: Path, folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(source.read_bytes())
+    return folder / name
+
+
+def _evaluate(files, data, out):
+    return ["evaluate", "--checkpoint", files["checkpoint"], "--data-file", data, "--seeds", "1",
+            "--no-references", "--out", out, "--overwrite", "--data-root", files["root"] / "dr",
+            "--no-progress", "--threads", "1"]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["same-path", "hard-link", "beside"])
+def test_evaluate_never_replaces_its_data_file(files, tmp_path, how):
+    data = _copy(files["data"], tmp_path, "g.npz")
+    out = {"same-path": data, "hard-link": tmp_path / "h.json", "beside": tmp_path / "g.json"}[how]
+    if how == "hard-link":
+        os.link(data, out)
+    if how == "beside":  # the Markdown report beside --out g.json is g.md: the data as g.md
+        data = data.rename(tmp_path / "g.md")
+    before = data.read_bytes()
+    words = _evaluate(files, data, out)
+    if how == "beside":  # with the reference rows, the report is written
+        words.remove("--no-references")
+    status, err = run_cli(words)
+    assert status == 2, err
+    assert f"would replace --data-file '{data}', a file this command reads" in err
+    assert data.read_bytes() == before
+
+
+def test_commands_with_an_output_folder_keep_their_inputs(files, paths_file, tmp_path):
+    # an input inside --out under a name the command writes would be replaced by --overwrite
+    run = tmp_path / "run"
+    data = _copy(files["data"], run, "pretrain.json")  # an edge-flow file under that name
+    status, err = run_cli(["pretrain", "--data-file", data, "--config", "SCL", "--epochs", "1",
+                           "--out", run, "--overwrite", "--data-root", files["root"] / "dr",
+                           "--no-progress", "--threads", "1"])  # fmt: skip
+    assert status == 2 and f"would replace --data-file '{data}'" in err, err
+    assert data.read_bytes() == files["data"].read_bytes()
+    ckpt = _copy(files["checkpoint"], run, "encoder.pt")
+    data = _copy(files["data"], run, "embeddings.npz")
+    status, err = run_cli(["embed", "--checkpoint", ckpt, "--data-file", data, "--out", run,
+                           "--overwrite", "--data-root", files["root"] / "dr", "--no-progress",
+                           "--threads", "1"])  # fmt: skip
+    assert status == 2 and f"would replace --data-file '{data}'" in err, err
+    assert data.read_bytes() == files["data"].read_bytes()
+    # an input the command does not write stays where it is: embed beside its encoder
+    data.unlink()
+    status, err = run_cli(["embed", "--checkpoint", ckpt, "--data-file", files["data"], "--out",
+                           run, "--overwrite", "--data-root", files["root"] / "dr",
+                           "--no-progress", "--threads", "1"])  # fmt: skip
+    assert status == 0, err
+    assert ckpt.read_bytes() == files["checkpoint"].read_bytes()
+    out = tmp_path / "pn.json"
+    os.link(paths_file, out)
+    status, err = run_cli(_predict(files, paths_file, out, "--overwrite"))
+    assert status == 2 and f"would replace --data-file '{paths_file}'" in err, err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 
 import pytest
 
@@ -164,6 +165,79 @@ def test_resume_refuses_other_settings_and_writes_nothing(tmp_path, tiny_data):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, tiny_data):
+    """A finished small run (SCL, paper edition, no figures); copy it before changing it."""
+    out = tmp_path_factory.mktemp("finished") / "res"
+    small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
+    _run(tiny_data, out, preset=small, config_names=["SCL"], editions=["paper"])
+    return out
+
+
+def _edit(records, case):
+    """The records of ``runs.json`` edited as a careless hand or a damaged disk would."""
+    first = records[0]
+    if case == "duplicate":
+        return [*records, dict(first)]
+    if case == "missing":
+        return [{k: v for k, v in first.items() if k != "test_accuracy"}, *records[1:]]
+    value = {"170 %": 1.7, "string": "0.9", "null": None, "negative": -0.1}[case]
+    return [{**first, "test_accuracy": value}, *records[1:]]
+
+
+@pytest.mark.parametrize("case, words", [
+    ("duplicate", r"splits \[0, 1, 0\], expected one for each of \[0, 1\]"),
+    ("170 %", r"test_accuracy is 1\.7, expected a fraction in \[0, 1\]"),
+    ("string", r"test_accuracy is '0\.9', expected a fraction"),
+    ("null", r"test_accuracy is None, expected a fraction"),
+    ("missing", r"test_accuracy is missing, expected a fraction"),
+    ("negative", r"test_accuracy is -0\.1"),
+])  # fmt: skip
+def test_resume_refuses_edited_records_naming_the_file_and_unit(tmp_path, tiny_data, finished,
+                                                               case, words):  # fmt: skip
+    small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
+    out = tmp_path / "res"
+    shutil.copytree(finished, out)
+    payload = json.loads((out / "runs.json").read_text())
+    unit = payload["records"][0]["unit"]
+    payload["records"] = _edit(payload["records"], case)
+    (out / "runs.json").write_text(json.dumps(payload))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    loaded = []
+
+    def loader(name):
+        loaded.append(name)
+        return tiny_data
+
+    with pytest.raises(ValueError) as info:
+        reproduce(loader, out, preset=small, dataset_names=["trajectory"],
+                  config_names=["SCL"], editions=["paper"], resume=True)  # fmt: skip
+    message = str(info.value)
+    assert f"cannot resume from '{out / 'runs.json'}'" in message
+    assert f"the record of unit {unit!r} was edited or damaged" in message
+    assert re.search(words, message), message
+    assert loaded == [] and {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_the_table_names_the_editions_run(tmp_path, tiny_data, finished):
+    assert "editions paper;" in (finished / "table1.md").read_text()
+    small = dataclasses.replace(TINY, figure2_dataset=None, figure1_draws=0)
+    _run(tiny_data, tmp_path / "h", preset=small, config_names=["SCL"], editions=["hodge"])
+    assert "editions hodge;" in (tmp_path / "h" / "table1.md").read_text()
+
+
+def test_a_name_given_twice_is_refused_before_any_work(tmp_path):
+    def loader(name):
+        raise AssertionError("must not load data")
+
+    for kw, words in (({"config_names": ["SCL", "scl"]}, "--configs .* names SCL more than once"),
+                      ({"dataset_names": ["trajectory"] * 2}, "--datasets .* names trajectory"),
+                      ({"editions": ["paper", "paper"]}, "--editions .* names paper")):  # fmt: skip
+        with pytest.raises(ValueError, match=words):
+            reproduce(loader, tmp_path / "out", preset=TINY, **kw)
+    assert not (tmp_path / "out").exists()
+
+
 def test_same_seed_same_numbers(tmp_path, tiny_data):
     small = dataclasses.replace(TINY, num_splits=1, figure2_dataset=None, figure1_draws=0)
 
@@ -283,6 +357,19 @@ def test_summary_and_table():
     assert "| SCL | 85.0 ± 5.0 | 81.6 ± 1.6 |" in quick  # the paper's numbers stand beside
     assert quick.split("## Targets", 1)[1].strip().startswith("- not checked")
     assert "[hodge] no row above SSCL_Spec on ocean: NO (raw 98.0)" in md
+
+
+def test_the_command_refuses_repeated_configs_at_once(tmp_path, capsys):
+    import time
+
+    from experiments.cli import main as experiments_main
+
+    start = time.perf_counter()
+    rc = experiments_main(["reproduce", "--quick", "--configs", "SCL", "SCL", "--threads", "1",
+                           "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "--configs (`config_names`) names SCL more than once (SCL SCL)" in err
+    assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
 
 
 def test_the_experiments_program_names_itself_in_its_messages(tmp_path, capsys):

@@ -316,20 +316,27 @@ def check_out(
 
     Raises:
         ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
-            another run holds ``path`` (``OutputBusyError``, naming it); with ``writable``,
-            a folder that cannot be written.
+            a folder where a file is expected or the other way round; a symbolic link other
+            than to an existing folder; another run holds ``path`` (``OutputBusyError``,
+            naming it); with ``writable``, a folder that cannot be written.
     """
     from topo_contrastive.utils.files import check_output_possible
-    from topo_contrastive.utils.outputs import check_not_busy, is_machinery
+    from topo_contrastive.utils.outputs import _resolve_out, check_not_busy, is_machinery
 
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
+    _resolve_out(out, folder=kind == "folder")  # a link only to an existing folder
     check_not_busy(out)  # another run writing there is named first
+    if out.exists() and out.is_dir() != (kind == "folder"):  # --overwrite would not help
+        raise ValueError(
+            f"--out '{out}' is a {'folder' if out.is_dir() else 'file'}, expected a {kind}; "
+            "choose another --out"
+        )
     if overwrite or not out.exists():
         if writable:
             check_output_possible(out)
         return
-    if kind == "file" or not out.is_dir():
+    if kind == "file":
         raise ValueError(
             f"--out '{out}' already exists; pass --overwrite to replace it once the new result "
             "is complete, or choose another path"
@@ -343,6 +350,18 @@ def check_out(
         )
     if writable:
         check_output_possible(out)
+
+
+def read_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files a command reads, as ``(option, path)`` pairs: ``--data-file`` (one or
+    several), ``--checkpoint``, ``--ocean-raw``; an output run refuses to replace one
+    (``reads`` of :func:`~topo_contrastive.utils.outputs.output_run`)."""
+    pairs = []
+    for dest in ("data_file", "checkpoint", "ocean_raw"):
+        given = getattr(args, dest, None)
+        for path in [given] if isinstance(given, (str, os.PathLike)) else given or []:
+            pairs.append(("--" + dest.replace("_", "-"), path))
+    return pairs
 
 
 def check_file_out(args: argparse.Namespace) -> None:

@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     elif kind == "sketch":
         common.say(f"harmonic features: sketch of k = {readout.harmonic_dim} directions "
                    f"(beta_1 = {readout.beta1}), as recorded in the checkpoint")  # fmt: skip
-    with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
+    held = output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS,
+                      reads=common.read_files(args))
+    with held as work:
         done = embed_to_folder(
             args.checkpoint, data, work, device=args.device, batch_size=args.batch_size,
             data_file=args.data_file,
@@ -99,7 +101,9 @@ def _embed_many(args: argparse.Namespace, data: Any) -> int:
 
     encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
     emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size or 256)
-    with output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS) as work:
+    held = output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS,
+                      reads=common.read_files(args))
+    with held as work:
         paths = write_embeddings(
             work, emb, sample_ids=data.dataset.sample_ids, labels=data.original_labels(),
             metadata={"checkpoint": str(args.checkpoint), "dataset": data.name,

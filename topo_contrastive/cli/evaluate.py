@@ -191,7 +191,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if refs else [out]  # the report only with rows
-        held = output_run(out, files=files, overwrite=args.overwrite)
+        held = output_run(out, files=files, overwrite=args.overwrite, reads=common.read_files(args))
     with held as work:
         summary = evaluate_saved(
             encoder, data, seeds, checkpoint=args.checkpoint, metadata=meta,
@@ -292,7 +292,8 @@ def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if report else [out]
-        with output_run(out, files=files, overwrite=args.overwrite) as work:
+        held = output_run(out, files=files, overwrite=args.overwrite, reads=common.read_files(args))
+        with held as work:
             if report:
                 write_text(work / markdown_path(out).name, f"{head}\n\n{report}\n")
             write_json(work / out.name, summary)

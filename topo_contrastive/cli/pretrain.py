@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         # rank 0 holds --out (locked; with --overwrite the new run is written beside it and
         # swapped in when complete); the other ranks write nothing
         held = (
-            output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS)
+            output_run(args.out, overwrite=args.overwrite, owns=PRETRAIN_OUTPUTS,
+                       reads=common.read_files(args))
             if lead
             else contextlib.nullcontext(Path(args.out))
         )

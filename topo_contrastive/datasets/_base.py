@@ -23,8 +23,9 @@ file is a plain ``dict`` of tensors, ints and strings, so that it loads with
 
 Re-opening a processed file built with another ``pre_transform`` raises a ``ValueError``
 (PyG only warns and returns the old data); ``force_reload=True`` re-processes it, as in PyG.
-Temporary files ``.<name>.<pid>.<tag>.tmp`` left in ``raw/`` or ``processed/`` by a process
-that was killed during a write are removed on the next open.
+Temporary files left in ``raw/`` or ``processed/`` by a process that was killed during a
+write are removed on the next open (those of earlier versions too: the folders are the
+dataset's own).
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class EdgeFlowDataset(InMemoryDataset):
 
     # ------------------------------------------------------------------ PyG hooks
     def _download(self) -> None:
-        remove_stale_temporaries(self.raw_dir)
+        remove_stale_temporaries(self.raw_dir, legacy=True)
         super()._download()
 
     def _process(self) -> None:
@@ -125,8 +126,8 @@ class EdgeFlowDataset(InMemoryDataset):
         written after the data, not atomically) are neither read nor written; the
         ``Processing...`` / ``Done!`` lines follow ``log`` alone (PyG also hides them under
         a test runner; here ``log=False`` does)."""
-        remove_stale_temporaries(self.raw_dir)
-        remove_stale_temporaries(self.processed_dir)
+        remove_stale_temporaries(self.raw_dir, legacy=True)
+        remove_stale_temporaries(self.processed_dir, legacy=True)
         if not self.force_reload and files_exist(self.processed_paths):
             return
         if self.log:

@@ -91,12 +91,19 @@ def _shown(arr: np.ndarray) -> str:
 
 
 def _check_counts(arr: np.ndarray, name: Names) -> np.ndarray:
-    """``cell_counts``: integers ``[S, 3]``, S >= 1, non-negative, N1 >= 1 per sample, the
-    summed node count at most :data:`_MAX_NODES`."""
+    """``cell_counts``: integers ``[S, 3]``, S >= 1, non-negative, fitting int64 (each and
+    summed), N1 >= 1 per sample, the summed node count at most :data:`_MAX_NODES`."""
     if arr.ndim != 2 or arr.shape[1:] != (3,) or arr.shape[0] < 1 or arr.dtype.kind not in "iu":
         raise ValueError(
             f"{name('cell_counts')} must be an integer array [S, 3] (N0, N1, N2 of every "
             f"sample, S >= 1), got {_shown(arr)}"
+        )
+    big = np.iinfo(np.int64).max
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > big:
+        s = int(np.argwhere(arr > big)[0, 0])
+        raise ValueError(
+            f"{name('cell_counts')} row {s} holds the size {int(arr[s].max())}, above the "
+            f"largest int64 (2**63 - 1 = {big}): {arr[s].tolist()}"
         )
     counts = arr.astype(np.int64)
     if (counts < 0).any():
@@ -104,13 +111,20 @@ def _check_counts(arr: np.ndarray, name: Names) -> np.ndarray:
         raise ValueError(
             f"{name('cell_counts')} row {s} holds a negative size: {counts[s].tolist()}"
         )
+    totals = counts.sum(axis=0, dtype=object)  # Python ints: no wrap-around
+    if max(totals) > big:
+        k = int(np.argmax([t > big for t in totals]))
+        raise ValueError(
+            f"{name('cell_counts')} declares N{k} = {totals[k]} over all samples, above the "
+            f"largest int64 (2**63 - 1)"
+        )
     empty = np.flatnonzero(counts[:, 1] == 0)
     if empty.size:
         raise ValueError(
             f"{name('cell_counts')} row {int(empty[0])} declares no edge (N1 = 0); every "
             "sample needs at least one edge"
         )
-    total = int(counts[:, 0].sum())
+    total = int(totals[0])
     if total > _MAX_NODES:
         raise ValueError(
             f"{name('cell_counts')} declares {total} nodes over all samples, above the limit "
@@ -193,19 +207,38 @@ def _flows(arr: np.ndarray, n1: int, name: Names) -> np.ndarray:
 def read_many_complexes(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a file of many complexes (module docstring).
 
+    Every sample's complex is checked as
+    :meth:`~topo_contrastive.ComplexOperators.from_incidence` checks one (signed
+    incidences, ``B1 B2 = 0``, every 2-cell one simple cycle, no repeated edge or 2-cell),
+    all samples at once on the block-diagonal incidences; an invalid sample is named. The
+    samples are stored collated, as an ``InMemoryDataset`` stores them: reading takes no
+    Python step per sample.
+
     Returns:
-        A dict: ``"samples"``, a list of ``ComplexData`` (each on its own complex, ``x_1``
-        float32 ``[N1, 1]``, ``y`` int64 ``[1]`` where labelled); ``"labels"``, int64
-        ``[S]`` or ``None``; ``"sample_ids"``, ``[S]`` or ``None``.
+        A dict: ``"samples"``, the samples as an in-memory PyG dataset of ``ComplexData``
+        (each on its own complex, ``x_1`` float32 ``[N1, 1]``, ``y`` int64 ``[1]`` where
+        labelled; ``len``, indexing, slicing and iteration as a list, and a ``DataLoader``
+        takes it; ``list(...)`` makes a list); ``"labels"``, int64 ``[S]`` or ``None``;
+        ``"sample_ids"``, ``[S]`` or ``None``.
 
     Raises:
         ValueError: an unknown or missing key, a wrong ``format`` or ``version``, counts
             that do not add up (``2 * sum N1`` entries in ``incidence_1_index``, at least
-            three per 2-cell in ``incidence_2_index``), indices outside their sample's block,
-            a sample whose complex is invalid (named), flows or labels of the wrong length;
-            the message names the file and the key.
+            three per 2-cell in ``incidence_2_index``) or do not fit int64, indices outside
+            their sample's block, a sample whose complex is invalid (named), flows or labels
+            of the wrong length; the message names the file and the key.
         TypeError: non-real flows, non-integer labels.
     """
+    content = _read(path)
+    samples = InMemoryDataset(None, log=False)
+    samples.data, samples.slices = content.pop("data"), content.pop("slices")
+    return {"samples": samples, **content}
+
+
+def _read(path: str | os.PathLike) -> dict[str, Any]:
+    """The checked content of a many-complex file: ``"data"`` and ``"slices"`` (the
+    collated storage of an ``InMemoryDataset`` of its samples), ``"labels"``,
+    ``"sample_ids"``; raises as :func:`read_many_complexes`."""
     from topo_contrastive.data import ComplexData
 
     path = os.fspath(path)
@@ -250,34 +283,68 @@ def read_many_complexes(path: str | os.PathLike) -> dict[str, Any]:
             f"'{path}': {what} {i2.shape[1]} entries but cell_counts declares sum N2 = "
             f"{int(ends[2][-1])} 2-cells, each needing at least three"
         )
-    own1 = _owners(i1, ends[0], ends[1], "incidence_1_index", name)
-    own2 = _owners(i2, ends[1], ends[2], "incidence_2_index", name)
+    _owners(i1, ends[0], ends[1], "incidence_1_index", name)
+    _owners(i2, ends[1], ends[2], "incidence_2_index", name)
     flows = _flows(arrays["x_1"], int(ends[1][-1]), name)
     labels = None if "y" not in arrays else _check_labels(arrays["y"], S, name("y"))
     ids = arrays.get("sample_ids")
     ids = None if ids is None else _check_sample_ids(ids, S, name("sample_ids"))
-    order1, order2 = np.argsort(own1, kind="stable"), np.argsort(own2, kind="stable")
-    cut1 = np.searchsorted(own1[order1], np.arange(S + 1))
-    cut2 = np.searchsorted(own2[order2], np.arange(S + 1))
-    samples = []
-    for s in range(S):
-        n0, n1, n2 = (int(c) for c in counts[s])
-        mats = []
-        for idx, val, order, cut, (r, c), shape in (
-            (i1, v1, order1, cut1, (ends[0][s], ends[1][s]), (n0, n1)),
-            (i2, v2, order2, cut2, (ends[1][s], ends[2][s]), (n1, n2)),
-        ):
-            take = order[cut[s] : cut[s + 1]]
-            mats.append(sp.csr_matrix((val[take], (idx[0, take] - r, idx[1, take] - c)),
-                                      shape=shape))  # fmt: skip
+    ops = _checked_complex(path, ends, (i1, v1), (i2, v2))
+    store: dict[str, torch.Tensor] = {}
+    slices: dict[str, torch.Tensor] = {}
+    for k, mat in ((1, ops.B1), (2, ops.B2)):  # row-major per sample, as from_complex
+        rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))
+        owner = np.searchsorted(ends[k - 1], rows, side="right") - 1
+        local = np.stack([rows - ends[k - 1][owner], mat.indices - ends[k][owner]])
+        store[f"incidence_{k}_index"] = torch.from_numpy(local.astype(np.int64))
+        store[f"incidence_{k}_value"] = torch.from_numpy(mat.data.astype(np.float32))
+        cut = torch.from_numpy(np.searchsorted(owner, np.arange(S + 1)).astype(np.int64))
+        slices[f"incidence_{k}_index"] = slices[f"incidence_{k}_value"] = cut
+    store["cell_counts"] = torch.from_numpy(counts)
+    store["x_1"] = torch.from_numpy(flows).view(-1, 1)
+    slices["cell_counts"] = torch.arange(S + 1)
+    slices["x_1"] = torch.from_numpy(ends[1].astype(np.int64))
+    if labels is not None:
+        store["y"] = torch.from_numpy(np.asarray(labels, dtype=np.int64))
+        slices["y"] = torch.arange(S + 1)
+    data = ComplexData(num_nodes=int(ends[0][-1]), **store)
+    data._store._num_nodes = counts[:, 0].tolist()  # PyG's per-sample node counts
+    return {"data": data, "slices": slices, "labels": labels, "sample_ids": ids}
+
+
+def _checked_complex(path: str, ends: list[np.ndarray], *pairs: tuple[np.ndarray, np.ndarray]
+                     ) -> ComplexOperators:  # fmt: skip
+    """The block-diagonal complex of all samples, checked at once: the checks of
+    :meth:`ComplexOperators.from_incidence` hold for a block-diagonal complex exactly when
+    they hold for every block. When they fail, the first invalid sample is found by halving
+    the range of samples and named with its own error."""
+    mats = [
+        sp.csr_matrix((v, (i[0], i[1])), shape=(int(ends[k][-1]), int(ends[k + 1][-1])))
+        for k, (i, v) in enumerate(pairs)
+    ]
+
+    def check(lo: int, hi: int) -> ComplexOperators:  # the samples lo..hi-1
+        e0, e1, e2 = ((int(e[lo]), int(e[hi])) for e in ends)
+        b2 = mats[1][e1[0] : e1[1], e2[0] : e2[1]] if e2[1] > e2[0] else None
+        return ComplexOperators.from_incidence(mats[0][e0[0] : e0[1], e1[0] : e1[1]], b2)
+
+    lo, hi = 0, len(ends[0]) - 1
+    try:
+        return check(lo, hi)
+    except ValueError as err:
+        first = err
+    while hi - lo > 1:  # [lo, hi) holds an invalid sample
+        mid = (lo + hi) // 2
         try:
-            ops = ComplexOperators.from_incidence(mats[0], mats[1] if n2 else None)
-        except ValueError as err:
-            raise ValueError(f"'{path}', sample {s} (row {s} of cell_counts): {err}") from None
-        x = torch.from_numpy(flows[ends[1][s] : ends[1][s + 1]].copy()).view(-1, 1)
-        extra = {} if labels is None else {"y": torch.tensor([int(labels[s])])}
-        samples.append(ComplexData.from_complex(ops, x_1=x, **extra))
-    return {"samples": samples, "labels": labels, "sample_ids": ids}
+            check(lo, mid)
+            lo = mid
+        except ValueError:
+            hi = mid
+    try:
+        check(lo, lo + 1)
+    except ValueError as err:
+        raise ValueError(f"'{path}', sample {lo} (row {lo} of cell_counts): {err}") from None
+    raise ValueError(f"'{path}': {first}") from None  # pragma: no cover - blocks are independent
 
 
 def write_many_complexes(
@@ -302,7 +369,8 @@ def write_many_complexes(
         sample_ids: ``[S]`` integer or string ids stored with the samples (default none).
 
     Raises:
-        TypeError: a sample that is not a ComplexData.
+        TypeError: a sample that is not a ComplexData; a ``Batch`` or a single sample as
+            ``samples`` (the message says what to pass: ``batch.to_data_list()``).
         ValueError: no sample; a sample on the shared complex (no incidences), without
             ``x_1`` or with several channels; labels on some samples only, or not one per
             sample; ``sample_ids`` of another length.
@@ -311,6 +379,14 @@ def write_many_complexes(
 
     from topo_contrastive.data import ComplexData
 
+    if isinstance(samples, ComplexData):  # a Batch of them, or one sample
+        batch = isinstance(samples, Batch)
+        what = "a Batch of many samples" if batch else "one ComplexData sample"
+        give = "batch.to_data_list()" if batch else "[sample]"
+        raise TypeError(
+            f"`samples` is {what}; expected a list (or dataset) of ComplexData samples, each "
+            f"on its own complex: pass {give}"
+        )
     data = list(samples)
     if not data:
         raise ValueError("`samples` is empty: give at least one ComplexData")
@@ -403,13 +479,14 @@ class ManyComplexFlows(InMemoryDataset):
                 f"to 1, got {tuple(split_ratio)}"
             )
         super().__init__(None, transform, log=False)
-        content = read_many_complexes(file)
+        content = _read(file)  # the collated storage, built at once (no sample objects)
         self.file = os.fspath(file)
         self.labels = content["labels"]
         self.sample_ids = content["sample_ids"]
-        self.data, self.slices = self.collate(content["samples"])
+        self.data, self.slices = content["data"], content["slices"]
         seed = check_int(split_seed, "split_seed", 0)
-        self._standard = _stratified_masks(self.labels, len(content["samples"]), ratio, seed)
+        num = int(self.slices["cell_counts"].numel() - 1)
+        self._standard = _stratified_masks(self.labels, num, ratio, seed)
 
     def split(self, seed: int | None = None) -> dict[str, torch.Tensor]:
         """The standard split (``seed=None``) or a random re-split with its per-class sizes:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 
 import torch
@@ -14,6 +13,7 @@ from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets import _ocean_source as source
 from topo_contrastive.datasets._base import EdgeFlowDataset
 from topo_contrastive.utils.checks import check_bool
+from topo_contrastive.utils.files import temporary_name
 
 __all__ = ["OceanDrifters"]
 
@@ -175,8 +175,8 @@ class OceanDrifters(EdgeFlowDataset):
             return  # the processed file is there; the raw file is not needed
         target = os.path.join(self.raw_dir, "dataBuoys.jld2")
         # named like atomic_write's temporaries, so a killed download's folder is removed later
-        prefix = f".download.{os.getpid()}."
-        tmp_dir = tempfile.mkdtemp(dir=self.raw_dir, prefix=prefix, suffix=".tmp")
+        tmp_dir = temporary_name(os.path.join(self.raw_dir, "download"))
+        os.mkdir(tmp_dir, 0o700)
         try:
             try:
                 tmp = download_url(self.url, tmp_dir, log=self.log, filename="dataBuoys.jld2")

@@ -93,15 +93,15 @@ def load_dataset(
         log: let the datasets print progress (default ``False``).
 
     Raises:
-        ValueError: unknown dataset name; a ``data_root`` that cannot be written; a named raw
-            file that is not the ocean drifter file (another sha256); a corrupted installation
-            (the shipped file's sha256 differs).
+        ValueError: unknown dataset name; a ``data_root`` that is (or lies under) a file or
+            cannot be written; a named raw file that is not the ocean drifter file (another
+            sha256); a corrupted installation (the shipped file's sha256 differs).
         FileNotFoundError: ``ocean_raw`` (or the environment variable) names a missing file.
     """
     from topo_contrastive.datasets import OceanDrifters, SyntheticTrajectories
 
     ds = resolve_dataset_name(name)
-    root = Path(data_root).expanduser()
+    root = _data_root(data_root)
     if ds == "trajectory":
         n_train, n_val, n_test = (int(v) for v in trajectory_split)
         return SyntheticTrajectories(
@@ -161,13 +161,31 @@ def load_data_file(
 
     Raises:
         FileNotFoundError: ``path`` does not exist (a folder there: ``ValueError``).
-        ValueError / TypeError: not a valid edge-flow file (the message names the key).
+        ValueError / TypeError: not a valid edge-flow file (the message names the key);
+            ``data_root`` is (or lies under) a file.
     """
     from topo_contrastive.datasets import EdgeFlows
 
     file = require_file(Path(path).expanduser(), "data file")
-    root = Path(data_root).expanduser() / "edge_flows" / file.stem
+    root = _data_root(data_root) / "edge_flows" / file.stem
     return EdgeFlows(str(root), file=str(file), log=log)
+
+
+def _data_root(data_root: str | os.PathLike) -> Path:
+    """``data_root`` as a path, refused where it is a file or lies under one.
+
+    Raises:
+        ValueError: naming ``data_root`` and the file.
+    """
+    root = Path(data_root).expanduser()
+    there = next(p for p in (root, *root.absolute().parents) if p.exists())
+    if not there.is_dir():
+        where = "is a file" if there == root else f"lies under the file '{there}'"
+        raise ValueError(
+            f"`data_root` (--data-root) '{data_root}' {where}, expected a folder (the datasets "
+            "are built and kept there); choose a folder"
+        )
+    return root
 
 
 def complex_fingerprint(ops: ComplexOperators) -> str:

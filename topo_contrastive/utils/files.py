@@ -4,9 +4,10 @@
   target and ``os.replace``-s it: an interrupted write never leaves a partial file.
   :func:`atomic_torch_save`, :func:`write_text`, :func:`write_json` and :func:`write_csv`
   are built on it.
-- **Temporaries.** A temporary is named ``.<name>.<pid>.<tag>.tmp``
+- **Temporaries.** A temporary is named ``.<name>.<pid>.<uuid>.topo_contrastive.tmp``
   (:func:`temporary_name`); those of dead processes are removed by
-  :func:`remove_stale_temporaries` (datasets on open, :func:`check_output_dir`).
+  :func:`remove_stale_temporaries` (datasets on open, :func:`check_output_dir`), and
+  nothing else: a user's hidden entry of a similar name is left alone.
 - **Reading.** :func:`sha256_of` digests a file; :func:`read_npz` reads an ``.npz`` archive
   with ``allow_pickle=False`` and turns every way it can fail into a ``ValueError`` naming
   the file.
@@ -62,8 +63,16 @@ __all__ = [
 #: Name of the marker file written last into a finished output folder.
 COMPLETE_MARKER = "COMPLETE"
 
-# temporaries of atomic_write (and of the ocean download folder): .<name>.<pid>.<tag>.tmp
-_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+\.tmp$")
+# The library's temporaries (atomic_write's files, the commands' staging folders, the ocean
+# download folder) are named ``.<name>.<pid>.<32 hex>.topo_contrastive.tmp``: the fixed tag
+# is what tells them from a user's hidden entry of a similar shape (``.photos.99.keep.tmp``),
+# which is never removed. Leftovers of the earlier format (``.<name>.<pid>.<32 hex>.tmp``
+# files, ``.download.<pid>.<8 chars>.tmp`` folders) are removed only where asked
+# (``legacy=True``: a dataset's own raw/ and processed/ folders, which hold nothing else).
+_TAG = "topo_contrastive"
+_TEMPORARY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{32}\." + _TAG + r"\.tmp$")
+_LEGACY = re.compile(r"^\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{32}\.tmp$")
+_LEGACY_DOWNLOAD = re.compile(r"^\.download\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
 # a temporary is only removed once unmodified for this long (a writer in another pid
 # namespace, e.g. a container sharing the folder, may look dead here)
 _STALE_MIN_AGE_S = 10.0
@@ -71,15 +80,16 @@ _STALE_MIN_AGE_S = 10.0
 
 # ---------------------------------------------------------------------------- temporaries
 def temporary_name(target: str | os.PathLike, pid: int | None = None) -> str:
-    """Path of a fresh temporary file beside ``target``: ``.<name>.<pid>.<uuid>.tmp``.
+    """Path of a fresh temporary beside ``target``:
+    ``.<name>.<pid>.<uuid>.topo_contrastive.tmp`` (the tag marks it as this library's).
 
     Args:
-        target (str or os.PathLike): the file the temporary will replace.
+        target (str or os.PathLike): the file or folder the temporary will replace.
         pid (int, optional): the process id in the name. (default: this process's)
     """
     pid = os.getpid() if pid is None else pid
     folder, name = os.path.split(os.path.abspath(target))
-    return os.path.join(folder, f".{name}.{pid}.{uuid.uuid4().hex}.tmp")
+    return os.path.join(folder, f".{name}.{pid}.{uuid.uuid4().hex}.{_TAG}.tmp")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -95,13 +105,29 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+def _stale_pid(entry: os.DirEntry, legacy: bool) -> int | None:
+    """The pid in the name of ``entry`` if it is one of this library's temporaries."""
+    match = _TEMPORARY.match(entry.name)
+    if match is None and legacy and not entry.is_symlink():
+        old = _LEGACY_DOWNLOAD if entry.is_dir(follow_symlinks=False) else _LEGACY
+        match = old.match(entry.name)
+    return None if match is None else int(match["pid"])
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, legacy: bool = False) -> list[str]:
     """Remove the temporaries of dead processes from ``folder`` (not recursive).
 
-    A temporary is a hidden entry ``.<name>.<pid>.<tag>.tmp`` (:func:`atomic_write` files,
-    the ocean download folder); it is stale when no process ``pid`` exists on this machine
-    and it has not been modified for 10 s. Temporaries of live processes and every other
-    file are left alone; a missing or unreadable folder is ignored.
+    A temporary is an entry this library made (:func:`temporary_name`: the tag
+    ``topo_contrastive`` in its name); it is stale when no process ``pid`` exists on this
+    machine and it has not been modified for 10 s. Every other entry (a user's
+    ``.photos.99.keep.tmp`` included) is left alone; a link is removed, never followed; a
+    missing or unreadable folder is ignored.
+
+    Args:
+        folder: the folder.
+        legacy: also remove the earlier versions' leftovers (``.<name>.<pid>.<32 hex>.tmp``
+            files, ``.download.<pid>.<8 chars>.tmp`` folders), in a folder that holds only
+            the library's files (a dataset's ``raw/``, ``processed/``). (default: ``False``)
 
     Returns:
         The paths removed.
@@ -113,10 +139,10 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     removed = []
     now = time.time()
     for entry in entries:
-        match = _TEMPORARY.match(entry.name)
-        if match is None or _pid_alive(int(match["pid"])):
-            continue
         try:
+            pid = _stale_pid(entry, legacy)
+            if pid is None or _pid_alive(pid):
+                continue
             if now - entry.stat(follow_symlinks=False).st_mtime < _STALE_MIN_AGE_S:
                 continue
             if entry.is_dir(follow_symlinks=False):
@@ -189,7 +215,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
 
     A failure at any point (an exception, including ``KeyboardInterrupt``) leaves neither a
     partial ``path`` nor the temporary file; a process killed outright leaves its hidden
-    temporary ``.<name>.<pid>.<uuid>.tmp``, which :func:`remove_stale_temporaries` removes
+    temporary (:func:`temporary_name`), which :func:`remove_stale_temporaries` removes
     later. The file gets the usual permissions (umask), unlike ``tempfile.mkstemp``.
 
     Args:
@@ -278,21 +304,39 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write(path, _write)
 
 
-def _clean(obj: Any) -> Any:
-    """JSON-ready copy: NaN/inf become ``None``, tuples become lists."""
+def _clean(obj: Any, where: str = "obj") -> Any:
+    """JSON-ready copy: NaN/inf become ``None``, tuples lists, numpy / torch arrays and
+    scalars their ``tolist()``; ``where`` names ``obj`` in the error.
+
+    Raises:
+        TypeError: a value JSON cannot hold (a set, a path, any other object), named by its
+            place (``obj['key'][0]``) and type.
+    """
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, (str, int)):
+        return obj
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): _clean(v, f"{where}[{k!r}]") for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):  # numpy / torch scalars
-        return _clean(obj.item())
-    return obj
+        return [_clean(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if callable(getattr(obj, "tolist", None)):  # numpy / torch arrays and scalars
+        value = obj.detach().cpu() if callable(getattr(obj, "detach", None)) else obj
+        return _clean(value.tolist(), where)
+    raise TypeError(
+        f"`{where}` is a {type(obj).__name__}, which JSON cannot hold: give numbers, strings, "
+        "None, lists, tuples, dicts, numpy arrays or torch tensors"
+    )
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    """Write ``obj`` as indented JSON atomically (NaN written as ``null``)."""
+    """Write ``obj`` as indented JSON atomically: NaN and inf written as ``null``, numpy
+    arrays and torch tensors (any device, with or without gradients) as nested lists.
+
+    Raises:
+        TypeError: ``obj`` holds a value JSON cannot hold (the message names its place and
+            type); nothing is written then.
+    """
     write_text(path, json.dumps(_clean(obj), indent=2) + "\n")
 
 
@@ -368,10 +412,18 @@ def read_npz(path: str | os.PathLike, what: str = "an .npz archive") -> dict[str
     Returns:
         ``{key: numpy.ndarray}``, in the archive's order.
 
+    The sizes the archive declares are checked before anything is allocated (a zip bomb, a
+    few kB that would expand to GiB, is refused at once): every member may expand at most
+    1100 times (numpy's ``savez_compressed`` writes deflate, which cannot exceed 1032 times;
+    1 MiB per member is always allowed), an ``.npy`` header may not declare more data than
+    its member holds, and the arrays together must fit the memory this process may use
+    (the machine's physical memory, or a lower ``RLIMIT_AS`` / ``RLIMIT_DATA``).
+
     Raises:
         ValueError: naming ``path`` and ``what``: a missing file or a folder; a file that is
             not an ``.npz`` archive, or a truncated or corrupted one (``BadZipFile``,
-            ``zlib.error``, ``EOFError``, ``OSError``); an archive that holds Python objects.
+            ``zlib.error``, ``EOFError``, ``OSError``); declared sizes beyond the limits
+            above (naming the member and its sizes); an archive that holds Python objects.
     """
     import zipfile
     import zlib
@@ -388,6 +440,7 @@ def read_npz(path: str | os.PathLike, what: str = "an .npz archive") -> dict[str
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise ValueError(f"'{path}' holds a single .npy array, not {what} (an .npz archive)")
     with archive:
+        _check_declared_sizes(archive.zip, path, what, broken)  # before any allocation
         try:
             return {k: archive[k] for k in archive.files}
         except ValueError as err:  # object arrays
@@ -396,6 +449,64 @@ def read_npz(path: str | os.PathLike, what: str = "an .npz archive") -> dict[str
             ) from err
         except broken as err:  # a corrupted member
             raise _unreadable(path, what, err) from err
+
+
+# how much a member of an .npz archive may expand (deflate's bound is 1032x), and the
+# uncompressed size always allowed per member
+_MAX_EXPANSION, _FREE_BYTES = 1100, 1 << 20
+
+
+def _memory_limit() -> int:
+    """Bytes this process may allocate at most: the physical memory, or a lower soft
+    ``RLIMIT_AS`` / ``RLIMIT_DATA`` (a memory cap); ``2**62`` where neither is known."""
+    limits = [1 << 62]
+    try:
+        import resource
+
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        limits += [resource.getrlimit(k)[0] for k in (resource.RLIMIT_AS, resource.RLIMIT_DATA)]
+    except (ImportError, ValueError, OSError, AttributeError):  # not POSIX
+        pass
+    return min(v for v in limits if v >= 0)  # RLIM_INFINITY is -1
+
+
+def _check_declared_sizes(archive: Any, path: str | os.PathLike, what: str,
+                          broken: tuple[type[BaseException], ...]) -> None:  # fmt: skip
+    """Check the sizes ``archive`` (an open ``zipfile.ZipFile``) declares against the limits
+    of :func:`read_npz`, reading only the ``.npy`` headers."""
+    import numpy as np
+
+    total, limit, size = 0, _memory_limit(), os.path.getsize(path)
+    for info in archive.infolist():
+        member, data = f"'{path}' member '{info.filename}'", info.file_size
+        if info.compress_size > size or data > _MAX_EXPANSION * info.compress_size + _FREE_BYTES:
+            raise ValueError(
+                f"{member} declares {data} bytes from {info.compress_size} compressed bytes in "
+                f"a file of {size}: more than an .npz member can expand (a zip bomb or a "
+                f"corrupted file); expected {what}"
+            )
+        if info.filename.endswith(".npy"):
+            try:
+                with archive.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)  # fmt: skip
+                    shape, _, dtype = read(f)
+                    data, held = math.prod(shape) * dtype.itemsize, info.file_size - f.tell()
+            except broken as err:
+                raise _unreadable(path, what, err) from err
+            if data > held:
+                raise ValueError(
+                    f"{member} declares an array {tuple(shape)} of {dtype} ({data} bytes) but "
+                    f"holds {held} bytes of data: a corrupted file; expected {what}"
+                )
+        total += data
+        if total > limit:
+            raise ValueError(
+                f"'{path}' declares arrays of {total / 2**30:.2f} GiB (up to member "
+                f"'{info.filename}'), more than the {limit / 2**30:.2f} GiB of memory this "
+                f"process may use; expected {what}"
+            )
 
 
 def _unreadable(path: str | os.PathLike, what: str, err: BaseException) -> ValueError:
@@ -408,8 +519,8 @@ def _unreadable(path: str | os.PathLike, what: str, err: BaseException) -> Value
 def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
     """Create ``path`` if needed and check that files can be written there.
 
-    Temporaries left there by a killed process (``.<name>.<pid>.<tag>.tmp`` of a dead
-    ``pid``, see :func:`remove_stale_temporaries`) are removed.
+    Temporaries left there by a killed process (see :func:`remove_stale_temporaries`) are
+    removed.
 
     Args:
         path (str or os.PathLike): the folder.

@@ -13,7 +13,8 @@ its arguments and inputs:
   place; its completeness marker, written last, tells a finished result from an interrupted
   one, and ``--resume`` continues there.
 - **Replacing an earlier result** (``overwrite``, the target not empty): the run writes into a
-  hidden staging folder beside the target (``.<name>.<pid>.<uuid>.tmp``); only when the run
+  hidden staging folder beside the target (a temporary of
+  :func:`~topo_contrastive.utils.files.temporary_name`); only when the run
   returns normally is the result swapped in. A folder is swapped in one step
   (``renameat2(RENAME_EXCHANGE)`` on Linux; elsewhere two renames a moment apart, during which
   the folder is absent, never mixed); the earlier folder's entries that are not outputs of the
@@ -35,13 +36,21 @@ import json
 import os
 import shutil
 import socket
+import stat
 import sys
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.utils.files import _pid_alive, check_output_dir, remove_stale_temporaries
+from topo_contrastive.utils.files import (
+    _pid_alive,
+    check_output_dir,
+    remove_stale_temporaries,
+    temporary_name,
+)
+
+# opens the lock file without following a symbolic link (where the system can)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 try:  # POSIX
     import fcntl
@@ -140,14 +149,16 @@ class OutputLock:
                 f": {err.strerror or err}); choose a writable folder"
             ) from err
         for _ in range(20):  # retried when a holder removes the file we opened meanwhile
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:  # never through a symbolic link (O_NOFOLLOW: ELOOP)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
             except OSError as err:
+                self._check_file()
                 raise ValueError(
                     f"the output {self.what} '{self.target}' cannot be locked ('{self.path}': "
                     f"{err.strerror or err}); choose a writable folder"
                 ) from err
             try:
+                self._check_file(os.fstat(fd))
                 if not self._lock(fd):
                     raise self._busy(self._read(fd))
                 here, there = os.fstat(fd), os.stat(self.path)
@@ -169,6 +180,29 @@ class OutputLock:
             self._fd = fd
             return self
         raise self._busy(None)  # pragma: no cover - a lock file replaced 20 times in a row
+
+    def _check_file(self, st: os.stat_result | None = None) -> None:
+        """Refuse a lock path that is not a lock file this library could have made: a
+        symbolic link (dangling or not: a lock is never written through a link), or (``st``,
+        the opened file's status) anything but a regular file with one name (a hard link
+        to a user's file would be overwritten).
+
+        Raises:
+            ValueError: naming the lock path and what it is.
+        """
+        if self.path.is_symlink():
+            why = f"a symbolic link (to '{os.readlink(self.path)}')"
+        elif st is not None and not stat.S_ISREG(st.st_mode):
+            why = "not a regular file"
+        elif st is not None and st.st_nlink > 1:
+            why = f"a file with {st.st_nlink} names (a hard link)"
+        else:
+            return
+        raise ValueError(
+            f"the lock file '{self.path}' of {self.what} '{self.target}' is {why}, not a lock "
+            "file of this library, which writes only files it made: remove it, or choose "
+            f"another {self.what}"
+        )
 
     def _lock(self, fd: int) -> bool:
         """``flock`` the file; without ``flock`` (another OS, some network file systems) the
@@ -212,8 +246,9 @@ def check_not_busy(target: str | os.PathLike, what: str = "--out") -> None:
         OutputBusyError: naming the holder.
     """
     lock = OutputLock(target, what)
-    if not lock.path.exists():
+    if not os.path.lexists(lock.path):
         return
+    lock._check_file()
     try:
         lock.acquire()
     except OutputBusyError:
@@ -260,7 +295,7 @@ def _commit_folder(stage: Path, target: Path, owns: Sequence[str]) -> None:
             continue
         os.rename(entry, stage / name)  # a file of the user's: kept
     if not _exchange(stage, target):
-        aside = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        aside = Path(temporary_name(target))
         os.rename(target, aside)
         os.rename(stage, target)
         stage = aside
@@ -274,7 +309,7 @@ def _commit_files(stage: Path, files: Sequence[Path]) -> None:
     marker = files[-1]
     aside = None
     if marker.exists():
-        aside = marker.with_name(f".{marker.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        aside = Path(temporary_name(marker))
         os.rename(marker, aside)
     for path in files:
         staged = stage / path.name
@@ -285,6 +320,56 @@ def _commit_files(stage: Path, files: Sequence[Path]) -> None:
     if aside is not None:
         aside.unlink(missing_ok=True)
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _resolve_out(path: str | os.PathLike, what: str = "--out", folder: bool = True) -> Path:
+    """The absolute path a run writes for the output ``path``: a symbolic link to an
+    existing folder (``folder``) is written through (its target is returned, the link stays);
+    any other link is refused, so that nothing is written through a link to a file or to a
+    place that does not exist.
+
+    Raises:
+        ValueError: ``path`` is a link and not to an existing folder (where ``folder``),
+            naming both: a dangling link, a link to a file (a new result would replace the
+            link, not its target).
+    """
+    path = Path(path).expanduser().absolute()
+    if not path.is_symlink():
+        return path
+    real, to = Path(os.path.realpath(path)), os.readlink(path)
+    if folder and real.is_dir():
+        return real
+    if folder:
+        why = "does not exist" if not os.path.exists(path) else "is not a folder"
+        raise ValueError(
+            f"{what} '{path}' is a symbolic link to '{to}', which {why}: results are written "
+            "through a link only to an existing folder; create the folder, or give a path "
+            f"that is not a link as {what}"
+        )
+    raise ValueError(
+        f"{what} '{path}' is a symbolic link (to '{to}'): a new result would replace the link, "
+        f"not the file it points to; give the file itself as {what}"
+    )
+
+
+def _check_reads(reads: Sequence[tuple[str, str | os.PathLike]], target: Path,
+                 paths: Sequence[Path] | None, owns: Sequence[str], what: str) -> None:  # fmt: skip
+    """Refuse an output that is a file the command reads (see :func:`output_run`)."""
+    for option, read in reads:
+        source = Path(read).expanduser()
+        if not source.is_file():
+            continue  # missing inputs are refused by their own checks
+        hit = next((p for p in paths or [target] if p.exists() and os.path.samefile(p, source)),
+                   None)  # fmt: skip
+        if hit is None and paths is None and source.resolve().is_relative_to(target.resolve()):
+            first = source.resolve().relative_to(target.resolve()).parts[0]
+            if any(fnmatch.fnmatchcase(first, pattern) for pattern in owns):
+                hit = target / first
+        if hit is not None:
+            raise ValueError(
+                f"{what} '{target}' would replace {option} '{read}', a file this command reads "
+                f"(the same file as '{hit}'); choose another {what}"
+            )
 
 
 def _not_empty(target: Path, what: str, hint: str) -> ValueError:
@@ -306,6 +391,7 @@ def output_run(
     owns: Sequence[str] = (),
     what: str = "--out",
     resume_hint: bool = False,
+    reads: Sequence[tuple[str, str | os.PathLike]] = (),
 ) -> Iterator[Path]:
     """Hold the lock on ``out`` and give the folder a run writes into (see the module
     docstring).
@@ -322,32 +408,29 @@ def output_run(
             result's, removed when replaced; other entries are kept).
         what: how messages name ``out``.
         resume_hint: name ``--resume`` in the refusal of a non-empty folder.
+        reads: the files the command reads, as ``(option, path)`` pairs: a run that would
+            replace or remove one is refused (the same file as ``out`` or one of ``files``,
+            hard links included; an entry of the folder ``out`` that it owns).
 
     Yields:
         The folder to write the outputs into: ``out`` itself (or, for files, their folder)
         when nothing is there yet (or with ``resume``), else a staging folder whose content
         replaces the earlier result when the block ends normally.
 
-    A folder ``out`` that is a symbolic link is written through: the results land in the
-    folder it points to, and the link stays as it is.
+    A folder ``out`` that is a symbolic link to an existing folder is written through: the
+    results land in the folder it points to, and the link stays as it is; any other link
+    is refused.
 
     Raises:
         OutputBusyError: another run holds the lock (before anything is written).
         ValueError: a non-empty folder or existing files without ``overwrite``; a folder
             where a file is expected or the other way round; an unwritable place; one of
-            ``files`` that is a symbolic link.
+            ``files`` that is a symbolic link, or ``out`` a dangling one; a lock file that is
+            a link or not this library's.
     """
-    target = Path(out).expanduser().absolute()
-    paths = None if files is None else [Path(f).expanduser().absolute() for f in files]
-    if paths is None and target.is_symlink():  # write through the link, never replace it
-        target = Path(os.path.realpath(target))
-    for path in paths or ():
-        if path.is_symlink():
-            raise ValueError(
-                f"{what} '{path}' is a symbolic link (to '{os.readlink(path)}'): a new result "
-                "would replace the link, not the file it points to; give the file itself as "
-                f"{what}"
-            )
+    paths = None if files is None else [_resolve_out(f, what, folder=False) for f in files]
+    target = _resolve_out(out, what, folder=paths is None)
+    _check_reads(reads, target, paths, owns, what)
     lock = OutputLock(target, what).acquire()
     try:
         folder = target.parent if paths is not None else target
@@ -382,7 +465,7 @@ def output_run(
         if fresh or resume:
             yield folder
             return
-        stage = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        stage = Path(temporary_name(target))
         stage.mkdir()
         try:
             yield stage
