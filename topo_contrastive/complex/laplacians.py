@@ -196,6 +196,58 @@ class Laplacians:
         """The operators detached from autograd (``Tensor.detach``)."""
         return self._apply(Tensor.detach)
 
+    # ------------------------------------------------------------------ samples
+    def rows(self, start: int, stop: int) -> tuple[int, int]:
+        """The rows ``[a, b)`` of the samples ``start .. stop - 1``: of their blocks in a batch
+        of complexes, else ``N`` rows per sample on the one complex."""
+        if self.ptr is None:
+            return start * self.num_cells, stop * self.num_cells
+        return int(self.ptr[start]), int(self.ptr[stop])
+
+    def blocks(self, start: int, stop: int) -> Laplacians:
+        """The operators of the samples ``start .. stop - 1`` of a batch of complexes (their
+        diagonal blocks, COO); the operators of one complex are returned as they are (they
+        act on any number of samples)."""
+        if self.ptr is None:
+            return self
+        a, b = self.rows(start, stop)
+
+        def narrow(L: Tensor) -> Tensor:
+            L = L.detach().to_sparse_coo().coalesce()
+            index, keep = L.indices(), (L.indices()[0] >= a) & (L.indices()[0] < b)
+            return torch.sparse_coo_tensor(
+                index[:, keep] - a, L.values()[keep], (b - a, b - a), is_coalesced=True,
+                check_invariants=False,
+            )
+
+        return Laplacians(
+            *(None if L is None else narrow(L) for L in (self.down, self.up)),
+            ptr=self.ptr[start : stop + 1] - a, rank=self.rank, symmetric=self.symmetric,
+        )  # fmt: skip
+
+    def repeat(self, times: int) -> Laplacians:
+        """The operators of ``times`` copies of the batch one after the other (a batch of
+        complexes: its blocks repeated on the diagonal); those of one complex as they are."""
+        if self.ptr is None or times == 1:
+            return self
+
+        def tile(L: Tensor) -> Tensor:
+            L = L.detach().to_sparse_coo().coalesce()
+            shift = torch.arange(times, device=L.device) * self.num_cells  # [times]
+            index = (L.indices()[:, None, :] + shift[None, :, None]).reshape(2, -1)
+            size = times * self.num_cells
+            return torch.sparse_coo_tensor(
+                index, L.values().repeat(times), (size, size), is_coalesced=True,
+                check_invariants=False,
+            )
+
+        ptr = torch.cat([self.ptr[:-1] + k * self.num_cells for k in range(times)])
+        return Laplacians(
+            *(None if L is None else tile(L) for L in (self.down, self.up)),
+            ptr=torch.cat([ptr, ptr.new_tensor([times * self.num_cells])]), rank=self.rank,
+            symmetric=self.symmetric,
+        )  # fmt: skip
+
     def __getstate__(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__ if k != "_memo"}
 
