@@ -445,7 +445,9 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         self.num_simplices(rank)
         if rank == 0:
             return np.arange(self.num_nodes, dtype=np.int64)[:, None]
-        return (self.edges, self.triangles, self.tetrahedra)[int(rank) - 1]
+        if rank == 2:
+            return self.triangles  # raises for polygon 2-cells (only this rank needs them)
+        return self.edges if rank == 1 else self.tetrahedra
 
     # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:
