@@ -48,8 +48,9 @@ def _common(root):
 
 
 def _budget(ops, k: int) -> str:
-    """``--harmonic-budget`` in MiB that holds ``k`` directions of N1 entries, not k + 1."""
-    return repr((8 * ops.num_edges * k + 4) / 2**20)
+    """``--harmonic-budget`` in MiB that holds building ``k`` directions of N1 entries, not
+    k + 1 (the matrix, its cached copy, the chunk of projections and 13 [N1] arrays)."""
+    return repr((8 * ops.num_edges * (2 * k + 5 * min(k, 32) + 13) + 4) / 2**20)
 
 
 def test_commands_on_the_sketch_path(grid_file, tmp_path, capsys):

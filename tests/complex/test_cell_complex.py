@@ -247,3 +247,36 @@ def test_toponetx_cell_complex_with_tuple_and_string_labels():
     assert named.node_labels == ("a", "b", "c", "d")
     assert named.path_to_flow(["a", "b", "c"]).tolist() == [1.0, 0.0, 1.0, 0.0]
     assert named.path_to_flow(["a", "d"]).tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_toponetx_labels_its_incidence_matrices_cannot_take():
+    # a SimplicialComplex with tuple labels (TopoNetX: unhashable numpy.ndarray) and a
+    # CellComplex with ints and strings (TopoNetX: '<' not supported) are built from their
+    # lists: the same operators as the relabelled complex, paths in the labels
+    labels = [(0, 0), (0, 1), (1, 1), (2, 2)]
+    sc = tnx.SimplicialComplex([labels[:3], labels[2:], [labels[0], labels[3]]])
+    ops = ComplexOperators.from_toponetx(sc)
+    ints = ComplexOperators.from_toponetx(tnx.SimplicialComplex([[0, 1, 2], [2, 3], [0, 3]]))
+    assert ops.node_labels == tuple(labels)
+    for name in ("B1", "B2"):
+        assert (abs(getattr(ops, name) - getattr(ints, name))).nnz == 0
+    walk = [(0, 0), (0, 1), (1, 1), (2, 2), (0, 0)]
+    assert ops.path_to_flow(walk).tolist() == ints.path_to_flow([0, 1, 2, 3, 0]).tolist()
+    mixed = tnx.CellComplex([[0, "a", 1, "b"], [1, "c", "b"]])
+    mixed.add_edge("c", 7)
+    ops = ComplexOperators.from_toponetx(mixed)
+    assert set(ops.node_labels) == {0, 1, 7, "a", "b", "c"} and ops.sizes[:3] == (6, 7, 2)
+    assert abs(ops.B1 @ ops.B2).nnz == 0
+    for f, cycle in enumerate(([0, "a", 1, "b"], [1, "c", "b"])):  # oriented along the cycle
+        np.testing.assert_array_equal(ops.path_to_flow(cycle + cycle[:1]).numpy(),
+                                      ops.B2[:, f].toarray().ravel())  # fmt: skip
+    assert ops.path_to_flow(["c", 7]).abs().sum() == 1
+    assert HodgeDecomposition(mixed).dims == {"gradient": 5, "curl": 2, "harmonic": 0}
+
+
+def test_a_toponetx_2_cell_that_is_not_a_simple_cycle_is_refused():
+    # TopoNetX's B2 cancels the back-and-forth 1 -> 2 -> 1: it used to become [0, 1, 3]
+    cc = tnx.CellComplex([[0, 1, 2, 1, 3]], regular=False)
+    with pytest.raises(ValueError, match=r"the 2-cell \[0, 1, 2, 1, 3\] of `complex` is not "
+                       "a simple cycle"):  # fmt: skip
+        ComplexOperators.from_toponetx(cc)

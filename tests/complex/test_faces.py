@@ -66,6 +66,47 @@ def test_bad_input():
         planar_faces(edges, pos, max_length="4")
     with pytest.raises(ValueError, match=">= 3"):
         short_cycles(edges, 2)
+    with pytest.raises(ValueError, match="`max_steps` must be >= 1, got 0"):
+        short_cycles(edges, 4, max_steps=0)
+    with pytest.raises(TypeError, match="`max_steps` must be an int, got float"):
+        short_cycles(edges, 4, max_steps=1e7)
+
+
+def _networkx_cycles(edges, max_length):
+    """networkx.chordless_cycles in the order and orientation of short_cycles."""
+    import networkx as nx
+
+    out = []
+    for c in nx.chordless_cycles(nx.Graph(list(map(tuple, edges))), length_bound=max_length):
+        if len(c) >= 3:
+            k = int(np.argmin(c))
+            c = c[k:] + c[:k]
+            out.append(c if c[1] < c[-1] else [c[0], *reversed(c[1:])])
+    return sorted(out, key=lambda c: (len(c), c))
+
+
+def test_short_cycles_are_networkx_chordless_cycles():
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        n = int(rng.integers(3, 13))
+        edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.4]
+        if edges:
+            length = int(rng.integers(3, 9))
+            assert short_cycles(edges, length) == _networkx_cycles(edges, length)
+    edges, _ = street_grid(6)
+    assert short_cycles(edges, 8) == _networkx_cycles(edges, 8)  # 25 squares, 16 rings
+    assert [len(c) for c in short_cycles(edges, 8)] == [4] * 25 + [8] * 16
+
+
+def test_a_huge_length_bound_is_refused_by_its_cost_not_run_for_hours():
+    # networkx's enumeration on a 30 x 30 grid with a bound of 1000 gave no cycle in 60 s
+    edges, _ = street_grid(30)
+    with pytest.raises(ValueError, match=r"at most max_length = 1000 edges take more than "
+                       r"max_steps = 100000 steps .* lower max_length"):  # fmt: skip
+        short_cycles(edges, 1000, max_steps=10**5)
+    assert len(short_cycles(edges, 4)) == 29 * 29  # the squares, in a fraction of a second
+    # a huge bound on a small network: as many cycles as there are
+    assert short_cycles([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], 10**9) == [[0, 1, 2], [0, 2, 3]]
 
 
 def _harmonic(edges, faces, n):

@@ -124,6 +124,23 @@ def test_bad_samples_are_named():
         Batch.from_data_list([samples[0], short]).validate()
 
 
+def test_non_finite_signals_are_refused_by_name():
+    # a NaN flow used to be stored without a word (one of four embeddings NaN later)
+    ops = square_pentagon_loop()
+    x_1 = torch.ones(ops.num_edges, 2)
+    x_1[3, 1] = float("nan")
+    with pytest.raises(ValueError, match=r"`x_1` contains NaN or inf values \(edge 3; 1 in all"):
+        ComplexData.from_complex(ops, x_1=x_1)
+    x_0 = torch.zeros(ops.num_nodes)
+    x_0[[1, 4]] = float("inf")
+    with pytest.raises(ValueError, match=r"`x_0` contains NaN or inf values \(nodes 1, 4; 2"):
+        ComplexData.on_shared_complex(ops, x_0=x_0)
+    with pytest.raises(ValueError, match=r"`x_2` contains NaN or inf values \(2-cell 0"):
+        ComplexData.from_complex(ops, x_2=torch.tensor([float("-inf"), 1.0]))
+    finite = ComplexData.from_complex(ops, x_1=torch.ones(ops.num_edges, 2), x_0=x_0.nan_to_num())
+    assert finite.x_1.shape == (ops.num_edges, 2)
+
+
 def test_an_edit_of_the_incidences_changes_the_cached_operators():
     ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3], [0, 3]], [[0, 1, 2]])
     d = ComplexData.from_complex(ops, x_1=torch.ones(5, 1))

@@ -153,3 +153,43 @@ def test_harmonic_row_is_omitted_without_harmonic_space(tiny_data, trained, monk
 def test_reference_features_rejects_unknown_kinds(tiny_data):
     with pytest.raises(ValueError, match="'abs'"):
         reference_features(tiny_data, "squared")
+
+
+def test_the_harmonic_row_on_a_cell_complex_is_the_sketch_not_omitted():
+    # the sketch used to refuse a cell complex ("use `faces` instead of `triangles`") and
+    # the row was omitted; its features are the flows times the sketch P_H G
+    from torch_geometric.data import Data
+
+    from tests._cell_complexes import random_planar_cell_complex
+    from topo_contrastive.nn.harmonic_features import harmonic_sketch, use_harmonic_budget
+    from topo_contrastive.training.data import ExperimentData
+
+    ops = random_planar_cell_complex(np.random.default_rng(4), 60, fill=0.6)
+    assert not ops.is_simplicial
+
+    class Flows(list):
+        complex = ops
+
+        def split(self, seed):  # 24 / 8 / 8 samples
+            perm = torch.from_numpy(np.random.default_rng(seed).permutation(len(self)))
+            parts = {"train": perm[:24], "val": perm[24:32], "test": perm[32:]}
+            return {k: torch.zeros(len(self), dtype=torch.bool).index_fill_(0, v, True)
+                    for k, v in parts.items()}  # fmt: skip
+
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.standard_normal((40, ops.num_edges))).float()
+    data = ExperimentData.from_dataset(
+        Flows(Data(x_1=f[:, None], y=torch.tensor([i % 2])) for i, f in enumerate(x))
+    )
+    budget = 8 * ops.num_edges * (2 * 2 + 5 * 2 + 13)  # a sketch of 2 directions
+    with use_harmonic_budget(budget):
+        enc = probe_splits(data.flows.numpy(), data, SEEDS, probe="ridge")
+        refs = reference_rows(None, data, SEEDS, enc, rows=("harmonic",), probe="ridge")
+    row = {r["row"]: r for r in refs["rows"]}["harmonic"]
+    assert data.hodge.dims["harmonic"] > 27  # the budget held no basis before either
+    assert refs["omitted"] == {} and row["features"] == 2
+    assert row["label"] == f"harmonic sketch G^T P_H x (k = 2 of beta_1 = "\
+        f"{data.hodge.dims['harmonic']})"  # fmt: skip
+    with use_harmonic_budget(budget):
+        feats = reference_features(data, "harmonic")
+    np.testing.assert_allclose(feats, x.double().numpy() @ harmonic_sketch(data.hodge, 2))

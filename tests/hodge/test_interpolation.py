@@ -111,6 +111,26 @@ def test_bad_input():
         interpolate_flows(ops, torch.tensor([0.0, float("nan"), 1.0]), torch.ones(3, dtype=bool))
     with pytest.raises(ValueError, match="smoothing"):
         interpolate_flows(ops, x, torch.ones(3, dtype=torch.bool), smoothing=-1.0)
+    for mask in (torch.ones(1, 3, 1, dtype=torch.bool), torch.ones(1, 3, 2, dtype=torch.bool)):
+        with pytest.raises(ValueError, match=r"`observed` must be \[N1\] or of x's shape"):
+            interpolate_flows(ops, torch.zeros(1, 3), mask)  # used to be a broadcast error
+
+
+def test_a_vanishing_smoothing_is_the_minimum_norm_limit():
+    # unobserved edges around a cycle make the block singular: smoothing = 1e-300 used to
+    # raise `Factor is exactly singular`; it is the limit smoothing -> 0+, as smoothing = 0
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [2, 3], [0, 3], [3, 4]])
+    x = torch.tensor([[1.0, 1.0, 1.0, -1.0, 2.0], [0.5, -1.0, 3.0, 0.0, 1.0]], dtype=torch.float64)
+    observed = torch.tensor([False, False, False, False, True])  # the whole square hidden
+    limit = interpolate_flows(ops, x, observed, smoothing=0.0)
+    for tiny in (1e-300, 5e-324, 1e-20):
+        torch.testing.assert_close(interpolate_flows(ops, x, observed, smoothing=tiny), limit,
+                                   rtol=0, atol=0)  # fmt: skip
+    # the minimum-norm solution: node 3's outflow of 2 sent back over the square, no
+    # circulation (a divergence of 2 at node 3 spread as B1_U^+ (-B1_O x_O))
+    b1 = ops.B1.toarray()
+    want = -np.linalg.pinv(b1[:, :4]) @ (b1[:, 4:] @ x[:, 4:].numpy().T)
+    np.testing.assert_allclose(limit[:, :4].numpy(), want.T, atol=1e-6)  # lambda = 2e-10
 
 
 def test_nan_marks_unobserved_entries_and_numpy_smoothing_is_a_number():

@@ -4,6 +4,7 @@ iterative backend on complexes with many closed 2-cycles."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from math import comb
 
 import numpy as np
@@ -47,16 +48,64 @@ def core_path(request, monkeypatch):
     return request.param
 
 
-def test_random_integer_matrices_match_the_dense_rank(core_path):
+def fraction_rank(a) -> int:
+    """The rank over Q by Gaussian elimination in exact fractions (the reference)."""
+    m = [[Fraction(int(v)) for v in row] for row in np.asarray(a, dtype=object)]
+    rank = 0
+    for c in range(len(m[0]) if m else 0):
+        top = next((r for r in range(rank, len(m)) if m[r][c] != 0), None)
+        if top is None:
+            continue
+        m[rank], m[top] = m[top], m[rank]
+        for r in range(rank + 1, len(m)):
+            f = m[r][c] / m[rank][c]
+            m[r] = [x - f * y for x, y in zip(m[r], m[rank], strict=True)]
+        rank += 1
+    return rank
+
+
+def test_random_unit_matrices_match_the_dense_rank(core_path):
+    # entries +-1, as in every boundary matrix: the modular reduction of the core
     rng = np.random.default_rng(0)
     for trial in range(200):
         m, n = (int(v) for v in rng.integers(1, 25, 2))
-        a = rng.choice([-2, -1, 0, 0, 0, 0, 1, 3], size=(m, n))
+        a = rng.choice([-1, 0, 0, 0, 0, 1], size=(m, n))
         if trial % 3 == 0 and n > 1:
             a[:, n // 2 :] = a[:, : n - n // 2]  # repeated columns: rank deficient
         cols = independent_columns(a)
         assert exact_rank(a) == cols.size == dense_rank(a)
         assert dense_rank(a[:, cols]) == cols.size  # the columns are independent
+
+
+def test_any_int64_entries_match_exact_fractions(monkeypatch):
+    # entries other than +-1 are reduced over the integers (the modular reduction must not
+    # run), also those beyond float precision and multiples of both primes
+    monkeypatch.setattr(ranks, "_core_pivot_columns", None)
+    rng = np.random.default_rng(1)
+    P = ranks.PRIMES[0] * ranks.PRIMES[1]  # ~ 4.6e18 < 2**63
+    for trial in range(150):
+        m, n = (int(v) for v in rng.integers(1, 12, 2))
+        a = rng.choice([-2, -1, 0, 0, 0, 1, 3, 7], size=(m, n)).astype(np.int64)
+        if trial % 3 == 0 and n > 1:
+            a[:, n // 2 :] = 2 * a[:, : n - n // 2]  # rank deficient
+        if trial % 4 == 1:
+            a = a * rng.choice([1, P // 7, 2**60 + 1], size=(1, n))  # huge columns
+        cols = independent_columns(a)
+        assert exact_rank(a) == cols.size == fraction_rank(a), a
+        assert fraction_rank(a[:, cols]) == cols.size
+
+
+def test_matrices_that_fooled_both_primes():
+    # a core whose minors are multiples of both primes: the two primes agreed on a wrong rank
+    p1, p2 = ranks.PRIMES
+    full = np.array([[p1 + 1, p2], [1, p2]])  # det = p1 p2, entries below 2**32
+    assert exact_rank(full) == 2 == fraction_rank(full)  # was 1
+    P = p1 * p2
+    multiples = np.array([[P, P, 0], [P, 2 * P, P], [0, P, 2 * P]])  # non-singular: det = P^3
+    assert exact_rank(multiples) == 3 == fraction_rank(multiples)  # was 0
+    rank2 = np.array([[P, 0, P], [0, P, P], [P, P, 2 * P]])  # row 3 = row 1 + row 2
+    assert exact_rank(rank2) == 2 == fraction_rank(rank2)
+    assert exact_rank(rank2.astype(float)) == 2  # integral floats below 2**63: exact
 
 
 @pytest.mark.parametrize(
@@ -89,6 +138,31 @@ def test_peeling_alone_settles_a_surface_with_boundary(monkeypatch):
     edges = sorted({tuple(sorted(e)) for t in tris for e in itertools.combinations(t, 2)})
     ops = ComplexOperators.from_simplices(edges, tris)
     assert exact_rank(ops.B2) == ops.num_faces
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_torch_tensors_are_accepted_and_object_arrays_refused():
+    ops = torus(3, 4)
+    b2 = ops.operator("B2", dtype=torch.float64)  # sparse COO
+    assert exact_rank(b2) == exact_rank(b2.to_sparse_csr()) == exact_rank(b2.to_dense()) == 23
+    assert exact_rank(torch.zeros(3, 4).to_sparse()) == 0
+    # entries beyond int64 (they used to wrap around: 3 for a rank-2 matrix)
+    big = np.array([[2**64, 2**65, 0], [2**65, 2**66, 0], [0, 0, 1]], dtype=object)
+    with pytest.raises(TypeError, match="must hold numbers of an integer or float dtype, got "
+                       r"dtype object \(convert Python ints to int64"):  # fmt: skip
+        exact_rank(big, "B2")
+    with pytest.raises(ValueError, match=r"holds the entry 1e\+20, beyond the int64 range"):
+        exact_rank(np.array([[1e20, 1.0], [2.0, 3.0]]))
+    with pytest.raises(ValueError, match=r"holds the entry 9223372036854775808, beyond"):
+        exact_rank(np.array([[2**63, 1]], dtype=np.uint64))
+    with pytest.raises(TypeError, match=r"2-D matrix, got shape \(2, 2, 2\)"):
+        exact_rank(torch.zeros(2, 2, 2))
+
+
+def test_a_large_core_of_other_entries_is_refused_not_guessed(monkeypatch):
+    monkeypatch.setattr(ranks, "EXACT_CORE_ENTRIES", 8)
+    with pytest.raises(ValueError, match=r"3 x 3, holds entries other than \+-1 and is larger"):
+        exact_rank(np.array([[2, 1, 1], [1, 2, 1], [1, 1, 2]]), "M")
 
 
 def test_bad_input_is_refused():

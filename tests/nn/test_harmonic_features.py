@@ -123,6 +123,14 @@ def test_features_turn_with_the_edges(holes):
     np.testing.assert_allclose((x * sign) @ St, x @ S, atol=1e-10)  # features unchanged
 
 
+def _exact_need(n1, beta):  # the bytes the plan books for building the canonical basis
+    return 6 * 8 * n1 * beta
+
+
+def _sketch_need(n1, k):  # the bytes the plan books for building a sketch of k directions
+    return 8 * n1 * (2 * k + 5 * min(k, 32) + 13)
+
+
 def test_plan_exact_where_the_basis_fits(holes):
     ops, hodge, _ = holes
     beta, n1 = hodge.dims["harmonic"], ops.num_edges
@@ -130,18 +138,62 @@ def test_plan_exact_where_the_basis_fits(holes):
     plan = plan_harmonic_features(hodge)
     assert (plan.kind, plan.dim) == ("exact", beta)
     assert plan.line() == f"harmonic features: exact basis (beta_1 = {beta})"
-    assert plan_harmonic_features(hodge, budget=8 * n1 * beta).kind == "exact"
-    small = plan_harmonic_features(hodge, budget=8 * n1 * beta - 1)
-    assert (small.kind, small.dim) == ("sketch", beta - 1)
-    with use_harmonic_budget(8 * n1 * 5 + 7):
+    assert plan_harmonic_features(hodge, budget=_exact_need(n1, beta)).kind == "exact"
+    small = plan_harmonic_features(hodge, budget=_exact_need(n1, beta) - 1)
+    k = small.dim  # the most directions whose building fits
+    assert small.kind == "sketch" and _sketch_need(n1, k) <= small.budget
+    assert _sketch_need(n1, k + 1) > small.budget
+    with use_harmonic_budget(_sketch_need(n1, 5) + 7):
         plan = plan_harmonic_features(hodge)
     assert harmonic_budget() == DEFAULT_HARMONIC_BUDGET  # restored
     assert plan.line() == (
         f"harmonic features: sketch of k = 5 directions (beta_1 = {beta} too large for a "
-        "basis within the 0.0166 MiB budget)"
+        f"basis within the {_sketch_need(n1, 5) / 2**20:.3g} MiB budget)"
     )
     with pytest.raises(ValueError, match="holds not one direction.*--harmonic-budget"):
-        plan_harmonic_features(hodge, budget=8 * n1 - 1)
+        plan_harmonic_features(hodge, budget=_sketch_need(n1, 1) - 1)
+    # a given sketch_dim or kind="exact" is kept (a checkpoint's readout loads as saved)
+    assert plan_harmonic_features(hodge, budget=_sketch_need(n1, 9), sketch_dim=10).dim == 10
+    assert plan_harmonic_features(hodge, budget=8 * n1, kind="exact").kind == "exact"
+
+
+def test_the_budget_bounds_the_measured_peak(holes, monkeypatch):
+    # the plan books what building the features takes at its peak (tracemalloc sees numpy's
+    # allocations), on the exact backend and the iterative one without a stored basis
+    import tracemalloc
+
+    from topo_contrastive.nn import _harmonic_basis, harmonic_features
+
+    ops, hodge, _ = holes
+    monkeypatch.setattr(iterative, "_MAX_HARMONIC_BASIS_ENTRIES", 1)
+    solves = HodgeDecomposition(ops, backend="iterative")
+    beta, n1 = hodge.dims["harmonic"], ops.num_edges
+    builds = [(lambda: canonical_harmonic_basis(hodge), _exact_need(n1, beta))]
+    builds += [(lambda h=h, k=k: harmonic_sketch(h, k, 11), _sketch_need(n1, k))
+               for h in (hodge, solves) for k in (1, 8, 32, 40)]  # fmt: skip
+    for build, need in builds:
+        _harmonic_basis._BASES.clear()
+        harmonic_features._SKETCHES.clear()
+        tracemalloc.start()
+        build()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert 0.3 * need < peak <= need
+
+
+def test_harmonic_matrix_checks_the_budget_before_allocating(holes, monkeypatch):
+    # a budget that holds the matrix but not the working memory of building it is refused
+    # before anything is allocated (no projection runs)
+    from topo_contrastive.nn.harmonic_features import harmonic_matrix
+
+    ops, hodge, _ = holes
+    calls = []
+    monkeypatch.setattr(HodgeDecomposition, "project", lambda *a, **k: calls.append(1))
+    fresh = HodgeDecomposition(ops, backend="exact")
+    with use_harmonic_budget(8 * ops.num_edges * 3):  # a [N1, 3] matrix, not its building
+        with pytest.raises(ValueError, match="holds not one direction"):
+            harmonic_matrix(fresh)
+    assert calls == []
 
 
 def test_readout_default_is_the_exact_basis_and_sketch_on_request(holes):
@@ -212,3 +264,81 @@ def test_bound_and_bad_arguments(holes):
         plan_harmonic_features(hodge, kind="basis")
     with pytest.raises(ValueError, match="`sketch_seed` must be >= 0"):
         HodgeReadout(hodge, sketch_seed=-1)
+
+
+def test_bad_sketch_and_decomposition_arguments_name_themselves(holes):
+    ops, hodge, _ = holes
+    for k in (2.5, "8", None, True):
+        with pytest.raises(TypeError, match=r"`k` must be an int, got"):
+            harmonic_sketch(hodge, k)
+    for seed in (0.7, None, "0"):  # 0.7 used to be the seed 0
+        with pytest.raises(TypeError, match=r"`seed` must be an int, got"):
+            harmonic_sketch(hodge, 8, seed=seed)
+    with pytest.raises(ValueError, match=r"`seed` must be an int in \[0, 2147483647\]"):
+        harmonic_sketch(hodge, 8, seed=2**31)
+    with pytest.raises(TypeError, match="`hodge` must be a HodgeDecomposition, got"):
+        harmonic_sketch(ops, 8)
+    with pytest.raises(TypeError, match=r"`tol` must be a real number, got str \('x'\)"):
+        HodgeDecomposition(ops, tol="x")
+    with pytest.raises(ValueError, match=r"`tol` must be a finite number > 0, got nan"):
+        HodgeDecomposition(ops, tol=float("nan"))
+    with pytest.raises(TypeError, match=r"`max_exact_edges` must be an int, got str"):
+        HodgeDecomposition(ops, max_exact_edges="10")
+    # a readout across complexes has no harmonic block: a sketch there is refused
+    for kwargs in ({"harmonic": "sketch", "sketch_dim": 8}, {"harmonic": "exact"},
+                   {"sketch_dim": 8}):  # fmt: skip
+        with pytest.raises(ValueError, match="without a complex .* need the complex"):
+            HodgeReadout(None, energies=True, **kwargs)
+    assert HodgeReadout(None, energies=True).harmonic == "none"
+
+
+def _cube() -> ComplexOperators:
+    """The surface of a cube: 8 nodes, 12 edges, 6 squares (beta_1 = 0, beta_2 = 1)."""
+    faces = [[0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6],
+             [3, 0, 4, 7]]  # fmt: skip
+    edges = {tuple(sorted((f[i], f[(i + 1) % 4]))) for f in faces for i in range(4)}
+    return ComplexOperators.from_cells(sorted(edges), faces)
+
+
+def test_sketch_on_a_cell_complex_is_exact_against_the_harmonic_coordinates(monkeypatch):
+    # the sketch used to ask a cell complex for `triangles`; on polygons it is S = P_H G,
+    # so S^T h = G^T P_H h = (U_H^T G)^T (U_H^T h) for any orthonormal basis U_H
+    from tests._cell_complexes import random_planar_cell_complex
+
+    ops = random_planar_cell_complex(np.random.default_rng(4), 90, fill=0.6)
+    assert not ops.is_simplicial
+    hodge = HodgeDecomposition(ops, backend="exact")
+    U = hodge.basis("harmonic").numpy()
+    assert U.shape[1] >= 10
+    k, seed, n1 = 256, 9, ops.num_edges
+    S = harmonic_sketch(hodge, k, seed)
+    signs = np.where(ops.edges[:, 0] < ops.edges[:, 1], 1.0, -1.0)  # low -> high: +1
+    G = np.random.default_rng(seed).standard_normal((k, n1)).T * signs[:, None] / np.sqrt(k)
+    h = np.random.default_rng(1).standard_normal((20, n1))
+    np.testing.assert_allclose(h @ S, (h @ U) @ (U.T @ G), atol=1e-10)
+    assert np.abs(ops.B1 @ S).max() < 1e-10 and np.abs(ops.B2.T @ S).max() < 1e-10
+    worst, _ = _distortion(S, U @ U.T, h)  # norms and inner products of harmonic parts
+    assert worst <= sketch_distortion_bound(k, 20) < 1
+    # the readout and evaluate's matrix take the sketch on a cell complex
+    readout = HodgeReadout(hodge, harmonic="sketch", sketch_dim=16, sketch_seed=seed)
+    np.testing.assert_allclose(readout.harmonic_basis.numpy(), S[:, :16] * np.sqrt(k / 16),
+                               rtol=1e-6, atol=1e-6)  # fmt: skip
+    # the iterative backend without a stored basis gives the same matrix by solves
+    monkeypatch.setattr(iterative, "_MAX_HARMONIC_BASIS_ENTRIES", 1)
+    solves = HodgeDecomposition(ops, backend="iterative")
+    np.testing.assert_allclose(harmonic_sketch(solves, k, seed), S, atol=1e-8)
+
+
+def test_sketch_of_2_cell_signals_turns_with_the_polygons():
+    # rank 2 of a cell complex: reference signs of the squares (the smallest node's smaller
+    # neighbour next), so a re-oriented 2-cell gets the sign-flipped row
+    ops = _cube()
+    hodge = HodgeDecomposition(ops, rank=2)
+    assert hodge.dims["harmonic"] == 1
+    S = harmonic_sketch(hodge, 8, 2)
+    flip = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0])
+    turned = ComplexOperators.from_incidence(ops.B1, ops.B2 @ sp.diags(flip))
+    np.testing.assert_allclose(harmonic_sketch(HodgeDecomposition(turned, rank=2), 8, 2),
+                               S * flip[:, None], atol=1e-12)  # fmt: skip
+    u = hodge.basis("harmonic").numpy()[:, 0]  # the closed surface's 2-cycle
+    np.testing.assert_allclose(S, np.outer(u, u) @ S, atol=1e-12)  # columns in ker L2

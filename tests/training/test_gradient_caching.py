@@ -143,12 +143,59 @@ def test_views_as_two_blocks_give_the_same_step(tiny_data):
     assert all(torch.equal(a, b) for a, b in zip(g1, g2, strict=True))
 
 
-def test_no_kept_chunk_is_refused(tiny_data):
+def test_bad_chunks_kept_counts_and_view_counts_name_themselves(tiny_data):
+    # used to surface as `range() arg 3 must not be zero`, `torch.cat(): expected a
+    # non-empty list`, `slice indices must be integers`, or an SCNN / loss error
     cfg = get_config("SSCL_Spec", "trajectory")
     model, net = _contrastive_model(tiny_data, cfg, 0, torch.device("cpu"), False)
-    x = torch.zeros(4 * tiny_data.sizes[1], 1)
-    with pytest.raises(ValueError, match="`kept` must be at least 1"):
-        cached_gradient_step(net, _make_loss(cfg, False), x, 4, 2, {}, kept=0)
+    n1, loss = tiny_data.sizes[1], _make_loss(cfg, False)
+    x = torch.zeros(4 * n1, 1)  # 4 views
+    bad = [({"kept": 0}, ValueError, "`kept` must be >= 1, got 0"),
+           ({"chunk": 0}, ValueError, "`chunk` must be >= 1, got 0"),
+           ({"chunk": -2}, ValueError, "`chunk` must be >= 1, got -2"),
+           ({"chunk": 2.0}, TypeError, r"`chunk` must be an int, got float \(2.0\)"),
+           ({"kept": 1.5}, TypeError, r"`kept` must be an int, got float \(1.5\)")]  # fmt: skip
+    split = (x[: 3 * n1 - 1], x[3 * n1 - 1 :])  # blocks that cut a view in two
+    for num_views, given in ((3, x), (6, x), (2, x), (8, x), (4, split)):
+        msg = r"`num_views` must be the even number 2B of views in `x`"
+        bad.append(({"num_views": num_views, "x": given}, ValueError, msg))
+    for change, error, msg in bad:
+        kwargs = {"net": net, "loss_fn": loss, "x": x, "num_views": 4, "chunk": 2,
+                  "loss_kwargs": {}, **change}  # fmt: skip
+        with pytest.raises(error, match=msg):
+            cached_gradient_step(**kwargs)
+    with pytest.raises(ValueError, match=r"of N1 = \d+ edges\), got num_views = 2"):
+        cached_gradient_step(net, loss, x, 2, 1, {})
+    assert all(p.grad is None for p in model.parameters())  # refused before any forward
+
+
+def test_bad_caching_budgets_are_refused():
+    from topo_contrastive.training.loop import plan_gradient_caching
+
+    cfg = get_config("SSCL_Spec", "trajectory")
+    assert plan_gradient_caching(10**6, cfg, 2**30) is not None
+    with pytest.raises(ValueError, match="`budget` must be >= 1, got -1"):
+        plan_gradient_caching(10**6, cfg, budget=-1)  # used to return a plan
+    with pytest.raises(TypeError, match=r"`budget` must be an int, got float \(nan\)"):
+        plan_gradient_caching(10**6, cfg, budget=float("nan"))
+    with pytest.raises(ValueError, match="`num_edges` must be >= 0, got -5"):
+        plan_gradient_caching(-5, cfg)
+
+
+def test_a_failed_pretrain_switches_recompute_first_layer_back(tiny_data):
+    from topo_contrastive.training.loop import build_encoder
+
+    cfg = get_config("SSCL_Spec", "trajectory", hidden_channels=8)
+    encoder = build_encoder(cfg, tiny_data.hodge)
+    assert encoder.recompute_first_layer is False
+
+    def stop(epoch, loss):
+        assert encoder.recompute_first_layer is True  # on while gradient caching trains
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(tiny_data, cfg, epochs=2, encoder=encoder, chunk_samples=3, progress=stop)
+    assert encoder.recompute_first_layer is False
 
 
 @pytest.mark.parametrize("edges", [100, 5_000, 18_830, 100_010, 1_000_000])

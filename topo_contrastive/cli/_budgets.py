@@ -26,10 +26,10 @@ def add_harmonic_budget(p: argparse.ArgumentParser, what: str) -> None:
         type=mebibytes,
         default=256 * 2**20,
         metavar="MIB",
-        help=f"memory for the harmonic features of {what}, in MiB: the exact harmonic basis "
-        "(8 * N1 * beta_1 bytes) where it fits, else a seeded sketch of at most 256 "
-        "directions that keeps norms and inner products of harmonic parts; the choice is "
-        "printed in one line (default: 256; fractions allowed)",
+        help=f"memory for building the harmonic features of {what}, in MiB: the exact "
+        "harmonic basis (about 6 * 8 * N1 * beta_1 bytes) where it fits, else a seeded sketch "
+        "of at most 256 directions that keeps norms and inner products of harmonic parts; "
+        "the choice is printed in one line (default: 256; fractions allowed)",
     )
 
 

@@ -275,39 +275,64 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
 
         The complex's node labels (any hashable: ints, strings, tuples) are kept in
         :attr:`node_labels` (row ``i`` of ``B1`` is ``node_labels[i]``), and
-        :meth:`path_to_flow` takes paths in them.
+        :meth:`path_to_flow` takes paths in them. Labels TopoNetX's own incidence matrices
+        cannot take (ints mixed with strings; tuples in a ``SimplicialComplex``) give the
+        operators of the complex's node, edge and cell lists: node rows in TopoNetX's node
+        order, edges oriented from the earlier node to the later one.
 
         Args:
             complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
 
         Raises:
             TypeError: ``complex`` is neither.
-            ValueError: the complex has no edges, or its incidences are invalid (see
+            ValueError: the complex has no edges, a 2-cell that is not a simple cycle (a
+                node twice, ``[0, 1, 2, 1, 3]``: named), or its incidences are invalid (see
                 :meth:`from_incidence`).
         """
         kind = type(complex).__name__
-        if kind == "CellComplex" and hasattr(complex, "incidence_matrix"):
-            if complex.dim < 1 or complex.shape[1] == 0:
-                raise ValueError(
-                    "`complex` has no edges; an edge-flow complex needs at least one edge"
-                )
-            rows, _, B1 = complex.incidence_matrix(1, signed=True, index=True)
-            B2 = complex.incidence_matrix(2, signed=True) if complex.dim >= 2 else None
-            ops = cls.from_incidence(B1, B2)
-            return ops._with_labels(rows, wrapped=False)  # {label: row of B1}
-        if kind != "SimplicialComplex" or not hasattr(complex, "incidence_matrix"):
+        cell = kind == "CellComplex"
+        if kind not in ("CellComplex", "SimplicialComplex") or not hasattr(
+            complex, "incidence_matrix"
+        ):
             raise TypeError(
                 "`complex` must be a toponetx.SimplicialComplex or toponetx.CellComplex, "
                 f"got {kind}"
             )
-        if complex.dim < 1:
+        if complex.dim < 1 or (cell and complex.shape[1] == 0):
             raise ValueError("`complex` has no edges; an edge-flow complex needs at least one edge")
-        _, _, B1 = complex.incidence_matrix(1, index=True)
-        B2 = complex.incidence_matrix(2) if complex.dim >= 2 else None
-        B3 = complex.incidence_matrix(3) if complex.dim >= 3 else None
+        for c in complex.cells if cell else ():  # TopoNetX's B2 would cancel a repeated stretch
+            nodes = list(c.elements)
+            if len(set(nodes)) < len(nodes):
+                raise ValueError(
+                    f"the 2-cell {nodes!r} of `complex` is not a simple cycle (a node appears "
+                    "twice): give it as the simple cycles it is made of"
+                )
+        try:
+            rows, _, B1 = complex.incidence_matrix(1, signed=True, index=True)
+            B2, B3 = (complex.incidence_matrix(k, signed=True) if complex.dim >= k else None
+                      for k in (2, 3))  # fmt: skip
+        except TypeError:  # labels TopoNetX cannot sort (ints and strings) or hash (tuples)
+            return cls._from_toponetx_lists(complex, cell)
         ops = cls.from_incidence(B1, B2, B3)
-        rows, _, _ = complex.incidence_matrix(1, index=True)
-        return ops._with_labels(rows, wrapped=True)  # {(label,) or frozenset: row of B1}
+        return ops._with_labels(rows, wrapped=not cell)  # {label or (label,): row of B1}
+
+    @classmethod
+    def _from_toponetx_lists(cls, complex: Any, cell: bool) -> ComplexOperators:
+        """The operators of a TopoNetX complex from its node, edge and cell lists (node ids
+        in TopoNetX's node order), for labels its own incidence matrices cannot take."""
+        labels = [next(iter(n)) if isinstance(n, frozenset) else n for n in complex.nodes]
+        row = {label: i for i, label in enumerate(labels)}
+
+        def ids(items: Any) -> list[list[int]]:
+            return [[row[v] for v in item] for item in items]
+
+        if cell:
+            cells = ids(c.elements for c in complex.cells)
+            ops = cls.from_cells(ids(complex.edges), cells or None, len(labels))
+        else:
+            tri, tet = (ids(complex.skeleton(k)) if complex.dim >= k else None for k in (2, 3))
+            ops = cls.from_simplices(ids(complex.skeleton(1)), tri, len(labels), tet)
+        return ops._with_labels(row, wrapped=False)
 
     def _with_labels(self, rows: dict[Any, int], *, wrapped: bool) -> ComplexOperators:
         """Attach a TopoNetX complex's node labels: ``rows`` maps each node (its label, or
@@ -445,7 +470,9 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         self.num_simplices(rank)
         if rank == 0:
             return np.arange(self.num_nodes, dtype=np.int64)[:, None]
-        return (self.edges, self.triangles, self.tetrahedra)[int(rank) - 1]
+        if rank == 2:
+            return self.triangles  # raises for polygon 2-cells (only this rank needs them)
+        return self.edges if rank == 1 else self.tetrahedra
 
     # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:

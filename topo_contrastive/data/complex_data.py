@@ -21,7 +21,7 @@ from topo_contrastive.data._layouts import (
     MixedLayoutError,
     _ComplexStorage,
 )
-from topo_contrastive.utils.checks import check_device
+from topo_contrastive.utils.checks import check_device, check_finite
 
 __all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 
@@ -221,8 +221,8 @@ class ComplexData(Data):
 
         Raises:
             TypeError: ``complex`` of another type; a signal that is not a tensor.
-            ValueError: a signal whose rows are not the complex's :math:`N_k`; a complex
-                without edges.
+            ValueError: a signal whose rows are not the complex's :math:`N_k`, or with NaN or
+                inf entries (naming the signal and its rows); a complex without edges.
         """
         ops = as_complex(complex)
         if ops.num_edges == 0:
@@ -328,13 +328,13 @@ class ComplexData(Data):
                 continue
             if not isinstance(x, Tensor):
                 raise TypeError(f"`x_{k}` must be a torch.Tensor, got {type(x).__name__}")
-            if x.dim() == 1:
-                x = x.unsqueeze(-1)
+            x = x.unsqueeze(-1) if x.dim() == 1 else x
             if x.dim() != 2 or x.shape[0] != counts[k]:
                 raise ValueError(
                     f"`x_{k}` must have shape [N{k}, C] with N{k} = {counts[k]} {_WORDS[k]} of "
                     f"the complex, got shape {tuple(x.shape)}"
                 )
+            check_finite(x, f"x_{k}", unit=_WORDS[k][:-1])  # a NaN flow: NaN embeddings later
             self[f"x_{k}"] = x
 
     # ------------------------------------------------------------------ sizes

@@ -17,6 +17,7 @@ from topo_contrastive.hodge.blockwise import BlockwiseBackend, edge_components
 from topo_contrastive.hodge.exact import MAX_EXACT_BYTES, ExactBackend, exact_bytes
 from topo_contrastive.hodge.iterative import iterative_backend
 from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts, check_component
+from topo_contrastive.utils.checks import check_int, check_real
 
 __all__ = ["HodgeDecomposition"]
 
@@ -54,10 +55,8 @@ def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) 
         raise ValueError(
             f"`backend` must be 'auto', 'exact', 'iterative' or 'blocks', got {backend!r}"
         )
-    if int(max_exact_edges) <= 0:
-        raise ValueError(f"`max_exact_edges` must be positive, got {max_exact_edges}")
-    if not tol > 0:
-        raise ValueError(f"`tol` must be positive, got {tol}")
+    check_int(max_exact_edges, "max_exact_edges", 1)
+    check_real(tol, "tol", 0.0, open_low=True)
 
 
 def _check_rank(complex: ComplexOperators, rank: Any) -> int:
@@ -123,7 +122,7 @@ class HodgeDecomposition:
 
     Raises:
         TypeError: ``complex`` is not a :class:`~topo_contrastive.complex.ComplexOperators`;
-            ``rank`` not an int.
+            ``rank`` or ``max_exact_edges`` not an int, ``tol`` not a real number.
         ValueError: unknown ``backend`` or a non-positive ``max_exact_edges``/``tol``;
             a ``rank`` the complex does not have (e.g. 2 without triangles) or above 2;
             ``backend="exact"`` on a complex whose dense matrices exceed its memory

@@ -35,7 +35,8 @@ def interpolate_flows(
     :math:`\mathbf{L}_\downarrow` on the unobserved edges). Where that block is singular
     (unobserved edges around a cycle: a circulation there changes no divergence) and
     ``smoothing`` is 0, the limit :math:`\lambda \to 0^+` is taken, the minimum-norm solution
-    (computed with :math:`\lambda = 10^{-10}` times the block's mean diagonal). Flows that
+    (computed with :math:`\lambda = 10^{-10}` times the block's mean diagonal, at least
+    :math:`10^{-10}`); a ``smoothing`` below that floor (``1e-300``) is the same limit. Flows that
     share a pattern of unobserved edges share one sparse factorisation. The observed entries
     are kept as given.
 
@@ -55,7 +56,8 @@ def interpolate_flows(
         complex: the flows' complex.
         x: edge flows ``[N1]`` or ``[B, N1]``, floating (unobserved entries: any value,
             NaN included, ignored).
-        observed: ``bool`` mask of ``x``'s shape, or ``[N1]`` shared by every flow.
+        observed: ``bool`` mask of ``x``'s shape, or ``[N1]`` shared by every flow (1-D or
+            2-D).
         smoothing: the ridge weight :math:`\lambda \ge 0` (default ``0.01``, the
             :math:`\lambda_{\text{Jia}} = 0.1` of Jia et al.; ``0``: the minimum-norm limit).
 
@@ -81,7 +83,7 @@ def interpolate_flows(
     if xs.dim() != 2 or xs.shape[1] != n1:
         raise ValueError(f"`x` must be [N1] or [B, N1] with N1 = {n1}, got {tuple(x.shape)}")
     mask = observed.unsqueeze(0) if observed.dim() == 1 else observed
-    if mask.shape[1] != n1 or mask.shape[0] not in (1, xs.shape[0]):
+    if mask.dim() != 2 or mask.shape[1] != n1 or mask.shape[0] not in (1, xs.shape[0]):
         raise ValueError(
             f"`observed` must be [N1] or of x's shape {tuple(x.shape)}, got "
             f"{tuple(observed.shape)}"
@@ -109,7 +111,7 @@ def interpolate_flows(
         bu = b1[:, unobs]  # [N0, |U|]
         rhs = -(bu.T @ (b1[:, obs] @ values[np.ix_(rows, obs)].T))  # [|U|, flows]
         a = (bu.T @ bu).tocsc()
-        lam = smoothing if smoothing > 0 else 1e-10 * max(float(a.diagonal().mean()), 1.0)
+        lam = max(smoothing, 1e-10 * max(float(a.diagonal().mean()), 1.0))  # the 0+ limit
         solve = sla.factorized((a + lam * sp.eye(unobs.size, format="csc")).tocsc())
         out[np.ix_(rows, unobs)] = np.column_stack([solve(c) for c in rhs.T]).T
     result = torch.from_numpy(out).to(dtype=x.dtype, device=x.device)

@@ -16,13 +16,17 @@ markets, co-listening networks) has hundreds of zero eigenvalues of :math:`\math
    :math:`i` and column :math:`j` (and the same for a column with a single entry). An
    edge of one triangle, a triangle on the boundary: on a surface with boundary or a
    road network with its triangles filled, peeling alone gives the rank.
-2. **The core** left by peeling (the closed 2-cycles and what connects them) is reduced
-   by Gaussian elimination over the prime fields :math:`\mathbb{F}_p` of two primes
-   near :math:`2^{31}`: dense while the core fits :data:`DENSE_CORE_ENTRIES`, else
-   sparse column by column. The rank over :math:`\mathbb{F}_p` equals the rank over
-   :math:`\mathbb{Q}` unless :math:`p` divides an elementary divisor of the core (for
-   :math:`\mathbf{B}_2`: unless :math:`H_1` of the complex has :math:`p`-torsion); two
-   different primes must agree, else :func:`exact_rank` raises instead of guessing.
+2. **The core** left by peeling (the closed 2-cycles and what connects them), where its
+   entries are :math:`\pm 1` (every boundary matrix), is reduced by Gaussian elimination
+   over the prime fields :math:`\mathbb{F}_p` of two primes near :math:`2^{31}`: dense
+   while the core fits :data:`DENSE_CORE_ENTRIES`, else sparse column by column. The rank
+   over :math:`\mathbb{F}_p` equals the rank over :math:`\mathbb{Q}` unless :math:`p`
+   divides an elementary divisor of the core (for :math:`\mathbf{B}_2`: unless
+   :math:`H_1` of the complex has :math:`p`-torsion); two different primes must agree,
+   else :func:`exact_rank` raises instead of guessing.
+3. **A core with other entries** (a matrix of any integers: a minor can then be a multiple
+   of both primes, e.g. entries that are) is reduced exactly instead, by fraction-free
+   (Bareiss) elimination over Python integers, up to :data:`EXACT_CORE_ENTRIES` entries.
 
 Reference: the elimination is the one of computational homology (Edelsbrunner and Harer,
 *Computational Topology*, 2010, §IV.2; Dumas, Saunders and Villard, "On efficient sparse
@@ -39,6 +43,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "DENSE_CORE_ENTRIES",
+    "EXACT_CORE_ENTRIES",
     "PRIMES",
     "SPARSE_CORE_WORK",
     "exact_rank",
@@ -50,6 +55,9 @@ __all__ = [
 PRIMES = (2_147_483_647, 2_147_483_629)
 #: Cores of at most this many entries (rows x columns) are reduced as dense int64 arrays.
 DENSE_CORE_ENTRIES = 2**24
+#: Cores with entries other than +-1 of at most this many entries are reduced exactly over
+#: the integers (fraction-free elimination, about 3 s at 256 x 256); larger ones are refused.
+EXACT_CORE_ENTRIES = 2**16
 #: The sparse reduction of a larger core gives up (with a ``ValueError``) after this many
 #: entry updates, instead of running for hours on a core whose elimination fills in.
 SPARSE_CORE_WORK = 2 * 10**8
@@ -61,20 +69,28 @@ def exact_rank(matrix: Any, what: str = "matrix") -> int:
     Peeling of rows and columns with one entry, then modular Gaussian elimination of
     what is left, over two prime fields that must agree (see the module's notes).
 
+    **Domain**: integer entries of magnitude below :math:`2^{63}` (int64). Exact for any
+    such matrix whose core (what peeling leaves) holds entries other than :math:`\pm 1`
+    and at most :data:`EXACT_CORE_ENTRIES` entries; for a core of entries :math:`\pm 1`
+    (boundary matrices) exact unless the torsion of its cokernel is divisible by both
+    :data:`PRIMES` (then, where they disagree, a ``ValueError``).
+
     Args:
-        matrix: a ``scipy.sparse`` matrix or a dense array ``[m, n]`` whose entries are
-            integers (``B1``, ``B2``, ``B3`` of any complex: entries :math:`\pm 1`),
-            in any integer or float dtype.
+        matrix: a ``scipy.sparse`` matrix, a dense array or a torch tensor (strided or
+            sparse) ``[m, n]`` whose entries are integers (``B1``, ``B2``, ``B3`` of any
+            complex: entries :math:`\pm 1`), in any integer or float dtype.
         what: the name used in error messages (default ``"matrix"``).
 
     Returns:
         ``int``: the rank, between 0 and ``min(m, n)``.
 
     Raises:
-        TypeError: ``matrix`` is not 2-D or not numeric.
-        ValueError: an entry is not a finite integer; the elimination of the core would
-            exceed :data:`SPARSE_CORE_WORK` entry updates; the two primes give different
-            ranks (the rank cannot be established).
+        TypeError: ``matrix`` is not 2-D or not numeric (an object array of Python ints
+            included: convert it to int64 where its entries fit).
+        ValueError: an entry is not a finite integer or is beyond the int64 range; the
+            elimination of the core would exceed :data:`SPARSE_CORE_WORK` entry updates; the
+            two primes give different ranks (the rank cannot be established); a core with
+            entries other than :math:`\pm 1` of more than :data:`EXACT_CORE_ENTRIES` entries.
 
     Example:
         >>> import numpy as np
@@ -108,7 +124,9 @@ def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
     """
     m = _as_integer_csr(matrix, what)
     pivots, core, core_cols = _peel(m)
-    if core.shape[0] and core.shape[1]:
+    if core.shape[0] and core.shape[1] and np.any(np.abs(core.data) != 1):
+        pivots = np.concatenate([pivots, core_cols[_exact_pivots(core, what)]])
+    elif core.shape[0] and core.shape[1]:
         found = [_core_pivot_columns(core, p, what) for p in PRIMES]
         if found[0].size != found[1].size:  # pragma: no cover - torsion divisible by p
             raise ValueError(
@@ -121,20 +139,36 @@ def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
 
 
 def _as_integer_csr(matrix: Any, what: str) -> sp.csr_matrix:
-    """``matrix`` as a CSR matrix of int64 without explicit zeros, checked integral."""
-    if sp.issparse(matrix):
-        m = sp.csr_matrix(matrix)
-    else:
-        arr = np.asarray(matrix)
-        if arr.ndim != 2:
-            raise TypeError(f"`{what}` must be a 2-D matrix, got shape {arr.shape}")
-        m = sp.csr_matrix(arr)
-    if m.dtype.kind not in "biuf":
-        raise TypeError(f"`{what}` must hold integers, got dtype {m.dtype}")
+    """``matrix`` as a CSR matrix of int64 without explicit zeros, checked integral and
+    within the int64 range."""
+    if hasattr(matrix, "detach"):  # a torch tensor: strided as numpy, sparse as scipy COO
+        import torch
+
+        t = matrix.detach().cpu()
+        if t.layout == torch.strided or t.dim() != 2:
+            matrix = t.to_dense().numpy()
+        else:
+            t = t.to_sparse_coo().coalesce()
+            matrix = sp.coo_matrix((t.values().numpy(), tuple(t.indices().numpy())), t.shape)
+    arr = matrix if sp.issparse(matrix) else np.asarray(matrix)
+    if arr.ndim != 2:
+        raise TypeError(f"`{what}` must be a 2-D matrix, got shape {arr.shape}")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"`{what}` must hold numbers of an integer or float dtype, got dtype {arr.dtype}"
+            + (" (convert Python ints to int64 where they fit)" if arr.dtype == object else "")
+        )
+    m = sp.csr_matrix(arr)
     data = m.data
     if data.dtype.kind == "f":
         if not np.all(np.isfinite(data)) or np.any(data != np.round(data)):
             raise ValueError(f"`{what}` must hold integer entries to have an exact rank")
+    big = data[np.abs(data) >= 2.0**63] if data.dtype.kind == "f" else data[data > _INT64_MAX]
+    if big.size:
+        raise ValueError(
+            f"`{what}` holds the entry {big[0].item()!r}, beyond the int64 range in which "
+            "its rank is computed (|entries| < 2**63)"
+        )
     out = sp.csr_matrix(
         (data.astype(np.int64), m.indices.copy(), m.indptr.copy()), shape=m.shape
     )
@@ -142,6 +176,38 @@ def _as_integer_csr(matrix: Any, what: str) -> sp.csr_matrix:
     out.sum_duplicates()
     out.eliminate_zeros()
     return out
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _exact_pivots(core: sp.csr_matrix, what: str) -> np.ndarray:
+    """Pivot columns of an integer ``core`` over the rationals, by fraction-free (Bareiss)
+    row reduction over Python ints: after ``k`` pivots every entry below is a ``(k + 1)``
+    minor, so the division by the previous pivot is exact (Bareiss, Math. Comp. 22, 1968)."""
+    rows, cols = core.shape
+    if rows * cols > EXACT_CORE_ENTRIES:
+        raise ValueError(
+            f"the rank of `{what}` cannot be established: what is left after peeling pivots "
+            f"of one entry, {rows} x {cols}, holds entries other than +-1 and is larger than "
+            f"the {EXACT_CORE_ENTRIES} entries reduced exactly over the integers"
+        )
+    a = core.toarray().astype(object)  # Python ints: the minors grow without overflow
+    rank, prev, pivots = 0, 1, []
+    for col in range(cols):
+        nz = np.flatnonzero(a[rank:, col] != 0)
+        if nz.size == 0:
+            continue
+        top = rank + int(nz[0])
+        a[[rank, top]] = a[[top, rank]]
+        p, rest, right = a[rank, col], slice(rank + 1, rows), slice(col + 1, cols)
+        a[rest, right] = (p * a[rest, right] - np.outer(a[rest, col], a[rank, right])) // prev
+        a[rest, col] = 0
+        prev, rank = p, rank + 1
+        pivots.append(col)
+        if rank == rows:
+            break
+    return np.asarray(pivots, dtype=np.int64)
 
 
 def _alive_partner(

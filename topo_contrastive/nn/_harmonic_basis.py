@@ -19,6 +19,8 @@ _TIE_RTOL = 1e-6
 def reference_signs(ops: ComplexOperators, rank: int) -> np.ndarray:
     r"""``float64 [N_k]``: +1 where a simplex's stored orientation is that of its sorted
     nodes (edges low -> high, triangles ``a -> b -> c`` with ``a < b < c``, ...), else -1.
+    A polygon 2-cell of a cell complex: +1 where its cycle runs from its smallest node to
+    the smaller of that node's two neighbours on the cycle (a triangle's rule).
 
     Read from the first face of each column of :math:`\mathbf{B}_k`: the face without
     node :math:`i` of the sorted simplex has the coefficient :math:`(-1)^i` times the
@@ -27,6 +29,9 @@ def reference_signs(ops: ComplexOperators, rank: int) -> np.ndarray:
     n = ops.num_simplices(rank)
     if rank == 0 or n == 0:
         return np.ones(n)
+    if rank == 2 and not ops.is_simplicial:  # polygons: the smallest node's smaller neighbour
+        nodes, ptr = ops.face_nodes, ops.face_ptr  # next (a triangle's a -> b -> c), else -1
+        return np.where(nodes[ptr[:-1] + 1] < nodes[ptr[1:] - 1], 1.0, -1.0)
     face_signs = reference_signs(ops, rank - 1)
     b = ops.incidence(rank).tocsc()
     b.sort_indices()

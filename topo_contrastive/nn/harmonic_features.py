@@ -54,10 +54,12 @@ not :math:`\mathbf{U}_H^\top\mathbf{x}` (they are a random linear image of them,
 \mathbf{x}`).
 
 **The choice** (:func:`plan_harmonic_features`): the exact basis where the backend can give
-it and it fits the budget (``8 N1 beta_1`` bytes, float64); else a sketch of
-``k = min(256, budget // (8 N1))`` directions. The budget (default 256 MiB, the size up to
-which the ``"iterative"`` backend keeps a basis) is :func:`harmonic_budget`, set for a block
-of code with :func:`use_harmonic_budget` (the command line's ``--harmonic-budget``).
+it and building it fits the budget (``6 x 8 N1 beta_1`` bytes at the peak, float64); else a
+sketch of the most directions ``k <= 256`` whose building fits it (``8 N1 (2k + 5 min(k,
+32) + 13)`` bytes: the matrix, its cached copy, the chunks of projections). The budget bounds
+the memory before anything is allocated (default 256 MiB, the size up to which the
+``"iterative"`` backend keeps a basis) and is :func:`harmonic_budget`, set for a block of
+code with :func:`use_harmonic_budget` (the command line's ``--harmonic-budget``).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ import torch
 
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive.utils.checks import check_int, check_seed
 
 __all__ = [
     "DEFAULT_HARMONIC_BUDGET",
@@ -92,8 +94,16 @@ __all__ = [
 DEFAULT_HARMONIC_BUDGET = 256 * 2**20
 #: Directions of a sketch when the budget allows them.
 DEFAULT_SKETCH_DIM = 256
-# projections computed together while a sketch is built (working memory ~ 3 x this x N1)
+# projections computed together while a sketch is built
 _SKETCH_CHUNK = 32
+# float64 entries per edge held at the peak of building the features, beyond the
+# decomposition (measured with tracemalloc on every backend, 5.1 and 2k + 4.6 min(k, 32)
+# + 12.8 at most; tests/nn/test_harmonic_features.py checks the bound): the canonical basis
+# about 5 [N1, beta_1] arrays; the sketch its result twice (cached and returned), about 5
+# [N1, chunk] arrays (the chunk of G and the projection's) and 12 [N1] (reference signs)
+_EXACT_COPIES = 6
+_CHUNK_COPIES = 5
+_SKETCH_FIXED = 13
 
 _BUDGET: list[int] = [DEFAULT_HARMONIC_BUDGET]
 
@@ -125,6 +135,16 @@ def _check_budget(budget: object) -> int:
     if budget <= 0:
         raise ValueError(f"`budget` must be a positive number of bytes, got {budget}")
     return budget
+
+
+def _exact_bytes(num_simplices: int, beta: int) -> int:
+    """Peak bytes of building the canonical harmonic basis ``[N1, beta_1]`` (float64)."""
+    return 8 * num_simplices * beta * _EXACT_COPIES
+
+
+def _sketch_bytes(num_simplices: int, k: int) -> int:
+    """Peak bytes of building a sketch of ``k`` directions on ``N1`` edges (float64)."""
+    return 8 * num_simplices * (2 * k + _CHUNK_COPIES * min(k, _SKETCH_CHUNK) + _SKETCH_FIXED)
 
 
 def _mib(nbytes: float) -> str:
@@ -172,12 +192,12 @@ def plan_harmonic_features(
 
     Args:
         hodge: the complex's decomposition.
-        budget: bytes a ``float64 [N1, d]`` feature matrix may take (default
-            :func:`harmonic_budget`).
+        budget: bytes that building the ``float64 [N1, d]`` feature matrix may take at its
+            peak, the matrix and the working memory (default :func:`harmonic_budget`).
         sketch_dim: directions of a sketch (default: :data:`DEFAULT_SKETCH_DIM`, fewer where
-            the budget holds fewer; a given value is kept).
-        kind: ``"auto"`` (exact where the backend holds a basis and ``8 N1 beta_1 <=
-            budget``, else a sketch), ``"exact"`` or ``"sketch"``.
+            the budget holds fewer; a given value is kept, as a checkpoint's).
+        kind: ``"auto"`` (exact where the backend holds a basis and building it fits the
+            budget, else a sketch), ``"exact"`` or ``"sketch"`` (kept, as a checkpoint's).
 
     Returns:
         The :class:`HarmonicPlan`.
@@ -186,8 +206,8 @@ def plan_harmonic_features(
         TypeError: ``hodge`` is not a ``HodgeDecomposition``; ``budget`` or ``sketch_dim``
             not an int.
         ValueError: an unknown ``kind``; a non-positive ``budget`` or ``sketch_dim``; a
-            budget that holds not one direction of :math:`N_1` entries; ``kind="exact"``
-            where the backend holds no basis (see
+            budget that holds not one sketch direction of :math:`N_1` entries (no
+            ``sketch_dim`` given); ``kind="exact"`` where the backend holds no basis (see
             :meth:`~topo_contrastive.HodgeDecomposition.basis`).
     """
     if not isinstance(hodge, HodgeDecomposition):
@@ -205,21 +225,19 @@ def plan_harmonic_features(
         if not _has_basis(hodge):
             hodge.basis("harmonic")  # raises, saying why
         return HarmonicPlan("exact", beta, beta, n, budget)
-    fits = 8 * n * beta <= budget
+    fits = _exact_bytes(n, beta) <= budget
     if kind == "auto" and fits and _has_basis(hodge):
         return HarmonicPlan("exact", beta, beta, n, budget)
-    room = budget // (8 * max(n, 1))
-    if sketch_dim is None:
-        if room < 1:
-            raise ValueError(
-                f"the harmonic feature budget of {_mib(budget)} holds not one direction of "
-                f"N1 = {n} entries ({_mib(8 * n)} each): raise it (--harmonic-budget MIB on the "
-                "command line; `budget=` or use_harmonic_budget() in Python), or use "
-                "--readout mean (no harmonic features)"
-            )
-        k = min(DEFAULT_SKETCH_DIM, room)
-    else:
-        k = int(sketch_dim)
+    k = DEFAULT_SKETCH_DIM if sketch_dim is None else sketch_dim
+    while sketch_dim is None and k and _sketch_bytes(n, k) > budget:
+        k -= 1  # the most directions whose building the budget holds
+    if k == 0:
+        raise ValueError(
+            f"the harmonic feature budget of {_mib(budget)} holds not one direction of "
+            f"N1 = {n} entries ({_mib(_sketch_bytes(n, 1))} to build): raise it "
+            "(--harmonic-budget MIB on the command line; `budget=` or use_harmonic_budget() "
+            "in Python), or use --readout mean (no harmonic features)"
+        )
     if kind == "sketch":
         why = f"asked for; beta_1 = {beta}"
     elif not fits:
@@ -302,33 +320,31 @@ def harmonic_sketch(hodge: HodgeDecomposition, k: int, seed: int = 0) -> np.ndar
     lives; each call gets a copy). See the module for what it preserves.
 
     Args:
-        hodge: the complex's decomposition (any backend).
-        k: directions (columns).
-        seed: the seed of :math:`\mathbf{G}` (default: 0).
+        hodge: the complex's decomposition (any backend, a simplicial or a cell complex).
+        k: directions (columns), an int >= 1.
+        seed: the seed of :math:`\mathbf{G}`, an int in ``[0, 2**31 - 1]`` (default: 0).
 
     Raises:
-        ValueError: ``k`` below 1 or a negative ``seed``.
+        TypeError: ``hodge`` not a ``HodgeDecomposition``; ``k`` or ``seed`` not an int
+            (``2.5``, ``"8"``, ``None``).
+        ValueError: ``k`` below 1, ``seed`` outside ``[0, 2**31 - 1]``.
     """
-    if k < 1:
-        raise ValueError(f"`k` must be >= 1, got {k}")
-    if seed < 0:
-        raise ValueError(f"`seed` must be >= 0, got {seed}")
+    if not isinstance(hodge, HodgeDecomposition):
+        raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
+    key = (check_int(k, "k", 1), check_seed(seed))
     cache = _SKETCHES.setdefault(hodge, {})
-    key = (int(k), int(seed))
     if key not in cache:
-        cache[key] = _sketch(hodge, int(k), int(seed))
+        cache[key] = _sketch(hodge, *key)
     return cache[key].copy()
 
 
 def _sketch(hodge: HodgeDecomposition, k: int, seed: int) -> np.ndarray:
-
     n = int(hodge.num_simplices)
     rng = np.random.default_rng(seed)
-    g = rng.standard_normal((k, n)) / math.sqrt(k)  # rows: directions
-    g *= reference_signs(hodge.complex, hodge.rank)[None, :]
+    signs = reference_signs(hodge.complex, hodge.rank) / math.sqrt(k)
     out = np.empty((n, k))
-    for lo in range(0, k, _SKETCH_CHUNK):
-        hi = min(k, lo + _SKETCH_CHUNK)
-        part = hodge.project(torch.from_numpy(g[lo:hi]), "harmonic")  # [c, N1]
-        out[:, lo:hi] = part.numpy().T
+    for lo in range(0, k, _SKETCH_CHUNK):  # G's rows (directions) drawn chunk by chunk:
+        hi = min(k, lo + _SKETCH_CHUNK)  # the numbers of one [k, N1] draw
+        g = rng.standard_normal((hi - lo, n)) * signs
+        out[:, lo:hi] = hodge.project(torch.from_numpy(g), "harmonic").numpy().T  # [c, N1]
     return out

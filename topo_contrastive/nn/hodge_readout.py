@@ -79,8 +79,10 @@ class HodgeReadout(torch.nn.Module):
         ValueError: (``__init__``) an unknown ``pool`` or ``harmonic``;
             ``harmonic_channels`` or ``sketch_dim`` below 1, a negative ``sketch_seed``; a
             complex without simplices of the pooled rank; ``harmonic="exact"`` where no
-            harmonic basis is available; a budget too small for one sketch direction; an
-            empty readout (``pool="none"`` without energies and :math:`\beta_1 = 0`);
+            harmonic basis is available; a budget too small for one sketch direction;
+            ``harmonic`` other than ``"auto"`` or a ``sketch_dim`` with ``hodge=None`` (a
+            sketch needs the complex); an empty readout (``pool="none"`` without energies
+            and :math:`\beta_1 = 0`);
             (``forward``) features whose edge count is not the complex's ``N1``, a wrong
             number of dimensions, NaN or inf in ``H`` (naming the samples; skipped with
             ``check_finite = False``).
@@ -121,6 +123,12 @@ class HodgeReadout(torch.nn.Module):
             )
         if not isinstance(pool, str) or pool not in _POOLS:
             raise ValueError(f"`pool` must be one of {_POOLS}, got {pool!r}")
+        if hodge is None and (harmonic != "auto" or sketch_dim is not None):
+            raise ValueError(
+                "a HodgeReadout without a complex (hodge=None) has no harmonic block: "
+                f"harmonic={harmonic!r} and sketch_dim={sketch_dim!r} need the complex's "
+                "HodgeDecomposition (leave them at 'auto' and None for the basis-free readout)"
+            )
         energies = check_bool(energies, "energies")
         if harmonic_channels is not None:
             harmonic_channels = check_int(harmonic_channels, "harmonic_channels", 1)

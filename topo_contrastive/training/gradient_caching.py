@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from topo_contrastive.training.configs import ExperimentConfig
+from topo_contrastive.utils.checks import check_int
 from topo_contrastive.utils.numerics import KEEP_FREED_BYTES, release_freed_memory
 
 __all__ = [
@@ -95,7 +96,13 @@ def plan_gradient_caching(
 
     Returns:
         ``CachingPlan(chunk, kept)`` (views per chunk, kept chunks), or ``None``.
+
+    Raises:
+        TypeError: ``num_edges`` or ``budget`` not an int (``NaN``, ``1e9``).
+        ValueError: a negative ``num_edges``, a ``budget`` below 1 byte.
     """
+    num_edges = check_int(num_edges, "num_edges", 0)
+    budget = check_int(budget, "budget", 1)
     per_view = max(1, activation_bytes(num_edges, config))
     views = 2 * config.batch_size
     if views * per_view <= budget:
@@ -165,10 +172,14 @@ def cached_gradient_step(
         parameters' ``.grad`` hold the step's gradients.
 
     Raises:
-        ValueError: ``kept`` below 1.
+        TypeError: ``num_views``, ``chunk`` or ``kept`` not an int.
+        ValueError: ``chunk`` or ``kept`` below 1; ``num_views`` odd or not the number of
+            views in ``x`` (its rows are not ``num_views`` views of the model's ``N1`` edges,
+            or a block of ``x`` holds part of a view).
     """
+    chunk, kept = check_int(chunk, "chunk", 1), check_int(kept, "kept", 1)
     blocks = (x,) if isinstance(x, Tensor) else tuple(x)
-    n = sum(int(b.shape[0]) for b in blocks) // num_views  # rows per view
+    n = _rows_per_view(net, blocks, check_int(num_views, "num_views", 2))
     bounds = [(lo, min(lo + chunk, num_views)) for lo in range(0, num_views, chunk)]
 
     def run(lo: int, hi: int) -> Tensor:
@@ -186,8 +197,6 @@ def cached_gradient_step(
         release_freed_memory(FRAGMENTS_KEPT)  # chunks of blocks fragment the heap
         return out
 
-    if kept < 1:
-        raise ValueError(f"`kept` must be at least 1 chunk, got {kept}")
     if no_sync is not None and len(bounds) > 1:
         # DDP prepares its all-reduce in the forward pass of the synced (last) chunk: that
         # forward must come right before its backward, after the other chunks' backwards
@@ -212,6 +221,22 @@ def cached_gradient_step(
         out = None  # the chunk's graph is freed by its backward
         release_freed_memory(FRAGMENTS_KEPT)
     return loss.detach(), z.detach()
+
+
+def _rows_per_view(net: nn.Module, blocks: tuple[Tensor, ...], num_views: int) -> int:
+    """The rows of one view in ``blocks``: ``N1`` (of the model's ``L_down`` where it has
+    one), checked against ``num_views``."""
+    sizes = [int(b.shape[0]) for b in blocks]
+    total, n = sum(sizes), sum(sizes) // num_views
+    operator = getattr(getattr(net, "module", net), "L_down", None)  # DDP wraps the model
+    n1 = int(operator.shape[0]) if isinstance(operator, Tensor) else n
+    if num_views % 2 or n < 1 or n != n1 or n * num_views != total or any(s % n for s in sizes):
+        views = f"{total / n1:g} views of N1 = {n1} edges" if n1 else "no rows"
+        raise ValueError(
+            f"`num_views` must be the even number 2B of views in `x`, whose blocks hold "
+            f"{sizes} rows ({views}), got num_views = {num_views}"
+        )
+    return n
 
 
 def _view_rows(blocks: tuple[Tensor, ...], n: int, lo: int, hi: int) -> Tensor:

@@ -360,63 +360,65 @@ def pretrain(
     if chunk is not None and isinstance(encoder, SCNN):
         # gradient caching's plan (kept_bytes) counts on the first layer being recomputed
         encoder.recompute_first_layer = True
-    loss_fn = _make_loss(config, distributed)
-    optimizer = make_optimizer(model.parameters(), config)
-    # every rank draws the single process's masks: one generator, the global batch's samples
-    # in the single process's order, then keeps its own share (_rank_share)
-    mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
-    debiased = config.loss == "hodge_debiased"
-    # on a large dataset the weights come from the cosines of all pairs, not from parts
-    # carried by the batches (the same weights up to rounding)
-    by_cosines = debiased and 24 * data.flows.numel() > STORED_PARTS_BYTES
-    views = data.contrastive_views(
-        config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
-    )
-    dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
-    cosines = data.hodge_cosines() if by_cosines else None  # [3, S, S]
-    # the single process's sample order on every rank (no sharding: no padding)
-    sampler = DistributedSampler(
-        range(data.num_samples), num_replicas=1, rank=0, shuffle=True, seed=seed
-    )
+    try:
+        loss_fn = _make_loss(config, distributed)
+        optimizer = make_optimizer(model.parameters(), config)
+        # every rank draws the single process's masks: one generator, the global batch's samples
+        # in the single process's order, then keeps its own share (_rank_share)
+        mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
+        debiased = config.loss == "hodge_debiased"
+        # on a large dataset the weights come from the cosines of all pairs, not from parts
+        # carried by the batches (the same weights up to rounding)
+        by_cosines = debiased and 24 * data.flows.numel() > STORED_PARTS_BYTES
+        views = data.contrastive_views(
+            config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
+        )
+        dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
+        cosines = data.hodge_cosines() if by_cosines else None  # [3, S, S]
+        # the single process's sample order on every rank (no sharding: no padding)
+        sampler = DistributedSampler(
+            range(data.num_samples), num_replicas=1, rank=0, shuffle=True, seed=seed
+        )
 
-    result = PretrainResult(encoder=encoder, world_size=world)
-    release_freed_memory()  # the set-up's temporaries: the resident set is what is in use
-    start = time.perf_counter()
-    model.train()
-    for epoch in range(epochs):
-        sampler.set_epoch(epoch)
-        total, count, chance = 0.0, 0, 0.0
-        batches = _batches(list(sampler), batch_size, min_last=max(2, world))
-        loader = iter(DataLoader(dataset, batch_sampler=batches))
-        for ids in batches:
-            # the collated batch is passed, not held here: the step frees it once drawn
-            loss, flat_loss = _step(
-                net, loss_fn, views, next(loader), ids, cosines, (chunk, kept), dev
-            )
-            optimizer.step()
-            if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
-                both = torch.stack([loss.detach(), flat_loss]).double()
-                dist.all_reduce(both)
-                loss, flat_loss = both / world
-            chance += float(flat_loss)
-            release_freed_memory(FRAGMENTS_KEPT)  # a step's blocks fragment the heap
-            value = _finite_loss(loss, config, epoch)
-            total += value
-            count += 1
-        mean = total / max(count, 1)
-        result.losses.append(mean)
-        result.chance_losses.append(chance / max(count, 1))
-        if epoch + 1 in snapshot_epochs:
-            result.snapshots[epoch + 1] = {
-                k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()
-            }
-        if progress is not None:
-            progress(epoch + 1, mean)
-    result.seconds = time.perf_counter() - start
-    result.epochs = epochs
-    encoder.eval()
-    if isinstance(encoder, SCNN):
-        encoder.recompute_first_layer = recompute
+        result = PretrainResult(encoder=encoder, world_size=world)
+        release_freed_memory()  # the set-up's temporaries: the resident set is what is in use
+        start = time.perf_counter()
+        model.train()
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            total, count, chance = 0.0, 0, 0.0
+            batches = _batches(list(sampler), batch_size, min_last=max(2, world))
+            loader = iter(DataLoader(dataset, batch_sampler=batches))
+            for ids in batches:
+                # the collated batch is passed, not held here: the step frees it once drawn
+                loss, flat_loss = _step(
+                    net, loss_fn, views, next(loader), ids, cosines, (chunk, kept), dev
+                )
+                optimizer.step()
+                if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
+                    both = torch.stack([loss.detach(), flat_loss]).double()
+                    dist.all_reduce(both)
+                    loss, flat_loss = both / world
+                chance += float(flat_loss)
+                release_freed_memory(FRAGMENTS_KEPT)  # a step's blocks fragment the heap
+                value = _finite_loss(loss, config, epoch)
+                total += value
+                count += 1
+            mean = total / max(count, 1)
+            result.losses.append(mean)
+            result.chance_losses.append(chance / max(count, 1))
+            if epoch + 1 in snapshot_epochs:
+                result.snapshots[epoch + 1] = {
+                    k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()
+                }
+            if progress is not None:
+                progress(epoch + 1, mean)
+        result.seconds = time.perf_counter() - start
+        result.epochs = epochs
+        encoder.eval()
+    finally:  # restored also when training fails (a diverged loss, an interrupt)
+        if isinstance(encoder, SCNN):
+            encoder.recompute_first_layer = recompute
     return result
 
 

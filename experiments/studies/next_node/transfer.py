@@ -39,6 +39,7 @@ from experiments.studies.next_node.rows import (
 from experiments.studies.next_node.samples import NextNodeSamples, next_node_samples
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.utils.checks import check_seeds
 
 __all__ = ["TESTS", "concat_samples", "next_node_transfer", "transfer_splits"]
 
@@ -146,10 +147,13 @@ def next_node_transfer(
         ``splits``, one dict per seed), ``seeds`` and ``epochs``.
 
     Raises:
-        ValueError: an unknown row in ``rows``; data without node paths; see
+        TypeError: ``seeds`` not a sequence of ints.
+        ValueError: no seeds, a seed twice or out of range; an unknown row in ``rows``;
+            data without node paths; see
             :func:`~experiments.studies.next_node.train_next_node`.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
+    seeds = check_seeds(seeds)  # no seeds used to give empty results
     rows_run = ROWS + (("scone",) if scone else ())
     if rows is not None:
         unknown = [r for r in rows if r not in ROWS + ("scone",)]
@@ -165,7 +169,7 @@ def next_node_transfer(
         t: {r: [] for r in rows_run} for t in TESTS
     }
     for s in seeds:
-        samples, splits = transfer_splits(data, int(s), truncate)
+        samples, splits = transfer_splits(data, s, truncate)
         for row in rows_run:
             recs: dict[str, dict[str, Any]] = {}
             if row in ("uniform", "markov"):  # nothing to train: every test on its own

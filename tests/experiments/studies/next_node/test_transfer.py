@@ -113,3 +113,12 @@ def test_samples_of_other_complexes_are_not_joined(tiny_data):
     other = dataclasses.replace(samples, flows=samples.flows[:, :-1])
     with pytest.raises(ValueError, match="cannot join"):
         tr_.concat_samples(samples, other)
+
+
+def test_no_seeds_are_refused_not_an_empty_result(tiny_data, encoder):
+    with pytest.raises(ValueError, match="`seeds` is empty: give at least one seed"):
+        tr_.next_node_transfer(encoder, tiny_data, [], epochs=1)
+    with pytest.raises(ValueError, match="`seeds` holds the seed 3 twice"):
+        tr_.next_node_transfer(encoder, tiny_data, [3, 3], epochs=1)
+    with pytest.raises(TypeError, match=r"`seeds\[0\]` must be an int, got float"):
+        tr_.next_node_transfer(encoder, tiny_data, [0.5], epochs=1)
