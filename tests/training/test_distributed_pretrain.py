@@ -96,8 +96,8 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
         torch.manual_seed(0)
         encoder = build_encoder(config, data.hodge)
         head = ProjectionHead(encoder.out_channels, 8, 8)
-        L_down, L_up = data.complex.laplacians(dtype=torch.float64)
-        model = ContrastiveModel(encoder, head, (L_down, L_up)).double()
+        laplacians = data.complex.laplacians(dtype=torch.float64)
+        model = ContrastiveModel(encoder, head, laplacians).double()
         single = copy.deepcopy(model)
         ddp = nn.parallel.DistributedDataParallel(copy.deepcopy(model))
         cached = nn.parallel.DistributedDataParallel(copy.deepcopy(model))  # in chunks

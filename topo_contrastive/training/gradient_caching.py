@@ -224,12 +224,12 @@ def cached_gradient_step(
 
 
 def _rows_per_view(net: nn.Module, blocks: tuple[Tensor, ...], num_views: int) -> int:
-    """The rows of one view in ``blocks``: ``N1`` (of the model's ``L_down`` where it has
-    one), checked against ``num_views``."""
+    """The rows of one view in ``blocks``: ``N1`` (of the model's ``laplacians`` where it
+    has them), checked against ``num_views``."""
     sizes = [int(b.shape[0]) for b in blocks]
     total, n = sum(sizes), sum(sizes) // num_views
-    operator = getattr(getattr(net, "module", net), "L_down", None)  # DDP wraps the model
-    n1 = int(operator.shape[0]) if isinstance(operator, Tensor) else n
+    laplacians = getattr(getattr(net, "module", net), "laplacians", None)  # DDP wraps it
+    n1 = int(laplacians.num_cells) if laplacians is not None else n
     if num_views % 2 or n < 1 or n != n1 or n * num_views != total or any(s % n for s in sizes):
         views = f"{total / n1:g} views of N1 = {n1} edges" if n1 else "no rows"
         raise ValueError(
