@@ -69,16 +69,10 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
             a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
             work); ``--out`` held by another run; a data file of many complexes under
-            ``torchrun`` with more than one process.
+            ``torchrun``.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.cli.runs import (
-        PRETRAIN_OUTPUTS,
-        pretrain_to_folder,
-        process_group,
-        require_one_process,
-    )
-    from topo_contrastive.training.many import READOUT_LINE
+    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
     from topo_contrastive.utils.outputs import output_run
     from topo_contrastive.utils.words import count
 
@@ -90,11 +84,7 @@ def run(args: argparse.Namespace) -> int:
         if lead:
             common.check_out(args.out, args.overwrite, writable=True)
         data = inputs.load_data(args)  # bad data is refused before --out is made
-        require_one_process(data, group)  # before --out is made
-        many = not hasattr(data, "hodge")  # a data file of many complexes
-        caching = None if many else budgets.say_plans(args, data, config, loud=lead)
-        if many and config.readout == "hodge":
-            common.say(READOUT_LINE)
+        caching = budgets.say_plans(args, data, config, loud=lead)
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
@@ -118,9 +108,8 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     if group.rank == 0:
         out = Path(args.out).expanduser().absolute()
-        runs = f"{count(data.num_samples, 'complex', 'complexes')}, " if many else ""
         lines = [
-            f"pretrained {config.name} on {data.name} ({runs}{count(epochs, 'epoch')}, "
+            f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
             f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
             f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}",
             *(f"warning: {w}" for w in result.diagnostics.get("warnings", [])),
