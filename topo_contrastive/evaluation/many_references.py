@@ -51,7 +51,7 @@ def reference_features(dataset: Any) -> dict[str, np.ndarray]:
 
     from topo_contrastive import ContrastiveViews, EdgeFlowMask
     from topo_contrastive.losses import energy_fractions
-    from topo_contrastive.transforms._per_complex import has_own_complex
+    from topo_contrastive.transforms._common import has_own_complex
 
     if len(dataset) == 0 or not has_own_complex(dataset[0]):
         raise ValueError(

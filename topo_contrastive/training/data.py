@@ -414,8 +414,7 @@ class ExperimentData:
         Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
         computed once per mask setting and cached (the original dataset is not modified)."""
         mask = views.mask
-        precompute = getattr(mask, "precompute", None)
-        key = ("parts",) if precompute is None else ("spectral", repr(precompute))
+        key = ("spectral", repr(mask)) if hasattr(mask, "prob_attr") else ("parts",)
         key = (*key, views.hodge_parts)
         if key not in self._fitted:
             self._fitted[key] = views.fit(_shallow_copy(self.dataset))
