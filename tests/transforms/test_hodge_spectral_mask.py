@@ -137,6 +137,10 @@ def test_fit_in_memory_dataset_and_loader(trajectories, monkeypatch):
     # views made by indexing share the storage
     idx = int(torch.nonzero(ds.train_mask)[0])
     assert torch.allclose(train[0].drop_prob.view(-1), want[idx])
+    fresh = trajectories[0].copy()  # a view fitted: every sample of the storage it shares
+    HodgeSpectralMask(0.3, hodge=hodge).fit(fresh[fresh.train_mask])
+    assert torch.equal(fresh._data.drop_prob, ds._data.drop_prob)
+    assert fresh._data.drop_prob_settings.shape == (len(fresh), 1)
     batch = next(iter(DataLoader(ds, batch_size=8)))
     assert batch.drop_prob.shape == batch.x_1.shape
 

@@ -393,27 +393,22 @@ def fit_store(
     if not values or not values[0]:
         return dataset
     values = {k: torch.cat([v[k] for v in values]) for k in values[0]}
-    memory = isinstance(dataset, InMemoryDataset)
-    if own is not None:
-        samples, sizes = own, [int(s[attr].shape[0]) for s in own]
-    else:
-        samples = None if memory else [copy.copy(s) for s in dataset]
-        n = len(next(iter(values.values()))) // len(dataset)
-        sizes = [n] * len(dataset)
-    extra = {k: v.expand(len(sizes), *v.shape[1:]).clone() for k, v in per_sample.items()}
-    if memory:
+    if isinstance(dataset, InMemoryDataset):  # every sample of its storage (views share it)
         storage, slices = dataset._data, dataset.slices
+        num = int(slices[attr].numel()) - 1
         for key, value in values.items():
             storage[key] = value
             slices[key] = slices[attr].clone()  # in place: views share storage and slices
-        for key, value in extra.items():
-            storage[key] = value
-            slices[key] = torch.arange(len(sizes) + 1, device=slices[attr].device)
+        for key, value in per_sample.items():
+            storage[key] = value.expand(num, *value.shape[1:]).clone()
+            slices[key] = torch.arange(num + 1, device=slices[attr].device)
         dataset._data_list = None  # drop PyG's cache of separated samples
         return dataset
-    parts = {k: v.split(sizes) for k, v in values.items()}
-    parts.update({k: v.split(1) for k, v in extra.items()})
+    samples = own if own is not None else [copy.copy(s) for s in dataset]
+    parts = {k: v.split([int(s[attr].shape[0]) for s in samples]) for k, v in values.items()}
     for i, s in enumerate(samples):
         for key, rows in parts.items():
             s[key] = rows[i]
+        for key, value in per_sample.items():
+            s[key] = value
     return samples
