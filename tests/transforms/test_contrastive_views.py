@@ -199,7 +199,7 @@ def test_binding_errors_and_settings(small_hodge, trajectories):
     with pytest.raises(TypeError, match="has no complex"):
         unbound.fit([Data(x_1=torch.ones(3, 1))])  # a list of Data has no `complex`
     other = ContrastiveViews(EdgeFlowMask(0.2), hodge=random_complex(10, seed=5))
-    with pytest.raises(ValueError, match="not the one ContrastiveViews was built for"):
+    with pytest.raises(ValueError, match="ContrastiveViews is bound to the complex with"):
         other.fit(ds.copy())
     bound = ContrastiveViews(EdgeFlowMask(0.2), hodge=small_hodge)
     with pytest.raises(ValueError, match="rows, but a single Data holds one flow of N1"):

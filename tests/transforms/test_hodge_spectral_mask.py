@@ -365,7 +365,7 @@ def test_fit_only_on_a_batch_is_batched_and_overwrites(small_hodge):
 def test_fit_errors(small_hodge, trajectories):
     ds, hodge = trajectories
     mask = HodgeSpectralMask(0.3, hodge=small_hodge)
-    with pytest.raises(ValueError, match="not the one HodgeSpectralMask was built for"):
+    with pytest.raises(ValueError, match="HodgeSpectralMask is bound to the complex with"):
         mask.fit(ds.copy())  # flows of another complex
     with pytest.raises(ValueError, match="rows"):
         mask.fit([Data(x_1=d.x_1) for d in ds[:2]])  # no `complex` to compare: the rows

@@ -185,26 +185,18 @@ def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
 
 def bind_hodge(hodge: HodgeDecomposition | None, source: Any, owner: str) -> HodgeDecomposition:
     """The decomposition ``owner`` uses after binding ``source``: a complex (or its
-    decomposition), or a dataset with a ``complex``. Unbound (``hodge=None``) it is the
-    source's; bound, the source must be the same complex (same fingerprint)."""
-    if source is None:
-        raise TypeError(
-            f"{owner}.bind needs a dataset with a `complex`, a HodgeDecomposition or "
-            "ComplexOperators, got None"
-        )
-    if isinstance(source, (HodgeDecomposition, ComplexOperators)) or (
+    decomposition), or a dataset with a ``complex`` (a list of samples may have none).
+    Unbound (``hodge=None``) it is the source's; bound, the source must be the same complex
+    (same fingerprint)."""
+    direct = isinstance(source, (HodgeDecomposition, ComplexOperators)) or (
         type(source).__name__ in _TOPONETX
-    ):
-        given = as_hodge(source)
-        if hodge is not None and hodge.complex.fingerprint() != given.complex.fingerprint():
-            raise ValueError(
-                f"{owner} is bound to the complex with fingerprint {hodge.complex.fingerprint()}"
-                f", not to the given one ({given.complex.fingerprint()})"
-            )
-        return given if hodge is None else hodge
-    ops = getattr(source, "complex", None)
-    if ops is not None and not isinstance(ops, ComplexOperators):
-        raise TypeError(f"`dataset.complex` must be a ComplexOperators, got {type(ops).__name__}")
+    )
+    ops = source if direct else getattr(source, "complex", None)
+    if source is None or not (direct or ops is None or isinstance(ops, ComplexOperators)):
+        raise TypeError(
+            f"{owner}.bind needs a dataset with a `complex` (a ComplexOperators), a "
+            f"HodgeDecomposition or ComplexOperators, got {type(ops or source).__name__}"
+        )
     if hodge is None:
         if ops is None:
             raise TypeError(
@@ -212,12 +204,13 @@ def bind_hodge(hodge: HodgeDecomposition | None, source: Any, owner: str) -> Hod
                 f"ComplexOperators) or fit a dataset with a `complex` attribute, got "
                 f"{type(source).__name__}"
             )
-        return HodgeDecomposition(ops)
-    if ops is not None and ops.fingerprint() != hodge.complex.fingerprint():
+        return as_hodge(ops)
+    given = ops if ops is None or isinstance(ops, ComplexOperators) else as_hodge(ops).complex
+    if given is not None and given.fingerprint() != hodge.complex.fingerprint():
         raise ValueError(
-            f"the dataset's complex ({ops.num_edges} edges, fingerprint {ops.fingerprint()}) "
-            f"is not the one {owner} was built for ({hodge.complex.num_edges} edges, "
-            f"fingerprint {hodge.complex.fingerprint()})"
+            f"{owner} is bound to the complex with fingerprint {hodge.complex.fingerprint()} "
+            f"({hodge.complex.num_edges} edges), not to the given one ({given.fingerprint()}, "
+            f"{given.num_edges} edges)"
         )
     return hodge
 
