@@ -97,10 +97,15 @@ def get_flow(data: Any, attr: str) -> Tensor:
     return x
 
 
-def num_flows(data: Any, x: Tensor, n: int, attr: str, rank: int = 1) -> int:
-    """How many signals of ``n`` rows (:math:`N_k`) the input holds: one on a ``Data``, PyG's
-    ``num_graphs`` on a ``Batch``, or numbered by a ``batch`` vector in blocks of ``n``."""
-    rows, nk = int(x.shape[0]), f"N{rank}"
+def check_rows(data: Any, x: Tensor, attr: str, hodge: HodgeDecomposition | None) -> None:
+    """On the shared complex of ``hodge`` (when known), check that the rows of ``x`` are
+    whole signals of :math:`N_k` rows: one on a ``Data``, PyG's ``num_graphs`` on a
+    ``Batch``, or numbered by a ``batch`` vector in blocks of :math:`N_k`. (Samples on their
+    own complexes are checked against theirs where they are computed on.)"""
+    if hodge is None or has_own_complex(data):
+        return
+    rows, n, rank = int(x.shape[0]), hodge.num_simplices, hodge.rank
+    nk = f"N{rank}"
     one = "one flow" if rank == 1 else f"one rank-{rank} signal"
     try:
         graphs = int(data.num_graphs) if isinstance(data, Batch) else None
@@ -112,7 +117,7 @@ def num_flows(data: Any, x: Tensor, n: int, attr: str, rank: int = 1) -> int:
                 f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * {nk} = "
                 f"{graphs} * {n} = {graphs * n} ({one} of {nk} rows per sample)"
             )
-        return graphs
+        return
     batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
     if batch is not None:
         if not isinstance(batch, Tensor):
@@ -120,7 +125,8 @@ def num_flows(data: Any, x: Tensor, n: int, attr: str, rank: int = 1) -> int:
                 f"`data.batch` must be a vector [{rows}] (the sample of every row of "
                 f"`data.{attr}`), got {type(batch).__name__}"
             )
-        return check_batch_vector(batch, rows, n, rank, "data.batch", f"data.{attr}")
+        check_batch_vector(batch, rows, n, rank, "data.batch", f"data.{attr}")
+        return
     if rows != n:
         raise ValueError(
             f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds {one} of "
@@ -128,7 +134,6 @@ def num_flows(data: Any, x: Tensor, n: int, attr: str, rank: int = 1) -> int:
             "call pass a torch_geometric Batch "
             "(e.g. from a DataLoader) or set `data.batch` to the sample index of every row"
         )
-    return 1
 
 
 def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -> Tensor:

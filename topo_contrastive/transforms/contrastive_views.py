@@ -23,13 +23,12 @@ from topo_contrastive.transforms._common import (
     as_input,
     bind_hodge,
     check_attr,
+    check_rows,
     fit_inputs,
     fit_plan,
     fit_store,
     get_flow,
-    has_own_complex,
     no_complex,
-    num_flows,
     rank_of,
     signals,
     store,
@@ -245,9 +244,7 @@ class ContrastiveViews(BaseTransform):
         """Check the flow ``data[attr]`` (returned); store the drop probabilities and Hodge
         parts ``data`` lacks; check stored parts."""
         x = get_flow(data, self.attr)
-        hodge = None if has_own_complex(data) else self._complex()
-        if hodge is not None:
-            num_flows(data, x, hodge.num_simplices, self.attr, rank=hodge.rank)
+        check_rows(data, x, self.attr, self._complex())
         computed = False
         mask = self.mask
         if isinstance(mask, HodgeSpectralMask) and data.get(mask.prob_attr) is None:

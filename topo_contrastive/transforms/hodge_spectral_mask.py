@@ -19,15 +19,14 @@ from topo_contrastive.transforms._common import (
     as_input,
     bind_hodge,
     check_attr,
+    check_rows,
     draw_generator,
     drop_rows,
     fit_inputs,
     fit_plan,
     fit_store,
     get_flow,
-    has_own_complex,
     make_generator,
-    num_flows,
     rank_of,
     signals,
     store,
@@ -449,8 +448,7 @@ class HodgeSpectralMask(BaseTransform):
     def forward(self, data: Any) -> Any:
         data = as_input(data)
         x = get_flow(data, self.attr)
-        if self.hodge is not None and not has_own_complex(data):
-            num_flows(data, x, self.hodge.num_simplices, self.attr, rank=self.hodge.rank)
+        check_rows(data, x, self.attr, self.hodge)
         if self.fit_only:
             for key, value in self._with_tag(self._probabilities(data, x)).items():
                 store(data, key, value, like=self.attr)
