@@ -483,8 +483,8 @@ class ExperimentData:
         """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
         Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
         computed once per mask setting and cached (the original dataset is not modified)."""
-        precompute = getattr(views.mask, "precompute", None)
-        key = ("parts",) if precompute is None else ("spectral", repr(precompute))
+        mask = views.mask
+        key = ("spectral", repr(mask)) if hasattr(mask, "prob_attr") else ("parts",)
         key = (*key, views.hodge_parts)
         if key not in self._fitted:
             self._fitted[key] = views.fit(_shallow_copy(self.dataset))
