@@ -260,6 +260,11 @@ class ExperimentData:
         hodge: its :class:`~topo_contrastive.HodgeDecomposition` (of rank k), or ``None``.
         flows: ``float32 [S, N_k]`` the signals on the shared complex, or ``None``.
         label_values: ``int64 [C]``, the label value of every class id, or ``None``.
+        input_scale: the factor the encoder's inputs are multiplied by (:meth:`batch` and
+            the training views; default 1: the flows as they are). The layers expect flows
+            of order one; flows in physical units (vehicles, megawatts, litres per second)
+            are divided by their RMS (:attr:`flow_rms`): ``data.input_scale = 1 /
+            data.flow_rms``, as the commands do by default (``--flow-scale``).
 
     Raises:
         TypeError: labels that are not integral (``0.5``, NaN, strings, booleans).
@@ -273,6 +278,7 @@ class ExperimentData:
     hodge: HodgeDecomposition | None = None
     flows: torch.Tensor | None = None
     label_values: torch.Tensor | None = field(default=None, repr=False)
+    input_scale: float = 1.0
     _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -343,6 +349,33 @@ class ExperimentData:
         return (int(counts[0]), int(counts[1]), int(counts[2]))
 
     @property
+    def flow_rms(self) -> float:
+        """The root mean square of the samples' non-zero signal entries (the typical size of
+        a flow; 1 for unit path flows; 0 without any non-zero entry)."""
+        if "flow_rms" not in self._fitted:
+            x = self.flows if self.flows is not None else self.dataset._data[self.attr]
+            x = x.reshape(-1).double()
+            x = x[x != 0]
+            self._fitted["flow_rms"] = float(x.square().mean().sqrt()) if x.numel() else 0.0
+        return self._fitted["flow_rms"]
+
+    def scale_flows(self, mode: str = "rms") -> float:
+        """Set :attr:`input_scale` for ``mode``: ``"rms"`` divides flows whose
+        :attr:`flow_rms` lies outside ``[1/4, 4]`` (physical units) by it and leaves flows of
+        order one as they are (unit path flows, the paper's tasks); ``"none"`` keeps every
+        flow. Returns the scale.
+
+        Raises:
+            ValueError: another ``mode``.
+        """
+        if mode not in ("rms", "none"):
+            raise ValueError(f"`mode` (--flow-scale) must be 'rms' or 'none', got {mode!r}")
+        rms = self.flow_rms
+        far = mode == "rms" and rms > 0 and not 0.25 <= rms <= 4.0
+        self.input_scale = 1.0 / rms if far else 1.0
+        return self.input_scale
+
+    @property
     def cells_per_sample(self) -> int:
         """:math:`N_k` of the shared complex, or the most of any sample's complex (what the
         memory of a view is planned for)."""
@@ -398,14 +431,16 @@ class ExperimentData:
         self, idx: Sequence[int] | np.ndarray | torch.Tensor, device: torch.device | str = "cpu"
     ) -> tuple[torch.Tensor, Laplacians, torch.Tensor]:
         """The samples ``idx`` as one PyG batch (``Batch.from_data_list``, the
-        ``DataLoader``'s collate): their signals ``float32 [rows, 1]``, their
-        :meth:`laplacians` and the batch vector ``int64 [rows]``, on ``device``: the
-        encoder's inputs."""
+        ``DataLoader``'s collate): their signals ``float32 [rows, 1]`` (times
+        :attr:`input_scale`), their :meth:`laplacians` and the batch vector ``int64 [rows]``,
+        on ``device``: the encoder's inputs."""
         from torch_geometric.data import Batch
 
         rows = [int(i) for i in torch.as_tensor(idx).reshape(-1).tolist()]
         batch = Batch.from_data_list([self.dataset[i] for i in rows])
         x = batch[self.attr].reshape(-1, 1).to(device=device, dtype=torch.float32)
+        if self.input_scale != 1.0:
+            x = x * self.input_scale
         L = self.laplacians(batch, device)
         return x, L, L.batch_vector(len(rows), device)
 
