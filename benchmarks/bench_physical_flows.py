@@ -63,14 +63,14 @@ def dataset(name: str, task: str, root: Path, samples: int, jobs: int, **kw: Any
 
 
 # ---------------------------------------------------------------------------- 1. making
-def sample_making(root: Path, samples: int, jobs: int) -> dict[str, Any]:
-    """Make (or re-open) the case9241pegase outage samples; the recorded solver seconds."""
+def sample_making(root: Path, samples: int, jobs: int, name: str) -> dict[str, Any]:
+    """Make (or re-open) the outage samples of ``name``; the recorded solver seconds."""
     start = time.perf_counter()
-    ds = dataset("case9241pegase", "outage", root, samples, jobs)
-    wall = time.perf_counter() - start
+    ds = dataset(name, "outage", root, samples, jobs)
     sec = ds.settings["seconds"]
+    wall = sec.get("wall", time.perf_counter() - start)  # the making's, where recorded
     return {
-        "network": "case9241pegase", "samples": samples, "jobs": jobs,
+        "network": name, "samples": samples, "jobs": jobs,
         "solve_s": sec["solve"], "loop_s": sec["total"], "ratio": sec["total"] / sec["solve"],
         "wall_s": wall, "num_failed": ds.num_failed, "numba": ds.settings["numba"],
         "edges": ds.complex.num_edges,
@@ -78,17 +78,26 @@ def sample_making(root: Path, samples: int, jobs: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- 2. energy
-def energy_rows(root: Path, samples: int, jobs: int) -> list[dict[str, Any]]:
+def energy_rows(root: Path, samples: int, jobs: int, nets: tuple[str, ...]) -> list[dict]:
     """Mean (std) Hodge energy fractions of the true flows in the two metrics."""
     rows = []
-    runs = [(n, "state", "ac") for n in POWER] + [(n, "state", "dc") for n in POWER]
-    runs += [(n, "demand", "-") for n in WATER]
+    power = [n for n in nets if n in POWER]
+    runs = [(n, "state", "ac") for n in power] + [(n, "state", "dc") for n in power]
+    runs += [(n, "demand", "-") for n in nets if n not in POWER]
     for name, task, mode in runs:
         kw = {"mode": mode} if mode != "-" else {}
         ds = dataset(name, task, root, samples, jobs, **kw)
         ops, w, f = ds.complex, ds.edge_weights.numpy(), ds.flows.numpy()
-        for metric, weights in (("unit", np.ones_like(w)), ("physical", w)):
-            frac = energy_fractions(weighted_parts(ops.B1, ops.B2, weights, f), weights)
+        metrics = [("unit", np.ones_like(w)), ("physical", w)]
+        if mode == "-":  # Hazen-Williams linearised at each sample: r |q|^0.852 (q in m^3/s)
+            metrics.append(("linearised", None))
+        for metric, weights in metrics:
+            if weights is None:
+                frac = np.concatenate([energy_fractions(weighted_parts(
+                    ops.B1, ops.B2, lin, f[s:s + 1]), lin) for s in range(min(100, len(f)))
+                    for lin in [w * np.maximum(np.abs(f[s]) / 1e3, 1e-9) ** 0.852]])  # fmt: skip
+            else:
+                frac = energy_fractions(weighted_parts(ops.B1, ops.B2, weights, f), weights)
             rows.append({
                 "network": name, "flows": mode.upper() if mode != "-" else "EPANET",
                 "metric": metric, "N0": ops.num_nodes, "N1": ops.num_edges, "N2": ops.num_faces,
@@ -123,15 +132,18 @@ def probe(npz: Path, work: Path, seeds: int, splits: int, epochs: int | None) ->
         if epochs is not None:
             pre += ["--epochs", str(epochs)]
         ev = [*cli, "evaluate", "--checkpoint", str(out / "encoder.pt"), "--data-file", str(npz),
-              "--seeds", str(splits), "--supervised", "--out", str(out / "eval.json"),
-              "--no-progress", "--overwrite"]  # fmt: skip
+              "--out", str(out / "eval.json"), "--no-progress", "--overwrite"]  # fmt: skip
+        if splits:  # the reference rows do not depend on the seed: once, with the supervised
+            ev += ["--seeds", str(splits)] + (["--supervised"] if seed == 0 else
+                                              ["--no-references"])  # fmt: skip
         costs.append({"pretrain": timed(pre, work / f"pretrain{seed}.log"),
                       "evaluate": timed(ev, work / f"evaluate{seed}.log")})  # fmt: skip
         runs.append(json.loads((out / "eval.json").read_text()))
     rows = {}
     for i, run in enumerate(runs):
-        for r in run["references"]["rows"]:
-            if r["row"] == "encoder" or i == 0:  # the reference rows do not depend on the seed
+        for r in run["references"]["rows"] if "references" in run else [
+                {"row": "encoder", "label": "encoder", "splits": run["splits"]}]:  # fmt: skip
+            if r["row"] == "encoder" or i == 0:
                 rows.setdefault(r["row"], {"label": r["label"], "acc": []})
                 rows[r["row"]]["acc"] += [100 * s["test_accuracy"]
                                           for s in r["splits"]]  # fmt: skip
@@ -139,10 +151,13 @@ def probe(npz: Path, work: Path, seeds: int, splits: int, epochs: int | None) ->
 
 
 def probe_rows(root: Path, samples: int, jobs: int, seeds: int, splits: int,
-               epochs: int | None, networks: tuple[str, ...]) -> list[dict[str, Any]]:  # fmt: skip
+               epochs: int | None, networks: tuple[str, ...],
+               tasks: tuple[str, ...] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The probe table's rows of every network and task (``splits=0``: evaluate's
+    defaults, 16 splits with the reference rows and without the supervised row)."""
     out = []
     for name in networks:
-        for task in (("outage", "state") if name in POWER else ("leak", "demand")):
+        for task in tasks or (("outage", "state") if name in POWER else ("leak", "demand")):
             ds = dataset(name, task, root, samples, jobs)
             npz = root / "npz" / f"{name}_{task}.npz"
             ds.to_npz(npz)
@@ -162,14 +177,15 @@ def probe_rows(root: Path, samples: int, jobs: int, seeds: int, splits: int,
 
 
 # ---------------------------------------------------------------------------- 4. interpolation
-def interpolation_rows(root: Path, samples: int, jobs: int, flows: int, seeds: int):
+def interpolation_rows(root: Path, samples: int, jobs: int, flows: int, seeds: int,
+                       nets: tuple[str, ...]) -> list[dict[str, Any]]:  # fmt: skip
     """Jia et al.'s protocol on ``flows`` true flows of every network, ``seeds`` draws each."""
     import torch
 
     from topo_contrastive.hodge import interpolate_flows
 
     rows = []
-    for name in POWER + WATER:
+    for name in nets:
         ds = dataset(name, "state" if name in POWER else "demand", root, samples, jobs)
         x = ds.flows[:flows]
         for ratio in RATIOS:
@@ -202,54 +218,62 @@ def _pm(mean: float, std: float, digits: int = 3) -> str:
 
 
 def markdown(results: dict[str, Any]) -> dict[str, str]:
-    """The page's four tables."""
+    """The page's tables, of the parts done so far."""
     tables = {}
-    m = results["making"]
-    tables["making"] = "\n".join([
-        "| network | samples | processes | inside `runpp` (s) | whole loop (s) | ratio | wall (s) "
-        "| failed solves |", "|---|---:|---:|---:|---:|---:|---:|---:|",
-        f"| {m['network']} | {m['samples']:,} | {m['jobs']} | {m['solve_s']:.1f} | "
-        f"{m['loop_s']:.1f} | {m['ratio']:.3f} | {m['wall_s']:.1f} | {m['num_failed']} |",
-    ])  # fmt: skip
-    lines = ["| network | N0 / N1 / N2 | flows | metric | gradient | curl | harmonic |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for r in results["energy"]:
-        lines.append(
-            f"| {r['network']} | {r['N0']:,} / {r['N1']:,} / {r['N2']:,} | {r['flows']} | "
-            f"{r['metric']} | " + " | ".join(_pm(r[f"{p}_mean"], r[f"{p}_std"]) for p in PARTS)
-            + " |"
-        )
-    tables["energy"] = "\n".join(lines)
+    if "making" in results:
+        m = results["making"]
+        tables["making"] = "\n".join([
+            "| network | samples | processes | inside `runpp` (s) | whole loop (s) | ratio | "
+            "wall (s) | failed solves |", "|---|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {m['network']} | {m['samples']:,} | {m['jobs']} | {m['solve_s']:.1f} | "
+            f"{m['loop_s']:.1f} | {m['ratio']:.3f} | {m['wall_s']:.1f} | {m['num_failed']} |",
+        ])  # fmt: skip
+    if "energy" in results:
+        lines = ["| network | N0 / N1 / N2 | flows | metric | gradient | curl | harmonic |",
+                 "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in results["energy"]:
+            lines.append(
+                f"| {r['network']} | {r['N0']:,} / {r['N1']:,} / {r['N2']:,} | {r['flows']} | "
+                f"{r['metric']} | "
+                + " | ".join(_pm(r[f"{p}_mean"], r[f"{p}_std"]) for p in PARTS) + " |"
+            )
+        tables["energy"] = "\n".join(lines)
+    probe = results.get("probe", []) + results.get("target", [])
+    if probe:
+        tables["probe"], tables["costs"] = _probe_tables(probe)
+    if "interpolation" in results:
+        header = "| network | method | " + " | ".join(f"{int(r * 100)} %" for r in RATIOS) + " |"
+        lines = [header, "|---|---|" + "---:|" * len(RATIOS)]
+        by: dict[tuple[str, str], dict[float, dict]] = {}
+        for r in results["interpolation"]:
+            by.setdefault((r["network"], r["method"]), {})[r["ratio"]] = r
+        for (net, method), rs in by.items():
+            lines.append(f"| {net} | {method} | " + " | ".join(
+                f"{rs[q]['corr_mean']:.2f}" for q in RATIOS) + " |")  # fmt: skip
+        tables["interpolation"] = "\n".join(lines)
+    return tables
+
+
+def _probe_tables(probe: list[dict[str, Any]]) -> tuple[str, str]:
     lines = ["| network | task | majority | encoder | untrained | raw flows | \\|flows\\| | "
              "harmonic | supervised SCNN |", "|---|---|---:|---|---|---|---|---|---|"]  # fmt: skip
     order = ("encoder", "untrained", "raw", "abs", "harmonic", "supervised")
     keyed: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in results["probe"]:
+    for r in probe:
         if r["row"] != "_cost":
             keyed.setdefault((r["network"], r["task"]), {})[r["row"]] = r
     for (net, task), rows in keyed.items():
         cells = [_pm(rows[k]["mean"], rows[k]["std"], 1) if k in rows else "-" for k in order]
         majority = next(iter(rows.values()))["majority"]
         lines.append(f"| {net} | {task} | {majority:.1f} | " + " | ".join(cells) + " |")
-    tables["probe"] = "\n".join(lines)
-    lines = ["| network | task | pretrain (s) | pretrain peak (GB) | evaluate (s) | "
+    costs = ["| network | task | pretrain (s) | pretrain peak (GB) | evaluate (s) | "
              "evaluate peak (GB) |", "|---|---|---:|---:|---:|---:|"]  # fmt: skip
-    for r in results["probe"]:
+    for r in probe:
         if r["row"] == "_cost":
-            lines.append(f"| {r['network']} | {r['task']} | {r['pretrain_seconds']:.0f} | "
+            costs.append(f"| {r['network']} | {r['task']} | {r['pretrain_seconds']:.0f} | "
                          f"{r['pretrain_peak_gb']:.2f} | {r['evaluate_seconds']:.0f} | "
                          f"{r['evaluate_peak_gb']:.2f} |")  # fmt: skip
-    tables["costs"] = "\n".join(lines)
-    header = "| network | method | " + " | ".join(f"{int(r * 100)} %" for r in RATIOS) + " |"
-    lines = [header, "|---|---|" + "---:|" * len(RATIOS)]
-    by = {}
-    for r in results["interpolation"]:
-        by.setdefault((r["network"], r["method"]), {})[r["ratio"]] = r
-    for (net, method), rs in by.items():
-        lines.append(f"| {net} | {method} | " + " | ".join(
-            f"{rs[q]['corr_mean']:.2f}" for q in RATIOS) + " |")  # fmt: skip
-    tables["interpolation"] = "\n".join(lines)
-    return tables
+    return "\n".join(lines), "\n".join(costs)
 
 
 def main(out: str, seed: int = 0, samples: int = 500, big_samples: int = 1000, jobs: int = 2,
@@ -257,39 +281,46 @@ def main(out: str, seed: int = 0, samples: int = 500, big_samples: int = 1000, j
          draws: int = 3, quick: bool = False, docs: bool = False) -> dict[str, Any]:  # fmt: skip
     """Run every part and write ``physical_flows.{json,md}`` (and the CSVs) into ``out``;
     with ``docs``, the Markdown tables into ``docs/_data/physical_flows/``."""
-    from topo_contrastive.utils.files import write_csv, write_json, write_text
-
     root = Path(out).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    networks = PROBED
+    networks, every, big = PROBED, POWER + WATER, "case9241pegase"
     if quick:
         samples, big_samples, seeds, splits, epochs, flows, draws = 40, 40, 1, 2, 2, 4, 1
-        networks = ("case118", "Net3")
+        networks = every = ("case118", "Net3")
+        big = "case118"
     results: dict[str, Any] = {"settings": {
         "seed": seed, "samples": samples, "big_samples": big_samples, "jobs": jobs,
         "pretrain_seeds": seeds, "splits": splits, "epochs": epochs, "flows": flows,
         "draws": draws}}  # fmt: skip
-    print("1/4 sample making (case9241pegase)", flush=True)
-    results["making"] = sample_making(root, big_samples, jobs)
-    print("2/4 energy fractions", flush=True)
-    results["energy"] = energy_rows(root, samples, jobs)
-    print("3/4 probes", flush=True)
-    results["probe"] = probe_rows(root, samples, jobs, seeds, splits, epochs, networks)
+    stages = [
+        ("making", lambda: sample_making(root, big_samples, jobs, big)),
+        ("energy", lambda: energy_rows(root, samples, jobs, every)),
+        ("interpolation", lambda: interpolation_rows(root, samples, jobs, flows, draws, every)),
+        ("probe", lambda: probe_rows(root, samples, jobs, seeds, splits, epochs, networks)),
+    ]
     if not quick:  # the 15-minute, 4-GB target: one pretrain + evaluate at the defaults
-        big = probe_rows(root, big_samples, jobs, 1, splits, None, ("case9241pegase",))
-        results["probe"] += [r for r in big if r["task"] == "outage"]
-    print("4/4 interpolation", flush=True)
-    results["interpolation"] = interpolation_rows(root, samples, jobs, flows, draws)
+        stages.insert(3, ("target", lambda: probe_rows(root, big_samples, jobs, 1, 0, None,
+                                                       (big,), tasks=("outage",))))  # fmt: skip
+    for i, (key, run) in enumerate(stages):
+        print(f"{i + 1}/{len(stages)} {key}", flush=True)
+        results[key] = run()
+        _save(root, results, docs)  # every stage's tables as soon as they exist
+    return results
+
+
+def _save(root: Path, results: dict[str, Any], docs: bool) -> None:
+    from topo_contrastive.utils.files import write_csv, write_json, write_text
+
     write_json(root / "physical_flows.json", results)
-    for key in ("energy", "probe", "interpolation"):
-        write_csv(root / f"physical_flows_{key}.csv", results[key])
+    for key in ("energy", "probe", "interpolation", "target"):
+        if key in results:
+            write_csv(root / f"physical_flows_{key}.csv", results[key])
     tables = markdown(results)
     write_text(root / "physical_flows.md", "\n\n".join(tables.values()) + "\n")
     if docs:
+        (ROOT / "docs" / "_data" / "physical_flows").mkdir(parents=True, exist_ok=True)
         for key, text in tables.items():
             write_text(ROOT / "docs" / "_data" / "physical_flows" / f"{key}.md", text + "\n")
-    print("\n\n".join(tables.values()))
-    return results
 
 
 def _parser() -> argparse.ArgumentParser:
