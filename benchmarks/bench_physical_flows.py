@@ -43,7 +43,7 @@ from benchmarks._weighted_hodge import energy_fractions, weighted_parts  # noqa:
 POWER = ("case118", "case1354pegase", "case9241pegase")
 WATER = ("Net3", "ky10")
 #: the networks whose tasks are probed (case9241pegase: one pretrain + evaluate, timed)
-PROBED = ("case118", "case1354pegase", "Net3", "ky10")
+PROBED = ("case118", "Net3", "ky10", "case1354pegase")
 RATIOS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -114,11 +114,15 @@ PARTS = ("gradient", "curl", "harmonic")
 def timed(cmd: list[str], log: Path) -> dict[str, float]:
     """Run a command under ``/usr/bin/time``; its seconds and peak resident memory (GB)."""
     stats = log.with_suffix(".time")
+    if stats.exists() and log.with_suffix(".done").exists():  # a finished run: reused
+        seconds, kib, code = stats.read_text().split()[-2:] + [log.with_suffix(".done").read_text()]
+        return {"seconds": float(seconds), "peak_gb": float(kib) / 2**20, "exit": int(code)}
     full = ["/usr/bin/time", "-f", "%e %M", "-o", str(stats), *cmd]
     with open(log, "w") as out:
-        subprocess.run(full, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=True)
+        code = subprocess.run(full, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
     seconds, kib = stats.read_text().split()[-2:]
-    return {"seconds": float(seconds), "peak_gb": float(kib) / 2**20}
+    log.with_suffix(".done").write_text(str(code))
+    return {"seconds": float(seconds), "peak_gb": float(kib) / 2**20, "exit": code}
 
 
 def probe(npz: Path, work: Path, seeds: int, splits: int, epochs: int | None) -> dict[str, Any]:
@@ -136,9 +140,12 @@ def probe(npz: Path, work: Path, seeds: int, splits: int, epochs: int | None) ->
         if splits:  # the reference rows do not depend on the seed: once, with the supervised
             ev += ["--seeds", str(splits)] + (["--supervised"] if seed == 0 else
                                               ["--no-references"])  # fmt: skip
-        costs.append({"pretrain": timed(pre, work / f"pretrain{seed}.log"),
-                      "evaluate": timed(ev, work / f"evaluate{seed}.log")})  # fmt: skip
-        runs.append(json.loads((out / "eval.json").read_text()))
+        cost = {"pretrain": timed(pre, work / f"pretrain{seed}.log")}
+        if cost["pretrain"]["exit"] == 0:  # a killed run (out of memory) is recorded as such
+            cost["evaluate"] = timed(ev, work / f"evaluate{seed}.log")
+        costs.append(cost)
+        if cost.get("evaluate", {}).get("exit") == 0:
+            runs.append(json.loads((out / "eval.json").read_text()))
     rows = {}
     for i, run in enumerate(runs):
         for r in run["references"]["rows"] if "references" in run else [
@@ -270,14 +277,20 @@ def _probe_tables(probe: list[dict[str, Any]]) -> tuple[str, str]:
              "evaluate peak (GB) |", "|---|---|---:|---:|---:|---:|"]  # fmt: skip
     for r in probe:
         if r["row"] == "_cost":
-            costs.append(f"| {r['network']} | {r['task']} | {r['pretrain_seconds']:.0f} | "
-                         f"{r['pretrain_peak_gb']:.2f} | {r['evaluate_seconds']:.0f} | "
-                         f"{r['evaluate_peak_gb']:.2f} |")  # fmt: skip
+            cells = []
+            for step in ("pretrain", "evaluate"):
+                if f"{step}_seconds" not in r:
+                    cells += ["not run", "-"]
+                    continue
+                killed = f" (exit {r[f'{step}_exit']})" if r[f"{step}_exit"] else ""
+                cells += [f"{r[f'{step}_seconds']:.0f}{killed}", f"{r[f'{step}_peak_gb']:.2f}"]
+            costs.append(f"| {r['network']} | {r['task']} | " + " | ".join(cells) + " |")
     return "\n".join(lines), "\n".join(costs)
 
 
 def main(out: str, seed: int = 0, samples: int = 500, big_samples: int = 1000, jobs: int = 2,
-         seeds: int = 2, splits: int = 5, epochs: int | None = None, flows: int = 20,
+         seeds: int = 2, large_seeds: int = 1, splits: int = 5, epochs: int | None = None,
+         flows: int = 20,
          draws: int = 3, quick: bool = False, docs: bool = False) -> dict[str, Any]:  # fmt: skip
     """Run every part and write ``physical_flows.{json,md}`` (and the CSVs) into ``out``;
     with ``docs``, the Markdown tables into ``docs/_data/physical_flows/``."""
@@ -290,20 +303,26 @@ def main(out: str, seed: int = 0, samples: int = 500, big_samples: int = 1000, j
         big = "case118"
     results: dict[str, Any] = {"settings": {
         "seed": seed, "samples": samples, "big_samples": big_samples, "jobs": jobs,
-        "pretrain_seeds": seeds, "splits": splits, "epochs": epochs, "flows": flows,
-        "draws": draws}}  # fmt: skip
+        "pretrain_seeds": seeds, "large_seeds": large_seeds, "splits": splits,
+        "epochs": epochs, "flows": flows, "draws": draws}}  # fmt: skip
     stages = [
         ("making", lambda: sample_making(root, big_samples, jobs, big)),
         ("energy", lambda: energy_rows(root, samples, jobs, every)),
         ("interpolation", lambda: interpolation_rows(root, samples, jobs, flows, draws, every)),
-        ("probe", lambda: probe_rows(root, samples, jobs, seeds, splits, epochs, networks)),
     ]
+    for name in networks:  # one stage a network: its rows are saved as soon as they exist
+        n = large_seeds if name == "case1354pegase" else seeds
+        stages.append((f"probe {name}", lambda name=name, n=n: probe_rows(
+            root, samples, jobs, n, splits, epochs, (name,))))  # fmt: skip
     if not quick:  # the 15-minute, 4-GB target: one pretrain + evaluate at the defaults
-        stages.insert(3, ("target", lambda: probe_rows(root, big_samples, jobs, 1, 0, None,
-                                                       (big,), tasks=("outage",))))  # fmt: skip
+        stages.append(("target", lambda: probe_rows(root, big_samples, jobs, 1, 0, None,
+                                                    (big,), tasks=("outage",))))  # fmt: skip
     for i, (key, run) in enumerate(stages):
         print(f"{i + 1}/{len(stages)} {key}", flush=True)
-        results[key] = run()
+        if key.startswith("probe"):
+            results["probe"] = results.get("probe", []) + run()
+        else:
+            results[key] = run()
         _save(root, results, docs)  # every stage's tables as soon as they exist
     return results
 
@@ -332,6 +351,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="samples on case9241pegase (default 1000)")
     ap.add_argument("--jobs", type=int, default=2, help="processes making samples (default 2)")
     ap.add_argument("--seeds", type=int, default=2, help="pre-training seeds (default 2)")
+    ap.add_argument("--large-seeds", type=int, default=1,
+                    help="pre-training seeds on case1354pegase (default 1)")
     ap.add_argument("--splits", type=int, default=5, help="evaluation splits (default 5)")
     ap.add_argument("--epochs", type=int, default=None,
                     help="pre-training epochs (default: the configuration's)")
