@@ -145,7 +145,8 @@ def probe(npz: Path, work: Path, seeds: int, splits: int, epochs: int | None) ->
         cost = {"pretrain": timed(pre, work / f"pretrain{seed}.log")}
         if cost["pretrain"]["exit"] == 0:  # a killed run (out of memory) is recorded as such
             cost["evaluate"] = timed(ev, work / f"evaluate{seed}.log")
-        if all(c["exit"] != -1 for c in cost.values()):  # -1: not run (cached runs only)
+        cost = {k: c for k, c in cost.items() if c["exit"] != -1}  # -1: not run (cached only)
+        if cost:
             costs.append(cost)
         if cost.get("evaluate", {}).get("exit") == 0:
             runs.append(json.loads((out / "eval.json").read_text()))
