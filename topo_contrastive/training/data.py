@@ -339,8 +339,7 @@ class ExperimentData:
 
     @property
     def flow_rms(self) -> float:
-        """The root mean square of the samples' non-zero signal entries (the typical size of
-        a flow; 1 for unit path flows; 0 without any non-zero entry)."""
+        """The RMS of the samples' non-zero signal entries (1 for unit path flows)."""
         if "flow_rms" not in self._fitted:
             x = self.flows if self.flows is not None else self.dataset._data[self.attr]
             x = x.reshape(-1).double()
@@ -373,13 +372,12 @@ class ExperimentData:
 
     @property
     def fingerprint(self) -> str | None:
-        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`, or
-        ``None`` (the samples carry their complexes)."""
+        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`."""
         return None if self.complex is None else self.complex.fingerprint()
 
     def record(self) -> dict[str, Any]:
         """What a run records of its data: the complex's sizes and fingerprint, or the
-        layout of samples on complexes of their own with their number and summed sizes."""
+        layout of many complexes, their number and summed sizes."""
         if self.complex is None:
             return {"data_layout": LAYOUT, "samples": self.num_samples,
                     "summed_sizes": list(self.sizes)}  # fmt: skip
@@ -503,14 +501,18 @@ class ExperimentData:
         return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr, hodge_parts=hodge_parts)
 
     def contrastive_dataset(self, views: ContrastiveViews) -> Any:
-        """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
-        Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
-        computed once per mask setting and cached (the original dataset is not modified)."""
+        """A copy of :attr:`dataset` (its flows times :attr:`input_scale`) fitted by ``views``
+        (:meth:`ContrastiveViews.fit`: the Hodge parts and, for a spectral mask, the drop
+        probabilities stored on every sample), once per mask setting (``dataset`` is not
+        modified)."""
         mask = views.mask
         key = ("spectral", repr(mask)) if hasattr(mask, "prob_attr") else ("parts",)
-        key = (*key, views.hodge_parts)
+        key = (*key, views.hodge_parts, self.input_scale)
         if key not in self._fitted:
-            self._fitted[key] = views.fit(_shallow_copy(self.dataset))
+            copy = _shallow_copy(self.dataset)
+            if self.input_scale != 1.0:  # the views, masks and parts of the scaled flows
+                copy._data[self.attr] = copy._data[self.attr] * self.input_scale
+            self._fitted[key] = views.fit(copy)
         return self._fitted[key]
 
     def hodge_cosines(self) -> torch.Tensor:
