@@ -1,21 +1,25 @@
-"""Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8)."""
+"""Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8), their
+functional forms, and the Hodge-aware weights of the negatives."""
 
-from topo_contrastive.losses.hodge_debiased_info_nce import HodgeDebiasedInfoNCE
+from topo_contrastive.losses.hodge_debiased_info_nce import (
+    HodgeDebiasedInfoNCE,
+    hodge_debiased_info_nce,
+)
 from topo_contrastive.losses.hodge_weights import (
     energy_fractions,
     hodge_cosines,
-    hodge_energy_weights,
     hodge_negative_weights,
     weights_from_cosines,
 )
-from topo_contrastive.losses.info_nce import InfoNCE
+from topo_contrastive.losses.info_nce import InfoNCE, info_nce
 
 __all__ = [
     "HodgeDebiasedInfoNCE",
     "InfoNCE",
     "energy_fractions",
     "hodge_cosines",
-    "hodge_energy_weights",
+    "hodge_debiased_info_nce",
     "hodge_negative_weights",
+    "info_nce",
     "weights_from_cosines",
 ]
