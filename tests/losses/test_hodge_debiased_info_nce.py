@@ -305,7 +305,7 @@ def test_weights_and_loss_from_parts_of_rank_k(rank):
 def test_cross_view_negatives_equal_the_naive_loop(include_positive, batch):
     """``negatives="cross_view"`` with the weights of eqs. (7)-(8) (or the energy weights of a
     batch vector): value and gradients of the naive loop over the other view's negatives."""
-    from topo_contrastive.losses import hodge_debiased_info_nce
+    from topo_contrastive.losses.functional import hodge_debiased_info_nce
     from topo_contrastive.losses.hodge_weights import energy_fractions, energy_weights
 
     z1, z2 = _views(seed=15)

@@ -1,25 +1,21 @@
 """Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8), their
-functional forms, and the Hodge-aware weights of the negatives."""
+functional forms (:mod:`topo_contrastive.losses.functional`), and the Hodge-aware weights of
+the negatives."""
 
-from topo_contrastive.losses.hodge_debiased_info_nce import (
-    HodgeDebiasedInfoNCE,
-    hodge_debiased_info_nce,
-)
+from topo_contrastive.losses.hodge_debiased_info_nce import HodgeDebiasedInfoNCE
 from topo_contrastive.losses.hodge_weights import (
     energy_fractions,
     hodge_cosines,
     hodge_negative_weights,
     weights_from_cosines,
 )
-from topo_contrastive.losses.info_nce import InfoNCE, info_nce
+from topo_contrastive.losses.info_nce import InfoNCE
 
 __all__ = [
     "HodgeDebiasedInfoNCE",
     "InfoNCE",
     "energy_fractions",
     "hodge_cosines",
-    "hodge_debiased_info_nce",
     "hodge_negative_weights",
-    "info_nce",
     "weights_from_cosines",
 ]

@@ -71,15 +71,12 @@ class Loss(nn.Module):
         negatives: str = "both",
     ) -> None:
         super().__init__()
-        (self.temperature, self.include_positive_in_denominator, self.gather_distributed,
-         self.reduction, self.negatives) = check_options(
-            temperature, include_positive_in_denominator, gather_distributed, reduction, negatives
-        )  # fmt: skip
+        self.__dict__.update(check_options(temperature, include_positive_in_denominator,
+                                           gather_distributed, reduction, negatives)._asdict())
 
     @property
     def options(self) -> Options:
-        return Options(self.temperature, self.include_positive_in_denominator,
-                       self.gather_distributed, self.reduction, self.negatives)  # fmt: skip
+        return Options(*(getattr(self, name) for name in Options._fields))
 
     def extra_repr(self) -> str:
         cross = ", negatives='cross_view'" if self.negatives == "cross_view" else ""

@@ -4,25 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from topo_contrastive.losses._nt_xent import Loss, check_options, make_pool, nt_xent
+from topo_contrastive.losses._nt_xent import Loss
+from topo_contrastive.losses.functional import info_nce
 
-__all__ = ["InfoNCE", "info_nce"]
-
-
-def info_nce(
-    z1: Tensor,
-    z2: Tensor,
-    temperature: float = 0.5,
-    include_positive_in_denominator: bool = True,
-    gather_distributed: bool = False,
-    reduction: str = "mean",
-    negatives: str = "both",
-) -> Tensor:
-    """The loss of :class:`InfoNCE` as a function (same arguments, same value)."""
-    options = check_options(
-        temperature, include_positive_in_denominator, gather_distributed, reduction, negatives
-    )
-    return nt_xent(make_pool(z1, z2, options.gather_distributed), options)
+__all__ = ["InfoNCE"]
 
 
 class InfoNCE(Loss):
