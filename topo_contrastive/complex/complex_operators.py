@@ -1,13 +1,5 @@
-"""The class :class:`ComplexOperators`, assembled from parts by responsibility.
-
-The package docstring (:mod:`topo_contrastive.complex`) states the operators, their order
-and their orientation. The class holds the complex (its incidence matrices, simplices,
-sizes and ranks) and its constructors, which delegate the checks of the input to the free
-functions of ``_build``; it takes its operators from ``_operators.OperatorsMixin``
-(incidence matrices and Laplacians of every rank, scipy and torch sparse forms, cached)
-and its edge look-ups from ``_lookup.EdgeLookupMixin`` (oriented node pairs, node paths
-and the divergence of edge flows).
-"""
+"""The signed incidence matrices and Hodge Laplacians of a complex: :class:`ComplexOperators`
+(its operators and edge look-ups in ``_operators.py``, the checks of its input in ``_build.py``)."""
 
 from __future__ import annotations
 
@@ -24,7 +16,6 @@ from topo_contrastive.complex._build import (
     incidence_from_simplices,
     oriented_simplices,
 )
-from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
 from topo_contrastive.utils.checks import check_int
 
@@ -34,7 +25,15 @@ __all__ = ["ComplexOperators"]
 _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
 
 
-class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
+def _rank(rank: Any, what: str = "rank") -> int:
+    """``rank`` as an int in ``0 .. MAX_RANK``."""
+    rank = check_int(rank, what)
+    if not 0 <= rank <= MAX_RANK:
+        raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+    return rank
+
+
+class ComplexOperators(OperatorsMixin):
     r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
     two or three (nodes, edges, triangles and optionally tetrahedra) or of a cell complex
     (nodes, edges and 2-cells of any length >= 3: squares, pentagons, the faces of a planar
@@ -114,8 +113,11 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         self.num_tetrahedra = self.B3.shape[1]
         self.edges, self._triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
         self._face_cycles: tuple[np.ndarray, np.ndarray] | None = None  # made on first use
-        # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
-        self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
+        # look-up table (u, v) -> column: the columns by the key min(u, v) * N0 + max(u, v)
+        e = self.edges
+        keys = np.minimum(e[:, 0], e[:, 1]) * self.num_nodes + np.maximum(e[:, 0], e[:, 1])
+        self._key_order = np.argsort(keys, kind="stable")
+        self._sorted_keys = keys[self._key_order]
         self._cache: dict[str, sp.csr_matrix] = {}
         # the node labels of a TopoNetX complex, row i of B1 first (None: rows are the labels)
         self.node_labels: tuple[Any, ...] | None = None
@@ -378,20 +380,22 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         """``True`` when every 2-cell is a triangle (also for a complex without 2-cells)."""
         return self._triangles is not None
 
+    def _cycles(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(face_nodes, face_ptr)``, made on first use."""
+        if self._face_cycles is None:
+            self._face_cycles = face_cycles(self.edges, self.B2)
+        return self._face_cycles
+
     @property
     def face_nodes(self) -> np.ndarray:
         """``int64 [sum of lengths]``: the nodes of every 2-cell's boundary cycle, one cycle
         after the other (cell ``f`` is ``face_nodes[face_ptr[f]:face_ptr[f + 1]]``)."""
-        if self._face_cycles is None:
-            self._face_cycles = face_cycles(self.edges, self.B2)
-        return self._face_cycles[0]
+        return self._cycles()[0]
 
     @property
     def face_ptr(self) -> np.ndarray:
         """``int64 [N2 + 1]``: where each 2-cell's cycle starts in :attr:`face_nodes`."""
-        if self._face_cycles is None:
-            self._face_cycles = face_cycles(self.edges, self.B2)
-        return self._face_cycles[1]
+        return self._cycles()[1]
 
     @property
     def faces(self) -> list[list[int]]:
@@ -436,9 +440,7 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
             ValueError: ``rank`` outside ``0 .. dim`` (names the rank, the missing
                 simplices and the sizes of the complex).
         """
-        rank = check_int(rank, what)
-        if rank < 0 or rank > MAX_RANK:
-            raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+        rank = _rank(rank, what)
         if rank > self.dim:
             raise ValueError(
                 f"`{what}` = {rank} is not a rank of this complex: it has no "
@@ -454,10 +456,7 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         Raises:
             TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
         """
-        rank = check_int(rank, "rank")
-        if not 0 <= rank <= MAX_RANK:
-            raise ValueError(f"`rank` must lie in 0..{MAX_RANK}, got {rank}")
-        return self.sizes[int(rank)]
+        return self.sizes[_rank(rank)]
 
     def simplices(self, rank: int) -> np.ndarray:
         """Node ids ``int64 [N_k, k + 1]`` of the simplices of rank ``rank`` in column order
