@@ -231,11 +231,10 @@ class BlockwiseBackend(HodgeBackend):
             sel = in_group[b1.col]
             B1[slot_of_edge[b1.col[sel]], node_local[b1.row[sel]],
                self._edge_local[b1.col[sel]]] = torch.from_numpy(b1.data[sel])  # fmt: skip
-            B2 = torch.zeros(comps.size, m1, max(m2, 0), dtype=torch.float64)
-            if m2:
-                sel2 = in_group[b2c.row]
-                B2[slot_of_edge[b2c.row[sel2]], self._edge_local[b2c.row[sel2]],
-                   face_local[b2c.col[sel2]]] = torch.from_numpy(b2c.data[sel2])  # fmt: skip
+            B2 = torch.zeros(comps.size, m1, m2, dtype=torch.float64)
+            sel = in_group[b2c.row]
+            B2[slot_of_edge[b2c.row[sel]], self._edge_local[b2c.row[sel]],
+               face_local[b2c.col[sel]]] = torch.from_numpy(b2c.data[sel])  # fmt: skip
             grad, kept0 = _eigenbasis(B1.transpose(1, 2), B1 @ B1.transpose(1, 2), n0[comps] - 1)
             curl, kept2 = torch.zeros(comps.size, m1, 0, dtype=torch.float64), 0
             if m2:

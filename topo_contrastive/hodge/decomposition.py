@@ -98,13 +98,10 @@ class HodgeDecomposition:
         \mathbf{L}_2 \boldsymbol{\psi} = \mathbf{B}_2^\top \mathbf{x}
 
     The parts are orthogonal and sum to the input (to about :math:`10^{-12}` relative for
-    float64 flows, :math:`10^{-7}` for float32); arithmetic is in float64, results come
-    back in the input's dtype and on its device. Empty complexes and batches give empty
-    parts of the input's layout. With ``rank=k`` the same interface splits signals on the
-    rank-k simplices, :math:`\mathbb{R}^{N_k} = \operatorname{im}\mathbf{B}_k^\top \oplus
-    \operatorname{im}\mathbf{B}_{k+1} \oplus \ker\mathbf{L}_k` (parts still called
-    gradient, curl, harmonic; see :class:`HodgeParts`). The backends (dense eigenbases,
-    sparse solves, per-component blocks) are described in docs/design.md §7.1.
+    float64 flows, :math:`10^{-7}` for float32), computed in float64 and returned in the
+    input's dtype, device and layout (empty ones included). With ``rank=k`` it splits
+    signals on the rank-k simplices (:class:`HodgeParts`); the backends are described in
+    docs/design.md §7.1.
 
     Args:
         complex: the complex's operators, or a TopoNetX ``SimplicialComplex`` /
@@ -190,11 +187,8 @@ class HodgeDecomposition:
 
     @property
     def dims(self) -> dict[str, int]:
-        """Dimensions of the gradient, curl and harmonic subspaces.
-
-        ``dims["harmonic"]`` is the first Betti number :math:`\\beta_1` (at rank k the
-        Betti number :math:`\\beta_k`).
-        """
+        """Dimensions of the gradient, curl and harmonic subspaces (``dims["harmonic"]`` is
+        the Betti number :math:`\\beta_k`)."""
         return dict(self._backend.dims)
 
     @property
@@ -216,16 +210,13 @@ class HodgeDecomposition:
                 or a PyG batch ``[B * N1, 1]`` / ``[B * N1]`` (``batch.x_1``: samples
                 one after the other), which needs ``batch`` or ``num_graphs``.
             batch: PyG's batch vector ``int64 [B * N1]`` of a batched ``x`` (checked:
-                sample ``b`` owns rows ``b * N1 .. (b + 1) * N1 - 1``). (default ``None``)
-            num_graphs: number of samples ``B`` of a batched ``x`` (``batch.num_graphs``).
-                (default ``None``)
+                sample ``b`` owns rows ``b * N1 .. (b + 1) * N1 - 1``; default ``None``).
+            num_graphs: number of samples ``B`` of a batched ``x`` (default ``None``).
 
         Returns:
             :class:`HodgeParts` with three tensors in the layout, dtype and device of ``x``
-            (empty when ``x`` is: ``B = 0`` and ``N1 = 0`` are allowed). Differentiable:
-            when ``x`` requires a gradient the parts keep its autograd graph (the
-            projections are linear and symmetric, so the backward pass is one more
-            decomposition).
+            (``B = 0`` and ``N1 = 0`` allowed), differentiable in ``x`` (the backward pass
+            is one more decomposition).
 
         Raises:
             TypeError: ``x`` is not a floating tensor; ``batch`` not an integer tensor;
@@ -279,15 +270,9 @@ class HodgeDecomposition:
         return self.decompose(x, batch=batch, num_graphs=num_graphs)[idx]
 
     def basis(self, component: str) -> torch.Tensor:
-        """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` (exact backend).
-
-        The harmonic basis is also available in the iterative backend (it has
-        :math:`\\beta_1` columns) unless :math:`N_1 \\beta_1` exceeds :math:`2^{25}`.
-
-        Raises:
-            ValueError: unknown ``component``; gradient/curl basis (or a harmonic
-                basis too large to store) asked of the iterative backend.
-        """
+        """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` of the exact
+        backend; the iterative one has the harmonic basis while :math:`N_1 \\beta_1 \\le
+        2^{25}`. A ``ValueError`` for an unknown ``component`` or a basis the backend lacks."""
         idx = _component(component)
         u = self._backend.basis(idx)
         if u is not None:
@@ -362,10 +347,8 @@ class HodgeDecomposition:
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
     ) -> torch.Tensor:
-        """Block :math:`\\mathbf{P}_k[S, S]` ``[|S|, |S|]`` of one projector on one edge set.
-
-        See :meth:`projector_blocks` (the batched form) for the method and errors.
-        """
+        """Block :math:`\\mathbf{P}_k[S, S]` ``[|S|, |S|]`` of one projector on one edge set
+        (the batched form, with the errors: :meth:`projector_blocks`)."""
         idx = _component(component)
         return self.projector_blocks([support], dtype=dtype, device=device)[COMPONENTS[idx]][0]
 

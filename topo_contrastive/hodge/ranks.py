@@ -3,6 +3,7 @@ subspaces are ranks of boundary matrices, never counts of small eigenvalues)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -135,20 +136,34 @@ def _exact_pivots(core: sp.csr_matrix, what: str) -> np.ndarray:
             f"the {_EXACT_CORE_ENTRIES} entries reduced exactly over the integers"
         )
     a = core.toarray().astype(object)  # Python ints: the minors grow without overflow
+    return _pivots(a, _bareiss_step)
+
+
+def _bareiss_step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:
+    """Clear the column below the pivot ``a[r, col]``, every entry a minor (exact division)."""
+    p, rest, right = a[r, col], slice(r + 1, None), slice(col + 1, None)
+    a[rest, right] = (p * a[rest, right] - np.outer(a[rest, col], a[r, right])) // prev
+    a[rest, col] = 0
+    return p
+
+
+def _pivots(a: np.ndarray, step: Callable[[np.ndarray, int, int, Any], Any]) -> np.ndarray:
+    """Pivot columns of the row reduction of ``a`` in place: ``step(a, row, col, prev)`` clears
+    the column below the pivot ``a[row, col]`` and returns the pivot the next step divides by."""
+    rows, cols = a.shape
     rank, prev, pivots = 0, 1, []
     for col in range(cols):
+        if rank == rows:
+            break
         nz = np.flatnonzero(a[rank:, col] != 0)
         if nz.size == 0:
             continue
         top = rank + int(nz[0])
-        a[[rank, top]] = a[[top, rank]]
-        p, rest, right = a[rank, col], slice(rank + 1, rows), slice(col + 1, cols)
-        a[rest, right] = (p * a[rest, right] - np.outer(a[rest, col], a[rank, right])) // prev
-        a[rest, col] = 0
-        prev, rank = p, rank + 1
+        if top != rank:
+            a[[rank, top]] = a[[top, rank]]
+        prev = step(a, rank, col, prev)
         pivots.append(col)
-        if rank == rows:
-            break
+        rank += 1
     return np.asarray(pivots, dtype=np.int64)
 
 
@@ -223,27 +238,16 @@ def _core_pivot_columns(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
 
 def _dense_pivots_mod(a: np.ndarray, p: int) -> np.ndarray:
     """Pivot columns of the int64 array ``a`` (entries in ``[0, p)``) over ``F_p``, in place."""
-    rank = 0
-    rows, cols = a.shape
-    pivots: list[int] = []
-    for col in range(cols):
-        if rank == rows:
-            break
-        nz = np.flatnonzero(a[rank:, col])
-        if nz.size == 0:
-            continue
-        piv = rank + int(nz[0])
-        if piv != rank:
-            a[[rank, piv]] = a[[piv, rank]]
-        inv = pow(int(a[rank, col]), p - 2, p)
-        a[rank, col:] = (a[rank, col:] * inv) % p
-        below = rank + 1 + np.flatnonzero(a[rank + 1 :, col])
+
+    def step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:
+        a[r, col:] = (a[r, col:] * pow(int(a[r, col]), p - 2, p)) % p
+        below = r + 1 + np.flatnonzero(a[r + 1 :, col])
         if below.size:
             f = a[below, col][:, None]  # [k, 1]
-            a[below, col:] = (a[below, col:] - (f * a[rank, col:]) % p) % p
-        pivots.append(col)
-        rank += 1
-    return np.asarray(pivots, dtype=np.int64)
+            a[below, col:] = (a[below, col:] - (f * a[r, col:]) % p) % p
+        return prev
+
+    return _pivots(a, step)
 
 
 def _sparse_pivots_mod(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
