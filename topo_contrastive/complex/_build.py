@@ -329,19 +329,8 @@ def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -
     c2 = b2.tocsc()
     c2.sort_indices()
     counts2 = np.diff(c2.indptr)
-    bad = np.flatnonzero(counts2 < 3)
-    if bad.size:
-        raise ValueError(
-            f"`B2` column {bad[0]} has {counts2[bad[0]]} non-zeros; the boundary of a 2-cell "
-            "needs at least three edges (entries +-1 on a closed cycle)"
-        )
-    signed = np.isin(c2.data, (-1.0, 1.0))
-    if not signed.all():
-        c = int(np.searchsorted(c2.indptr, np.flatnonzero(~signed)[0], side="right") - 1)
-        raise ValueError(
-            f"`B2` column {c} has entries {c2.data[c2.indptr[c]:c2.indptr[c + 1]].tolist()}, "
-            "expected entries +1 or -1 only (signed incidence)"
-        )
+    _check_entries(c2, "B2", counts2 < 3, "the boundary of a 2-cell needs at least three "
+                   "edges (entries +-1 on a closed cycle)", "entries +1 or -1 only")  # fmt: skip
     triangles_only = bool(c2.nnz) and bool((counts2 == 3).all())
     if triangles_only:
         srt = np.sort(nodes[c2.indices.reshape(-1, 3)].reshape(-1, 6), axis=1)
@@ -371,6 +360,21 @@ def _check_b2(B2: Any, b1: sp.csr_matrix, nodes: np.ndarray, vals: np.ndarray) -
     if not triangles_only and c2.nnz:
         _check_simple_cycles(c2, counts2, nodes)
     return b2
+
+
+def _check_entries(c: sp.csc_matrix, name: str, short: Any, need: str, expected: str) -> None:
+    """A ``ValueError`` for a column of ``c`` flagged ``short`` or with an entry other than +-1."""
+    counts = np.diff(c.indptr)
+    bad = np.flatnonzero(short)
+    if bad.size:
+        raise ValueError(f"`{name}` column {bad[0]} has {counts[bad[0]]} non-zeros; {need}")
+    signed = np.isin(c.data, (-1.0, 1.0))
+    if not signed.all():
+        k = int(np.searchsorted(c.indptr, np.flatnonzero(~signed)[0], side="right") - 1)
+        raise ValueError(
+            f"`{name}` column {k} has entries {c.data[c.indptr[k]:c.indptr[k + 1]].tolist()}, "
+            f"expected {expected} (signed incidence)"
+        )
 
 
 def _check_repeated_cells(c2: sp.csc_matrix) -> None:
@@ -452,20 +456,8 @@ def _check_b3(B3: Any, B2: sp.csr_matrix, triangles: np.ndarray) -> sp.csr_matri
         )
     c3 = b3.tocsc()
     c3.sort_indices()
-    counts = np.diff(c3.indptr)
-    bad = np.flatnonzero(counts != 4)
-    if bad.size:
-        raise ValueError(
-            f"`B3` column {bad[0]} has {counts[bad[0]]} non-zeros; every tetrahedron column "
-            "needs exactly four entries +-1"
-        )
-    signed = np.isin(c3.data, (-1.0, 1.0))
-    if not signed.all():
-        c = int(np.flatnonzero(~signed.reshape(-1, 4).all(axis=1))[0])
-        raise ValueError(
-            f"`B3` column {c} has entries {c3.data[4 * c:4 * c + 4].tolist()}, expected four "
-            "entries +1 or -1 (signed incidence)"
-        )
+    _check_entries(c3, "B3", np.diff(c3.indptr) != 4, "every tetrahedron column needs "
+                   "exactly four entries +-1", "four entries +1 or -1")  # fmt: skip
     faces = c3.indices.reshape(-1, 4)  # [N3, 4] triangle ids
     nodes = np.sort(triangles[faces].reshape(-1, 12), axis=1)  # [N3, 12]
     closed = (nodes[:, 0::3] == nodes[:, 1::3]).all(axis=1) & (

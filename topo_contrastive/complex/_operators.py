@@ -37,6 +37,11 @@ _PRODUCTS: dict[str, Any] = {
 }
 
 
+def _cached(name: str, doc: str) -> Any:
+    """A read-only property: the cached scipy CSR operator ``name``."""
+    return property(lambda self: self._get(name), doc=doc)
+
+
 class OperatorsMixin:
     """Operators and edge look-ups, mixed into ``ComplexOperators`` (which holds the incidence
     matrices, the edges, the sizes and the cache, and checks the ranks)."""
@@ -60,40 +65,13 @@ class OperatorsMixin:
         def num_simplices(self, rank: int) -> int: ...
 
     # ------------------------------------------------------------------ scipy CSR, cached
-    @property
-    def L0(self) -> sp.csr_matrix:
-        """Graph Laplacian :math:`B_1 B_1^T`, scipy CSR ``float64 [N0, N0]``."""
-        return self._get("L0")
-
-    @property
-    def L_down(self) -> sp.csr_matrix:
-        """Lower Laplacian :math:`B_1^T B_1`, scipy CSR ``float64 [N1, N1]``."""
-        return self._get("L_down")
-
-    @property
-    def L_up(self) -> sp.csr_matrix:
-        """Upper Laplacian :math:`B_2 B_2^T`, scipy CSR ``float64 [N1, N1]``, zero if N2 = 0."""
-        return self._get("L_up")
-
-    @property
-    def L1(self) -> sp.csr_matrix:
-        """Hodge 1-Laplacian :math:`L_\\downarrow + L_\\uparrow`, scipy CSR ``float64 [N1, N1]``."""
-        return self._get("L1")
-
-    @property
-    def L2(self) -> sp.csr_matrix:
-        """Hodge 2-Laplacian :math:`B_2^T B_2 + B_3 B_3^T`, scipy CSR ``float64 [N2, N2]``."""
-        return self._get("L2")
-
-    @property
-    def L2_down(self) -> sp.csr_matrix:
-        """Lower 2-Laplacian :math:`B_2^T B_2`, scipy CSR ``float64 [N2, N2]``."""
-        return self._get("L2_down")
-
-    @property
-    def L3(self) -> sp.csr_matrix:
-        """Tetrahedron Laplacian :math:`B_3^T B_3`, scipy CSR ``float64 [N3, N3]``."""
-        return self._get("L3")
+    L0 = _cached("L0", "Graph Laplacian :math:`B_1 B_1^T`, CSR ``float64 [N0, N0]``.")
+    L_down = _cached("L_down", "Lower Laplacian :math:`B_1^T B_1`, CSR ``float64 [N1, N1]``.")
+    L_up = _cached("L_up", "Upper Laplacian :math:`B_2 B_2^T`, CSR ``float64 [N1, N1]``.")
+    L1 = _cached("L1", r"Hodge Laplacian :math:`L_\downarrow + L_\uparrow`, ``float64 [N1, N1]``.")
+    L2 = _cached("L2", "Hodge 2-Laplacian :math:`B_2^T B_2 + B_3 B_3^T`, CSR ``float64 [N2, N2]``.")
+    L2_down = _cached("L2_down", "Lower 2-Laplacian :math:`B_2^T B_2`, CSR ``float64 [N2, N2]``.")
+    L3 = _cached("L3", "Tetrahedron Laplacian :math:`B_3^T B_3`, CSR ``float64 [N3, N3]``.")
 
     # ------------------------------------------------------------------ any rank
     def incidence(self, rank: int) -> sp.csr_matrix:
@@ -186,12 +164,8 @@ class OperatorsMixin:
             )
         return t if device is None else t.to(device=device)
 
-    def laplacians(
-        self,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype = torch.float32,
-        rank: int = 1,
-    ) -> Laplacians:
+    def laplacians(self, device: torch.device | str | None = None,
+                   dtype: torch.dtype = torch.float32, rank: int = 1) -> Laplacians:  # fmt: skip
         """The :class:`~topo_contrastive.complex.Laplacians` of rank ``rank``
         (:math:`\\mathbf{L}_{k,\\downarrow}, \\mathbf{L}_{k,\\uparrow}`: rank 0 ``(0, L0)``,
         rank 2 ``(B2^T B2, B3 B3^T)``) as coalesced torch sparse COO ``[N_k, N_k]`` operators,

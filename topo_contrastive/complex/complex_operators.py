@@ -115,13 +115,8 @@ class ComplexOperators(OperatorsMixin):
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_simplices(
-        cls,
-        edges: Any,
-        triangles: Any | None = None,
-        num_nodes: int | None = None,
-        tetrahedra: Any | None = None,
-    ) -> ComplexOperators:
+    def from_simplices(cls, edges: Any, triangles: Any | None = None, num_nodes: int | None = None,
+                       tetrahedra: Any | None = None) -> ComplexOperators:  # fmt: skip
         """Build the complex from an edge list and optional triangle and tetrahedron lists.
 
         Node ids are integers ``0 .. num_nodes-1``; edges are stored as sorted pairs
@@ -158,12 +153,8 @@ class ComplexOperators(OperatorsMixin):
         return cls(B1, B2, B3, _validated=True)
 
     @classmethod
-    def from_cells(
-        cls,
-        edges: Any,
-        cells: Any | None = None,
-        num_nodes: int | None = None,
-    ) -> ComplexOperators:
+    def from_cells(cls, edges: Any, cells: Any | None = None,
+                   num_nodes: int | None = None) -> ComplexOperators:  # fmt: skip
         """Build a cell complex from an edge list and 2-cells given as node cycles.
 
         Edges are stored as in :meth:`from_simplices` (sorted pairs ``(u, v)``, ``u < v``,

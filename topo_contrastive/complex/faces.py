@@ -280,12 +280,9 @@ def _walks(pairs: np.ndarray, q: np.ndarray) -> list[tuple[list[int], float]]:
 
 
 def planar_faces(
-    edges: Any,
-    pos: Any,
-    max_length: int | None = None,
-    max_area: float | None = None,
+    edges: Any, pos: Any, max_length: int | None = None, max_area: float | None = None,
     return_skipped: bool = False,
-) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:
+) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:  # fmt: skip
     r"""The bounded faces of a network drawn in the plane with straight edges, as node
     cycles (counter-clockwise), for :meth:`ComplexOperators.from_cells
     <topo_contrastive.ComplexOperators.from_cells>`.

@@ -256,13 +256,8 @@ class HodgeDecomposition:
 
     __call__ = decompose
 
-    def project(
-        self,
-        x: torch.Tensor,
-        component: str,
-        batch: torch.Tensor | None = None,
-        num_graphs: int | None = None,
-    ) -> torch.Tensor:
+    def project(self, x: torch.Tensor, component: str, batch: torch.Tensor | None = None,
+                num_graphs: int | None = None) -> torch.Tensor:  # fmt: skip
         """Projection :math:`\\mathbf{P}_k \\mathbf{x}` onto one Hodge subspace, in the layout,
         dtype and device of ``x`` (``component``: ``"gradient"``, ``"curl"`` or ``"harmonic"``;
         the other arguments and the errors as :meth:`decompose`)."""
@@ -293,13 +288,8 @@ class HodgeDecomposition:
             f"{self.backend!r}); use project() or projector_block() instead"
         )
 
-    def coordinates(
-        self,
-        x: torch.Tensor,
-        component: str,
-        batch: torch.Tensor | None = None,
-        num_graphs: int | None = None,
-    ) -> torch.Tensor:
+    def coordinates(self, x: torch.Tensor, component: str, batch: torch.Tensor | None = None,
+                    num_graphs: int | None = None) -> torch.Tensor:  # fmt: skip
         """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`:
         ``[dim_k]`` for one flow ``[N1]``, else ``[B, dim_k]``, on ``x``'s device and dtype
         (``component`` and errors as :meth:`basis`, the other arguments as :meth:`decompose`)."""
