@@ -119,19 +119,7 @@ def incidence_from_cells(
     e = _as_index_array(edges, 2, "edges")
     cycles = _as_cycles(cells)
     flat = np.concatenate(cycles) if cycles else np.zeros(0, dtype=np.int64)
-    max_id = max(int(e.max(initial=-1)), int(flat.max(initial=-1)))
-    if num_nodes is None:
-        num_nodes = max_id + 1
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or (
-        num_nodes < 0
-    ):
-        raise ValueError(f"`num_nodes` must be a non-negative integer, got {num_nodes!r}")
-    num_nodes = int(num_nodes)
-    low = min(int(e.min(initial=0)), int(flat.min(initial=0)))
-    if low < 0 or max_id >= num_nodes:
-        raise ValueError(
-            f"node ids must lie in [0, num_nodes={num_nodes}), got ids in [{low}, {max_id}]"
-        )
+    num_nodes = _check_node_ids(e, flat[:, None], np.zeros((0, 4)), num_nodes)
     B1, edge_keys = _edge_incidence(e, num_nodes)
     B1.sort_indices()
     n1 = edge_keys.shape[0]
@@ -189,8 +177,8 @@ def _as_cycles(cells: Any) -> list[np.ndarray]:
 
 
 def _check_node_ids(e: np.ndarray, t: np.ndarray, q: np.ndarray, num_nodes: Any) -> int:
-    """Check the node ids of edges, triangles and tetrahedra; ``num_nodes`` (default ``max id +
-    1``) as an int."""
+    """Check the node ids of edges, triangles (or 2-cells) and tetrahedra; ``num_nodes``
+    (default ``max id + 1``) as an int."""
     if q.size and (q.min() < 0 or num_nodes is not None and q.max() >= num_nodes):
         raise ValueError(
             f"tetrahedron node ids must lie in [0, num_nodes={num_nodes}), got ids in "
@@ -199,7 +187,9 @@ def _check_node_ids(e: np.ndarray, t: np.ndarray, q: np.ndarray, num_nodes: Any)
     max_id = max(int(e.max(initial=-1)), int(t.max(initial=-1)), int(q.max(initial=-1)))
     if num_nodes is None:
         num_nodes = max_id + 1
-    if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 0:
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or (
+        num_nodes < 0
+    ):
         raise ValueError(f"`num_nodes` must be a non-negative integer, got {num_nodes!r}")
     num_nodes = int(num_nodes)
     if e.size and (e.min() < 0 or max_id >= num_nodes) or t.size and t.min() < 0:
