@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -72,14 +73,14 @@ class IterativeBackend(HodgeBackend):
             cut_set_blocks(blocks, members, inv, self._group_parts(uniq))
         return blocks
 
-    def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError
+    @abstractmethod
+    def _parts_rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
-    def _group_sets(self, sets: list[np.ndarray]) -> list[list[int]]:
-        raise NotImplementedError
+    @abstractmethod
+    def _group_sets(self, sets: list[np.ndarray]) -> list[list[int]]: ...
 
-    def _group_parts(self, uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError
+    @abstractmethod
+    def _group_parts(self, uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 class NodeIterative(IterativeBackend):
@@ -120,17 +121,17 @@ class SolverBackend(IterativeBackend):
 
     _has_upper: bool
 
-    def _lower(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def _lower(self, x: np.ndarray) -> np.ndarray: ...
 
-    def _upper(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def _upper(self, x: np.ndarray) -> np.ndarray: ...
 
-    def _lower_block(self, cols: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def _lower_block(self, cols: np.ndarray) -> np.ndarray: ...
 
-    def _upper_block(self, cols: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def _upper_block(self, cols: np.ndarray) -> np.ndarray: ...
 
     def _lower_rows(self, x: np.ndarray) -> np.ndarray:
         """Gradient parts of signals ``x [m, N_k]``."""

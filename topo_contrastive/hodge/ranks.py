@@ -135,8 +135,7 @@ def _exact_pivots(core: sp.csr_matrix, what: str) -> np.ndarray:
             f"of one entry, {rows} x {cols}, holds entries other than +-1 and is larger than "
             f"the {_EXACT_CORE_ENTRIES} entries reduced exactly over the integers"
         )
-    a = core.toarray().astype(object)  # Python ints: the minors grow without overflow
-    return _pivots(a, _bareiss_step)
+    return _pivots(core.toarray().astype(object), _bareiss_step)  # Python ints: no overflow
 
 
 def _bareiss_step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:
@@ -229,17 +228,11 @@ def _peel(m: sp.csr_matrix) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray]:
 
 
 def _core_pivot_columns(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
-    """Pivot columns of ``core`` over ``F_p``: dense elimination while it fits, else sparse."""
-    r, c = core.shape
-    if r * c <= _DENSE_CORE_ENTRIES:
-        return _dense_pivots_mod(core.toarray() % p, p)
-    return _sparse_pivots_mod(core, p, what)
+    """Pivot columns of ``core`` over ``F_p``: dense row reduction while it fits, else sparse."""
+    if core.shape[0] * core.shape[1] > _DENSE_CORE_ENTRIES:
+        return _sparse_pivots_mod(core, p, what)
 
-
-def _dense_pivots_mod(a: np.ndarray, p: int) -> np.ndarray:
-    """Pivot columns of the int64 array ``a`` (entries in ``[0, p)``) over ``F_p``, in place."""
-
-    def step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:
+    def step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:  # pivot 1, zeros below
         a[r, col:] = (a[r, col:] * pow(int(a[r, col]), p - 2, p)) % p
         below = r + 1 + np.flatnonzero(a[r + 1 :, col])
         if below.size:
@@ -247,7 +240,7 @@ def _dense_pivots_mod(a: np.ndarray, p: int) -> np.ndarray:
             a[below, col:] = (a[below, col:] - (f * a[r, col:]) % p) % p
         return prev
 
-    return _pivots(a, step)
+    return _pivots(core.toarray() % p, step)
 
 
 def _sparse_pivots_mod(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
