@@ -132,15 +132,15 @@ def probe_cells(net: Path, data_root: Path, ckpt: Path, draws: int = 2,
 
     from experiments.studies.label_efficiency.curves import labelled_subsets
     from experiments.studies.label_efficiency.probe import low_label_probe
+    from topo_contrastive import io
     from topo_contrastive.evaluation.probe import reference_features
     from topo_contrastive.evaluation.references import untrained_like
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
     from topo_contrastive.training.data import ExperimentData, load_data_file
     from topo_contrastive.training.loop import embed
 
     torch.set_num_threads(2)
     data = ExperimentData.from_dataset(load_data_file(net, data_root), net.stem)
-    encoder, _ = load_experiment_encoder(ckpt, data=data)
+    encoder, _ = io.load_encoder(ckpt, complex=data.hodge)
     feats = {"encoder": embed(encoder, data),
              "untrained": embed(untrained_like(encoder, data), data),
              **{k: reference_features(data, k) for k in ("raw", "abs", "harmonic")}}  # fmt: skip

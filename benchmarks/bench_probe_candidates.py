@@ -76,7 +76,7 @@ def main(data_file: Path, splits: int, candidates: list[str], data_root: str) ->
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.training.data import ExperimentData, load_data_file
     from topo_contrastive.training.formatting import format_mean_std
-    from topo_contrastive.training.loop import build_encoder, embed
+    from topo_contrastive.training.loop import embed
 
     data = ExperimentData.from_dataset(load_data_file(data_file, data_root), data_file.stem)
     y = data.labels.numpy()
@@ -84,7 +84,7 @@ def main(data_file: Path, splits: int, candidates: list[str], data_root: str) ->
         if row == "untrained":
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(0)
-                enc = build_encoder(get_config("SCL", "ocean", "hodge"), data.hodge).eval()
+                enc = data.encoder(get_config("SCL", "ocean", "hodge")).eval()
             X = embed(enc, data)
         else:
             X = reference_features(data, row)

@@ -297,10 +297,10 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
                base_rss: int = 0) -> dict[str, Any]:
     """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
     process), and the command's peak memory against :func:`memory_model`."""
-    from topo_contrastive.training.loop import activation_bytes, build_encoder, kept_bytes
+    from topo_contrastive.training.loop import activation_bytes, kept_bytes
 
     data, config, edition = _load(data_args, workdir)
-    encoder = build_encoder(config, data.hodge)
+    encoder = data.encoder(config)
     L_down, L_up = data.complex.laplacians(rank=data.rank)
     n1 = data.sizes[1]
     work = epoch_work(encoder, (encoder.out_channels, config.projection_channels), n1,
@@ -376,7 +376,7 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
     from topo_contrastive.datasets import EdgeFlows
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.training.data import ExperimentData
-    from topo_contrastive.training.loop import _both_views, _contrastive_model, _make_loss
+    from topo_contrastive.training.loop import _contrastive_model, _make_loss
 
     with tempfile.TemporaryDirectory() as tmp:
         file = write_synthetic_file(Path(tmp) / "net.npz", num_edges, samples, seed)
@@ -397,8 +397,9 @@ def setup_case(num_edges: int, samples: int, batch: int, seed: int) -> dict[str,
         for _ in range(2):  # warm-up, then timed
             s0 = time.perf_counter()
             one = views(Batch.from_data_list([dataset[i] for i in range(b)]))
-            x, rows = _both_views(one.x_1_view1, one.x_1_view2, one.num_graphs)  # [2 b N1, 1]
-            _, z = net(x, rows)
+            x = torch.cat([one.x_1_view1, one.x_1_view2])  # [2 b N1, 1]
+            L = data.laplacians()
+            _, z = net(x, L, L.batch_vector(2 * b))
             loss = loss_fn(z[:b], z[b:], hodge_parts=one.hodge_parts)
             loss.backward()
             step = time.perf_counter() - s0

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from topo_contrastive.evaluation.supervised import train_supervised  # noqa: E402
 from topo_contrastive.training.configs import get_config  # noqa: E402
 from topo_contrastive.training.data import ExperimentData, load_dataset  # noqa: E402
-from topo_contrastive.training.loop import build_encoder, embed, pretrain  # noqa: E402
+from topo_contrastive.training.loop import embed, pretrain  # noqa: E402
 
 
 def _pretrain(data: ExperimentData, edition: str, device: str, epochs: int, seed: int):
@@ -54,7 +54,7 @@ def main(device: str = "cuda", datasets: tuple[str, ...] = ("trajectory", "ocean
             # the untrained encoder: the forward pass alone, no training to amplify rounding
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                fresh = build_encoder(get_config("SSCL_Spec", data.name, edition), data.hodge)
+                fresh = data.encoder(get_config("SSCL_Spec", data.name, edition))
             h_cpu = torch.from_numpy(embed(fresh, data, device="cpu"))
             h_dev = torch.from_numpy(embed(fresh, data, device=device))
             rows.append({"dataset": name, "row": f"untrained/{edition}",

@@ -33,7 +33,6 @@ from topo_contrastive.training.loop import (  # noqa: E402
     ContrastiveModel,
     _both_views,
     _make_loss,
-    build_encoder,
     make_optimizer,
 )
 
@@ -58,7 +57,7 @@ def main(
     data = ExperimentData.from_dataset(load_dataset("trajectory", data_root), "trajectory")
     cfg = get_config("SCL", "trajectory", num_layers=layers, bias=True, readout="mean")
     torch.manual_seed(seed)
-    encoder = build_encoder(cfg, data.hodge)
+    encoder = data.encoder(cfg)
     head = ProjectionHead(encoder.out_channels, cfg.projection_channels, cfg.projection_channels)
     model = ContrastiveModel(encoder, head, data.complex.laplacians(rank=data.rank))
     loss_fn = _make_loss(cfg, distributed=False)

@@ -60,14 +60,14 @@ LABELS = {"encoder": "SSCL_Spec encoder", "untrained": "untrained encoder", "raw
 def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
     """The SSCL_Spec encoder of ``pretrain``'s defaults on ``data``, from ``cache/<name>`` or
     pre-trained into it."""
+    from topo_contrastive import io
     from topo_contrastive.cli.runs import pretrain_to_folder
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.utils.files import COMPLETE_MARKER
 
     folder = cache / name
     if (folder / COMPLETE_MARKER).is_file():
-        return load_experiment_encoder(folder / "encoder.pt", data=data)[0]
+        return io.load_encoder(folder / "encoder.pt", complex=data.hodge)[0]
     edition = "paper" if name in ("trajectory", "ocean") else "hodge"
     folder.mkdir(parents=True, exist_ok=True)
     print(f"pre-training SSCL_Spec ({edition}) on {name}", flush=True)

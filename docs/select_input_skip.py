@@ -85,7 +85,7 @@ def _features(variant: str, data: Any, task: str, seed: int, log, cache: Path) -
 def _compute(variant: str, data: Any, task: str, seed: int, log) -> np.ndarray:
     from experiments.studies.label_efficiency.curves import reduce_harmonic
     from topo_contrastive.training.configs import get_config
-    from topo_contrastive.training.loop import build_encoder, embed, pretrain
+    from topo_contrastive.training.loop import embed, pretrain
 
     if variant in ("harmonic", "raw"):
         from topo_contrastive.evaluation.probe import reference_features
@@ -98,7 +98,7 @@ def _compute(variant: str, data: Any, task: str, seed: int, log) -> np.ndarray:
     if variant.startswith("untrained"):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            encoder = build_encoder(cfg, data.hodge)
+            encoder = data.encoder(cfg)
     else:
         t0 = time.perf_counter()
         result = pretrain(data, cfg, seed=seed)

@@ -112,7 +112,6 @@ def _features(data: Any, task: str, names: list[str], temperatures: list[float],
     from experiments.studies.label_efficiency.curves import reduce_harmonic
     from topo_contrastive.evaluation.probe import reference_features
     from topo_contrastive.training.configs import get_config
-    from topo_contrastive.training.loop import build_encoder
 
     cache.mkdir(parents=True, exist_ok=True)
     out: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -151,7 +150,7 @@ def _features(data: Any, task: str, names: list[str], temperatures: list[float],
     if "untrained" in wanted:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            enc = build_encoder(get_config("SSCL_Spec", task, "hodge"), data.hodge)
+            enc = data.encoder(get_config("SSCL_Spec", task, "hodge"))
         keep("untrained", _embeddings(enc, data), {})
     if "U_H^T x" in names:
         out["U_H^T x"] = (reduce_harmonic(reference_features(data, "harmonic")), {})

@@ -124,14 +124,13 @@ def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path,
     import torch
 
     from topo_contrastive.training import get_config, pretrain
-    from topo_contrastive.training.loop import build_encoder
 
     cfg = get_config("SSCL_Spec", name, **SHAPES[shape])
     tag = "" if shape == "paper" else f"-{shape}"
     path = cache / f"{name}{tag}-seed{seed}{'-quick' if quick else ''}.pt"
     if path.is_file():
         with torch.random.fork_rng(devices=[]):
-            encoder = build_encoder(cfg, data.hodge)
+            encoder = data.encoder(cfg)
         encoder.load_state_dict(torch.load(path, weights_only=True))
         return encoder.eval()
     encoder = pretrain(data, cfg, seed=seed, epochs=1 if quick else None).encoder.cpu().eval()

@@ -62,7 +62,7 @@ from topo_contrastive.evaluation.probe import probe_splits, reference_features
 from topo_contrastive.evaluation.supervised import train_supervised
 from topo_contrastive.training import ExperimentData, get_config
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.training.loop import build_encoder, embed, pretrain
+from topo_contrastive.training.loop import embed, pretrain
 from topo_contrastive.utils.files import write_csv, write_json, write_text
 
 #: Centres of the two cavities inside the unit cube.
@@ -353,7 +353,7 @@ def main(
         if row == "untrained":
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(s)
-                encoder = build_encoder(cfg, data.hodge)
+                encoder = data.encoder(cfg)
         else:
             encoder = pretrain(data, cfg, seed=s).encoder
         add(ed, row, probe_splits(embed(encoder, data), data, split_seeds))

@@ -27,7 +27,7 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
-from topo_contrastive.transforms.spectral_mask_optimizer import (
+from topo_contrastive.transforms.hodge_spectral_mask import (
     check_budget,
     check_flows,
     optimize_drop_probabilities,

@@ -24,7 +24,7 @@ from topo_contrastive.evaluation.probe import (
 from topo_contrastive.evaluation.supervised import train_supervised
 from topo_contrastive.training.configs import get_config
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import build_encoder, pretrain
+from topo_contrastive.training.loop import pretrain
 
 __all__ = ["Unit", "plan_units", "run_unit", "split_assignment"]
 
@@ -174,7 +174,7 @@ def run_unit(
         cfg = get_config("SCL", unit.dataset, unit.edition)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(unit.pretrain_seed)  # the initialisation pretrain() starts from
-            encoder = build_encoder(cfg, data.hodge)
+            encoder = data.encoder(cfg)
         evals = evaluate_encoder(encoder.eval(), data, unit.splits, device=device)
         extra = {"pretrain_seed": unit.pretrain_seed, "epochs": 0}
     else:

@@ -46,7 +46,6 @@ def test_top_level_shortcuts_are_the_subpackages_objects():
     from topo_contrastive import (  # noqa: F401 - the import is the test
         SCNN,
         ComplexOperators,
-        ComputeDropProbabilities,
         ContrastiveViews,
         EdgeFlowMask,
         HodgeDebiasedInfoNCE,

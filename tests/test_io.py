@@ -74,7 +74,7 @@ def test_hodge_readout_is_rebuilt_on_the_given_complex(tmp_path, monkeypatch):
     assert loaded.readout.energies and loaded.out_channels == encoder.out_channels == 16
     assert torch.equal(_outputs(loaded, ops), _outputs(encoder, ops))
     assert torch.equal(_outputs(load_encoder(path, complex=ops)[0], ops), _outputs(encoder, ops))
-    with pytest.raises(ValueError, match="HodgeReadout, which needs the complex"):
+    with pytest.raises(ValueError, match="HodgeReadout tied to the one complex"):
         load_encoder(path)
     with pytest.raises(ValueError, match="HodgeReadout, which is tied to its complex"):
         save_encoder(encoder, tmp_path / "x.pt")

@@ -22,7 +22,6 @@ if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
     from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE
     from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead, SCNNConv
     from topo_contrastive.transforms import (
-        ComputeDropProbabilities,
         ContrastiveViews,
         EdgeFlowMask,
         HodgeSpectralMask,
@@ -44,7 +43,6 @@ _LAZY = {
     "EdgeFlowMask": "transforms",
     "SimplexSignalMask": "transforms",
     "HodgeSpectralMask": "transforms",
-    "ComputeDropProbabilities": "transforms",
     "ContrastiveViews": "transforms",
     "InfoNCE": "losses",
     "HodgeDebiasedInfoNCE": "losses",
@@ -66,7 +64,6 @@ __all__ = [
     "EdgeFlowMask",
     "SimplexSignalMask",
     "HodgeSpectralMask",
-    "ComputeDropProbabilities",
     "ContrastiveViews",
     "InfoNCE",
     "HodgeDebiasedInfoNCE",

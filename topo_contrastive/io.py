@@ -436,8 +436,10 @@ def _build(path: Any, arch: Mapping[str, Any], complex: Any) -> SCNN:
     elif readout == "hodge":
         if complex is None:
             raise ValueError(
-                f"checkpoint '{path}' has a HodgeReadout, which needs the complex it was "
-                "trained on: pass `complex=` (a ComplexOperators or HodgeDecomposition)"
+                f"checkpoint '{path}' reads out with a HodgeReadout tied to the one complex it "
+                "was pre-trained on (its harmonic basis): pass `complex=` (a ComplexOperators "
+                "or HodgeDecomposition); it cannot read samples on complexes of their own "
+                "(pre-train on them: the basis-free HodgeReadout; or use a mean/sum/max readout)"
             )
         hodge = complex if isinstance(complex, HodgeDecomposition) else HodgeDecomposition(complex)
         kept = options.get("harmonic_channels")

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     from experiments.studies.next_node.report import rows_markdown, transfer_markdown
     from experiments.studies.next_node.rows import ROWS, next_node_rows, require_paths
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive import io
     from topo_contrastive.utils.files import require_file
 
     if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     require_paths(data)  # before the checkpoint: data without paths say so first
     seeds = list(range(args.seed, args.seed + args.seeds))
     _check_splits(args, data, seeds)
-    encoder, meta = load_experiment_encoder(args.checkpoint, data=data)
+    encoder, meta = io.load_encoder(args.checkpoint, complex=data.hodge)
     from experiments.studies.next_node.transfer import TESTS, next_node_transfer
 
     cells = (len(seeds) * (len(ROWS) + int(args.scone))

@@ -11,7 +11,7 @@ import pytest
 
 from tests._cell_complexes import street_grid
 from tests._commands import main
-from topo_contrastive import ComplexOperators, HodgeDecomposition
+from topo_contrastive import ComplexOperators, HodgeDecomposition, io
 from topo_contrastive.complex import planar_faces
 
 N = 5  # a 5 x 5 grid of junctions; the middle one is removed: a block of 2 x 2 squares
@@ -97,11 +97,11 @@ def test_pretrain_and_embed_a_data_file_with_polygon_faces(grids, tmp_path, name
     emb = np.load(tmp_path / "emb" / "embeddings.npz")["embeddings"]
     assert emb.shape == (40, 8 + 8 * beta_1) and np.isfinite(emb).all()
     # the encoder saved by pretrain embeds the flows of the file as the loaded one does
-    from topo_contrastive.training import ExperimentData, load_data_file, load_experiment_encoder
+    from topo_contrastive.training import ExperimentData, load_data_file
     from topo_contrastive.training.loop import embed
 
     data = ExperimentData.from_dataset(load_data_file(file, root / "data"))
-    enc, _ = load_experiment_encoder(tmp_path / "run" / "encoder.pt", data=data)
+    enc, _ = io.load_encoder(tmp_path / "run" / "encoder.pt", complex=data.hodge)
     assert enc.readout.beta1 == beta_1
     assert not data.complex.is_simplicial
     np.testing.assert_array_equal(emb, embed(enc, data).astype(np.float32))

@@ -573,7 +573,7 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
     """predict-next --fraction: the rows of next_node_rows(fraction=...) on the same seed; the
     table says the fraction; fractions outside (0, 1] and --fraction with --transfer exit 2."""
     from experiments.studies.next_node import rows as nn_
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive import io
     from topo_contrastive.training.data import ExperimentData, load_dataset
 
     out = tmp_path / "next.json"
@@ -585,7 +585,7 @@ def test_predict_next_fraction_labels_part_of_the_prefixes(checkpoint, data_root
     ds = load_dataset("trajectory", data_root=str(data_root), trajectory_points=150,
                       trajectory_split=(20, 10, 10))  # the data of TINY_FLAGS
     data = ExperimentData.from_dataset(ds, "trajectory")
-    encoder, _ = load_experiment_encoder(checkpoint, data=data)
+    encoder, _ = io.load_encoder(checkpoint, complex=data.hodge)
     want = nn_.next_node_rows(encoder, data, [0], epochs=2, fraction=0.1)
     assert res["fraction"] == 0.1
     assert [r["mean_accuracy"] for r in res["rows"]] == pytest.approx(

@@ -10,6 +10,7 @@ import torch
 
 from tests._commands import main
 from tests._tiny import TINY_FLAGS, tiny_dataset
+from topo_contrastive import io
 from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.training.configs import CONFIG_NAMES
 
@@ -101,7 +102,7 @@ def test_set_fields_and_hodge_readout(files, tmp_path):
 
 
 def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
-    from topo_contrastive.training import ExperimentData, load_data_file, load_experiment_encoder
+    from topo_contrastive.training import ExperimentData, load_data_file
     from topo_contrastive.training.loop import embed
 
     # the paper edition: 8 features (a data file's default edition adds 8 per hole)
@@ -127,7 +128,7 @@ def test_embed_writes_npz_and_csv_with_ids(files, tmp_path, capsys):
         assert "labels" not in f.files
     assert emb.shape == (40, 8) and emb.dtype == np.float32 and ids.tolist() == files["ids"]
     data = ExperimentData.from_dataset(load_data_file(files["unlabelled"], files["root"] / "data"))
-    encoder, _ = load_experiment_encoder(tmp_path / "run" / "encoder.pt", data=data)
+    encoder, _ = io.load_encoder(tmp_path / "run" / "encoder.pt", complex=data.hodge)
     np.testing.assert_array_equal(emb, embed(encoder, data).astype(np.float32))
     # issue 26 case 9: a second embed into the same folder is refused (as pretrain and
     # reproduce refuse), and the earlier output is kept; --overwrite replaces it
@@ -353,7 +354,7 @@ def test_evaluate_refuses_a_split_the_probe_cannot_run_on_before_any_fit(
     """A class with a single labelled sample: no training split has two of it, so neither
     probe can run; evaluate says so (split, probe, class counts) before loading the encoder
     or fitting anything, and writes nothing."""
-    import topo_contrastive.training.checkpoint as checkpoint
+    import topo_contrastive.io as checkpoint
 
     with np.load(files["labelled"]) as f:
         arrays = {k: f[k] for k in f.files}
@@ -367,7 +368,7 @@ def test_evaluate_refuses_a_split_the_probe_cannot_run_on_before_any_fit(
     def no_load(*a, **k):
         raise AssertionError("the encoder was loaded")
 
-    monkeypatch.setattr(checkpoint, "load_experiment_encoder", no_load)
+    monkeypatch.setattr(checkpoint, "load_encoder", no_load)
     out = tmp_path / "eval.json"
     for probe in ("ridge", "svm"):
         argv = ["evaluate", "--checkpoint", str(ckpt), "--data-file", str(rare), "--probe",

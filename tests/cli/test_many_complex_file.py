@@ -17,8 +17,13 @@ from tests._commands import main
 from tests._many_complexes import many_complexes
 from topo_contrastive.datasets import write_many_complexes
 from topo_contrastive.evaluation.probe import probe_splits
-from topo_contrastive.training import ManyComplexData, load_many_encoder
+from topo_contrastive.io import load_encoder
+from topo_contrastive.training import ExperimentData, embed, load_data_file
 from topo_contrastive.training.embeddings import read_embeddings
+
+
+def _data(path):
+    return ExperimentData.from_dataset(load_data_file(path), "networks")
 
 FLAGS = ["--threads", "1", "--no-progress"]
 
@@ -49,11 +54,11 @@ def run(tmp_path_factory):
 
 def test_pretrain_reads_many_complexes_with_the_basis_free_readout(run):
     assert "basis-free HodgeReadout" in run["err"]
-    assert "(12 complexes, 1 epoch" in run["err"]
+    assert "on networks (1 epoch" in run["err"]
     record = json.loads((run["root"] / "pre" / "pretrain.json").read_text())
     assert record["complete"] and record["data_layout"] == "many complexes"
     assert record["samples"] == 12 and len(record["losses"]) == 1
-    encoder, meta = load_many_encoder(run["checkpoint"])
+    encoder, meta = load_encoder(run["checkpoint"])
     assert meta["architecture"]["readout_options"]["basis_free"] is True
     assert encoder.out_channels == 3 * 8  # the mean and the two energies of every channel
 
@@ -67,8 +72,8 @@ def test_embed_gives_each_sample_its_own_complexs_embedding(run, tmp_path):
     assert got["sample_ids"].tolist() == [f"net-{i}" for i in range(12)]
     assert got["labels"].tolist() == [i % 2 for i in range(12)]
     # each sample alone on its complex: the batched (block-diagonal) run gives the same rows
-    encoder, _ = load_many_encoder(run["checkpoint"])
-    data = ManyComplexData.from_file(run["path"])
+    encoder, _ = load_encoder(run["checkpoint"])
+    data = _data(run["path"])
     with torch.no_grad():
         for i in range(12):
             one = Batch.from_data_list([data.dataset[i]])
@@ -82,32 +87,35 @@ def test_evaluate_probes_the_encoder_and_the_references(run, tmp_path):
                                  run["checkpoint"], "--seeds", "2", "--out", out, *FLAGS])  # fmt: skip
     assert status == 0, err
     summary = json.loads(out.read_text())
-    assert summary["data_layout"] == "many complexes"
-    assert [r["row"] for r in summary["references"]] == [
-        "untrained encoder", "energy fractions", "length, total flow", "fractions + length",
+    assert summary["metadata"]["data_layout"] == "many complexes"
+    assert [r["row"] for r in summary["references"]["rows"]] == [
+        "encoder", "untrained", "energy fractions", "length, total flow", "fractions + length",
         "fractions + length, products",
     ]  # fmt: skip
     # the encoder's row is the probe of its embeddings on the same splits
-    encoder, _ = load_many_encoder(run["checkpoint"])
-    data = ManyComplexData.from_file(run["path"])
-    from topo_contrastive.training import embed_many
-
-    want = probe_splits(embed_many(encoder, data), data, [0, 1], probe="ridge")
+    encoder, _ = load_encoder(run["checkpoint"])
+    data = _data(run["path"])
+    want = probe_splits(embed(encoder, data), data, [0, 1], probe="ridge")
     assert [r["test_accuracy"] for r in summary["splits"]] == [r["test_accuracy"] for r in want]
-    assert "each on its own complex" in printed and "energy fractions" in printed
-    assert (tmp_path / "eval.md").read_text().startswith("SSCL_Spec on networks")
+    assert "energy fractions" in printed and "energy fractions" in (tmp_path / "eval.md").read_text()
+
+
+def test_fine_tune_and_the_supervised_row_run_on_many_complexes(run, tmp_path):
+    status, printed, err = _run(["evaluate", "--data-file", run["path"], "--checkpoint",
+                                 run["checkpoint"], "--seeds", "1", "--fine-tune",
+                                 "--supervised", "--no-references", *FLAGS])  # fmt: skip
+    assert status == 0, err
+    assert "fine-tuned encoder" in printed and "supervised SCNN" in printed
 
 
 @pytest.mark.parametrize(
     "words, message",
     [
-        (["evaluate", "--checkpoint", "{ckpt}", "--fine-tune"], "`evaluate` --fine-tune runs on one complex"),
-        (["evaluate", "--checkpoint", "{ckpt}", "--supervised"], "`evaluate` --supervised runs on one complex"),
         (["predict-next", "--checkpoint", "{ckpt}"], "`predict-next` reads one complex per --data-file"),
         (["label-efficiency", "--out", "{tmp}/le"], "`label-efficiency` reads one complex per --data-file"),
         (["many-complexes", "--out", "{tmp}/le"], "`many-complexes` reads one complex per --data-file"),
     ],
-    ids=["fine-tune", "supervised", "predict-next", "label-efficiency", "many-complexes"],
+    ids=["predict-next", "label-efficiency", "many-complexes"],
 )  # fmt: skip
 def test_what_needs_one_complex_is_refused_by_name(run, tmp_path, words, message):
     fill = {"{ckpt}": str(run["checkpoint"]), "{tmp}/le": str(tmp_path / "le")}
@@ -129,16 +137,3 @@ def test_a_checkpoint_tied_to_one_complex_is_refused(run, tmp_path):
                            tmp_path / "tied.pt", "--out", tmp_path / "emb", *FLAGS])  # fmt: skip
     assert status == 2 and "tied to the one complex it was pre-trained on" in err, err
     assert not (tmp_path / "emb").exists()
-
-
-def test_many_complexes_are_refused_under_more_than_one_process(run):
-    import torch
-
-    from topo_contrastive.cli.runs import ProcessGroup, require_one_process
-
-    data = ManyComplexData.from_file(run["path"])
-    require_one_process(data, ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1))
-    two = ProcessGroup(device=torch.device("cpu"), rank=0, world_size=2)
-    with pytest.raises(ValueError, match=r"runs in one process; run it without torchrun "
-                                         r"\(world size 2\)"):  # fmt: skip
-        require_one_process(data, two)

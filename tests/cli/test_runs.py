@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from topo_contrastive import io
 from topo_contrastive.cli.runs import (
     embed_to_folder,
     evaluate_saved,
@@ -14,7 +15,7 @@ from topo_contrastive.cli.runs import (
     process_group,
     require_contrastive,
 )
-from topo_contrastive.training import get_config, load_experiment_encoder
+from topo_contrastive.training import get_config
 
 
 def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
@@ -34,7 +35,7 @@ def test_pretrain_evaluate_embed_from_python(tiny_data, tmp_path):
     assert config.epochs != 2 and log["config"]["epochs"] == log["epochs"] == 2
     saved = torch.load(tmp_path / "encoder.pt", weights_only=True)["metadata"]
     assert saved["epochs"] == 2
-    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    encoder, meta = io.load_encoder(tmp_path / "encoder.pt", complex=tiny_data.hodge)
     out = tmp_path / "eval.json"
     summary = evaluate_saved(encoder, tiny_data, [0, 1], checkpoint="x.pt", metadata=meta, out=out)
     assert json.loads(out.read_text())["mean_accuracy"] == pytest.approx(summary["mean_accuracy"])
@@ -58,7 +59,7 @@ def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tm
 
     config = get_config("SCL", "trajectory", hidden_channels=8)
     pretrain_to_folder(tiny_data, config, tmp_path, seed=2, epochs=1)
-    encoder, meta = load_experiment_encoder(tmp_path / "encoder.pt", data=tiny_data)
+    encoder, meta = io.load_encoder(tmp_path / "encoder.pt", complex=tiny_data.hodge)
     out = tmp_path / "eval.json"
     seen = []
     summary = evaluate_saved(
@@ -92,9 +93,8 @@ def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tm
 def test_evaluate_saved_needs_labels(tiny_data, tmp_path):
     import dataclasses
 
-    from topo_contrastive.training.loop import build_encoder
 
-    encoder = build_encoder(get_config("SCL", "trajectory", hidden_channels=8), tiny_data.hodge)
+    encoder = tiny_data.encoder(get_config("SCL", "trajectory", hidden_channels=8))
     unlabelled = dataclasses.replace(tiny_data, labels=None)
     with pytest.raises(ValueError, match="needs labels"):
         evaluate_saved(encoder, unlabelled, [0], out=tmp_path / "e.json")
@@ -116,14 +116,14 @@ def test_embed_to_folder_default_batch_follows_the_complex_size(tiny_data, tmp_p
     ckpt = tmp_path / "run" / "encoder.pt"
     fixed = embed_to_folder(ckpt, tiny_data, tmp_path / "a", batch_size=7)
     seen = []
-    original = type(tiny_data).signal_batch
+    original = type(tiny_data).batch
 
     def spy(self, idx, *args, **kwargs):
         seen.append(len(idx))
         return original(self, idx, *args, **kwargs)
 
     monkeypatch.setattr(loop, "EMBED_ROWS", 3 * tiny_data.sizes[1])
-    monkeypatch.setattr(type(tiny_data), "signal_batch", spy)
+    monkeypatch.setattr(type(tiny_data), "batch", spy)
     auto = embed_to_folder(ckpt, tiny_data, tmp_path / "b")
     assert max(seen) == 3 and sum(seen) == tiny_data.num_samples
     a = np.load(fixed.paths["npz"])["embeddings"]

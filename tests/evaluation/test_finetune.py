@@ -12,7 +12,7 @@ import torch
 from experiments.studies.label_efficiency.probe import low_label_probe
 from topo_contrastive.evaluation.finetune import fine_tune, supervised_from_scratch
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import build_encoder, embed
+from topo_contrastive.training.loop import embed
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def setup(tiny_data):
     cfg = get_config("SCL", "trajectory", hidden_channels=8)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        encoder = build_encoder(cfg, tiny_data.hodge).eval()
+        encoder = tiny_data.encoder(cfg).eval()
     split = tiny_data.split(0)
     return cfg, encoder, split
 

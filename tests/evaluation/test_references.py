@@ -16,7 +16,7 @@ from topo_contrastive.evaluation.references import (
     untrained_like,
 )
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import build_encoder, embed
+from topo_contrastive.training.loop import embed
 
 SEEDS = [0, 1]
 
@@ -27,7 +27,7 @@ def trained(tiny_data):
     cfg = get_config("SCL", "trajectory", hidden_channels=16)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(3)
-        return build_encoder(cfg, tiny_data.hodge).eval()
+        return tiny_data.encoder(cfg).eval()
 
 
 def test_untrained_like_is_the_pretraining_start(tiny_data, trained):

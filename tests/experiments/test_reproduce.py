@@ -100,10 +100,9 @@ def test_untrained_reference_is_the_contrastive_rows_initialisation(tmp_path, ti
     import torch
 
     from experiments.reproduce import evaluate_encoder
-    from topo_contrastive.training.loop import build_encoder
 
     torch.manual_seed(0)
-    enc = build_encoder(cfg, tiny_data.hodge).eval()
+    enc = tiny_data.encoder(cfg).eval()
     expected = evaluate_encoder(enc, tiny_data, [0, 1])
     assert [r["test_accuracy"] for r in untrained] == [e["test_accuracy"] for e in expected]
 

@@ -188,12 +188,10 @@ def scone_task(tmp_path_factory):
     """The tiny trajectory task of tests/experiments (40 paths) and a small SCNN on it."""
     from tests._tiny import tiny_dataset
     from topo_contrastive.training import ExperimentData, get_config
-    from topo_contrastive.training.loop import build_encoder
 
     data = ExperimentData.from_dataset(tiny_dataset(tmp_path_factory.mktemp("scone")),
                                        "trajectory")  # fmt: skip
-    enc = build_encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2),
-                        data.hodge)  # fmt: skip
+    enc = data.encoder(get_config("SCL", "trajectory", hidden_channels=8, num_layers=2))
     return data, enc
 
 

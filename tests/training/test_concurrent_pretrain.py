@@ -56,7 +56,7 @@ from pathlib import Path
 import torch
 
 from topo_contrastive.datasets import OceanDrifters
-from topo_contrastive.training.checkpoint import load_experiment_encoder
+from topo_contrastive import io
 
 torch.set_num_threads(1)
 root, out = Path(sys.argv[1]), Path(sys.argv[2])
@@ -94,7 +94,7 @@ while not (out / "trainer-done").exists() and time.time() < deadline:
                 json.loads(path.read_text())
                 counts["json_reads"] += 1
             else:
-                load_experiment_encoder(path)
+                io.load_encoder(path)
                 counts["encoder_loads"] += 1
         except FileNotFoundError:  # removed by the next round before its training
             counts["files_absent_mid_rewrite"] += 1

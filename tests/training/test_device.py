@@ -15,7 +15,7 @@ import torch
 from experiments.studies.next_node import next_node_samples
 from experiments.studies.next_node import rows as nn_
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import build_encoder, embed
+from topo_contrastive.training.loop import embed
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -23,7 +23,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def _encoder(data, edition="paper"):
     cfg = get_config("SCL", "trajectory", edition, hidden_channels=8, num_layers=2)
     torch.manual_seed(0)
-    return build_encoder(cfg, data.hodge)
+    return data.encoder(cfg)
 
 
 def test_embed_leaves_the_encoder_where_and_as_it_was(tiny_data):

@@ -54,14 +54,13 @@ def _views_of_rank(config, data, idx, step, rank):
     PyG's collate, the ContrastiveViews transform on the batch."""
     from torch_geometric.data import Batch
 
-    from topo_contrastive.training.loop import _both_views
-
     gen = torch.Generator().manual_seed(1000 * step + rank)
     views = data.contrastive_views(config, gen)
     ds = data.contrastive_dataset(views)
     batch = views(Batch.from_data_list([ds[int(i)] for i in idx]))
     # [2 * b * N1, 1], [2 * b * N1]
-    x, rows = _both_views(batch.x_1_view1, batch.x_1_view2, batch.num_graphs)
+    x, b = torch.cat([batch.x_1_view1, batch.x_1_view2]), batch.num_graphs
+    rows = torch.arange(2 * b).repeat_interleave(x.shape[0] // (2 * b))
     return batch, x.double(), rows
 
 
@@ -77,7 +76,6 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
     from topo_contrastive.training import ExperimentData, get_config
     from topo_contrastive.training.loop import (
         ContrastiveModel,
-        build_encoder,
         cached_gradient_step,
         make_optimizer,
     )
@@ -94,10 +92,10 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
         config = get_config("SSCL_Spec", "trajectory", hidden_channels=8, projection_channels=8)
         assert config.loss == "hodge_debiased" and config.mask == "spectral"
         torch.manual_seed(0)
-        encoder = build_encoder(config, data.hodge)
+        encoder = data.encoder(config)
         head = ProjectionHead(encoder.out_channels, 8, 8)
-        laplacians = data.complex.laplacians(dtype=torch.float64)
-        model = ContrastiveModel(encoder, head, laplacians).double()
+        L = data.complex.laplacians(dtype=torch.float64)
+        model = ContrastiveModel(encoder, head).double()
         single = copy.deepcopy(model)
         ddp = nn.parallel.DistributedDataParallel(copy.deepcopy(model))
         cached = nn.parallel.DistributedDataParallel(copy.deepcopy(model))  # in chunks
@@ -118,14 +116,14 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
             x = torch.cat([v[1].view(2, -1, 1) for v in views], dim=1).view(-1, 1)
             rows = torch.arange(2 * M).repeat_interleave(x.shape[0] // (2 * M))
             parts = torch.cat([v[0].hodge_parts for v in views]).double()  # [M * N1, 3]
-            _, z = single(x, rows)
+            _, z = single(x, L, rows)
             ref = loss_single(z[:M], z[M:], hodge_parts=parts)
             opt_single.zero_grad()
             ref.backward()
             # this rank: its own batch and views, negatives gathered from both ranks
             b = sizes[rank]
             batch, x, rows = views[rank]
-            _, z = ddp(x, rows)
+            _, z = ddp(x, L, rows)
             loss = loss_ddp(z[:b], z[b:], hodge_parts=batch.hodge_parts.double())
             opt_ddp.zero_grad()
             loss.backward()  # DDP averages the gradients over the ranks
@@ -133,7 +131,7 @@ def _grad_worker(rank: int, init_method: str, root: str, out_dir: str) -> None:
             # the same step with gradient caching (chunks of 3 views; one all-reduce), the
             # graphs of 1, 2 or all chunks kept (under DDP all but the synced last one)
             opt_cached.zero_grad()
-            cached_gradient_step(cached, loss_ddp, x, 2 * b, 3,
+            cached_gradient_step(cached, loss_ddp, x, L, 2 * b, 3,
                                  {"hodge_parts": batch.hodge_parts.double()},
                                  kept=(1, 2, 99)[step % 3])  # fmt: skip
             grads_cached = {k: p.grad for k, p in cached.module.named_parameters()}

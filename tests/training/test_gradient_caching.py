@@ -8,12 +8,14 @@ import pytest
 import torch
 
 from topo_contrastive.training import get_config, pretrain
-from topo_contrastive.training.loop import (
-    _both_views,
-    _contrastive_model,
-    _make_loss,
-    cached_gradient_step,
-)
+from topo_contrastive.training.loop import _contrastive_model, _make_loss, cached_gradient_step
+
+
+def _both_views(view1, view2, num_samples):
+    """Both views stacked as one batch of ``2B`` samples on one complex, with their batch
+    vector (what the training step passes to the model)."""
+    x = torch.cat([view1, view2])
+    return x, torch.arange(2 * num_samples).repeat_interleave(x.shape[0] // (2 * num_samples))
 
 
 @pytest.mark.parametrize(
@@ -37,13 +39,14 @@ def test_cached_gradients_equal_the_plain_step(tiny_data, row, edition, chunk):
     kwargs = {"hodge_parts": batch.hodge_parts} if cfg.loss == "hodge_debiased" else {}
     # the plain step
     model.zero_grad()
-    _, z = net(x, rows)
+    L = tiny_data.laplacians()
+    _, z = net(x, L, rows)
     plain = loss_fn(z[:B], z[B:], **kwargs)
     plain.backward()
     expected = {n: p.grad.clone() for n, p in model.named_parameters()}
     # the same step in chunks of `chunk` views
     model.zero_grad()
-    loss, zc = cached_gradient_step(net, loss_fn, x, 2 * B, chunk, kwargs)
+    loss, zc = cached_gradient_step(net, loss_fn, x, L, 2 * B, chunk, kwargs)
     torch.testing.assert_close(loss, plain.detach(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(zc, z.detach(), rtol=1e-5, atol=1e-6)
     for name, p in model.named_parameters():
@@ -73,10 +76,8 @@ def test_bad_chunk_is_refused(tiny_data):
 @pytest.mark.parametrize("edition", ["paper", "hodge"])
 def test_embed_batch_size_changes_memory_not_numbers(tiny_data, edition):
     from topo_contrastive.training import embed
-    from topo_contrastive.training.loop import build_encoder
-
     torch.manual_seed(0)
-    encoder = build_encoder(get_config("SSCL_Spec", "trajectory", edition), tiny_data.hodge)
+    encoder = tiny_data.encoder(get_config("SSCL_Spec", "trajectory", edition))
     whole = embed(encoder, tiny_data)  # the default: every sample of this small complex
     ones = embed(encoder, tiny_data, batch_size=1)
     np.testing.assert_allclose(ones, whole, rtol=1e-5, atol=1e-6)
@@ -99,7 +100,8 @@ def test_kept_chunk_graphs_serve_the_backward_bit_for_bit(tiny_data, kept):
     n, chunk = x.shape[0] // 20, 6  # 20 views in chunks of 6, 6, 6, 2
 
     def run(lo, hi):
-        return net(x[lo * n : hi * n], torch.arange(hi - lo).repeat_interleave(n))[1]
+        L = tiny_data.laplacians()
+        return net(x[lo * n : hi * n], L, torch.arange(hi - lo).repeat_interleave(n))[1]
 
     bounds = [(0, 6), (6, 12), (12, 18), (18, 20)]
     model.zero_grad()
@@ -113,7 +115,8 @@ def test_kept_chunk_graphs_serve_the_backward_bit_for_bit(tiny_data, kept):
     calls = []
     model.register_forward_hook(lambda *args: calls.append(1))
     model.zero_grad()
-    _, zc = cached_gradient_step(net, loss_fn, x, 20, chunk, kwargs, kept=kept)
+    _, zc = cached_gradient_step(net, loss_fn, x, tiny_data.laplacians(), 20, chunk, kwargs,
+                                 kept=kept)  # fmt: skip
     assert len(calls) == 2 * len(bounds) - min(kept, len(bounds))
     assert torch.equal(zc, z.detach())
     for name, p in model.named_parameters():
@@ -136,7 +139,8 @@ def test_views_as_two_blocks_give_the_same_step(tiny_data):
     grads = []
     for given in (x, (batch.x_1_view1, batch.x_1_view2)):
         model.zero_grad()
-        loss, z = cached_gradient_step(net, loss_fn, given, 2 * B, 4, kwargs)  # 4 + 4 + ...
+        L = tiny_data.laplacians()
+        loss, z = cached_gradient_step(net, loss_fn, given, L, 2 * B, 4, kwargs)  # 4 + 4 + ...
         grads.append((loss, z, [p.grad.clone() for p in model.parameters()]))
     (l1, z1, g1), (l2, z2, g2) = grads
     assert torch.equal(l1, l2) and torch.equal(z1, z2)
@@ -161,11 +165,11 @@ def test_bad_chunks_kept_counts_and_view_counts_name_themselves(tiny_data):
         bad.append(({"num_views": num_views, "x": given}, ValueError, msg))
     for change, error, msg in bad:
         kwargs = {"net": net, "loss_fn": loss, "x": x, "num_views": 4, "chunk": 2,
-                  "loss_kwargs": {}, **change}  # fmt: skip
+                  "laplacians": tiny_data.laplacians(), "loss_kwargs": {}, **change}  # fmt: skip
         with pytest.raises(error, match=msg):
             cached_gradient_step(**kwargs)
-    with pytest.raises(ValueError, match=r"of N1 = \d+ edges\), got num_views = 2"):
-        cached_gradient_step(net, loss, x, 2, 1, {})
+    with pytest.raises(ValueError, match=r"views of \d+ rows .*, got num_views = 2"):
+        cached_gradient_step(net, loss, x, tiny_data.laplacians(), 2, 1, {})
     assert all(p.grad is None for p in model.parameters())  # refused before any forward
 
 
@@ -183,10 +187,9 @@ def test_bad_caching_budgets_are_refused():
 
 
 def test_a_failed_pretrain_switches_recompute_first_layer_back(tiny_data):
-    from topo_contrastive.training.loop import build_encoder
 
     cfg = get_config("SSCL_Spec", "trajectory", hidden_channels=8)
-    encoder = build_encoder(cfg, tiny_data.hodge)
+    encoder = tiny_data.encoder(cfg)
     assert encoder.recompute_first_layer is False
 
     def stop(epoch, loss):
@@ -253,7 +256,7 @@ def test_kept_bytes_bound_what_a_view_graph_holds(tiny_data):
                 return t
 
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                net(x[: v * n], torch.arange(v).repeat_interleave(n))
+                net(x[: v * n], tiny_data.laplacians(), torch.arange(v).repeat_interleave(n))
             ptrs = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in saved}
             held[v] = sum(ptrs.values())
         per_view = (held[9] - held[1]) / 8

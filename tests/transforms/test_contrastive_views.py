@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 from torch_geometric.data import Batch, Data, InMemoryDataset
@@ -15,6 +16,7 @@ from topo_contrastive.transforms import (
     ContrastiveViews,
     EdgeFlowMask,
     HodgeSpectralMask,
+    hodge_spectral_mask,
     optimize_drop_probabilities,
 )
 
@@ -90,7 +92,7 @@ def test_fit_binds_the_complex_and_stores_everything_once(trajectories, monkeypa
     # after fit, an epoch only draws masks: neither the decomposition nor the optimiser runs
     calls = []
     monkeypatch.setattr(HodgeDecomposition, "decompose", lambda *a, **k: calls.append(1))
-    monkeypatch.setattr(mask.precompute, "probabilities", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(hodge_spectral_mask, "optimize", lambda *a, **k: calls.append(1))
     for batch in DataLoader(ds2, batch_size=16):
         assert batch.x_1_view1.shape == batch.x_1.shape
     assert calls == []
@@ -197,10 +199,10 @@ def test_binding_errors_and_settings(small_hodge, trajectories):
     with pytest.raises(TypeError, match="has no complex"):
         unbound.fit([Data(x_1=torch.ones(3, 1))])  # a list of Data has no `complex`
     other = ContrastiveViews(EdgeFlowMask(0.2), hodge=random_complex(10, seed=5))
-    with pytest.raises(ValueError, match="not the one ContrastiveViews was built for"):
+    with pytest.raises(ValueError, match="ContrastiveViews is bound to the complex with"):
         other.fit(ds.copy())
     bound = ContrastiveViews(EdgeFlowMask(0.2), hodge=small_hodge)
-    with pytest.raises(ValueError, match="rows but the complex has N1"):
+    with pytest.raises(ValueError, match="rows, but a single Data holds one flow of N1"):
         bound(Data(x_1=torch.ones(small_hodge.complex.num_edges + 1, 1)))
     with pytest.raises(ValueError, match="single-channel"):
         bound(Data(x_1=torch.ones(small_hodge.complex.num_edges, 2)))
@@ -237,7 +239,7 @@ def test_hodge_given_to_the_views_reaches_an_unbound_spectral_mask(small_hodge, 
     InMemoryDataset.save(fitted, str(tmp_path / "samples.pt"))
     mask = HodgeSpectralMask(0.3)
     views = ContrastiveViews(mask, hodge=ops)
-    assert mask.bound_hodge is views.hodge  # one decomposition shared by both
+    assert mask.hodge is views.hodge  # one decomposition shared by both
     ds = _Saved(str(tmp_path / "samples.pt"), transform=views)
     for i in range(3):
         out = ds[i]
@@ -274,3 +276,63 @@ def test_flows_changed_after_fit_are_refused_with_the_order_of_transforms(small_
     assert views(Batch.from_data_list(fitted)).hodge_parts.shape == (4 * ops.num_edges, 3)
     with pytest.raises(ValueError, match=r"`data.hodge_parts` must have shape \[\d+, 3\]"):
         views(Data(x_1=samples[0].x_1, hodge_parts=torch.zeros(ops.num_edges, 2)))
+
+
+
+#: A session on the dataset at ROOT: its items and a DataLoader batch (saved to OUT if given)
+_SESSION = """
+import numpy as np, torch
+from torch_geometric.loader import DataLoader
+from topo_contrastive.datasets import SyntheticTrajectories, generate_trajectory_complex
+from topo_contrastive.transforms import ContrastiveViews, HodgeSpectralMask
+ops, _ = generate_trajectory_complex(150, np.random.default_rng(0))
+pre = ContrastiveViews(HodgeSpectralMask(0.3, hodge=ops), fit_only=True)
+views = ContrastiveViews(HodgeSpectralMask(0.3, generator=0))  # no complex, no fit
+ds = SyntheticTrajectories(ROOT, num_points=150, num_train=4, num_val=2, num_test=2,
+                           seed=0, pre_transform=pre, transform=views, log=False)
+keys = ("x_1", "x_1_view1", "x_1_view2", "hodge_parts", "drop_prob")
+items = [[ds[i][k] for k in keys] for i in range(len(ds))]
+batch = next(iter(DataLoader(ds, batch_size=8)))
+result = {"items": items, "batch": [batch.x_1_view1, batch.batch_1, batch.ptr]}
+if OUT:
+    torch.save(result, OUT)
+"""
+
+
+def test_a_dataset_reopened_from_its_root_needs_no_second_fit(tmp_path):
+    """The fit processed into the dataset's file (``fit_only`` views as its pre_transform):
+    reopened in a new process with an unbound spectral mask in its transform, the dataset
+    gives the views and Hodge parts of the first session, without fit() or a complex."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from topo_contrastive.datasets import generate_trajectory_complex
+
+    repo = str(Path(__file__).resolve().parents[2])
+    root, saved = str(tmp_path / "ds"), tmp_path / "second.pt"
+    scope = {"ROOT": root, "OUT": None}
+    exec(_SESSION, scope)  # the first session, here: builds the processed file
+    first = scope["result"]
+    stamp = [f.stat().st_mtime_ns for f in sorted(Path(root, "processed").glob("*.pt"))]
+    script = f"ROOT, OUT = {root!r}, {str(saved)!r}\n{_SESSION}"  # the second: a new process
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=repo,
+                   env={**os.environ, "PYTHONPATH": repo})  # fmt: skip
+    assert stamp == [f.stat().st_mtime_ns for f in sorted(Path(root, "processed").glob("*.pt"))]
+    second = torch.load(saved)
+    for a, b in zip([*first["items"], first["batch"]], [*second["items"], second["batch"]],
+                    strict=True):  # fmt: skip
+        assert all(torch.equal(u, v) for u, v in zip(a, b, strict=True))
+    ops, _ = generate_trajectory_complex(150, np.random.default_rng(0))
+    hodge = HodgeDecomposition(ops)
+    flows = torch.stack([item[0].view(-1) for item in first["items"]])  # [8, N1]
+    want = optimize_drop_probabilities(flows, hodge, 0.3)
+    for i, (x, view1, view2, parts, p) in enumerate(first["items"]):
+        torch.testing.assert_close(p.view(-1), want[i], rtol=0, atol=1e-6)
+        torch.testing.assert_close(parts, torch.stack(list(hodge(x.view(-1))), -1),
+                                   rtol=0, atol=1e-5)  # fmt: skip
+        for view in (view1, view2):
+            assert bool(((view == x) | (view == 0)).all())
+            assert bool((view[p == 0] == x[p == 0]).all())  # p = 0: never dropped
+    assert any(not torch.equal(item[1], item[0]) for item in first["items"])  # masks drawn

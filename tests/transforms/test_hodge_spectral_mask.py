@@ -1,15 +1,18 @@
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
+from topo_contrastive import HodgeDecomposition
+from topo_contrastive.datasets import SyntheticTrajectories, generate_trajectory_complex
 from topo_contrastive.transforms import (
-    ComputeDropProbabilities,
     ContrastiveViews,
     EdgeFlowMask,
     HodgeSpectralMask,
+    hodge_spectral_mask,
     optimize_drop_probabilities,
 )
 
@@ -28,18 +31,21 @@ def perturb_all(hodge, **kwargs):
     )
 
 
-def test_uses_stored_probabilities_without_optimising(small_hodge):
+def _never_optimise(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("stored probabilities must be used")
+
+    monkeypatch.setattr(hodge_spectral_mask, "optimize", fail)
+
+
+def test_uses_stored_probabilities_without_optimising(small_hodge, monkeypatch):
     n1 = small_hodge.complex.num_edges
     x = torch.ones(n1, 1)
     prob = torch.zeros(n1, 1)
     prob[: n1 // 2] = 1.0
     data = Data(x_1=x, drop_prob=prob)
     mask = HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)
-
-    def fail(_):
-        raise AssertionError("stored probabilities must be used")
-
-    mask.precompute.probabilities = fail
+    _never_optimise(monkeypatch)
     out = mask(data)
     assert bool((out.x_1[: n1 // 2] == 0).all()) and bool((out.x_1[n1 // 2 :] == 1).all())
     assert torch.equal(data.x_1, x)  # input untouched
@@ -77,7 +83,7 @@ def test_batch_probabilities_equal_per_sample(small_hodge):
 
 def test_batch_sampling_matches_probabilities_in_distribution(small_hodge):
     data_list = flows_data(small_hodge, 4, seed=2)
-    batch = perturb_all(small_hodge).precompute(Batch.from_data_list(data_list))
+    batch = perturb_all(small_hodge, fit_only=True)(Batch.from_data_list(data_list))
     mask = perturb_all(small_hodge, generator=5)
     draws = 4000
     dropped = torch.zeros_like(batch.x_1, dtype=torch.float64)
@@ -118,7 +124,7 @@ def test_all_zero_flow_gets_zero_probabilities(small_hodge):
     assert bool((out.drop_prob == 0).all()) and bool((out.x_1 == 0).all())
 
 
-def test_fit_in_memory_dataset_and_loader(trajectories):
+def test_fit_in_memory_dataset_and_loader(trajectories, monkeypatch):
     ds, hodge = trajectories
     ds = ds.copy()  # own storage: fit works in place
     mask = HodgeSpectralMask(0.3, hodge=hodge, generator=0)
@@ -131,13 +137,14 @@ def test_fit_in_memory_dataset_and_loader(trajectories):
     # views made by indexing share the storage
     idx = int(torch.nonzero(ds.train_mask)[0])
     assert torch.allclose(train[0].drop_prob.view(-1), want[idx])
+    fresh = trajectories[0].copy()  # a view fitted: every sample of the storage it shares
+    HodgeSpectralMask(0.3, hodge=hodge).fit(fresh[fresh.train_mask])
+    assert torch.equal(fresh._data.drop_prob, ds._data.drop_prob)
+    assert fresh._data.drop_prob_settings.shape == (len(fresh), 1)
     batch = next(iter(DataLoader(ds, batch_size=8)))
     assert batch.drop_prob.shape == batch.x_1.shape
 
-    def fail(_):
-        raise AssertionError("fitted probabilities must be reused")
-
-    mask.precompute.probabilities = fail
+    _never_optimise(monkeypatch)  # the fitted probabilities are reused
     view1, view2 = mask(batch), mask(batch)
     assert view1.x_1.shape == batch.x_1.shape
     assert bool((view1.x_1[batch.drop_prob == 0] == batch.x_1[batch.drop_prob == 0]).all())
@@ -184,9 +191,11 @@ def test_settings_and_repr(small_hodge):
     assert mask.budget == 0.2 and mask.perturb == ("gradient",)
     assert mask.preserve == ("curl", "harmonic") and mask.alpha["harmonic"] == 2.0
     assert mask.hodge is small_hodge and mask.attr == "x_1" and mask.prob_attr == "drop_prob"
-    assert isinstance(mask.precompute, ComputeDropProbabilities)
-    assert mask.precompute.optimizer_options == {"num_steps": 20}
-    assert repr(mask).startswith("HodgeSpectralMask(budget=0.2")
+    assert mask.optimizer_options == {"num_steps": 20} and not mask.fit_only
+    assert repr(mask) == (
+        "HodgeSpectralMask(budget=0.2, perturb=('gradient',), preserve=('curl', 'harmonic'), "
+        "attr='x_1', prob_attr='drop_prob', alpha={'harmonic': 2.0}, num_steps=20)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -259,7 +268,7 @@ def test_plain_data_holds_one_flow(small_hodge, stored):
     with pytest.raises(ValueError, match=match):
         HodgeSpectralMask(0.3, hodge=small_hodge, generator=0)(data)
     with pytest.raises(ValueError, match=match):
-        ComputeDropProbabilities(0.3, hodge=small_hodge)(Data(x_1=two))
+        HodgeSpectralMask(0.3, hodge=small_hodge, fit_only=True)(Data(x_1=two))
 
 
 def test_several_flows_on_a_data_with_a_batch_vector_or_in_a_batch(small_hodge):
@@ -293,19 +302,19 @@ def test_complex_without_edges_gives_empty_views():
     assert optimize_drop_probabilities(torch.zeros(2, 0), hodge, 0.3).shape == (2, 0)
 
 
-def test_bind_complex_binds_once_and_refuses_another_complex(small_hodge):
+def test_bind_binds_once_and_refuses_another_complex(small_hodge):
     from topo_contrastive import ComplexOperators
 
     mask = HodgeSpectralMask(budget=0.3)
-    assert mask.bound_hodge is None
-    assert mask.bind_complex(small_hodge) is small_hodge
-    assert mask.bound_hodge is small_hodge and mask.precompute.bound_hodge is small_hodge
-    assert mask.bind_complex(small_hodge.complex) is small_hodge  # the same complex: kept
+    assert mask.hodge is None
+    assert mask.bind(small_hodge) is small_hodge
+    assert mask.hodge is small_hodge
+    assert mask.bind(small_hodge.complex) is small_hodge  # the same complex: kept
     other = ComplexOperators.from_simplices([(0, 1), (0, 2), (1, 2)], [(0, 1, 2)])
     with pytest.raises(ValueError, match="bound to the complex with fingerprint"):
-        mask.bind_complex(other)
+        mask.bind(other)
     with pytest.raises(TypeError, match="HodgeDecomposition or ComplexOperators"):
-        mask.bind_complex(None)
+        mask.bind(None)
 
 
 def test_views_bind_an_unbound_mask_to_their_complex(small_hodge):
@@ -316,4 +325,77 @@ def test_views_bind_an_unbound_mask_to_their_complex(small_hodge):
         complex = small_hodge.complex
 
     views.bind(_Dataset())
-    assert mask.bound_hodge is views.hodge  # one decomposition shared by both
+    assert mask.hodge is views.hodge  # one decomposition shared by both
+
+
+def test_fit_only_as_pre_transform_stores_the_probabilities(tmp_path, trajectories):
+    """``fit_only=True`` as a dataset's pre_transform: each sample's probabilities (and
+    their tag) are processed into the file, as the batched fit computes them."""
+    ds, _ = trajectories
+    # the dataset's complex is the first thing drawn from default_rng(seed)
+    ops, _ = generate_trajectory_complex(150, np.random.default_rng(0))
+    hodge = HodgeDecomposition(ops, backend="exact")
+    pre = HodgeSpectralMask(0.3, hodge=hodge, fit_only=True)
+    with_probs = SyntheticTrajectories(
+        str(tmp_path), num_points=150, num_train=20, num_val=10, num_test=10, seed=0,
+        pre_transform=pre, log=False,
+    )  # fmt: skip
+    assert torch.equal(with_probs._data.x_1, ds._data.x_1)  # the flows are not masked
+    want = optimize_drop_probabilities(ds._data.x_1.view(len(ds), -1), hodge, 0.3)
+    assert torch.allclose(with_probs[7].drop_prob.view(-1), want[7], atol=1e-6)
+    fitted = pre.fit(ds.copy())  # the whole dataset at once: the same probabilities
+    assert torch.allclose(fitted._data.drop_prob, with_probs._data.drop_prob, atol=1e-6)
+    tag = with_probs[7].drop_prob_settings
+    assert tag.shape == (ds.complex.num_edges, 1)
+    assert bool((tag == fitted[7].drop_prob_settings).all())
+
+
+def test_fit_only_on_a_batch_is_batched_and_overwrites(small_hodge):
+    n1 = small_hodge.complex.num_edges
+    x = random_flows(n1, 3, seed=0)
+    batch = Batch.from_data_list([Data(x_1=x[i].view(-1, 1), drop_prob=torch.ones(n1, 1))
+                                  for i in range(3)])  # fmt: skip
+    out = HodgeSpectralMask(0.4, hodge=small_hodge, fit_only=True)(batch)
+    assert bool((batch.drop_prob == 1).all())  # input untouched
+    want = optimize_drop_probabilities(x, small_hodge, 0.4)
+    assert torch.allclose(out.drop_prob.view(3, n1), want)
+    assert out.drop_prob.dtype == torch.float64 and torch.equal(out.x_1, batch.x_1)
+
+
+def test_fit_errors(small_hodge, trajectories):
+    ds, hodge = trajectories
+    mask = HodgeSpectralMask(0.3, hodge=small_hodge)
+    with pytest.raises(ValueError, match="HodgeSpectralMask is bound to the complex with"):
+        mask.fit(ds.copy())  # flows of another complex
+    with pytest.raises(ValueError, match="rows"):
+        mask.fit([Data(x_1=d.x_1) for d in ds[:2]])  # no `complex` to compare: the rows
+    with pytest.raises(ValueError, match="no attribute"):
+        HodgeSpectralMask(0.3, hodge=hodge, attr="x_2").fit(ds.copy())
+    with pytest.raises(ValueError, match="expected N1"):
+        mask.fit([Data(x_1=torch.ones(3, 1))])
+    with pytest.raises(TypeError, match="has no complex"):
+        HodgeSpectralMask(budget=0.3).fit([ds[0]])
+    from_ops = HodgeSpectralMask(0.3, hodge=ds.complex).fit([Data(x_1=ds[5].x_1)])
+    want = optimize_drop_probabilities(ds[5].x_1.view(1, -1), hodge, 0.3)
+    assert torch.allclose(from_ops[0].drop_prob.view(-1), want[0], atol=1e-6)
+
+
+def test_budget_comes_first(small_hodge):
+    """The old order (hodge first) is refused with a message naming the new one."""
+    for first in (small_hodge, small_hodge.complex):
+        with pytest.raises(TypeError) as info:
+            HodgeSpectralMask(first, 0.3)
+        message = str(info.value)
+        assert "`budget` must be a float in [0, 1]" in message
+        assert f"got {type(first).__name__}" in message
+        assert "budget comes first: HodgeSpectralMask(budget, hodge=...)" in message
+    with pytest.raises(TypeError, match="got NoneType"):
+        HodgeSpectralMask(None, hodge=small_hodge)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'budget'"):
+        HodgeSpectralMask(hodge=small_hodge)
+    with pytest.raises(TypeError, match="prob_attr"):
+        HodgeSpectralMask(0.3, hodge=small_hodge, prob_attr=3)
+    with pytest.raises(TypeError, match="fit_only"):
+        HodgeSpectralMask(0.3, fit_only="yes")
+    new = HodgeSpectralMask(0.3, hodge=small_hodge)
+    assert new.budget == 0.3 and new.hodge is small_hodge

@@ -16,11 +16,7 @@ from topo_contrastive import (
     HodgeSpectralMask,
 )
 from topo_contrastive.data import ComplexData
-from topo_contrastive.transforms import (
-    ComputeDropProbabilities,
-    _per_complex,
-    optimize_drop_probabilities,
-)
+from topo_contrastive.transforms import _common, optimize_drop_probabilities
 
 from .._many_complexes import many_complexes
 
@@ -42,7 +38,7 @@ def _own(s: ComplexData):
 
 @pytest.mark.parametrize("chunk", [10**6, 40])  # one chunk, or a chunk of about two samples
 def test_fit_on_a_list_equals_per_sample_runs(monkeypatch, chunk):
-    monkeypatch.setattr(_per_complex, "CHUNK_EDGES", chunk)
+    monkeypatch.setattr(_common, "CHUNK_EDGES", chunk)
     samples = many_complexes(8, seed=3, cells=True)
     views = ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0))
     fitted = views.fit(samples)
@@ -90,7 +86,7 @@ def test_topobench_plain_data_and_other_masks():
         incidence_1=torch.from_numpy(ops.B1.toarray()).float().to_sparse(),
         incidence_2=torch.from_numpy(ops.B2.toarray()).float().to_sparse(),
     )
-    out = ComputeDropProbabilities(budget=0.3)(plain)
+    out = HodgeSpectralMask(budget=0.3, fit_only=True)(plain)
     assert isinstance(out, ComplexData) and "drop_prob" not in plain
     torch.testing.assert_close(out.drop_prob, _own(s)[1], rtol=0, atol=1e-6)
     masked = HodgeSpectralMask(budget=0.3, generator=0)(plain)
@@ -115,14 +111,14 @@ def test_bad_samples_are_named():
 
 def test_views_fit_decomposes_each_chunk_once(monkeypatch):
     """The drop probabilities and the Hodge parts of a chunk share its decomposition."""
-    monkeypatch.setattr(_per_complex, "CHUNK_EDGES", 10**6)
+    monkeypatch.setattr(_common, "CHUNK_EDGES", 10**6)
     made = []
-    real = _per_complex.HodgeDecomposition
+    real = _common.HodgeDecomposition
 
     def counting(*args, **kwargs):
         made.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_per_complex, "HodgeDecomposition", counting)
+    monkeypatch.setattr(_common, "HodgeDecomposition", counting)
     ContrastiveViews(HodgeSpectralMask(budget=0.3, generator=0)).fit(many_complexes(5, seed=2))
     assert len(made) == 1

@@ -10,13 +10,13 @@ from torch_geometric.data import Batch, Data
 from tests._rank_complexes import torus
 from topo_contrastive import HodgeDecomposition
 from topo_contrastive.transforms import (
-    ComputeDropProbabilities,
     EdgeFlowMask,
     HodgeSpectralMask,
     SimplexSignalMask,
-    expected_hodge_distortion,
     optimize_drop_probabilities,
 )
+
+from ._reference import expected_hodge_distortion
 
 
 @pytest.mark.parametrize("rank", [0, 2])
@@ -66,7 +66,10 @@ def test_spectral_mask_rank_two_matches_closed_form_in_monte_carlo():
         0.3, hodge=hodge, perturb=("harmonic",), preserve=("gradient",), generator=1
     )
     assert mask.attr == "x_2"
-    p = mask.precompute.probabilities(x.view(-1, 1))  # [N2, 1]
+    fit = HodgeSpectralMask(
+        0.3, hodge=hodge, perturb=("harmonic",), preserve=("gradient",), fit_only=True
+    )
+    p = fit(Data(x_2=x.view(-1, 1))).drop_prob  # [N2, 1]
     assert float(p.sum()) <= 0.3 * n2 + 1e-9 and float(p.min()) >= 0.0
     reps = 4000
     data = Data(
@@ -82,9 +85,9 @@ def test_spectral_mask_rank_two_matches_closed_form_in_monte_carlo():
     assert abs(float(empirical.mean()) - closed) < 4 * float(empirical.std()) / math.sqrt(reps)
     # iterative backend: the same probabilities
     it = HodgeDecomposition(ops, backend="iterative", rank=2)
-    p_it = ComputeDropProbabilities(
-        0.3, hodge=it, perturb=("harmonic",), preserve=("gradient",)
-    ).probabilities(x.view(-1, 1))
+    p_it = HodgeSpectralMask(
+        0.3, hodge=it, perturb=("harmonic",), preserve=("gradient",), fit_only=True
+    )(Data(x_2=x.view(-1, 1))).drop_prob
     torch.testing.assert_close(p_it, p, atol=1e-6, rtol=0)
 
 
@@ -98,11 +101,13 @@ def test_spectral_mask_rank_two_bad_input_and_repr():
     batch = Batch.from_data_list([Data(x_2=torch.ones(24, 1)), Data(x_2=torch.ones(23, 1))])
     with pytest.raises(ValueError, match=r"expected num_graphs \* N2 = 2 \* 24 = 48"):
         mask(batch)
-    pre = ComputeDropProbabilities(0.3, hodge=hodge)
-    with pytest.raises(ValueError, match="not a multiple of the complex's N2 = 24 triangles"):
-        pre.probabilities(torch.ones(30, 1))
-    assert "rank=2, num_simplices=24" in repr(pre)
-    assert "num_edges=" in repr(ComputeDropProbabilities(0.3, hodge=HodgeDecomposition(ops)))
+    pre = HodgeSpectralMask(0.3, hodge=hodge, fit_only=True)
+    with pytest.raises(ValueError, match="has 30 rows, but a single Data holds one rank-2"):
+        pre(Data(x_2=torch.ones(30, 1)))
+    assert repr(pre) == (
+        "HodgeSpectralMask(budget=0.3, perturb=('gradient',), preserve=('curl', 'harmonic'), "
+        "attr='x_2', prob_attr='drop_prob', fit_only=True)"
+    )
     with pytest.raises(ValueError, match=r"\[N2\] or \[S, N2\] with N2 = 24 \(the complex's "
                        r"number of triangles\)"):
         optimize_drop_probabilities(torch.ones(3, 36), hodge, 0.3)
@@ -129,6 +134,6 @@ def test_contrastive_views_of_triangle_signals():
     dropped = batch.x_2_view1 == 0
     assert torch.equal(batch.x_2_view1[~dropped], batch.x_2[~dropped])
     with pytest.raises(
-        ValueError, match=r"`x_2` has 30 rows, not a multiple of the complex.s N2 = 24 triangles"
+        ValueError, match=r"`data.x_2` has 30 rows, but a single Data holds one rank-2 signal"
     ):
         views(Data(x_2=torch.ones(30, 1)))

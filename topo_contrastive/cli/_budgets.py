@@ -80,12 +80,24 @@ def harmonic_budget(args: argparse.Namespace) -> Any:
 
 def say_harmonic(hodge: Any) -> None:
     """Print the harmonic features chosen for ``hodge``'s complex in one line (nothing
-    without a harmonic space)."""
+    without a harmonic space; samples with complexes of their own, ``hodge=None``, read out
+    with the basis-free HodgeReadout: said so)."""
     from topo_contrastive.nn.harmonic_features import plan_harmonic_features
 
+    if hodge is None:
+        say(BASIS_FREE_LINE)
+        return
     plan = plan_harmonic_features(hodge)
     if plan.kind != "none":
         say(plan.line())
+
+
+#: The line said of a HodgeReadout on samples with complexes of their own.
+BASIS_FREE_LINE = (
+    "many complexes: the encoder reads out with the basis-free HodgeReadout (the mean over "
+    "edges and every channel's gradient and curl energies; no harmonic basis, which belongs "
+    "to one complex)"
+)
 
 
 def say_plans(args: argparse.Namespace, data: Any, config: Any, loud: bool = True) -> Any:
@@ -94,4 +106,4 @@ def say_plans(args: argparse.Namespace, data: Any, config: Any, loud: bool = Tru
     refused here) and the gradient caching (:func:`plan_chunks`, returned)."""
     if config.readout == "hodge" and loud:
         say_harmonic(data.hodge)
-    return plan_chunks(args, data.sizes[1], config, loud=loud)
+    return plan_chunks(args, data.cells_per_sample, config, loud=loud)

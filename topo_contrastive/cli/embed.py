@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from topo_contrastive.cli import common, inputs
 
@@ -47,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         FileNotFoundError: the ``--data-file`` or the checkpoint does not exist (a folder:
             ``ValueError``).
     """
+    from topo_contrastive import io
     from topo_contrastive.cli.runs import EMBED_OUTPUTS, embed_to_folder
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
     from topo_contrastive.utils.files import require_file
     from topo_contrastive.utils.outputs import output_run
 
@@ -57,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
     require_file(args.checkpoint, "checkpoint")
     common.check_out(args.out, args.overwrite, writable=True)
     data = inputs.load_data(args)  # bad data is refused before --out is made
-    if not hasattr(data, "hodge"):  # a data file of many complexes
-        return _embed_many(args, data)
-    encoder, _ = load_experiment_encoder(args.checkpoint, data=data)  # other data refused
+    encoder, _ = io.load_encoder(args.checkpoint, complex=data.hodge)  # other data refused
     readout = encoder.readout
     kind = getattr(readout, "harmonic", "none")  # a HodgeReadout's harmonic features
     if kind == "exact":
@@ -81,39 +78,5 @@ def run(args: argparse.Namespace) -> int:
         f"embedded {samples} samples of {data.name} into {dims} dimensions "
         f"({done.encoder.get('config', '?')} encoder); wrote {out / done.paths['npz'].name} and "
         f"{out / done.paths['csv'].name}"
-    )
-    return 0
-
-
-def _embed_many(args: argparse.Namespace, data: Any) -> int:
-    """``embed`` on a data file of many complexes: every sample on its own complex
-    (:func:`~topo_contrastive.training.embed_many`), written as for one complex
-    (:func:`~topo_contrastive.training.embeddings.write_embeddings`).
-
-    Raises:
-        ValueError: a checkpoint whose HodgeReadout is tied to one complex
-            (:func:`~topo_contrastive.training.load_many_encoder`).
-    """
-    from topo_contrastive.cli.runs import EMBED_OUTPUTS
-    from topo_contrastive.training.embeddings import write_embeddings
-    from topo_contrastive.training.many import LAYOUT, embed_many, load_many_encoder
-    from topo_contrastive.utils.outputs import output_run
-
-    encoder, meta = load_many_encoder(args.checkpoint)  # before --out is made
-    emb = embed_many(encoder, data, device=args.device, batch_size=args.batch_size or 256)
-    held = output_run(args.out, overwrite=args.overwrite, owns=EMBED_OUTPUTS,
-                      reads=common.read_files(args))
-    with held as work:
-        paths = write_embeddings(
-            work, emb, sample_ids=data.dataset.sample_ids, labels=data.original_labels(),
-            metadata={"checkpoint": str(args.checkpoint), "dataset": data.name,
-                      "data_file": str(args.data_file), "data_layout": LAYOUT,
-                      "summed_sizes": list(data.sizes), "encoder": meta},
-        )  # fmt: skip
-    out = Path(args.out).expanduser().absolute()
-    common.say(
-        f"embedded {emb.shape[0]} samples of {data.name} (each on its own complex) into "
-        f"{emb.shape[1]} dimensions ({meta.get('config', '?')} encoder); wrote "
-        f"{out / paths['npz'].name} and {out / paths['csv'].name}"
     )
     return 0

@@ -141,22 +141,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
+    from topo_contrastive import io
     from topo_contrastive.cli.runs import evaluate_saved
     from topo_contrastive.evaluation.probe import check_probe_splits
-    from topo_contrastive.evaluation.references import FINE_TUNE_ROWS, REFERENCE_ROWS
-    from topo_contrastive.training.checkpoint import load_experiment_encoder
+    from topo_contrastive.evaluation.references import FINE_TUNE_ROWS, reference_names
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.training.formatting import format_mean_std
     from topo_contrastive.utils.files import require_file
 
     require_file(args.checkpoint, "checkpoint")
     data = inputs.load_data(args)
-    if not hasattr(data, "hodge"):  # a data file of many complexes
-        return _evaluate_many(args, data, expected)
     data.require_labels("evaluate (the linear probe)")
     seeds = list(range(args.seed, args.seed + args.seeds))
     check_probe_splits(data, seeds, args.probe)  # before any fit
-    encoder, meta = load_experiment_encoder(args.checkpoint, data=data, expected=expected)
+    encoder, meta = io.load_encoder(args.checkpoint, complex=data.hodge, expected=expected)
+    data.input_scale = float(meta.get("input_scale", 1.0))  # the scale it was trained with
     name = meta.get("config", "?")
 
     supervised = None
@@ -168,16 +167,14 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     refs = not args.no_references or args.fine_tune or args.supervised
     # one display for the whole evaluation: every row on every split is one step, so that the
     # steps done, the steps left and the expected time cover the reference rows too
-    rows = 1 + (0 if args.no_references else len(REFERENCE_ROWS)) + (
+    rows = 1 + (0 if args.no_references else len(reference_names(data))) + (
         len(FINE_TUNE_ROWS) if args.fine_tune else 0
     ) + (1 if args.supervised else 0)
-    if not args.no_references and int(data.hodge.dims["harmonic"]) == 0:
-        rows -= 1  # the harmonic row is omitted
-    elif not args.no_references:
+    if not args.no_references and data.hodge is not None:
         try:
             budgets.say_harmonic(data.hodge)
         except ValueError:  # no room for one direction: the row is omitted, saying why
-            rows -= 1
+            pass
     bar = common.progress(args, rows * len(seeds), f"evaluate {name} {data.name}", "probe")
 
     def tick(result: dict[str, Any], row: str = "encoder") -> None:
@@ -235,69 +232,3 @@ def reference_report(references: dict[str, Any]) -> str:
     line = references["line"]
     lines.append(line[0].upper() + line[1:] + ".")
     return "\n".join(lines)
-
-
-def _evaluate_many(args: argparse.Namespace, data: Any, expected: dict[str, Any]) -> int:
-    """``evaluate`` on a data file of many complexes
-    (:func:`~topo_contrastive.cli.many.evaluate_many`): the encoder and, unless
-    ``--no-references``, the untrained encoder and the complex-agnostic reference rows, on
-    the same splits.
-
-    Raises:
-        ValueError: ``--fine-tune`` or ``--supervised`` (rows of one complex); data without
-            labels; splits the probe cannot run on; a checkpoint tied to one complex.
-    """
-    from topo_contrastive.cli.many import evaluate_many, many_report
-    from topo_contrastive.evaluation.many_references import reference_features
-    from topo_contrastive.evaluation.probe import check_probe_splits
-    from topo_contrastive.training.formatting import format_mean_std
-    from topo_contrastive.training.many import load_many_encoder
-    from topo_contrastive.utils.files import write_json, write_text
-
-    for flag, given in (("--fine-tune", args.fine_tune), ("--supervised", args.supervised)):
-        if given:
-            raise ValueError(
-                f"`evaluate` {flag} runs on one complex; the many-complex file "
-                f"'{args.data_file}' is probed with the encoder and the reference rows: drop "
-                f"{flag}"
-            )
-    data.require_labels("evaluate (the linear probe)")
-    seeds = list(range(args.seed, args.seed + args.seeds))
-    check_probe_splits(data, seeds, args.probe)  # before any fit
-    encoder, meta = load_many_encoder(args.checkpoint, expected=expected)
-    name = meta.get("config", "?")
-    rows = 1 if args.no_references else 6
-    bar = common.progress(args, rows * len(seeds), f"evaluate {name} {data.name}", "probe")
-
-    def tick(row: str, result: dict[str, Any]) -> None:
-        bar.set_postfix(row=row, test_acc=f"{100 * result['test_accuracy']:.1f}%")
-        bar.update(1)
-
-    summary = evaluate_many(encoder, data, seeds, metadata=meta, device=args.device,
-                            probe=args.probe, references=not args.no_references,
-                            progress=tick, agnostic=reference_features)  # fmt: skip
-    summary["checkpoint"] = str(args.checkpoint)
-    bar.close()
-    how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
-           else "linear SVM, C by 10-fold CV")  # fmt: skip
-    head = (
-        f"{name} on {data.name} ({data.num_samples} samples, each on its own complex): test "
-        f"accuracy {format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % "
-        f"over {len(seeds)} splits ({how})"
-    )
-    report = many_report(summary)
-    if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
-        from topo_contrastive.cli.runs import markdown_path
-        from topo_contrastive.utils.outputs import output_run
-
-        out = Path(args.out).expanduser().absolute()
-        files = [markdown_path(out), out] if report else [out]
-        held = output_run(out, files=files, overwrite=args.overwrite, reads=common.read_files(args))
-        with held as work:
-            if report:
-                write_text(work / markdown_path(out).name, f"{head}\n\n{report}\n")
-            write_json(work / out.name, summary)
-    print(head)
-    if report:
-        print(report)
-    return 0

@@ -116,20 +116,14 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
 
 def load_data(args: argparse.Namespace) -> Any:
     """The :class:`~topo_contrastive.training.ExperimentData` of ``--dataset`` or
-    ``--data-file`` (named by its stem); a ``--data-file`` of many complexes gives a
-    :class:`~topo_contrastive.training.ManyComplexData` in the commands of
-    :data:`MANY_COMPLEX_COMMANDS` and is refused, naming the command, in the others."""
+    ``--data-file`` (named by its stem; one complex, or many in the commands of
+    :data:`MANY_COMPLEX_COMMANDS`, refused, naming the command, in the others)."""
     from topo_contrastive.training.configs import resolve_dataset_name
 
     if args.data_file is None:
         return load(args, resolve_dataset_name(args.dataset))
-    from topo_contrastive.datasets import is_many_complex_file
     from topo_contrastive.training.data import ExperimentData, load_data_file
 
     refuse_many_file(args, args.data_file)
-    if is_many_complex_file(args.data_file):
-        from topo_contrastive.training.many import ManyComplexData
-
-        return ManyComplexData.from_file(args.data_file)
     ds = load_data_file(args.data_file, data_root=args.data_root)
     return ExperimentData.from_dataset(ds, Path(args.data_file).stem)

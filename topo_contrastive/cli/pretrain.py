@@ -56,6 +56,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     budgets.add_harmonic_budget(p, "the HodgeReadout")
     budgets.add_activation_budget(p)
+    p.add_argument(
+        "--flow-scale",
+        choices=("rms", "none"),
+        default="rms",
+        help="rms (default): flows in physical units (an RMS of their non-zero entries "
+        "outside 1/4..4) are divided by that RMS before the encoder, recorded in the "
+        "checkpoint and applied by evaluate and embed; unit flows are left as they are; "
+        "none: the flows as given",
+    )
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -69,16 +78,10 @@ def run(args: argparse.Namespace) -> int:
         ValueError: an unknown configuration or dataset, the supervised row, a bad ``--set``,
             a non-empty ``--out`` without ``--overwrite`` or an unwritable one (before any
             work); ``--out`` held by another run; a data file of many complexes under
-            ``torchrun`` with more than one process.
+            ``torchrun``.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.cli.runs import (
-        PRETRAIN_OUTPUTS,
-        pretrain_to_folder,
-        process_group,
-        require_one_process,
-    )
-    from topo_contrastive.training.many import READOUT_LINE
+    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
     from topo_contrastive.utils.outputs import output_run
     from topo_contrastive.utils.words import count
 
@@ -90,11 +93,10 @@ def run(args: argparse.Namespace) -> int:
         if lead:
             common.check_out(args.out, args.overwrite, writable=True)
         data = inputs.load_data(args)  # bad data is refused before --out is made
-        require_one_process(data, group)  # before --out is made
-        many = not hasattr(data, "hodge")  # a data file of many complexes
-        caching = None if many else budgets.say_plans(args, data, config, loud=lead)
-        if many and config.readout == "hodge":
-            common.say(READOUT_LINE)
+        if data.scale_flows(args.flow_scale) != 1.0 and lead:
+            common.say(f"flows divided by their RMS of {data.flow_rms:.4g} (physical units; "
+                       "--flow-scale none keeps them)")  # fmt: skip
+        caching = budgets.say_plans(args, data, config, loud=lead)
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}
         if args.data_file is not None:
@@ -118,9 +120,8 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     if group.rank == 0:
         out = Path(args.out).expanduser().absolute()
-        runs = f"{count(data.num_samples, 'complex', 'complexes')}, " if many else ""
         lines = [
-            f"pretrained {config.name} on {data.name} ({runs}{count(epochs, 'epoch')}, "
+            f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
             f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
             f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}",
             *(f"warning: {w}" for w in result.diagnostics.get("warnings", [])),

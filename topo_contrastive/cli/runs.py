@@ -29,17 +29,14 @@ import torch.distributed as dist
 from topo_contrastive import io
 from topo_contrastive.evaluation.probe import DEFAULT_PROBE, check_probe_splits, evaluate_encoder
 from topo_contrastive.evaluation.references import (
-    REFERENCE_ROWS,
     reference_rows,
     references_markdown,
 )
 from topo_contrastive.training import loop as training
-from topo_contrastive.training.checkpoint import load_experiment_encoder, save_experiment_encoder
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.diagnostics import pretrain_diagnostics
 from topo_contrastive.training.embeddings import write_embeddings
-from topo_contrastive.training.many import LAYOUT, ManyComplexData, embed_many, pretrain_many
 from topo_contrastive.utils.files import (
     COMPLETE_MARKER,
     begin_outputs,
@@ -57,7 +54,6 @@ __all__ = [
     "pretrain_to_folder",
     "process_group",
     "require_contrastive",
-    "require_one_process",
 ]
 
 
@@ -139,23 +135,8 @@ def require_contrastive(config: ExperimentConfig) -> ExperimentConfig:
     return config
 
 
-def require_one_process(data: ExperimentData | ManyComplexData, group: ProcessGroup) -> None:
-    """Refuse many complexes under more than one process: their pre-training
-    (:func:`~topo_contrastive.training.pretrain_many`) runs in one.
-
-    Raises:
-        ValueError: ``data`` is a :class:`~topo_contrastive.training.ManyComplexData` and
-            ``group`` has more than one process.
-    """
-    if isinstance(data, ManyComplexData) and group.world_size > 1:
-        raise ValueError(
-            f"pre-training on the many-complex data {data.name!r} runs in one process; run it "
-            f"without torchrun (world size {group.world_size})"
-        )
-
-
 def pretrain_to_folder(
-    data: ExperimentData | ManyComplexData,
+    data: ExperimentData,
     config: ExperimentConfig,
     out: str | os.PathLike,
     seed: int = 0,
@@ -172,16 +153,13 @@ def pretrain_to_folder(
     (weights only, atomically), ``pretrain.json`` with ``"complete": true``, the losses and
     the wall time, and, last, the marker ``COMPLETE``. Under ``torchrun`` rank 0 alone writes.
     ``pretrain.json`` records every setting (the configuration's fields, with ``epochs`` the
-    number that ran, seed, torch threads, library version, the complex's fingerprint) and
-    the run's
+    number that ran, seed, torch threads, library version, what
+    :meth:`~topo_contrastive.training.ExperimentData.record` says of the data) and the run's
     :func:`~topo_contrastive.training.diagnostics.pretrain_diagnostics` (loss against
     chance, embedding spread, warnings), which are also in the result's ``diagnostics``.
-    A dataset of many complexes (:class:`~topo_contrastive.training.ManyComplexData`) is
-    pre-trained by :func:`~topo_contrastive.training.pretrain_many` in one process, recorded
-    with ``"data_layout": "many complexes"`` and the summed sizes instead of a fingerprint.
 
     Args:
-        data: the prepared dataset: one complex, or many.
+        data: the prepared dataset (one complex, or samples on complexes of their own).
         config: a contrastive configuration.
         out: an existing, writable folder
             (:func:`~topo_contrastive.utils.files.check_output_dir`).
@@ -192,31 +170,24 @@ def pretrain_to_folder(
         record: more entries of ``pretrain.json`` (e.g. the data file it was read from).
         progress: called with ``(epoch, loss)`` after every epoch.
         caching: the gradient caching of a step, views per chunk and kept chunks (default
-            ``None``: the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`;
-            one complex only).
+            ``None``: the whole batch; see :func:`~topo_contrastive.training.loop.pretrain`).
 
     Returns:
         The :class:`~topo_contrastive.training.loop.PretrainResult` of the run.
 
     Raises:
-        ValueError: ``config`` is the supervised baseline; many complexes under more than
-            one process.
+        ValueError: ``config`` is the supervised baseline.
     """
     require_contrastive(config)
     group = group or ProcessGroup(device=torch.device("cpu"), rank=0, world_size=1)
-    many = isinstance(data, ManyComplexData)
-    require_one_process(data, group)
     out, epochs = Path(out), epochs or config.epochs
     # the configuration recorded (pretrain.json, encoder.pt) is the one that ran: its epochs
     # are the run's, never the preset's beside them
     config = config.replace(epochs=epochs) if epochs != config.epochs else config
     from topo_contrastive import __version__
 
-    log: dict[str, Any] = {"dataset": data.name, "config": config.to_dict()}
-    if many:
-        log.update(data_layout=LAYOUT, samples=data.num_samples, summed_sizes=list(data.sizes))
-    else:
-        log.update(complex_sizes=list(data.sizes), data_fingerprint=data.fingerprint)
+    log: dict[str, Any] = {"dataset": data.name, "config": config.to_dict(), **data.record(),
+                           "input_scale": data.input_scale}  # fmt: skip
     chunk, kept = caching if caching is not None else (None, 1)
     log.update(threads=torch.get_num_threads(), version=__version__)
     log.update(chunk_samples=chunk, kept_chunks=kept if chunk is not None else None)
@@ -225,14 +196,10 @@ def pretrain_to_folder(
         begin_outputs(out / COMPLETE_MARKER, stale=[out / "encoder.pt"])
         started = {"seed": seed, "epochs": epochs, "world_size": group.world_size}
         write_json(out / "pretrain.json", {"complete": False, **log, **started})
-    if many:
-        result = pretrain_many(data, config, seed=seed, epochs=epochs, device=group.device,
-                               progress=progress)  # fmt: skip
-    else:
-        result = training.pretrain(
-            data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
-            chunk_samples=chunk, kept_chunks=kept,
-        )  # fmt: skip
+    result = training.pretrain(
+        data, config, seed=seed, epochs=epochs, device=group.device, progress=progress,
+        chunk_samples=chunk, kept_chunks=kept,
+    )  # fmt: skip
     if group.rank == 0:
         meta = {
             "seed": seed,
@@ -240,15 +207,14 @@ def pretrain_to_folder(
             "world_size": result.world_size,
             "final_loss": result.losses[-1],
         }
-        embed = embed_many if many else training.embed
-        h = embed(result.encoder, data, device=group.device)
-        result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
+        h = training.embed(result.encoder, data, device=group.device)
+        result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h,
+                                                  flow_rms=data.flow_rms * data.input_scale)
         meta["diagnostics"] = result.diagnostics
-        if many:
-            io.save_encoder(result.encoder, out / "encoder.pt", dataset=data.name,
-                            config=config.name, data_layout=LAYOUT, **meta)  # fmt: skip
-        else:
-            save_experiment_encoder(result.encoder, out / "encoder.pt", data, config, **meta)
+        layout = {k: v for k, v in data.record().items() if k == "data_layout"}
+        io.save_encoder(result.encoder, out / "encoder.pt", complex=data.complex,
+                        dataset=data.name, config=config.name, input_scale=data.input_scale,
+                        **layout, **meta)  # fmt: skip
         write_json(
             out / "pretrain.json",
             {
@@ -349,7 +315,7 @@ def evaluate_saved(
         seed = int((metadata or {}).get("seed") or 0)
         summary["references"] = reference_rows(
             encoder, data, list(split_seeds), results, seed=seed, device=device,
-            progress=reference_progress, rows=REFERENCE_ROWS if references else (),
+            progress=reference_progress, rows=None if references else (),
             fine_tune=fine_tune, supervised=supervised, probe=probe,
         )  # fmt: skip
     if out is not None:  # a killed run leaves no JSON, never the JSON of another report
@@ -406,9 +372,11 @@ def embed_to_folder(
         The files written, the embeddings' shape and the checkpoint's metadata.
 
     Raises:
-        ValueError: the checkpoint does not fit ``data``'s complex, or is no encoder file.
+        ValueError: the checkpoint does not fit ``data`` (another complex; a readout tied to
+            one complex on samples with complexes of their own), or is no encoder file.
     """
-    encoder, meta = load_experiment_encoder(checkpoint, data=data)
+    encoder, meta = io.load_encoder(checkpoint, complex=data.hodge)
+    data.input_scale = float(meta.get("input_scale", 1.0))  # the scale it was trained with
     emb = training.embed(encoder, data, device=device, batch_size=batch_size)  # [S, D]
     paths = write_embeddings(
         out,
@@ -419,7 +387,7 @@ def embed_to_folder(
             "checkpoint": str(checkpoint),
             "dataset": data.name,
             "data_file": None if data_file is None else str(data_file),
-            "complex_sizes": list(data.sizes),
+            **data.record(),
             "encoder": meta,
         },
     )

@@ -207,11 +207,21 @@ class Laplacians:
             return start * self.num_cells, stop * self.num_cells
         return int(self.ptr[start]), int(self.ptr[stop])
 
+    def batch_vector(self, num_samples: int, device: Any = None) -> Tensor:
+        """PyG's batch vector ``int64 [rows]`` of ``num_samples`` samples on these operators:
+        the sample of every row of their blocks in a batch of complexes, of ``N`` rows each on
+        one complex."""
+        if self.ptr is not None:
+            sizes = self.ptr.diff()
+        else:
+            sizes = torch.full((num_samples,), self.num_cells, dtype=torch.long)
+        return torch.arange(len(sizes)).repeat_interleave(sizes).to(device)
+
     def blocks(self, start: int, stop: int) -> Laplacians:
         """The operators of the samples ``start .. stop - 1`` of a batch of complexes (their
         diagonal blocks, COO); the operators of one complex are returned as they are (they
         act on any number of samples)."""
-        if self.ptr is None:
+        if self.ptr is None or (start, stop) == (0, self.num_blocks):
             return self
         a, b = self.rows(start, stop)
 

@@ -53,7 +53,7 @@ from torch import Tensor, nn
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import build_encoder, resolve_device
+from topo_contrastive.training.loop import resolve_device
 from topo_contrastive.utils.checks import (
     MAX_EPOCHS,
     check_bool,
@@ -175,15 +175,15 @@ def _positive(name: str, value: Any, kind: type = float) -> Any:
 class _Model(nn.Module):
     """Encoder and head; with ``features`` the encoder is skipped (frozen, cached ``h``)."""
 
-    def __init__(self, encoder: SCNN, head: nn.Module, laplacians: tuple[Tensor, Tensor]):
+    def __init__(self, encoder: SCNN, head: nn.Module):
         super().__init__()
         self.encoder = encoder
         self.head = head
-        self.laplacians = laplacians
 
-    def logits(self, x: Tensor, batch: Tensor) -> Tensor:
-        """``x`` ``[B * N1, 1]`` flows with their batch vector ``[B * N1]`` -> ``[B, classes]``."""
-        return self.head(self.encoder(x, self.laplacians, batch))
+    def logits(self, x: Tensor, laplacians: Any, batch: Tensor) -> Tensor:
+        """``x`` ``[rows, 1]`` flows on ``laplacians`` with their batch vector ``[rows]`` ->
+        ``[B, classes]``."""
+        return self.head(self.encoder(x, laplacians, batch))
 
 
 def _make_head(kind: str, width: int, classes: int) -> nn.Module:
@@ -218,7 +218,7 @@ class _Run:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             head_module = _make_head(head, int(enc.out_channels), classes).to(dev)
-        self.model = _Model(enc, head_module, data.complex.laplacians(device=dev, rank=data.rank))
+        self.model = _Model(enc, head_module)
         self.gen = torch.Generator().manual_seed(seed)
         self.data = data
         self.labels = data.labels
@@ -237,14 +237,13 @@ class _Run:
         enc, out = self.model.encoder, []
         for lo in range(0, self.data.num_samples, 256):
             idx = range(lo, min(lo + 256, self.data.num_samples))
-            x, rows = self.data.signal_batch(idx, self.dev)  # [b * N1, 1], [b * N1]
-            out.append(enc(x, self.model.laplacians, rows))
+            out.append(enc(*self.data.batch(idx, self.dev)))
         return torch.cat(out)  # [S, D]
 
     def _logits(self, idx: Tensor) -> Tensor:
         if self.features is not None:
             return self.model.head(self.features[idx.to(self.dev)])
-        return self.model.logits(*self.data.signal_batch(idx, self.dev))
+        return self.model.logits(*self.data.batch(idx, self.dev))
 
     def epoch(self, train: np.ndarray) -> float:
         """One epoch of Adam steps on ``train`` (shuffled, batches of ``batch_size``);
@@ -561,7 +560,7 @@ def supervised_from_scratch(
     seed = check_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        encoder = build_encoder(config, data.hodge)
+        encoder = data.encoder(config)
     return fine_tune(
         data, encoder, config, train_idx, test_idx, head="linear", frozen=False,
         max_epochs=config.epochs if max_epochs is None else max_epochs,

@@ -395,36 +395,18 @@ def probe_splits(
 
 
 def reference_features(data: Any, kind: str) -> np.ndarray:
-    r"""Encoder-free reference features of all samples, ``float64 [S, D]``.
-
-    Args:
-        data: the :class:`~topo_contrastive.training.ExperimentData`.
-        kind: ``"harmonic"`` (harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}`,
-            :math:`D = \beta_1`, in the canonical basis of
-            :func:`~topo_contrastive.nn.canonical_harmonic_basis`, where it fits the budget
-            of :func:`~topo_contrastive.nn.harmonic_features.plan_harmonic_features`; else
-            the sketch :math:`\mathbf{G}^\top\mathbf{P}_H\mathbf{x}`, :math:`D = k`,
-            :func:`~topo_contrastive.nn.harmonic_features.harmonic_sketch`), ``"raw"`` (the edge
-            flows, :math:`D = N_1`) or ``"abs"`` (their magnitudes :math:`|\mathbf{x}|`,
-            :math:`D = N_1`: the flows without their directions).
-
-    Returns:
-        The features, ``float64 [S, D]``.
+    """The encoder-free features ``float64 [S, D]`` of one reference row of ``data`` (an
+    :class:`~topo_contrastive.training.ExperimentData`; the rows and their features are its
+    :meth:`~topo_contrastive.training.ExperimentData.reference_features`: ``"raw"``,
+    ``"abs"``, ``"harmonic"`` on one complex).
 
     Raises:
-        ValueError: unknown ``kind``; for ``"harmonic"``, a budget that holds not one
-            sketch direction.
+        ValueError: not a row of ``data``, or a row omitted (the message says why).
     """
-    if kind == "raw":
-        return data.flows.double().numpy()
-    if kind == "abs":
-        return data.flows.double().abs().numpy()
-    if kind == "harmonic":
-        from topo_contrastive.nn.harmonic_features import harmonic_matrix
-
-        matrix, _ = harmonic_matrix(data.hodge)  # U_H, or the sketch P_H G [N1, k]
-        return data.flows.double().numpy() @ matrix
-    raise ValueError(f"`kind` must be 'harmonic', 'raw' or 'abs', got {kind!r}")
+    _, features = data.reference_features([kind])[kind]
+    if isinstance(features, str):
+        raise ValueError(f"the {kind!r} row is omitted: {features}")
+    return features
 
 
 def evaluate_encoder(

@@ -49,7 +49,6 @@ from topo_contrastive.evaluation.probe import (
     DEFAULT_PROBE,
     check_probe_splits,
     probe_splits,
-    reference_features,
 )
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.configs import ExperimentConfig
@@ -70,6 +69,7 @@ __all__ = [
     "references_markdown",
     "supervised_line",
     "supervised_row",
+    "reference_names",
     "untrained_like",
 ]
 
@@ -190,6 +190,25 @@ def protocol_summary(
     }
 
 
+def reference_names(data: ExperimentData) -> tuple[str, ...]:
+    """The reference rows :func:`reference_rows` probes on ``data`` by default, in order: the
+    untrained encoder, then ``data``'s encoder-free rows
+    (:meth:`~topo_contrastive.training.ExperimentData.reference_features`)."""
+    from topo_contrastive.training.embeddings import AGNOSTIC_ROWS
+
+    return ("untrained", *(AGNOSTIC_ROWS if data.complex is None else REFERENCE_ROWS[1:]))
+
+
+def _probe_row(
+    out: list[dict[str, Any]], name: str, label: str, features: np.ndarray, data: Any,
+    split_seeds: Sequence[int], progress: Any, probe: str,
+) -> None:  # fmt: skip
+    """Probe ``features`` on the splits and append the row to ``out``."""
+    tick = None if progress is None else (lambda r: progress(name, r))
+    splits = probe_splits(features, data, split_seeds, tick, probe=probe)
+    out.append(_row(name, label, features.shape[1], splits))
+
+
 def _row(name: str, label: str, features: int, splits: list[dict[str, Any]]) -> dict[str, Any]:
     acc = 100 * np.array([r["test_accuracy"] for r in splits])
     return {
@@ -210,7 +229,7 @@ def reference_rows(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Callable[[str, dict[str, Any]], None] | None = None,
-    rows: Sequence[str] = REFERENCE_ROWS,
+    rows: Sequence[str] | None = None,
     fine_tune: bool = False,
     supervised: ExperimentConfig | None = None,
     probe: str = DEFAULT_PROBE,
@@ -228,7 +247,9 @@ def reference_rows(
         device: the device of the untrained encoder's forward passes (default: ``"cpu"``).
         progress: called as ``progress(row, split_result)`` after every split of every
             reference row (default: nothing).
-        rows: the reference rows to probe (default: all of :data:`REFERENCE_ROWS`).
+        rows: the reference rows to probe (default ``None``: the untrained encoder and
+            every row of ``data.reference_features()``: :data:`REFERENCE_ROWS` on one complex,
+            the complex-agnostic rows on complexes of their own).
         fine_tune: add the rows of :func:`fine_tune_rows` (the encoder fine-tuned, and the
             same recipe from the untrained encoder) on the same splits (default: ``False``).
         supervised: the supervised configuration whose learning rate, weight decay, batch
@@ -255,35 +276,17 @@ def reference_rows(
     width = int(getattr(encoder, "out_channels", 0)) or None
     rows_out = [_row("encoder", _LABELS["encoder"], width or 0, encoder_splits)]
     omitted: dict[str, str] = {}
-    for name in REFERENCE_ROWS:
-        if name not in rows:
+    data_rows = [n for n in reference_names(data)[1:] if rows is None or n in rows]
+    if rows is None or "untrained" in rows:
+        fresh = untrained_like(encoder, data, seed)
+        label = f"untrained encoder (same architecture, seed {int(seed)})"
+        _probe_row(rows_out, "untrained", label, embed(fresh, data, device=device), data,
+                   split_seeds, progress, probe)  # fmt: skip
+    for name, (label, features) in data.reference_features(data_rows).items():
+        if isinstance(features, str):
+            omitted[name] = features
             continue
-        tick = None if progress is None else (lambda r, n=name: progress(n, r))
-        label = _LABELS[name]
-        if name == "untrained":
-            fresh = untrained_like(encoder, data, seed)
-            features = embed(fresh, data, device=device)
-            label = f"untrained encoder (same architecture, seed {int(seed)})"
-        elif name == "harmonic":
-            beta = int(data.hodge.dims["harmonic"])
-            if beta == 0:
-                omitted[name] = "beta_1 = 0 (no harmonic space)"
-                continue
-            from topo_contrastive.nn.harmonic_features import plan_harmonic_features
-
-            try:
-                plan = plan_harmonic_features(data.hodge)
-                features = reference_features(data, "harmonic")
-            except ValueError as err:  # a budget too small for one sketch direction
-                omitted[name] = str(err)
-                continue
-            label = f"harmonic coordinates U_H^T x (beta_1 = {beta})"
-            if plan.kind == "sketch":
-                label = f"harmonic sketch G^T P_H x (k = {plan.dim} of beta_1 = {beta})"
-        else:
-            features = reference_features(data, name)
-        splits = probe_splits(features, data, split_seeds, tick, probe=probe)
-        rows_out.append(_row(name, label, features.shape[1], splits))
+        _probe_row(rows_out, name, label, features, data, split_seeds, progress, probe)
     if fine_tune:
         rows_out += fine_tune_rows(encoder, data, split_seeds, seed, device, progress)
     if supervised is not None:

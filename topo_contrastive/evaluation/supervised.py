@@ -16,7 +16,7 @@ from torch import nn
 
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import build_encoder, make_optimizer, resolve_device
+from topo_contrastive.training.loop import make_optimizer, resolve_device
 
 __all__ = ["SupervisedResult", "carve_validation", "train_supervised"]
 
@@ -78,7 +78,7 @@ def carve_validation(
 class _Classifier(nn.Module):
     def __init__(self, config: ExperimentConfig, num_classes: int, data: ExperimentData):
         super().__init__()
-        self.encoder = build_encoder(config, data.hodge)
+        self.encoder = data.encoder(config)
         self.linear = nn.Linear(self.encoder.out_channels, num_classes)
 
     def forward(self, x: torch.Tensor, laplacians: Any, batch: torch.Tensor) -> torch.Tensor:
@@ -136,7 +136,6 @@ def train_supervised(
         torch.manual_seed(seed)
         model = _Classifier(config, num_classes, data)
     model.to(dev)
-    laplacians = data.complex.laplacians(device=dev, rank=data.rank)
     optimizer = make_optimizer(model.parameters(), config)
     gen = torch.Generator().manual_seed(seed)
     labels = data.labels
@@ -145,8 +144,7 @@ def train_supervised(
         """(accuracy, mean cross-entropy) of the current model on samples ``idx``."""
         model.eval()
         with torch.no_grad():
-            x, rows = data.signal_batch(idx, dev)  # [n * N1, 1], [n * N1]
-            logits = model(x, laplacians, rows).cpu()
+            logits = model(*data.batch(idx, dev)).cpu()
         model.train()
         y = labels[torch.as_tensor(idx)]
         acc = float((logits.argmax(dim=1) == y).float().mean())
@@ -162,7 +160,7 @@ def train_supervised(
     for epoch in range(epochs):
         order = torch.as_tensor(train_idx)[torch.randperm(train_idx.size, generator=gen)]
         train_acc = _train_epoch(
-            model, optimizer, order, data, labels, laplacians, dev, config, epoch
+            model, optimizer, order, data, labels, dev, config, epoch
         )
         train_history.append(train_acc)
         if train_acc > best_train:
@@ -217,7 +215,6 @@ def _train_epoch(
     order: torch.Tensor,
     data: ExperimentData,
     labels: torch.Tensor,
-    laplacians: Any,
     dev: torch.device,
     config: ExperimentConfig,
     epoch: int,
@@ -231,8 +228,7 @@ def _train_epoch(
     correct = 0
     for lo in range(0, order.numel(), config.batch_size):
         idx = order[lo : lo + config.batch_size]
-        x, rows = data.signal_batch(idx, dev)  # [B * N1, 1], [B * N1]
-        logits = model(x, laplacians, rows)
+        logits = model(*data.batch(idx, dev))  # the samples as one PyG batch
         target = labels[idx].to(dev)
         loss = nn.functional.cross_entropy(logits, target)
         optimizer.zero_grad(set_to_none=True)

@@ -7,11 +7,7 @@
   spectral drop probabilities); :func:`load_dataset`, :func:`find_ocean_file`,
   :func:`load_data_file` (an edge-flow file of one's own).
 - :func:`pretrain` (single process or DistributedDataParallel) and :func:`embed`.
-- :class:`ManyComplexData`, :func:`pretrain_many`, :func:`embed_many`,
-  :func:`load_many_encoder`, :func:`many_encoder`: the same on a dataset of many complexes
-  (one complex per sample, PyG batches).
-- :func:`save_experiment_encoder` / :func:`load_experiment_encoder`: weights-only checkpoints;
-  :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``;
+- :func:`write_embeddings`: embeddings of every sample as ``.npz`` and ``.csv``;
   :func:`read_embeddings` reads a finished folder back.
 - :func:`format_mean_std`: the one formatter of ``mean ± std`` in tables and summaries.
 
@@ -24,10 +20,6 @@ import typing as _typing
 from topo_contrastive._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
-    from topo_contrastive.training.checkpoint import (
-        load_experiment_encoder,
-        save_experiment_encoder,
-    )
     from topo_contrastive.training.configs import (
         CONFIG_NAMES,
         DATASET_NAMES,
@@ -44,20 +36,11 @@ if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
     from topo_contrastive.training.embeddings import read_embeddings, write_embeddings
     from topo_contrastive.training.formatting import format_mean_std
     from topo_contrastive.training.loop import PretrainResult, embed, pretrain
-    from topo_contrastive.training.many import (
-        ManyComplexData,
-        embed_many,
-        load_many_encoder,
-        many_encoder,
-        pretrain_many,
-    )
 
 #: name -> module of this package that holds it, imported on first access (so that the
 #: command line's ``--help``, which reads the configuration names, loads neither PyTorch
 #: nor scikit-learn)
 _LAZY = {
-    "load_experiment_encoder": "checkpoint",
-    "save_experiment_encoder": "checkpoint",
     "CONFIG_NAMES": "configs",
     "DATASET_NAMES": "configs",
     "PAPER_TABLE1": "configs",
@@ -73,11 +56,6 @@ _LAZY = {
     "PretrainResult": "loop",
     "embed": "loop",
     "pretrain": "loop",
-    "ManyComplexData": "many",
-    "embed_many": "many",
-    "load_many_encoder": "many",
-    "many_encoder": "many",
-    "pretrain_many": "many",
 }
 
 __all__ = [
@@ -85,23 +63,16 @@ __all__ = [
     "DATASET_NAMES",
     "ExperimentConfig",
     "ExperimentData",
-    "ManyComplexData",
     "PAPER_TABLE1",
     "PretrainResult",
     "embed",
-    "embed_many",
     "find_ocean_file",
     "format_mean_std",
     "get_config",
     "load_data_file",
     "load_dataset",
-    "load_experiment_encoder",
-    "load_many_encoder",
-    "many_encoder",
     "pretrain",
-    "pretrain_many",
     "read_embeddings",
-    "save_experiment_encoder",
     "write_embeddings",
 ]
 

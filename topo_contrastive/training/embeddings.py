@@ -1,5 +1,6 @@
 """Writing the embeddings of every sample to ``.npz`` and ``.csv`` (``topo-contrastive embed``),
-and reading them back (:func:`read_embeddings`, which refuses an unfinished folder)."""
+reading them back (:func:`read_embeddings`, which refuses an unfinished folder), and the
+complex-agnostic features of samples on complexes of their own (:func:`agnostic_features`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from topo_contrastive.utils.files import (
     write_text,
 )
 
-__all__ = ["read_embeddings", "write_embeddings"]
+__all__ = ["AGNOSTIC_ROWS", "agnostic_features", "read_embeddings", "write_embeddings"]
 
 _FILES = {"npz": "embeddings.npz", "csv": "embeddings.csv", "json": "embeddings.json"}
 
@@ -162,3 +163,55 @@ def read_embeddings(folder: str | os.PathLike) -> dict[str, Any]:
         "labels": arrays.get("labels"),
         "metadata": meta,
     }
+
+
+#: The complex-agnostic reference rows of samples on complexes of their own, in order.
+AGNOSTIC_ROWS: tuple[str, ...] = (
+    "energy fractions", "length, total flow", "fractions + length",
+    "fractions + length, products",
+)  # fmt: skip
+
+
+def agnostic_features(dataset: Any) -> dict[str, np.ndarray]:
+    r"""The complex-agnostic features of every sample, each on its own complex, comparable
+    across complexes where raw flows and harmonic coordinates are not. For a flow
+    :math:`\mathbf{x}` with Hodge parts :math:`\mathbf{P}_k\mathbf{x}` (paper eq. 1):
+
+    - ``"energy fractions"`` ``float64 [S, 3]``:
+      :math:`f_k = \lVert\mathbf{P}_k\mathbf{x}\rVert^2 / \lVert\mathbf{x}\rVert^2`
+      (zero for an all-zero flow);
+    - ``"length, total flow"`` ``float64 [S, 2]``: the edges on the flow's support and
+      :math:`\sum_e |x_e|` (flow units);
+    - ``"fractions + length"`` ``[S, 5]``: both; ``"fractions + length, products"``
+      ``[S, 20]``: both and the products of every pair of them, squares included.
+
+    ``dataset`` holds samples with complexes of their own (:class:`~topo_contrastive.data.
+    ComplexData`, ``x_1`` ``[N1, 1]``); it is not modified.
+
+    Raises:
+        ValueError: ``dataset`` is empty, or its samples carry no complex of their own.
+    """
+    from torch_geometric.loader import DataLoader
+
+    from topo_contrastive.losses import energy_fractions
+    from topo_contrastive.transforms import ContrastiveViews, EdgeFlowMask
+
+    if len(dataset) == 0 or "incidence_1_index" not in dataset[0]:
+        raise ValueError(
+            "`dataset` must hold samples with complexes of their own (ComplexData with "
+            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
+        )
+    # the views' fit computes the Hodge parts of every sample on its own complex
+    fitted = ContrastiveViews(EdgeFlowMask(0.0)).fit(dataset.copy())
+    b = next(iter(DataLoader(fitted, batch_size=len(fitted))))
+    frac = energy_fractions(b.hodge_parts.double(), b.batch_1, len(fitted)).numpy()
+    x = b.x_1[:, 0].abs().double()
+    length = np.bincount(b.batch_1.numpy(), weights=(x > 0).numpy().astype(float),
+                         minlength=len(fitted))  # fmt: skip
+    total = np.bincount(b.batch_1.numpy(), weights=x.numpy(), minlength=len(fitted))
+    frac[total == 0] = 0.0  # an all-zero flow has no fractions (its parts hold round-off)
+    base = np.column_stack([length, total])
+    both = np.column_stack([frac, base])
+    i, j = np.triu_indices(both.shape[1])
+    products = np.column_stack([both, both[:, i] * both[:, j]])
+    return dict(zip(AGNOSTIC_ROWS, (frac, base, both, products), strict=True))

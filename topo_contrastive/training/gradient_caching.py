@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
+from topo_contrastive.complex import Laplacians
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.utils.checks import check_int
 from topo_contrastive.utils.numerics import KEEP_FREED_BYTES, release_freed_memory
@@ -127,7 +129,8 @@ def plan_chunk_samples(
 def cached_gradient_step(
     net: nn.Module,
     loss_fn: nn.Module,
-    x: Tensor,
+    x: Tensor | tuple[Tensor, ...],
+    laplacians: Laplacians,
     num_views: int,
     chunk: int,
     loss_kwargs: dict[str, Any],
@@ -154,13 +157,14 @@ def cached_gradient_step(
     chunks not kept. Under DDP the gradients are all-reduced after the last chunk only.
 
     Args:
-        net: the model ``net(x, rows) -> (h, z)`` (:class:`ContrastiveModel` or its
-            ``DistributedDataParallel`` wrapper), whose encoder embeds every sample on its
-            own (no batch statistics).
+        net: the model ``net(x, laplacians, batch) -> (h, z)`` (:class:`ContrastiveModel`
+            or its ``DistributedDataParallel`` wrapper), whose encoder embeds every sample on
+            its own (no batch statistics).
         loss_fn: the loss ``loss_fn(z1, z2, **loss_kwargs)``.
-        x: ``[2B * N1, 1]`` both views' flows, sample-major (view 1 of every sample, then
-            view 2), as :func:`_both_views` stacks them; or the same rows as consecutive
-            blocks (e.g. ``(view1, view2)``, ``[B * N1, 1]`` each: no copy of both views).
+        x: both views' flows, view 1 of every sample, then view 2 (``[2 * rows, 1]``); or
+            the same rows as consecutive blocks (e.g. ``(view1, view2)``: no copy of both).
+        laplacians: the :class:`~topo_contrastive.complex.Laplacians` of the ``B`` samples
+            of one view (those of their shared complex, or their blocks).
         num_views: ``2B``.
         chunk: views per chunk, at least 1.
         loss_kwargs: the loss's keyword arguments (e.g. ``hodge_parts``).
@@ -174,17 +178,19 @@ def cached_gradient_step(
     Raises:
         TypeError: ``num_views``, ``chunk`` or ``kept`` not an int.
         ValueError: ``chunk`` or ``kept`` below 1; ``num_views`` odd or not the number of
-            views in ``x`` (its rows are not ``num_views`` views of the model's ``N1`` edges,
+            views in ``x`` (its rows are not those of ``num_views`` views on ``laplacians``,
             or a block of ``x`` holds part of a view).
     """
     chunk, kept = check_int(chunk, "chunk", 1), check_int(kept, "kept", 1)
     blocks = (x,) if isinstance(x, Tensor) else tuple(x)
-    n = _rows_per_view(net, blocks, check_int(num_views, "num_views", 2))
+    both = laplacians.repeat(2)  # the operators of view 1 of every sample, then view 2
+    _check_views(blocks, both, check_int(num_views, "num_views", 2))
     bounds = [(lo, min(lo + chunk, num_views)) for lo in range(0, num_views, chunk)]
 
     def run(lo: int, hi: int) -> Tensor:
-        rows = torch.arange(hi - lo, device=blocks[0].device).repeat_interleave(n)
-        return net(_view_rows(blocks, n, lo, hi), rows)[1]
+        L = both.blocks(lo, hi)
+        rows = L.batch_vector(hi - lo, blocks[0].device)
+        return net(_rows(blocks, *both.rows(lo, hi)), L, rows)[1]
 
     no_sync = getattr(net, "no_sync", None)  # DDP: one all-reduce, after the last chunk
 
@@ -223,30 +229,28 @@ def cached_gradient_step(
     return loss.detach(), z.detach()
 
 
-def _rows_per_view(net: nn.Module, blocks: tuple[Tensor, ...], num_views: int) -> int:
-    """The rows of one view in ``blocks``: ``N1`` (of the model's ``laplacians`` where it
-    has them), checked against ``num_views``."""
+def _check_views(blocks: tuple[Tensor, ...], both: Laplacians, num_views: int) -> None:
+    """``blocks`` hold the rows of ``num_views`` views on the operators ``both`` (of all the
+    views), each block whole views."""
     sizes = [int(b.shape[0]) for b in blocks]
-    total, n = sum(sizes), sum(sizes) // num_views
-    laplacians = getattr(getattr(net, "module", net), "laplacians", None)  # DDP wraps it
-    n1 = int(laplacians.num_cells) if laplacians is not None else n
-    if num_views % 2 or n < 1 or n != n1 or n * num_views != total or any(s % n for s in sizes):
-        views = f"{total / n1:g} views of N1 = {n1} edges" if n1 else "no rows"
+    ends = {both.rows(0, v)[1]: v for v in range(num_views + 1)} if num_views % 2 == 0 else {}
+    total = both.rows(0, num_views)[1] if num_views % 2 == 0 else -1
+    cuts = np.cumsum(sizes)
+    if num_views % 2 or total != cuts[-1] or any(int(c) not in ends for c in cuts):
         raise ValueError(
             f"`num_views` must be the even number 2B of views in `x`, whose blocks hold "
-            f"{sizes} rows ({views}), got num_views = {num_views}"
+            f"{sizes} rows (views of {both.num_cells // max(1, both.num_blocks)} rows on "
+            f"operators of {both.num_cells} rows), got num_views = {num_views}"
         )
-    return n
 
 
-def _view_rows(blocks: tuple[Tensor, ...], n: int, lo: int, hi: int) -> Tensor:
-    """Rows of the views ``lo .. hi - 1`` (``n`` rows each) of views stored as consecutive
-    ``blocks``: a slice where they lie in one block, else the slices concatenated."""
+def _rows(blocks: tuple[Tensor, ...], a: int, b: int) -> Tensor:
+    """The rows ``a .. b - 1`` of rows stored as consecutive ``blocks``: a slice where they
+    lie in one block, else the slices concatenated."""
     pieces, start = [], 0
     for block in blocks:
-        count = int(block.shape[0]) // n
-        a, b = max(lo, start), min(hi, start + count)
-        if a < b:
-            pieces.append(block[(a - start) * n : (b - start) * n])
-        start += count
+        end = start + int(block.shape[0])
+        if max(a, start) < min(b, end):
+            pieces.append(block[max(a, start) - start : min(b, end) - start])
+        start = end
     return pieces[0] if len(pieces) == 1 else torch.cat(pieces)

@@ -36,9 +36,8 @@ from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 
 from topo_contrastive.complex import Laplacians
-from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, weights_from_cosines
-from topo_contrastive.nn import SCNN, HodgeReadout, ProjectionHead
+from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.gradient_caching import (
@@ -63,7 +62,6 @@ __all__ = [
     "EMBED_ROWS",
     "STORED_PARTS_BYTES",
     "activation_bytes",
-    "build_encoder",
     "CachingPlan",
     "cached_gradient_step",
     "kept_bytes",
@@ -98,51 +96,6 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return dev
 
 
-def build_encoder(config: ExperimentConfig, hodge: HodgeDecomposition | None = None) -> SCNN:
-    """The SCNN encoder :math:`f` of a configuration (one input channel: the edge flow).
-
-    Args:
-        config: the configuration (its architecture fields).
-        hodge: the complex's decomposition; needed for ``readout="hodge"``
-            (:class:`~topo_contrastive.nn.HodgeReadout`: the exact harmonic basis where it
-            fits :func:`~topo_contrastive.nn.harmonic_features.harmonic_budget`, else a
-            sketch), ignored otherwise.
-
-    Raises:
-        ValueError: ``readout="hodge"`` without ``hodge``; a harmonic budget that holds not
-            one sketch direction.
-    """
-    readout: str | HodgeReadout = config.readout
-    if config.readout == "hodge":
-        if hodge is None:
-            raise ValueError(
-                f"configuration {config.name!r} has readout='hodge', which needs the complex's "
-                "HodgeDecomposition (pass `hodge=data.hodge`)"
-            )
-        from topo_contrastive.nn.harmonic_features import plan_harmonic_features
-
-        kept = None
-        if config.max_harmonic_features:
-            # the exact basis's beta_1 or the sketch's k coordinates per channel
-            dim = max(1, plan_harmonic_features(hodge).dim)
-            kept = max(1, config.max_harmonic_features // dim)
-            pooled = config.hidden_channels + (1 if config.input_skip else 0)
-            kept = None if kept >= pooled else kept  # every channel
-        readout = HodgeReadout(hodge, harmonic_channels=kept)
-    return SCNN(
-        in_channels=1,
-        hidden_channels=config.hidden_channels,
-        num_layers=config.num_layers,
-        K_down=config.K_down,
-        K_up=config.K_up,
-        act=config.act,
-        readout=readout,
-        normalize=config.normalize,
-        bias=config.bias,
-        input_skip=config.input_skip,
-    )
-
-
 def make_optimizer(params: Any, config: ExperimentConfig) -> torch.optim.Optimizer:
     """SGD (with ``config.momentum``) or Adam, with ``config.lr`` and ``config.weight_decay``."""
     if config.optimizer == "adam":
@@ -155,25 +108,22 @@ def make_optimizer(params: Any, config: ExperimentConfig) -> torch.optim.Optimiz
 class ContrastiveModel(nn.Module):
     """Encoder :math:`f` and projection head :math:`g` in one module (what DDP wraps).
 
-    The Laplacians are constants held as plain attributes (not buffers, so DDP does not
-    broadcast them).
-
     Args:
-        encoder: the SCNN.
+        encoder: the SCNN (or any encoder with its interface).
         head: the projection head.
-        laplacians: the complex's :class:`~topo_contrastive.complex.Laplacians`.
     """
 
-    def __init__(self, encoder: SCNN, head: ProjectionHead, laplacians: Laplacians):
+    def __init__(self, encoder: nn.Module, head: ProjectionHead):
         super().__init__()
         self.encoder = encoder
         self.head = head
-        self.laplacians = laplacians
 
-    def forward(self, x: Tensor, batch: Tensor) -> tuple[Tensor, Tensor]:
-        """``x`` ``[B * N1, 1]`` with its batch vector ``batch`` ``[B * N1]`` ->
-        ``(h [B, hidden], z [B, projection])``."""
-        h = self.encoder(x, self.laplacians, batch)
+    def forward(
+        self, x: Tensor, laplacians: Laplacians, batch: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """``x`` ``[rows, 1]`` on ``laplacians`` with its batch vector ``batch`` ``[rows]``
+        -> ``(h [B, hidden], z [B, projection])``."""
+        h = self.encoder(x, laplacians, batch)
         return h, self.head(h)
 
 
@@ -233,17 +183,6 @@ def _batches(indices: list[int], batch_size: int, min_last: int = 2) -> list[lis
         last = chunks.pop()
         chunks[-1] = chunks[-1] + last
     return chunks
-
-
-def _both_views(view1: Tensor, view2: Tensor, num_samples: int) -> tuple[Tensor, Tensor]:
-    """Both views of ``B = num_samples`` samples (``[B * N_k, C]`` each) stacked as one
-    batch of ``2B`` samples: rows ``[2 * B * N_k, C]`` (view 1 of every sample, then view
-    2) and their batch vector ``[2 * B * N_k]``, so that both go through the encoder in
-    one call."""
-    x = torch.cat([view1, view2])  # [2 * B * N_k, C]
-    n = view1.shape[0] // max(num_samples, 1)
-    rows = torch.arange(2 * num_samples, device=x.device).repeat_interleave(n)
-    return x, rows
 
 
 def _rank_share(num_samples: int, rank: int, world: int) -> tuple[int, int]:
@@ -369,7 +308,9 @@ def pretrain(
         debiased = config.loss == "hodge_debiased"
         # on a large dataset the weights come from the cosines of all pairs, not from parts
         # carried by the batches (the same weights up to rounding)
-        by_cosines = debiased and 24 * data.flows.numel() > STORED_PARTS_BYTES
+        by_cosines = (
+            debiased and data.flows is not None and 24 * data.flows.numel() > STORED_PARTS_BYTES
+        )
         views = data.contrastive_views(
             config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
         )
@@ -392,7 +333,7 @@ def pretrain(
             for ids in batches:
                 # the collated batch is passed, not held here: the step frees it once drawn
                 loss, flat_loss = _step(
-                    net, loss_fn, views, next(loader), ids, cosines, (chunk, kept), dev
+                    net, loss_fn, views, data, next(loader), ids, cosines, (chunk, kept), dev
                 )
                 optimizer.step()
                 if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
@@ -427,6 +368,7 @@ def _step(
     net: nn.Module,
     loss_fn: nn.Module,
     views: Any,
+    data: ExperimentData,
     batch: Any,
     ids: Sequence[int],
     cosines: Tensor | None,
@@ -440,25 +382,27 @@ def _step(
     loss and the loss a collapsed encoder would have on the batch (detached)."""
     rank, world = _dist_context()
     view1, view2 = views.draw(batch)  # both masked views of the global batch
-    G = batch.num_graphs
-    lo, hi = _rank_share(G, rank, world)  # this rank's samples of the batch
+    lo, hi = _rank_share(batch.num_graphs, rank, world)  # this rank's samples of the batch
     B = hi - lo
-    kwargs = _loss_inputs(batch, ids, cosines, loss_fn, lo, hi, dev)
-    n = view1.shape[0] // G  # rows per sample
+    full = data.laplacians(batch, dev)
+    L, (a, b) = full.blocks(lo, hi), full.rows(lo, hi)  # this rank's samples' operators, rows
+    kwargs = _loss_inputs(batch, ids, cosines, loss_fn, (lo, hi), (a, b), L, dev)
     del batch  # the collated flows and drop probabilities go; this rank's views stay
-    view1, view2 = view1[lo * n : hi * n].to(dev), view2[lo * n : hi * n].to(dev)
+    view1, view2 = view1[a:b].to(dev), view2[a:b].to(dev)
+    if data.input_scale != 1.0:  # flows in physical units, divided by their RMS
+        view1, view2 = view1 * data.input_scale, view2 * data.input_scale
     for p in net.parameters():
         p.grad = None
     chunk, kept = caching
     if chunk is None or chunk >= 2 * B:
-        x, rows = _both_views(view1, view2, B)
+        x, both = torch.cat([view1, view2]), L.repeat(2)  # [2 * rows, C]: view 1, then view 2
         del view1, view2
-        _, z = net(x, rows)  # one forward for both views: [2B, D]
+        _, z = net(x, both, both.batch_vector(2 * B, x.device))  # one forward: [2B, D]
         loss = loss_fn(z[:B], z[B:], **kwargs)
         loss.backward()
-    else:  # gradient caching: the views as two blocks, no [2B * N1, 1] copy of both
+    else:  # gradient caching: the views as two blocks, no [2 * rows, 1] copy of both
         loss, z = cached_gradient_step(
-            net, loss_fn, (view1, view2), 2 * B, chunk, kwargs, kept=kept
+            net, loss_fn, (view1, view2), L, 2 * B, chunk, kwargs, kept=kept
         )
     with torch.no_grad():  # the loss of a collapsed encoder on this batch
         flat = torch.ones_like(z[:B])
@@ -471,14 +415,17 @@ def _loss_inputs(
     ids: Sequence[int],
     cosines: Tensor | None,
     loss_fn: nn.Module,
-    lo: int,
-    hi: int,
+    share: tuple[int, int],
+    rows: tuple[int, int],
+    laplacians: Laplacians,
     dev: torch.device,
 ) -> dict[str, Tensor]:
-    """The loss's keyword arguments for this rank's samples ``lo .. hi - 1`` of a global
-    batch of the samples ``ids``: the negative weights from the dataset's ``cosines``
-    (rows of this rank, columns of the whole batch), the batch's Hodge parts, or nothing
-    (InfoNCE)."""
+    """The loss's keyword arguments for this rank's samples ``share = (lo, hi)`` (their
+    ``rows``) of a global batch of the samples ``ids``: the negative weights from the
+    dataset's ``cosines`` (rows of this rank, columns of the whole batch), or the batch's
+    Hodge parts (with the batch vector where the samples have complexes of their own), or
+    nothing (InfoNCE)."""
+    lo, hi = share
     if cosines is not None:
         idx = torch.as_tensor(ids, dtype=torch.long)
         cos = cosines[:, idx[lo:hi]][:, :, idx]  # [3, B, G]: this rank's rows
@@ -487,8 +434,10 @@ def _loss_inputs(
     parts = batch.get("hodge_parts") if isinstance(loss_fn, HodgeDebiasedInfoNCE) else None
     if parts is None:
         return {}
-    n = parts.shape[0] // batch.num_graphs
-    return {"hodge_parts": parts[lo * n : hi * n].to(dev)}
+    out = {"hodge_parts": parts[rows[0] : rows[1]].to(dev)}
+    if laplacians.ptr is not None:  # samples on complexes of their own
+        out["batch"] = laplacians.batch_vector(hi - lo, dev)
+    return out
 
 
 def _contrastive_model(
@@ -504,12 +453,11 @@ def _contrastive_model(
     ``DistributedDataParallel`` wrapper."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        encoder = build_encoder(config, data.hodge) if given is None else given
+        encoder = data.encoder(config) if given is None else given
         head = ProjectionHead(
             encoder.out_channels, config.projection_channels, config.projection_channels
         )
-    laplacians = data.complex.laplacians(device=dev, rank=data.rank)
-    model = ContrastiveModel(encoder, head, laplacians).to(dev)
+    model = ContrastiveModel(encoder, head).to(dev)
     net: nn.Module = model
     if distributed:
         net = nn.parallel.DistributedDataParallel(
@@ -517,9 +465,10 @@ def _contrastive_model(
         )
     return model, net
 
+
 @torch.no_grad()
 def embed(
-    encoder: SCNN,
+    encoder: nn.Module,
     data: ExperimentData,
     device: str | torch.device = "cpu",
     batch_size: int | None = None,
@@ -529,33 +478,34 @@ def embed(
 
     The samples run on ``device``; an encoder whose parameters are elsewhere (e.g. built or
     loaded on the CPU) is moved there for the call and moved back after it, with its
-    training mode. Each sample is embedded on its own, so the batch size changes the
-    memory, not the numbers.
+    training mode. On one shared complex each sample is embedded on its own, so the batch
+    size changes the memory, not the numbers.
 
     Args:
         encoder: the encoder.
         data: the samples.
         device: where they run (default ``"cpu"``).
-        batch_size: samples per forward pass (default ``None``: 200, fewer on large
-            complexes so that a batch holds at most :data:`EMBED_ROWS` edge rows).
+        batch_size: samples per forward pass (default ``None``: on one complex 200, fewer on
+            large complexes so that a batch holds at most :data:`EMBED_ROWS` edge rows; 256
+            samples with complexes of their own).
 
     Raises:
         ValueError: ``batch_size < 1``.
         TypeError: ``batch_size`` not an int.
     """
     if batch_size is None:
-        batch_size = max(1, min(200, EMBED_ROWS // max(1, data.sizes[1])))
+        per_sample = data.sizes[1] if data.complex is not None else 0
+        batch_size = max(1, min(200, EMBED_ROWS // per_sample)) if per_sample else 256
     batch_size = check_int(batch_size, "batch_size", 1)
     dev = resolve_device(device)
     was_training = encoder.training
     home = next(iter(encoder.parameters()), torch.empty(0)).device
     encoder.eval().to(dev)
     try:
-        laplacians = data.complex.laplacians(device=dev, rank=data.rank)
         out = []
         for start in range(0, data.num_samples, batch_size):
             idx = range(start, min(start + batch_size, data.num_samples))
-            x, rows = data.signal_batch(idx, dev)  # [b * N1, 1], [b * N1]
+            x, laplacians, rows = data.batch(idx, dev)
             out.append(encoder(x, laplacians, rows).double().cpu())
             del x, rows
             # batches of one sample on 10^6 edges leave freed blocks the heap does not

@@ -1,22 +1,38 @@
-"""Shared helpers of the masking transforms (private)."""
+"""Shared helpers of the transforms (private): generators, the flow's checks, the batched draw
+of a mask, binding a complex, and the one/many branch: samples on the dataset's shared complex
+or on complexes of their own (docs/design.md §6, §7.5, §7.9)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 from torch.utils.data import get_worker_info
-from torch_geometric.data import Batch, InMemoryDataset
+from torch_geometric.data import Batch, Data, InMemoryDataset
 
-from topo_contrastive._layout import check_batch_vector
+from topo_contrastive._layout import (
+    check_batch_vector,
+    rows_to_samples,
+    samples_to_rows,
+    simplex_words,
+)
 from topo_contrastive.complex import ComplexOperators
+from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.utils.checks import check_finite
 
+#: Rows of a mask drawn at once on the CPU (more are drawn a chunk at a time: the same draws).
+DRAW_ROWS = 2**22
+#: Edges of a chunk of samples on their own complexes fitted together (one block-diagonal
+#: complex per chunk).
+CHUNK_EDGES = 32_768
+
+#: TopoNetX's complexes (not imported: an optional dependency)
+_TOPONETX = ("SimplicialComplex", "CellComplex")
 
 def make_generator(generator: Any) -> torch.Generator | None:
     """``None``, a ``torch.Generator`` (used as is) or a non-negative int seed (new CPU one)."""
@@ -33,18 +49,10 @@ def make_generator(generator: Any) -> torch.Generator | None:
 
 
 def draw_generator(owner: Any) -> torch.Generator | None:
-    """The generator ``owner`` (a masking transform with a ``generator`` attribute) draws from.
-
-    In the main process: ``owner.generator`` itself (``None``: torch's global generator).
-    In a ``DataLoader`` worker, a seeded ``owner.generator`` would be a copy of the main
-    process's, identical in every worker and restarting at every epoch; instead each worker
-    gets its own generator, seeded once per worker from ``owner.generator.initial_seed()``
-    and the worker's seed (``torch.utils.data.get_worker_info().seed``: the DataLoader's
-    base seed, drawn per epoch from its ``generator`` or torch's global one, plus the worker
-    id) through ``numpy.random.SeedSequence``. So the masks are reproducible (same seeds,
-    same masks), differ across workers and across epochs. Without a generator, the global
-    generator is used: PyTorch seeds it per worker already.
-    """
+    """The generator a mask draws from: ``owner.generator`` in the main process; in a
+    ``DataLoader`` worker one of its own, seeded once from the generator's seed and the
+    worker's seed (which PyTorch derives per epoch from the loader's generator or the
+    global seed), so that workers and epochs differ and reproduce (docs/design.md §7.9)."""
     base = owner.generator
     info = get_worker_info()
     if base is None or info is None:
@@ -62,6 +70,11 @@ def check_attr(attr: Any, name: str) -> str:
     if not isinstance(attr, str) or not attr:
         raise TypeError(f"`{name}` must be a non-empty str, got {attr!r}")
     return attr
+
+
+def rank_of(attr: str) -> int:
+    """The rank ``k`` of a signal named ``x_k`` (1 for other names)."""
+    return int(attr[2]) if len(attr) == 3 and attr[:2] == "x_" and attr[2] in "012" else 1
 
 
 def get_flow(data: Any, attr: str) -> Tensor:
@@ -84,33 +97,27 @@ def get_flow(data: Any, attr: str) -> Tensor:
     return x
 
 
-def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) -> int:
-    """How many flows of ``num_edges`` rows the input holds, checking its layout (signals of
-    rank ``rank``: ``num_edges`` is then :math:`N_k`, named in the messages).
-
-    A plain ``Data`` holds **one** flow: ``data[attr]`` has ``N1`` rows. Several flows,
-    stacked sample-major as ``[S * N1, C]``, need a PyG ``Batch`` (``S = num_graphs``, e.g.
-    from a ``DataLoader``) or a ``batch`` vector ``[S * N1]`` giving every row's sample
-    (PyG's convention for batched graphs), ``0 .. S-1`` in blocks of ``N1`` rows.
-
-    Raises:
-        ValueError: the rows do not match this layout.
-    """
-    rows, n1 = int(x.shape[0]), int(num_edges)
+def check_rows(data: Any, x: Tensor, attr: str, hodge: HodgeDecomposition | None) -> None:
+    """On the shared complex of ``hodge`` (when known), check that the rows of ``x`` are
+    whole signals of :math:`N_k` rows: one on a ``Data``, PyG's ``num_graphs`` on a
+    ``Batch``, or numbered by a ``batch`` vector in blocks of :math:`N_k`. (Samples on their
+    own complexes are checked against theirs where they are computed on.)"""
+    if hodge is None or has_own_complex(data):
+        return
+    rows, n, rank = int(x.shape[0]), hodge.num_simplices, hodge.rank
     nk = f"N{rank}"
     one = "one flow" if rank == 1 else f"one rank-{rank} signal"
-    if isinstance(data, Batch):
-        try:
-            graphs: int | None = int(data.num_graphs)
-        except (ValueError, AttributeError, TypeError):  # a Batch built by hand
-            graphs = None
-        if graphs is not None:
-            if rows != graphs * n1:
-                raise ValueError(
-                    f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * {nk} = "
-                    f"{graphs} * {n1} = {graphs * n1} ({one} of {nk} rows per sample)"
-                )
-            return graphs
+    try:
+        graphs = int(data.num_graphs) if isinstance(data, Batch) else None
+    except (ValueError, AttributeError, TypeError):  # a Batch built by hand
+        graphs = None
+    if graphs is not None:
+        if rows != graphs * n:
+            raise ValueError(
+                f"`data.{attr}` of the Batch has {rows} rows, expected num_graphs * {nk} = "
+                f"{graphs} * {n} = {graphs * n} ({one} of {nk} rows per sample)"
+            )
+        return
     batch = data["batch"] if "batch" in data.keys() else None  # noqa: SIM118 - Data API
     if batch is not None:
         if not isinstance(batch, Tensor):
@@ -118,72 +125,40 @@ def num_flows(data: Any, x: Tensor, num_edges: int, attr: str, rank: int = 1) ->
                 f"`data.batch` must be a vector [{rows}] (the sample of every row of "
                 f"`data.{attr}`), got {type(batch).__name__}"
             )
-        return check_batch_vector(batch, rows, n1, rank, "data.batch", f"data.{attr}")
-    if rows != n1:
+        check_batch_vector(batch, rows, n, rank, "data.batch", f"data.{attr}")
+        return
+    if rows != n:
         raise ValueError(
             f"`data.{attr}` has {rows} rows, but a single {type(data).__name__} holds {one} of "
-            f"{nk} = {n1} rows; to process several {'flows' if rank == 1 else 'signals'} in one "
+            f"{nk} = {n} rows; to process several {'flows' if rank == 1 else 'signals'} in one "
             "call pass a torch_geometric Batch "
             "(e.g. from a DataLoader) or set `data.batch` to the sample index of every row"
         )
-    return 1
-
-
-#: Rows of a mask drawn at once by :func:`drop_rows` on the CPU (larger inputs are drawn a
-#: chunk at a time, the same draws).
-DRAW_ROWS = 2**22
-
-
-def uniform(rows: int, generator: torch.Generator | None, device: torch.device) -> Tensor:
-    """``rows`` uniform draws in ``[0, 1)`` (float64) on ``device``, from ``generator``."""
-    if generator is None:
-        return torch.rand(rows, dtype=torch.float64, device=device)
-    out = torch.rand(rows, dtype=torch.float64, generator=generator, device=generator.device)
-    return out.to(device)
 
 
 def drop_rows(x: Tensor, p: float | Tensor, generator: torch.Generator | None) -> Tensor:
-    r"""The masked copy :math:`\mathbf{x} \circ (\mathbf{1} - \mathbf{d})`,
-    :math:`d_i \sim \mathrm{Ber}(p_i)`, one draw per row of ``x``: the batched sampling of
-    every mask (a ``Data``/``Batch`` ``[rows, C]``, or dense samples ``[B, N_k]`` read as
-    ``B * N_k`` rows).
-
-    Args:
-        x: ``[rows]`` or ``[rows, C]`` (the channels of a row share its draw).
-        p: one drop probability, or ``[rows]`` / ``[rows, 1]`` per row.
-        generator: the generator of the ``rows`` uniform draws (float64), or ``None``.
-
-    Returns:
-        ``x``'s shape, device and dtype.
-    """
+    r""":math:`\mathbf{x} \circ (\mathbf{1} - \mathbf{d})`, :math:`d_i \sim
+    \mathrm{Ber}(p_i)`: one float64 uniform draw per row of ``x`` ``[rows, ...]`` (its
+    channels share it) from ``generator``; ``p`` one value or ``[rows]`` / ``[rows, 1]``. On
+    the CPU many rows are drawn a chunk at a time: the same draws (the generator's stream
+    does not depend on how it is split), no ``[rows]`` float64 temporaries."""
     rows = x.shape[0]
-    p_rows = p.reshape(-1) if isinstance(p, Tensor) else p
+    p = p.reshape(-1) if isinstance(p, Tensor) else p
     on_cpu = (x.device if generator is None else generator.device).type == "cpu"
-    if rows <= DRAW_ROWS or not on_cpu:
-        return _drop_slice(x, p_rows, generator, 0, rows)
-    # many rows: the same draws a chunk at a time (the CPU generator's stream does not
-    # depend on how its draws are split), so no [rows] float64 temporaries
-    out = torch.empty_like(x)
-    for lo in range(0, rows, DRAW_ROWS):
-        hi = min(lo + DRAW_ROWS, rows)
-        out[lo:hi] = _drop_slice(x, p_rows, generator, lo, hi)
-    return out
-
-
-def _drop_slice(
-    x: Tensor, p: float | Tensor, generator: torch.Generator | None, lo: int, hi: int
-) -> Tensor:
-    """:func:`drop_rows` of the rows ``lo .. hi - 1`` (``p`` one value or ``[rows]``)."""
-    draws = uniform(hi - lo, generator, x.device)  # [hi - lo]
-    if isinstance(p, Tensor):
-        p = p[lo:hi].to(x.device, torch.float64)
-    return apply_drop(x[lo:hi], draws < p)
-
-
-def apply_drop(x: Tensor, drop: Tensor) -> Tensor:
-    """``x * (1 - d)`` with the row mask ``drop [rows]`` shared by all channels."""
-    keep = (~drop).to(x.dtype).view(-1, *([1] * (x.dim() - 1)))  # [rows, 1...]
-    return x * keep
+    step = DRAW_ROWS if on_cpu else max(rows, 1)
+    parts = []
+    for lo in range(0, rows, step) if rows else [0]:
+        hi = min(lo + step, rows)
+        if generator is None:
+            draws = torch.rand(hi - lo, dtype=torch.float64, device=x.device)
+        else:
+            draws = torch.rand(
+                hi - lo, dtype=torch.float64, generator=generator, device=generator.device
+            ).to(x.device)
+        p_lo = p[lo:hi].to(x.device, torch.float64) if isinstance(p, Tensor) else p
+        keep = (~(draws < p_lo)).to(x.dtype).view(-1, *([1] * (x.dim() - 1)))  # [rows, 1...]
+        parts.append(x[lo:hi] * keep)
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
 def store(data: Any, key: str, value: Tensor, like: str) -> None:
@@ -199,15 +174,13 @@ def store(data: Any, key: str, value: Tensor, like: str) -> None:
             data._inc_dict = {**incs, key: incs[like]}
 
 
+# ---------------------------------------------------------------------------- the complex
 def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
-    """``None``, a :class:`HodgeDecomposition` (as is) or a :class:`ComplexOperators`
-    (decomposed with the default backend)."""
+    """``None``, a :class:`HodgeDecomposition` (as is), or a :class:`ComplexOperators` or
+    TopoNetX complex (decomposed with the default backend)."""
     if obj is None or isinstance(obj, HodgeDecomposition):
         return obj
-    if isinstance(obj, ComplexOperators) or type(obj).__name__ in (
-        "SimplicialComplex",
-        "CellComplex",
-    ):  # the library's complex, or TopoNetX's
+    if isinstance(obj, ComplexOperators) or type(obj).__name__ in _TOPONETX:
         return HodgeDecomposition(obj)
     raise TypeError(
         f"`{name}` must be a HodgeDecomposition, a ComplexOperators or None (bound by "
@@ -215,100 +188,225 @@ def as_hodge(obj: Any, name: str = "hodge") -> HodgeDecomposition | None:
     )
 
 
-def bind_hodge(
-    hodge: HodgeDecomposition | None, dataset: Any, owner: str
-) -> HodgeDecomposition:
-    """The decomposition to use for ``dataset``: ``hodge`` if given (checked against the
-    dataset's ``complex`` when it has one), else one of ``dataset.complex``."""
-    ops = getattr(dataset, "complex", None)
-    if ops is not None and not isinstance(ops, ComplexOperators):
+def bind_hodge(hodge: HodgeDecomposition | None, source: Any, owner: str) -> HodgeDecomposition:
+    """The decomposition ``owner`` uses after binding ``source``: a complex (or its
+    decomposition), or a dataset with a ``complex`` (a list of samples may have none).
+    Unbound (``hodge=None``) it is the source's; bound, the source must be the same complex
+    (same fingerprint)."""
+    direct = isinstance(source, (HodgeDecomposition, ComplexOperators)) or (
+        type(source).__name__ in _TOPONETX
+    )
+    ops = source if direct else getattr(source, "complex", None)
+    if source is None or not (direct or ops is None or isinstance(ops, ComplexOperators)):
         raise TypeError(
-            f"`dataset.complex` must be a ComplexOperators, got {type(ops).__name__}"
+            f"{owner}.bind needs a dataset with a `complex` (a ComplexOperators), a "
+            f"HodgeDecomposition or ComplexOperators, got {type(ops or source).__name__}"
         )
     if hodge is None:
         if ops is None:
             raise TypeError(
                 f"{owner} has no complex: pass `hodge=` (a HodgeDecomposition or "
                 f"ComplexOperators) or fit a dataset with a `complex` attribute, got "
-                f"{type(dataset).__name__}"
+                f"{type(source).__name__}"
             )
-        return HodgeDecomposition(ops)
-    if ops is not None and ops.fingerprint() != hodge.complex.fingerprint():
+        return as_hodge(ops)
+    given = ops if ops is None or isinstance(ops, ComplexOperators) else as_hodge(ops).complex
+    if given is not None and given.fingerprint() != hodge.complex.fingerprint():
         raise ValueError(
-            f"the dataset's complex ({ops.num_edges} edges, fingerprint {ops.fingerprint()}) "
-            f"is not the one {owner} was built for ({hodge.complex.num_edges} edges, "
-            f"fingerprint {hodge.complex.fingerprint()})"
+            f"{owner} is bound to the complex with fingerprint {hodge.complex.fingerprint()} "
+            f"({hodge.complex.num_edges} edges), not to the given one ({given.fingerprint()}, "
+            f"{given.num_edges} edges)"
         )
     return hodge
 
 
-def stacked_flows(
-    dataset: InMemoryDataset | Iterable[Any], attr: str, n1: int, rank: int = 1
-) -> tuple[Tensor, Any]:
-    """The flows ``attr`` of all samples of ``dataset`` stacked ``[S * N1, C]``
-    (sample-major), and the samples to hand to :func:`store_rows` with the values computed
-    from them (the ``InMemoryDataset`` itself, or a list of the other iterable's ``Data``).
+def no_complex(owner: str) -> TypeError:
+    return TypeError(
+        f"{owner} has no complex yet: pass `hodge=` (a HodgeDecomposition or ComplexOperators) "
+        "or call fit(dataset) first"
+    )
 
-    ``rank`` (default 1) names the signals' rank in the messages (``N_k`` rows).
 
-    Raises:
-        ValueError: a sample without a valid flow of ``N1`` rows.
-    """
+# ---------------------------------------------------------------------------- one or many
+def has_own_complex(data: Any) -> bool:
+    """The one/many branch: ``True`` for a sample (or batch) that carries its own complex
+    (a ``ComplexData`` with incidences, or TopoBench's plain ``Data`` with
+    ``incidence_1``), ``False`` for one on the dataset's shared complex."""
+    if isinstance(data, ComplexData):
+        return not data.is_shared
+    return isinstance(data, Data) and "incidence_1" in data.keys()  # noqa: SIM118
+
+
+def as_input(data: Any) -> Any:
+    """``data`` as the transforms read it: a sample on its own complex as ``ComplexData``
+    (TopoBench's plain ``Data`` converted); other inputs as they are."""
+    return ComplexData.from_data(data) if has_own_complex(data) else data
+
+
+def hodge_of(data: ComplexData, rank: int) -> HodgeDecomposition:
+    """The decomposition of a sample's or batch's own complex (cached on the object)."""
+    cache = data.__dict__.setdefault("_hodge_cache", {})
+    if rank not in cache:
+        cache[rank] = HodgeDecomposition(data.complex(), rank=rank)
+    return cache[rank]
+
+
+def samples_as_rows(data: ComplexData, x: Tensor, rank: int, attr: str) -> Tensor:
+    """The sample of every row of ``x`` ``[sum N_k]``, the signals of the samples' own
+    complexes (raises ``ValueError`` for another number of rows)."""
+    counts = data.num_cells(rank)
+    total = int(counts.sum())
+    if int(x.shape[0]) != total:
+        per = counts.tolist()
+        raise ValueError(
+            f"`data.{attr}` has {x.shape[0]} rows but the sample"
+            + (f"s' complexes have N{rank} = {per[:6]}{'...' if len(per) > 6 else ''}"
+               f" (sum {total})" if len(per) > 1 else f"'s complex has N{rank} = {total}")
+            + f" {('nodes', 'edges', '2-cells')[rank]}: a signal of another complex?"
+        )
+    return data._batch_vector(rank)
+
+
+def signals(
+    data: Any,
+    x: Tensor,
+    attr: str,
+    rank: int,
+    hodge: HodgeDecomposition | None,
+    owner: str,
+    split: bool,
+) -> tuple[HodgeDecomposition, Tensor, Callable[[Tensor], Tensor]]:
+    """The one/many branch of the computations: the single-channel signals ``x`` ``[rows]``
+    of ``data`` as dense rows on a complex, ``(decomposition, flows [S, N], back)``, ``back``
+    mapping a result ``[S, N, ...]`` to ``[rows, ...]``. Samples on their own complexes are
+    on their batch's block-diagonal complex: all in one row, or (``split``, for a
+    per-sample optimisation) one row each, zero elsewhere. Samples on the shared complex
+    (``hodge``; ``data=None``: the samples stacked by a fit) are its blocks of ``N_k`` rows."""
+    if data is not None and has_own_complex(data):
+        rows = samples_as_rows(data, x, rank, attr)  # [sum N_k]
+        if not split:
+            return hodge_of(data, rank), x.reshape(1, -1), samples_to_rows
+        n = int(rows.numel())
+        dense = x.new_zeros(int(data.num_cells(rank).numel()), n)
+        dense[rows, torch.arange(n, device=x.device)] = x.reshape(-1)
+        return hodge_of(data, rank), dense, lambda p: p.sum(0)  # each row in one sample
+    if hodge is None:
+        raise no_complex(owner)
+    if hodge.num_simplices == 0 and x.shape[0] == 0:  # no simplices: no samples
+        return hodge, x.reshape(0, 0), samples_to_rows
+    hint = " (a signal of the wrong length)"
+    flows = rows_to_samples(x.reshape(-1), hodge.num_simplices, hodge.rank, attr, hint=hint)
+    return hodge, flows, samples_to_rows
+
+
+def fit_plan(dataset: Any, attr: str) -> tuple[Any, list[ComplexData] | None]:
+    """The first step of a fit: the dataset (an ``InMemoryDataset``, or the iterable as a
+    list) and, for samples on their own complexes, them as ``ComplexData`` copies (else
+    ``None``: samples of the shared complex, which the caller binds)."""
+    memory = isinstance(dataset, InMemoryDataset)
+    dataset = dataset if memory else list(dataset)
+    if not len(dataset) or not has_own_complex(dataset.get(0) if memory else dataset[0]):
+        return dataset, None
+    samples = dataset
+    if memory:
+        if dataset.slices is None or attr not in dataset.slices:
+            raise ValueError(f"the dataset's samples have no attribute {attr!r}")
+        samples = [dataset.get(i) for i in range(int(dataset.slices[attr].numel()) - 1)]
+    own = []
+    for i, s in enumerate(samples):
+        if not has_own_complex(s):
+            raise ValueError(
+                f"sample {i} carries no complex of its own (no incidences): mixing samples "
+                "on the dataset's shared complex with samples on their own complexes"
+            )
+        c = copy.copy(s) if isinstance(s, ComplexData) else ComplexData.from_data(s)
+        if attr not in c.keys():  # noqa: SIM118 - Data API
+            raise ValueError(f"sample {i} has no attribute {attr!r}")
+        own.append(c)
+    return dataset, own
+
+
+def fit_inputs(
+    dataset: Any, own: list[ComplexData] | None, attr: str, rank: int, hodge: Any
+) -> Iterator[tuple[Any, Tensor]]:
+    """The inputs ``(data, x)`` of a fit's computation: the batches of the samples on their
+    own complexes, a chunk of about :data:`CHUNK_EDGES` edges at a time (one block-diagonal
+    complex each; a sample of the wrong length is named), or ``(None, x [S * N, C])``, the
+    stacked signals of the samples on the shared complex of ``hodge``."""
+    if own is None:
+        if len(dataset):
+            yield None, _stacked(dataset, attr, hodge.num_simplices, hodge.rank)
+        return
+    start = 0
+    while start < len(own):
+        stop, edges = start, 0
+        while stop < len(own) and (stop == start or edges < CHUNK_EDGES):
+            edges += int(own[stop].num_cells(1).sum())
+            stop += 1
+        for j in range(start, stop):
+            try:
+                samples_as_rows(own[j], own[j][attr], rank, attr)
+            except ValueError as err:
+                raise ValueError(f"sample {j}: {err}") from None
+        chunk = Batch.from_data_list(own[start:stop])
+        yield chunk, chunk[attr]
+        start = stop
+
+
+def _stacked(dataset: Any, attr: str, n: int, rank: int) -> Tensor:
+    """The signals ``attr`` of all samples on the shared complex, stacked ``[S * N, C]``."""
+    label, _, signal = simplex_words(rank)
     if isinstance(dataset, InMemoryDataset):
-        storage = dataset._data  # the collated samples (PyG's documented internal store)
         slices = dataset.slices
         if slices is None or attr not in slices:
             raise ValueError(f"the dataset's samples have no attribute {attr!r}")
-        if not bool((slices[attr].diff() == n1).all()):
+        if not bool((slices[attr].diff() == n).all()):
             raise ValueError(
-                f"every sample's `{attr}` must have N{rank} = {n1} rows (a "
-                + ("flow" if rank == 1 else f"rank-{rank} signal")
-                + " on the complex of `hodge`)"
+                f"every sample's `{attr}` must have {label} = {n} rows (a {signal} on the "
+                "complex of `hodge`)"
             )
-        return get_flow(storage, attr), dataset
-    data_list = list(dataset)
+        return get_flow(dataset._data, attr)  # the collated samples (PyG's storage)
     flows = []
-    for i, data in enumerate(data_list):
+    for i, data in enumerate(dataset):
         x = get_flow(data, attr)
-        if x.shape[0] != n1:
+        if x.shape[0] != n:
             raise ValueError(
-                f"sample {i} has `{attr}` with {x.shape[0]} rows, expected N{rank} = {n1}"
+                f"sample {i} has `{attr}` with {x.shape[0]} rows, expected {label} = {n}"
             )
         flows.append(x)
-    return (torch.cat(flows) if flows else torch.zeros(0, 1)), data_list
+    return torch.cat(flows)
 
 
-def store_rows(
-    samples: Any,
+def fit_store(
+    dataset: Any,
+    own: list[ComplexData] | None,
     attr: str,
-    n1: int,
-    values: dict[str, Tensor],
-    per_sample: dict[str, Tensor] | None = None,
+    values: list[dict[str, Tensor]],
+    per_sample: dict[str, Tensor],
 ) -> Any:
-    """Store per-row ``values`` ``{key: [S * N1, ...]}`` (computed from
-    :func:`stacked_flows`) and ``per_sample`` values ``{key: [S, ...]}`` (one row per
-    sample) on ``samples``: an ``InMemoryDataset`` gets the new keys in its storage, in
-    place, sliced like ``attr`` (views made by indexing share them; PyG's cache of separated
-    samples is dropped) and is returned; a list of ``Data`` gives a list of shallow copies
-    carrying the new keys."""
-    per_sample = per_sample or {}
-    if isinstance(samples, InMemoryDataset):
-        storage, slices = samples._data, samples.slices
-        bounds = slices[attr]
+    """The last step of a fit: store the computed ``values`` (``{key: [rows, ...]}`` per
+    input of :func:`fit_inputs`) and ``per_sample`` values ``{key: [1, ...]}`` once per
+    sample. An ``InMemoryDataset`` gets them in its storage, in place (views made by
+    indexing share them), and is returned; a list gives a list of copies."""
+    if not values or not values[0]:
+        return dataset
+    values = {k: torch.cat([v[k] for v in values]) for k in values[0]}
+    if isinstance(dataset, InMemoryDataset):  # every sample of its storage (views share it)
+        storage, slices = dataset._data, dataset.slices
+        num = int(slices[attr].numel()) - 1
         for key, value in values.items():
             storage[key] = value
-            slices[key] = bounds.clone()  # in place: views share storage and slices
+            slices[key] = slices[attr].clone()  # in place: views share storage and slices
         for key, value in per_sample.items():
-            storage[key] = value
-            slices[key] = torch.arange(value.shape[0] + 1, device=bounds.device)
-        samples._data_list = None  # drop PyG's cache of separated samples
-        return samples
-    parts = {k: v.split(n1) for k, v in values.items()}
-    parts.update({k: v.split(1) for k, v in per_sample.items()})
-    out = []
-    for i, data in enumerate(samples):
-        data = copy.copy(data)
+            storage[key] = value.expand(num, *value.shape[1:]).clone()
+            slices[key] = torch.arange(num + 1, device=slices[attr].device)
+        dataset._data_list = None  # drop PyG's cache of separated samples
+        return dataset
+    samples = own if own is not None else [copy.copy(s) for s in dataset]
+    parts = {k: v.split([int(s[attr].shape[0]) for s in samples]) for k, v in values.items()}
+    for i, s in enumerate(samples):
         for key, rows in parts.items():
-            data[key] = rows[i]
-        out.append(data)
-    return out
+            s[key] = rows[i]
+        for key, value in per_sample.items():
+            s[key] = value
+    return samples

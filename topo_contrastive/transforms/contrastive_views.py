@@ -14,39 +14,36 @@ from torch import Tensor
 from torch_geometric.data import Batch, InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
-from topo_contrastive._layout import batch_vector, rows_to_samples, samples_to_rows
+from topo_contrastive._layout import batch_vector
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.transforms._common import (
     as_hodge,
+    as_input,
     bind_hodge,
     check_attr,
+    check_rows,
+    fit_inputs,
+    fit_plan,
+    fit_store,
     get_flow,
-    stacked_flows,
+    no_complex,
+    rank_of,
+    signals,
     store,
-    store_rows,
 )
-from topo_contrastive.transforms._per_complex import (
-    as_complex_data,
-    fit_per_complex,
-    has_own_complex,
-    hodge_of,
-    samples_as_rows,
-)
-from topo_contrastive.transforms.compute_drop_probabilities import ComputeDropProbabilities
+from topo_contrastive.transforms.hodge_spectral_mask import HodgeSpectralMask
 from topo_contrastive.utils.checks import check_bool
 
-__all__ = ["ContrastiveViews", "hodge_parts"]
+__all__ = ["ContrastiveViews"]
 
 #: Attribute holding the Hodge parts ``[rows, 3]`` (gradient, curl, harmonic columns).
 PARTS_ATTR = "hodge_parts"
 
 
 def hodge_parts(hodge: HodgeDecomposition, x: Tensor) -> Tensor:
-    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x`` ``[S, N_k]``,
-    in one batched call, in ``x``'s dtype and on its device (the ``hodge_parts`` of
-    :class:`ContrastiveViews`, of the experiments' data and of the debiased loss)."""
+    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x [S, N_k]``."""
     return torch.stack(list(hodge(x)), dim=-1)
 
 
@@ -63,18 +60,17 @@ class ContrastiveViews(BaseTransform):
         \mathbf{x} = \mathbf{x}_G + \mathbf{x}_C + \mathbf{x}_H.
 
     :meth:`fit` computes the Hodge parts (and a spectral mask's drop probabilities) of every
-    sample once and stores them on the dataset; each access then only draws two masks. The
-    complex is ``hodge``, the mask's, or ``dataset.complex`` bound by :meth:`fit`. Samples
-    with their own complexes (:class:`~topo_contrastive.data.ComplexData` or TopoBench's
-    ``incidence_1`` / ``incidence_2``) need none: each uses its own. The transform also
-    accepts a ``Batch``. The input is never modified.
-
-    **Order of transforms.** :meth:`fit` stores the Hodge parts (and a spectral mask's drop
-    probabilities) of the flows as they are then. A transform that changes the flows'
-    values (scaling, noise, normalisation) belongs before fitting: in the dataset's
-    ``pre_transform``, or applied to the samples before :meth:`fit`; ``ContrastiveViews``
-    is the last transform of a ``Compose``. Stored parts that no longer sum to the flow the
-    views see raise a ``ValueError``.
+    sample once and stores them on the dataset; each access then only draws two masks. With
+    ``fit_only=True`` it stores them on one sample and draws nothing: as a dataset's
+    ``pre_transform`` the processed file holds the fit, so the dataset reopened from its
+    ``root`` needs neither a second :meth:`fit` nor a complex. The complex is ``hodge``, the
+    mask's, or ``dataset.complex`` bound by :meth:`fit`; samples with their own complexes
+    (:class:`~topo_contrastive.data.ComplexData`, or TopoBench's ``incidence_1`` /
+    ``incidence_2``) each use their own. It also accepts a ``Batch``, and never modifies
+    the input. **Order of transforms:** the stored parts are those of the flows when fitted,
+    so a transform that changes the flows' values belongs before (the dataset's
+    ``pre_transform``, or applied before :meth:`fit`); parts that no longer sum to the flow
+    raise a ``ValueError``.
 
     Args:
         mask (callable): a transform returning a masked shallow copy of ``data``, e.g.
@@ -87,6 +83,9 @@ class ContrastiveViews(BaseTransform):
             ``"x_1"``)
         hodge_parts (bool, optional): add ``hodge_parts`` (``False`` for plain InfoNCE or
             multi-channel signals). (default: ``True``)
+        fit_only (bool, optional): store the fit (drop probabilities, Hodge parts, sizes)
+            on the returned sample and draw no views: the ``pre_transform`` form.
+            (default: ``False``)
 
     Shapes:
         - **input:** ``data[attr]`` ``[N1, 1]`` (``[N1, C]`` with ``hodge_parts=False``)
@@ -96,7 +95,7 @@ class ContrastiveViews(BaseTransform):
 
     Raises:
         TypeError: ``mask`` not callable, ``hodge``/``attr``/``hodge_parts`` of another type;
-            no complex known at a call.
+            no complex known where one is needed.
         ValueError: a mask on another attribute; a mask bound to another complex than
             ``hodge``; stored ``hodge_parts`` that do not sum to the flow (the flows were
             changed after :meth:`fit`: see "Order of transforms" above); a missing,
@@ -123,55 +122,31 @@ class ContrastiveViews(BaseTransform):
         hodge: HodgeDecomposition | ComplexOperators | None = None,
         attr: str | None = None,
         hodge_parts: bool = True,
+        fit_only: bool = False,
     ) -> None:
         if not callable(mask):
             raise TypeError(
                 f"`mask` must be a transform (callable) such as HodgeSpectralMask or "
                 f"EdgeFlowMask, got {type(mask).__name__}"
             )
-        if attr is None:  # x_k for a mask of rank k (SimplexSignalMask, HodgeSpectralMask)
-            bound = getattr(mask, "bound_hodge", None)
-            rank = getattr(mask, "rank", None)
-            attr = f"x_{getattr(bound, 'rank', 1) if rank is None else rank}"
-        self.attr = check_attr(attr, "attr")
-        mask_attr = getattr(mask, "attr", self.attr)
-        if mask_attr != self.attr:
+        self.attr = check_attr(f"x_{getattr(mask, 'rank', 1)}" if attr is None else attr, "attr")
+        if getattr(mask, "attr", self.attr) != self.attr:
             raise ValueError(
-                f"`mask` works on {mask_attr!r} but the views are made of {self.attr!r}; "
+                f"`mask` works on {mask.attr!r} but the views are made of {self.attr!r}; "
                 "give both the same `attr`"
             )
         self.mask = mask
         self.hodge_parts = check_bool(hodge_parts, "hodge_parts")
-        self._hodge = as_hodge(hodge)
-        if self._hodge is not None and callable(getattr(mask, "bind_complex", None)):
-            # an unbound spectral mask gets the views' complex (one decomposition for both)
-            mask.bind_complex(self._hodge)
+        self.fit_only = check_bool(fit_only, "fit_only")
+        #: The decomposition of the flows' complex (``None`` until bound by :meth:`fit`).
+        self.hodge = as_hodge(hodge)
+        if isinstance(mask, HodgeSpectralMask):  # one decomposition for the views and mask
+            self.hodge = mask.hodge if self.hodge is None else mask.bind(self.hodge)
         self._warned = False
 
-    # ------------------------------------------------------------------ complex
-    def _mask_hodge(self) -> HodgeDecomposition | None:
-        """The mask's decomposition if it has one bound (a spectral mask), else ``None``."""
-        return getattr(self.mask, "bound_hodge", None)
-
-    @property
-    def hodge(self) -> HodgeDecomposition:
-        """The Hodge decomposition of the complex (given, the mask's, or bound by :meth:`fit`).
-
-        Raises:
-            TypeError: no complex known yet.
-        """
-        hodge = self._hodge if self._hodge is not None else self._mask_hodge()
-        if hodge is None:
-            raise TypeError(
-                "ContrastiveViews has no complex yet: pass `hodge=` (a HodgeDecomposition or "
-                "ComplexOperators) or call fit(dataset) first"
-            )
-        return hodge
-
-    @property
-    def prob_attr(self) -> str | None:
-        """Attribute of the mask's stored drop probabilities (``None`` for other masks)."""
-        return getattr(self.mask, "prob_attr", None)
+    def _complex(self) -> HodgeDecomposition | None:
+        """The views' decomposition, else a spectral mask's (bound later on its own)."""
+        return self.hodge if self.hodge is not None else getattr(self.mask, "hodge", None)
 
     def bind(self, dataset: Any) -> HodgeDecomposition:
         """Bind the transform and an unbound spectral mask to ``dataset.complex`` (one
@@ -181,131 +156,80 @@ class ContrastiveViews(BaseTransform):
             TypeError: no complex given and ``dataset`` has no ``complex``.
             ValueError: ``dataset.complex`` is not the given complex.
         """
-        known = self._hodge if self._hodge is not None else self._mask_hodge()
-        self._hodge = bind_hodge(known, dataset, type(self).__name__)
-        if callable(getattr(self.mask, "bind_complex", None)):
-            self.mask.bind_complex(self._hodge)  # one decomposition shared by both
-        return self._hodge
-
-    # ------------------------------------------------------------------ once per sample
-    def _parts(self, x: Tensor, stacked: bool) -> Tensor:
-        """Hodge parts ``[rows, 3]`` of single-channel flows ``x`` (``[rows]``/``[rows, 1]``;
-        ``rows = N1``, or ``S * N1`` when ``stacked``)."""
-        if x.dim() == 2 and x.shape[1] != 1:
-            raise ValueError(
-                f"Hodge parts need a single-channel flow, got `{self.attr}` of shape "
-                f"{tuple(x.shape)}; pass hodge_parts=False for multi-channel signals"
-            )
-        rows = x.shape[0]
-        n1, k = self.hodge.num_simplices, self.hodge.rank
-        if rows % n1 != 0 or (not stacked and rows != n1):
-            what = ("nodes", "edges", "triangles")[k]
-            raise ValueError(
-                f"`{self.attr}` has {rows} rows but the complex has N{k} = {n1} {what} (a "
-                + ("flow" if k == 1 else f"rank-{k} signal")
-                + " of another complex?)"
-            )
-        flows = rows_to_samples(x.reshape(-1), n1, k, self.attr)  # [S, N1]
-        return samples_to_rows(hodge_parts(self.hodge, flows))  # [rows, 3]
+        self.hodge = bind_hodge(self._complex(), dataset, type(self).__name__)
+        if isinstance(self.mask, HodgeSpectralMask):
+            self.mask.bind(self.hodge)
+        return self.hodge
 
     def fit(self, dataset: InMemoryDataset | Iterable[Any]) -> Any:
         """Bind the complex (:meth:`bind`), then compute, for all samples of ``dataset`` in
-        one batched call each, the Hodge parts of the flows and (spectral mask) the drop
+        one batched call, the Hodge parts of the flows and (spectral mask) the drop
         probabilities, and store them on the samples (``hodge_parts``, ``drop_prob``).
+        Samples with their own complexes go a chunk at a time, each chunk's decomposition
+        shared by both.
 
         Args:
             dataset: an ``InMemoryDataset`` (updated in place, not its file, and returned;
                 views made by indexing share the new attributes) or an iterable of ``Data``
                 (a list of shallow copies is returned).
 
-        Returns:
-            The dataset itself, or the list of copies.
-
         Raises:
             TypeError: no complex given and ``dataset`` has none.
             ValueError: a dataset on another complex; a sample without a valid flow of
                 :math:`N_1` rows.
         """
-        if not isinstance(dataset, InMemoryDataset):
-            dataset = list(dataset)
-        first = dataset.get(0) if isinstance(dataset, InMemoryDataset) and len(dataset) else (
-            dataset[0] if isinstance(dataset, list) and dataset else None
-        )
-        if first is not None and has_own_complex(first):
-            return self._fit_per_complex(dataset)
-        hodge = self.bind(dataset)
-        fit_mask = getattr(self.mask, "fit", None)
-        if callable(fit_mask):
-            dataset = fit_mask(dataset)
-        if self.hodge_parts:
-            n = hodge.num_simplices
-            x, samples = stacked_flows(dataset, self.attr, n, rank=hodge.rank)  # [S * N, C]
-            parts = self._parts(x, stacked=True) if len(x) else x.new_zeros(0, 3)
-            dataset = store_rows(samples, self.attr, n, {PARTS_ATTR: parts})
-        return dataset
-
-    def _fit_per_complex(self, dataset: Any) -> Any:
-        """:meth:`fit` on samples with their own complexes."""
-        rank = self._signal_rank()
-        precompute = getattr(self.mask, "precompute", None)
-        if (
-            self.hodge_parts
-            and isinstance(precompute, ComputeDropProbabilities)
-            and precompute.attr == self.attr
-            and precompute.rank == rank
-        ):
-            # one pass: the drop probabilities and the Hodge parts of a chunk share its
-            # decomposition (cached on the chunk's batch), which dominates the cost
-            def both(batch: Any, x: Tensor, rows: Tensor) -> dict[str, Tensor]:
-                out = precompute._with_tag(precompute.probabilities_per_complex(batch, x))
-                return {**out, PARTS_ATTR: self._parts_per_complex(batch, x, rank)}
-
-            return fit_per_complex(dataset, self.attr, rank, both)
-        fit_mask = getattr(self.mask, "fit", None)
-        if callable(fit_mask):
-            dataset = fit_mask(dataset)
-        if not self.hodge_parts:
+        mask = self.mask
+        spectral = isinstance(mask, HodgeSpectralMask)
+        if not spectral and callable(getattr(mask, "fit", None)):
+            dataset = mask.fit(dataset)
+        dataset, own = fit_plan(dataset, self.attr)
+        hodge = self.bind(dataset) if own is None else None
+        if not (spectral or self.hodge_parts):
             return dataset
-        return fit_per_complex(
-            dataset,
-            self.attr,
-            rank,
-            lambda batch, x, rows: {PARTS_ATTR: self._parts_per_complex(batch, x, rank)},
-        )
+        inputs = fit_inputs(dataset, own, self.attr, rank_of(self.attr), hodge)
+        values = [self._fitted(data, x) for data, x in inputs]
+        tags = {}
+        if spectral:
+            key, tag = mask._tag()
+            tags = {key: torch.full((1, 1), tag, dtype=torch.int32)}
+        return fit_store(dataset, own, self.attr, values, tags)
 
-    def _signal_rank(self) -> int:
-        a = self.attr
-        return int(a[2]) if len(a) == 3 and a[:2] == "x_" and a[2] in "012" else 1
+    def _fitted(self, data: Any, x: Tensor) -> dict[str, Tensor]:
+        """What :meth:`fit` stores for the signals ``x`` of ``data`` (``None``: the stacked
+        samples of the shared complex): drop probabilities, Hodge parts."""
+        out = {}
+        if isinstance(self.mask, HodgeSpectralMask):
+            out[self.mask.prob_attr] = self.mask._probabilities(data, x)
+        if self.hodge_parts:
+            out[PARTS_ATTR] = self._parts(data, x)
+        return out
 
-    def _parts_per_complex(self, data: Any, x: Tensor, rank: int) -> Tensor:
-        """Hodge parts ``[rows, 3]`` of the signals ``x`` of samples with their own
-        complexes (the batch's block-diagonal complex)."""
+    def _parts(self, data: Any, x: Tensor) -> Tensor:
+        """Hodge parts ``[rows, 3]`` of the single-channel signals ``x`` of ``data``."""
         if x.dim() == 2 and x.shape[1] != 1:
             raise ValueError(
                 f"Hodge parts need a single-channel flow, got `{self.attr}` of shape "
                 f"{tuple(x.shape)}; pass hodge_parts=False for multi-channel signals"
             )
-        samples_as_rows(data, x, rank, self.attr)
-        hodge = hodge_of(data, rank)
-        return hodge_parts(hodge, x.reshape(1, -1))[0]  # [rows, 3]
+        rank, owner = rank_of(self.attr), type(self).__name__
+        hodge, flows, back = signals(data, x, self.attr, rank, self._complex(), owner, False)
+        return back(hodge_parts(hodge, flows))
 
     def _check_stored_parts(self, parts: Any, x: Tensor) -> None:
-        """Raise unless the stored Hodge parts ``[rows, 3]`` sum to the flow ``x`` the views
-        are made of (to a thousandth of its largest magnitude): a transform that changed the
-        flows after :meth:`fit` leaves parts of other flows."""
-        name = f"data.{PARTS_ATTR}"
-        rows = x.shape[0]
+        """Raise unless the stored Hodge parts ``[rows, 3]`` sum to the flow ``x`` (to a
+        thousandth of its largest magnitude): parts of flows changed after :meth:`fit`."""
+        name, rows = f"data.{PARTS_ATTR}", x.shape[0]
         if not isinstance(parts, Tensor) or tuple(parts.shape) != (rows, 3):
             shape = tuple(parts.shape) if isinstance(parts, Tensor) else type(parts).__name__
             raise ValueError(
                 f"`{name}` must have shape [{rows}, 3] (gradient, curl and harmonic parts of "
                 f"every row of `data.{self.attr}`), got {shape}"
             )
-        if x.dim() == 2 and x.shape[1] != 1:
+        if (x.dim() == 2 and x.shape[1] != 1) or not rows:
             return  # several channels: no parts to compare (a multi-channel error elsewhere)
         flow = x.reshape(-1).double()
-        gap = float((parts.double().sum(dim=1) - flow).abs().max()) if rows else 0.0
-        scale = float(flow.abs().max()) if rows else 0.0
+        gap = float((parts.double().sum(dim=1) - flow).abs().max())
+        scale = float(flow.abs().max())
         if not gap <= 1e-3 * scale:  # also NaN
             raise ValueError(
                 f"the stored `{name}` do not sum to `data.{self.attr}` (largest difference "
@@ -316,23 +240,38 @@ class ContrastiveViews(BaseTransform):
                 "ContrastiveViews must be the last transform"
             )
 
-    def _warn_unfitted(self, what: str) -> None:
-        if not self._warned:
+    def _prepare(self, data: Any) -> Tensor:
+        """Check the flow ``data[attr]`` (returned); store the drop probabilities and Hodge
+        parts ``data`` lacks; check stored parts."""
+        x = get_flow(data, self.attr)
+        check_rows(data, x, self.attr, self._complex())
+        computed = False
+        mask = self.mask
+        if isinstance(mask, HodgeSpectralMask) and data.get(mask.prob_attr) is None:
+            p = mask._probabilities(data, x)  # once here, not in each of the two views
+            for key, value in (mask._with_tag(p) if self.fit_only else {mask.prob_attr: p}).items():
+                store(data, key, value, like=self.attr)
+            computed = True
+        if self.hodge_parts and data.get(PARTS_ATTR) is None:
+            store(data, PARTS_ATTR, self._parts(data, x), like=self.attr)
+            computed = True
+        elif self.hodge_parts:
+            self._check_stored_parts(data[PARTS_ATTR], x)
+        if computed and not (self._warned or self.fit_only):
             self._warned = True
             warnings.warn(
-                f"ContrastiveViews computes the {what} of every sample at every access; call "
-                "fit(dataset) once to store them (one batched call)",
+                "ContrastiveViews computes the Hodge parts or drop probabilities of every "
+                "sample at every access; call fit(dataset) once to store them (one batched "
+                "call), or store them with fit_only=True as the dataset's pre_transform",
                 UserWarning,
                 stacklevel=3,
             )
+        return x
 
-    # ------------------------------------------------------------------ per access
     def draw(self, data: Any) -> tuple[Tensor, Tensor]:
         """The two masked views of ``data[attr]``, the draws :meth:`forward` stores as
-        ``{attr}_view1`` and ``{attr}_view2``, returned without storing them (nor, on a
-        ``Batch``, a batch vector of its rows): for a training loop that needs the views
-        only. Drop probabilities and Hodge parts missing on ``data`` are computed and
-        stored as in :meth:`forward`.
+        ``{attr}_view1`` and ``{attr}_view2``, returned without storing anything on
+        ``data``: for a training loop that needs the views only.
 
         Returns:
             ``(view1, view2)``, each of the shape, dtype and device of ``data[attr]``.
@@ -340,80 +279,42 @@ class ContrastiveViews(BaseTransform):
         Raises:
             ValueError, TypeError: as :meth:`forward`.
         """
-        if has_own_complex(data):
-            data = as_complex_data(data)
-            self._prepare_per_complex(data, get_flow(data, self.attr))
-        else:
-            x = get_flow(data, self.attr)
-            self._prepare(data, x, isinstance(data, Batch))
+        data = as_input(copy.copy(data))
+        self._prepare(data)
         return self.mask(copy.copy(data))[self.attr], self.mask(copy.copy(data))[self.attr]
 
-    def _prepare(self, data: Any, x: Tensor, is_batch: bool) -> None:
-        """Store the drop probabilities and Hodge parts ``data`` lacks; check stored parts."""
-        prob_attr = self.prob_attr
-        precompute = getattr(self.mask, "precompute", None)
-        if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
-            probs = precompute.probabilities(x)  # once here, not in each of the two views
-            self._warn_unfitted("drop probabilities")
-            store(data, prob_attr, probs, like=self.attr)
-        if self.hodge_parts and data.get(PARTS_ATTR) is None:
-            parts = self._parts(x, stacked=is_batch)
-            self._warn_unfitted("Hodge parts")
-            store(data, PARTS_ATTR, parts, like=self.attr)
-        elif self.hodge_parts:
-            self._check_stored_parts(data[PARTS_ATTR], x)
-
     def forward(self, data: Any) -> Any:
-        if has_own_complex(data):
-            return self._forward_per_complex(as_complex_data(data))
-        x = get_flow(data, self.attr)
-        is_batch = isinstance(data, Batch)
-        num_graphs = int(data.num_graphs) if is_batch else None
-        self._prepare(data, x, is_batch)
-        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
-        for i, view in enumerate(views, start=1):
-            store(data, f"{self.attr}_view{i}", view, like=self.attr)
-        if is_batch:
-            if data.get("batch") is None:
-                n1 = x.shape[0] // max(num_graphs, 1)
-                data.batch = batch_vector(num_graphs, n1, x.device)
-                data.ptr = torch.arange(num_graphs + 1, device=x.device) * n1
+        data = as_input(data)
+        x = self._prepare(data)
+        if not self.fit_only:
+            views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
+            for i, view in enumerate(views, start=1):
+                store(data, f"{self.attr}_view{i}", view, like=self.attr)
+        if isinstance(data, ComplexData):
             return data
-        if not isinstance(data, ComplexData):  # on the shared complex: sizes, no incidences
-            attrs = {k: data[k] for k in data.keys()}  # noqa: SIM118 - Data API
-            shared = ComplexData.on_shared_complex(self.hodge.complex)
-            if "num_nodes" in data._store:
-                shared.num_nodes = data._store["num_nodes"]
-            for key, value in attrs.items():
-                shared[key] = value
-            return shared
-        return data
-
-    def _forward_per_complex(self, data: ComplexData) -> ComplexData:
-        """:meth:`forward` on a sample (or batch) with its own complex."""
-        self._prepare_per_complex(data, get_flow(data, self.attr))
-        views = [self.mask(copy.copy(data))[self.attr] for _ in range(2)]
-        for i, view in enumerate(views, start=1):
-            store(data, f"{self.attr}_view{i}", view, like=self.attr)
-        return data
-
-    def _prepare_per_complex(self, data: ComplexData, x: Tensor) -> None:
-        """:meth:`_prepare` on a sample (or batch) with its own complex."""
-        prob_attr = self.prob_attr
-        precompute = getattr(self.mask, "precompute", None)
-        if precompute is not None and prob_attr is not None and data.get(prob_attr) is None:
-            probs = precompute.probabilities_per_complex(data, x)
-            self._warn_unfitted("drop probabilities")
-            store(data, prob_attr, probs, like=self.attr)
-        if self.hodge_parts and data.get(PARTS_ATTR) is None:
-            parts = self._parts_per_complex(data, x, self._signal_rank())
-            self._warn_unfitted("Hodge parts")
-            store(data, PARTS_ATTR, parts, like=self.attr)
-        elif self.hodge_parts:
-            self._check_stored_parts(data[PARTS_ATTR], x)
+        if isinstance(data, Batch):
+            if data.get("batch") is None:
+                num = int(data.num_graphs)
+                n = x.shape[0] // max(num, 1)
+                data.batch = batch_vector(num, n, x.device)
+                data.ptr = torch.arange(num + 1, device=x.device) * n
+            return data
+        # a sample of the shared complex as ComplexData (its sizes, no incidences), from the
+        # sizes it carries (stored by a fit_only pre_transform) or from the bound complex
+        if "cell_counts" in data.keys():  # noqa: SIM118 - Data API
+            shared = ComplexData()
+        else:
+            hodge = self._complex()
+            if hodge is None:
+                raise no_complex(type(self).__name__)
+            shared = ComplexData.on_shared_complex(hodge.complex)
+        for key in data.keys():  # noqa: SIM118 - Data API
+            shared[key] = data[key]
+        return shared
 
     def __repr__(self) -> str:
+        fit_only = ", fit_only=True" if self.fit_only else ""
         return (
             f"{type(self).__name__}(mask={self.mask!r}, attr={self.attr!r}, "
-            f"hodge_parts={self.hodge_parts})"
+            f"hodge_parts={self.hodge_parts}{fit_only})"
         )

@@ -1,4 +1,5 @@
-r"""Uniform masking of signals on the simplices of any rank (paper §4, docs/design.md §2.1)."""
+r"""Uniform masking of signals on the simplices of any rank, edge flows among them (paper §4,
+docs/design.md §2.1)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from topo_contrastive.transforms._common import (
     get_flow,
     make_generator,
 )
-from topo_contrastive.transforms._mask_options import check_budget
+from topo_contrastive.transforms.hodge_spectral_mask import check_budget
 from topo_contrastive.utils.checks import check_int
 
-__all__ = ["SimplexSignalMask"]
+__all__ = ["EdgeFlowMask", "SimplexSignalMask"]
 
 
 class SimplexSignalMask(BaseTransform):
@@ -34,12 +35,15 @@ class SimplexSignalMask(BaseTransform):
     at ``rank=1``), ``x_2`` on triangles. The mask is drawn per row: on a single sample
     ``x_k [N_k, C]`` every simplex gets its own draw, on a PyG ``Batch``
     ``x_k [B * N_k, C]`` every simplex of every sample does (one vectorised draw), and the
-    :math:`C` channels of a simplex share its draw. The input is never modified: the
-    returned shallow copy holds a new tensor on the input's device and dtype. Calling the
-    transform twice draws two independent masks (the generator advances): ``view1, view2
-    = mask(batch), mask(batch)``. As a dataset transform with ``num_workers > 0`` each
-    ``DataLoader`` worker draws from its own generator (as
-    :class:`~topo_contrastive.transforms.EdgeFlowMask`).
+    :math:`C` channels of a simplex share its draw; a dropped simplex's signal becomes 0.
+    The input is never modified: the returned shallow copy holds a new tensor on the
+    input's device and dtype. Calling the transform twice draws two independent masks (the
+    generator advances): ``view1, view2 = mask(batch), mask(batch)``; an int seed makes
+    the sequence reproducible. **DataLoader workers:** as a dataset transform with
+    ``num_workers > 0`` each worker draws from its own generator, seeded from the
+    transform's seed and the worker's seed (which PyTorch derives per epoch from the
+    ``DataLoader``'s ``generator`` or the global seed): masks differ across workers and
+    epochs and reproduce under ``torch.manual_seed``.
 
     Args:
         p (float): drop probability in :math:`[0, 1]`.
@@ -49,7 +53,8 @@ class SimplexSignalMask(BaseTransform):
             ``f"x_{rank}"``)
         generator (torch.Generator or int, optional): random generator, or a seed for a
             new CPU generator; ``None`` uses torch's global generator on the signal's
-            device. (default: ``None``)
+            device. Draws are made on the generator's device and moved to the signal's.
+            (default: ``None``)
 
     Shapes:
         - **input** ``data[attr]``: ``[N_k]``, ``[N_k, C]`` or ``[B * N_k, C]``, floating.
@@ -77,12 +82,10 @@ class SimplexSignalMask(BaseTransform):
         attr: str | None = None,
         generator: torch.Generator | int | None = None,
     ) -> None:
-        p = check_budget(p, "p")  # a drop probability in [0, 1]
-        rank = check_int(rank, "rank")
-        if not 0 <= rank <= 3:
+        self.p = check_budget(p, "p")  # a drop probability in [0, 1]
+        self.rank = check_int(rank, "rank")
+        if not 0 <= self.rank <= 3:
             raise ValueError(f"`rank` must lie in 0..3, got {rank}")
-        self.p = float(p)
-        self.rank = int(rank)
         self.attr = check_attr(f"x_{self.rank}" if attr is None else attr, "attr")
         self.generator = make_generator(generator)
 
@@ -93,3 +96,40 @@ class SimplexSignalMask(BaseTransform):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p}, rank={self.rank}, attr={self.attr!r})"
+
+
+class EdgeFlowMask(SimplexSignalMask):
+    r"""Drop every edge's flow independently with probability :math:`p` (paper §4, "edge
+    flow masking" with the same probability for all edges; docs/design.md §2.1):
+    :class:`SimplexSignalMask` at ``rank=1``, :math:`\mathbf{x}' = \mathbf{x} \circ
+    (\mathbf{1} - \mathbf{d})`, :math:`d_i \sim \mathrm{Ber}(p)` i.i.d.
+
+    Args:
+        p (float): drop probability in :math:`[0, 1]`.
+        attr (str, optional): name of the edge-flow attribute. (default: ``"x_1"``)
+        generator (torch.Generator or int, optional): random generator, or a seed for a
+            new CPU generator. (default: ``None``: torch's global generator)
+
+    Shapes:
+        - **input**, **output** ``data[attr]``: ``[N1]``, ``[N1, C]`` or ``[B * N1, C]``.
+
+    Raises:
+        TypeError, ValueError: as :class:`SimplexSignalMask`.
+
+    Example:
+        >>> mask, data = EdgeFlowMask(0.3, generator=0), Data(x_1=torch.ones(1000, 1))
+        >>> view1, view2 = mask(data), mask(data)
+        >>> bool((view1.x_1 == 0).float().mean().sub(0.3).abs() < 0.05)
+        True
+    """
+
+    def __init__(
+        self,
+        p: float,
+        attr: str = "x_1",
+        generator: torch.Generator | int | None = None,
+    ) -> None:
+        super().__init__(p, rank=1, attr=attr, generator=generator)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(p={self.p}, attr={self.attr!r})"

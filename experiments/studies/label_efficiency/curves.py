@@ -70,7 +70,7 @@ from topo_contrastive.evaluation import finetune as ft
 from topo_contrastive.evaluation.probe import reference_features
 from topo_contrastive.training.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import build_encoder, embed
+from topo_contrastive.training.loop import embed
 from topo_contrastive.utils.extras import require_extra
 from topo_contrastive.utils.files import COMPLETE_MARKER
 from topo_contrastive.utils.words import count
@@ -269,7 +269,7 @@ class _Features:
         if key not in self.cache:
             with torch.random.fork_rng(devices=[]):  # as `pretrain` starts its encoder
                 torch.manual_seed(pseed)
-                self.cache[key] = build_encoder(self.config("SCL", edition), self.data.hodge)
+                self.cache[key] = self.data.encoder(self.config("SCL", edition))
             self.cache[key].eval()
         return self.cache[key]
 
@@ -277,8 +277,8 @@ class _Features:
         key = ("pretrained", method, edition, pseed)
         if key in self.cache:
             return self.cache[key]
+        from topo_contrastive import io
         from topo_contrastive.cli.runs import pretrain_to_folder
-        from topo_contrastive.training.checkpoint import load_experiment_encoder
 
         cfg = self.config(method, edition)
         epochs = self.opts["pretrain_epochs"] or cfg.epochs
@@ -296,7 +296,7 @@ class _Features:
                 json.dumps(ran.to_dict())) and (meta.get("seed"), meta.get("epochs")) == (
                 pseed, epochs)  # fmt: skip
         if done:
-            encoder, _ = load_experiment_encoder(run_dir / "encoder.pt", data=self.data)
+            encoder, _ = io.load_encoder(run_dir / "encoder.pt", complex=self.data.hodge)
             self.log(f"loaded the pre-trained {method} ({edition}, seed {pseed}) from {run_dir}")
         else:
             run_dir.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,8 @@ from experiments.studies.many_complexes.report import (
     write_many_complexes,
 )
 from experiments.studies.many_complexes.rows import DEFAULT_ROWS, ROWS, Cell, Row
-from topo_contrastive.evaluation.many_references import REFERENCES, reference_features
+from topo_contrastive.training.embeddings import AGNOSTIC_ROWS as REFERENCES
+from topo_contrastive.training.embeddings import agnostic_features as reference_features
 
 __all__ = [
     "DEFAULT_FRACTIONS",

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from topo_contrastive.evaluation.many_references import REFERENCES, reference_features
+from topo_contrastive.training.embeddings import AGNOSTIC_ROWS as REFERENCES
+from topo_contrastive.training.embeddings import agnostic_features as reference_features
 
 __all__ = ["DEFAULT_ROWS", "ROWS", "TOPOMODELX_BATCH", "Cell", "Row"]
 

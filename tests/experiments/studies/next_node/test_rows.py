@@ -13,7 +13,6 @@ from experiments.studies.next_node import next_node_samples
 from experiments.studies.next_node import rows as nn_
 from topo_contrastive import ComplexOperators
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import build_encoder
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +20,7 @@ def setup(tiny_data):
     samples = next_node_samples(tiny_data.complex, tiny_data.dataset.paths(), seed=0)
     cfg = get_config("SCL", "trajectory", hidden_channels=8, num_layers=2)
     torch.manual_seed(0)
-    encoder = build_encoder(cfg, tiny_data.hodge).eval()
+    encoder = tiny_data.encoder(cfg).eval()
     return samples, encoder, tiny_data.split(0)
 
 

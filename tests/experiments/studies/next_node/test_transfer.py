@@ -12,14 +12,13 @@ from experiments.studies.next_node import next_node_samples
 from experiments.studies.next_node import rows as nn_
 from experiments.studies.next_node import transfer as tr_
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import build_encoder
 
 
 @pytest.fixture(scope="module")
 def encoder(tiny_data):
     cfg = get_config("SCL", "trajectory", hidden_channels=8, num_layers=2)
     torch.manual_seed(0)
-    return build_encoder(cfg, tiny_data.hodge).eval()
+    return tiny_data.encoder(cfg).eval()
 
 
 def test_splits_hold_forward_then_reversed_samples_and_regions_by_label(tiny_data):

@@ -1,0 +1,254 @@
+r"""The maths of the Hodge-aware drop probabilities (private; docs/design.md §2.2-2.3, §7.7):
+the weights of the closed-form objective, the exact projection onto the capped simplex and
+the batched projected gradient descent behind
+:func:`~topo_contrastive.transforms.optimize_drop_probabilities` (no argument checks here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from topo_contrastive.hodge import HodgeDecomposition
+
+#: Largest padded support size whose Lipschitz constant is computed exactly (eigvalsh).
+_EXACT_LIPSCHITZ_MAX = 256
+#: Growth of a sample's step after an accepted step (backtracking halves it on rejection).
+_STEP_GROWTH = 1.5
+#: Support sizes within a chunk differ by at most this factor (+8): limits padding waste.
+_CHUNK_GROWTH = 1.5
+#: Largest step, in units of 1 / L (keeps ``p - step * grad`` well inside float64's range).
+_MAX_STEP_RATIO = 1024.0
+
+
+# ---------------------------------------------------------------------------- objective
+def objective_weights(
+    x: Tensor,
+    blocks: Mapping[str, Tensor],
+    perturb: tuple[str, ...],
+    preserve: tuple[str, ...],
+    alpha: Mapping[str, float],
+) -> dict[str, Tensor]:
+    """``c_k = s_k alpha_k / ||P_k x||^2`` (zero where ``||P_k x|| = 0``), shape ``[...]``."""
+    weights = {}
+    for comp in (*perturb, *preserve):
+        sign = -1.0 if comp in perturb else 1.0
+        block = blocks[comp]
+        energy = torch.einsum("...i,...ij,...j->...", x, block, x)  # ||P_k x||^2, [...]
+        # round-off can leave a tiny or negative energy for a flow with none in component
+        # k: components below a relative threshold of ||x||^2 contribute nothing (§2.3)
+        total = x.square().sum(-1)
+        present = energy > 1e-12 * total
+        safe = torch.where(present, energy, torch.ones_like(energy))
+        weights[comp] = torch.where(present, sign * alpha[comp] / safe, torch.zeros_like(energy))
+    return weights
+
+
+def project_sort(v: Tensor, b: Tensor, upper: Tensor) -> Tensor:
+    r"""Exact root of the piecewise-linear :math:`g(\mu) = \sum_i \operatorname{clip}(v_i -
+    \mu, 0, u_i)` by sorting its breakpoints :math:`v_i - 1, v_i` (no checks)."""
+    zero = torch.zeros((), dtype=v.dtype, device=v.device)
+    free = upper > 0
+    g0 = torch.minimum(torch.maximum(v, zero), upper).sum(-1)  # g(0)
+    over = g0 > b
+    # Breakpoints: entry i starts to fall at mu = v_i - 1 (slope -1) and reaches 0 at v_i.
+    # Fixed entries get two coinciding breakpoints at 0 whose slope changes cancel.
+    knots = torch.cat([torch.where(free, v - 1, zero), torch.where(free, v, zero)], -1)
+    dslope = torch.cat([-upper, upper], -1)  # [..., 2n]
+    knots, order = knots.sort(-1)
+    slope = dslope.gather(-1, order).cumsum(-1)  # slope of g right of each knot
+    gaps = knots[..., 1:] - knots[..., :-1]
+    # at the smallest knot every free entry is still 1
+    start = upper.sum(-1, keepdim=True)
+    g = torch.cat([start, start + (slope[..., :-1] * gaps).cumsum(-1)], -1)  # g(knot_j)
+    # first knot with g <= b (g is non-increasing and 0 at the largest knot)
+    j = (g > b.unsqueeze(-1)).sum(-1, keepdim=True).clamp(1, knots.shape[-1] - 1)
+    t0, t1 = knots.gather(-1, j - 1), knots.gather(-1, j)
+    g_0, g_1 = g.gather(-1, j - 1), g.gather(-1, j)
+    drop = g_0 - g_1
+    frac = torch.where(drop > 0, (g_0 - b.unsqueeze(-1)) / torch.where(drop > 0, drop, 1), 1)
+    mu = (t0 + frac.clamp(0, 1) * (t1 - t0)).squeeze(-1)
+    mu = torch.where(over, mu.clamp_min(0), torch.zeros_like(mu))
+    return torch.minimum(torch.maximum(v - mu.unsqueeze(-1), zero), upper)
+
+
+# ---------------------------------------------------------------------------- optimiser
+def _lipschitz(hess: Tensor, bound: Tensor) -> Tensor:
+    """Spectral norm of the Hessians ``[B, n, n]`` (exact for small ``n``, else a bound)."""
+    if hess.shape[-1] <= _EXACT_LIPSCHITZ_MAX:
+        lip = torch.linalg.eigvalsh(hess).abs().amax(-1)
+        lip = lip * (1 + 1e-9) + 1e-15 * bound  # round-off of eigvalsh
+    else:
+        fro = torch.linalg.matrix_norm(hess, ord="fro")
+        rows = hess.abs().sum(-1).amax(-1)  # ||H||_inf >= ||H||_2 for symmetric H
+        lip = torch.minimum(fro, rows)
+    # A larger constant is always safe (smaller step); the floor keeps the step finite on
+    # objectives that are linear in p (e.g. a one-edge support) or identically zero.
+    floor = torch.where(bound > 0, 1e-6 * bound, torch.ones_like(bound))
+    return torch.maximum(lip, floor)
+
+
+def _optimize_chunk(
+    xs: Tensor,
+    valid: Tensor,
+    blocks: Mapping[str, Tensor],
+    budget: float,
+    objective: tuple[tuple[str, ...], tuple[str, ...], Mapping[str, float]],
+    steps: tuple[int, float | None, float],
+    history: list[Tensor] | None,
+) -> Tensor:
+    """PGD on one chunk: ``xs [B, n]`` (float64, zero-padded), ``valid [B, n]``, blocks
+    ``[B, n, n]``; ``steps = (num_steps, lr, tol)``. Returns ``p [B, n]``; appends ``f(p)
+    [B]`` per step to ``history``."""
+    num_steps, lr, tol = steps
+    coef = objective_weights(xs, blocks, *objective)
+    count, n = xs.shape
+    mat = torch.zeros(count, n, n, dtype=xs.dtype, device=xs.device)  # M = sum_k c_k P_k
+    bound = torch.zeros(count, dtype=xs.dtype, device=xs.device)
+    for comp, c in coef.items():
+        mat = mat + c[:, None, None] * blocks[comp]
+        bound = bound + c.abs()
+    diag = torch.diagonal(mat, dim1=-2, dim2=-1)  # [B, n]
+    lin = diag * xs.square()  # coefficient of p_i (1 - p_i)
+    # Hessian of f: 2 diag(x) (M - Diag(M)) diag(x)
+    hess = 2 * xs.unsqueeze(-1) * (mat - torch.diag_embed(diag)) * xs.unsqueeze(-2)
+    # ||H||_2 <= 2 max x^2 (||M||_2 + max|M_ii|) <= 4 max x^2 sum_k |c_k|
+    bound = 4 * xs.square().amax(-1) * bound
+    min_step = 1.0 / _lipschitz(hess, bound)  # [B], 1 / L
+    del hess
+    adaptive = lr is None
+    step = min_step.clone() if adaptive else torch.full_like(bound, lr)
+    cap = budget * valid.sum(-1).to(xs.dtype)  # [B]
+    upper = valid.to(xs.dtype)
+    p = budget * upper  # feasible start: uniform budget on the support
+
+    def f(p: Tensor) -> Tensor:
+        q = xs * p
+        return torch.einsum("bi,bij,bj->b", q, mat, q) + (lin * p * (1 - p)).sum(-1)
+
+    def gradient(p: Tensor) -> Tensor:
+        return 2 * xs * torch.einsum("bij,bj->bi", mat, xs * p) + lin * (1 - 2 * p)
+
+    value = f(p)
+    if history is not None:
+        history.append(value)
+    active = torch.ones_like(value, dtype=torch.bool)  # samples still being optimised
+    for it in range(num_steps):
+        grad = gradient(p)
+        new = project_sort(p - step[:, None] * grad, cap, upper)
+        delta = new - p  # [B, n]
+        new_value = f(new)
+        ok = active
+        if adaptive:
+            # sufficient decrease: f(new) <= f(p) + <g, d> + ||d||^2 / (2 step), which holds
+            # for every step <= 1 / L; longer steps are tried and halved when it fails
+            model = value + (grad * delta).sum(-1) + delta.square().sum(-1) / (2 * step)
+            ok = ((new_value <= torch.minimum(model, value)) | (step <= min_step)) & active
+            step = torch.where(
+                ok,
+                torch.minimum(step * _STEP_GROWTH, _MAX_STEP_RATIO * min_step),
+                torch.where(active, torch.maximum(0.5 * step, min_step), step),
+            )
+        p = torch.where(ok[:, None], new, p)
+        value = torch.where(ok, new_value, value)
+        if history is not None:
+            history.append(value)
+        if (it + 1) % 10 == 0:
+            # a sample is done once the fixed 1/L step would move no entry by more than
+            # tol; done samples are frozen, so a sample's result does not depend on the
+            # other samples of the batch (up to round-off between equally good solutions)
+            fixed = project_sort(p - min_step[:, None] * gradient(p), cap, upper)
+            active = active & ((fixed - p).abs().amax(-1) > tol)
+            if not bool(active.any()):
+                break
+    return p
+
+
+def _chunks(sizes: np.ndarray, max_elements: int, growth: float) -> list[np.ndarray]:
+    """Group samples, sorted by support size, so that ``count * max_size^2 <= max_elements``
+    and the largest support of a group is at most ``growth`` times its smallest plus 8."""
+    order = np.argsort(sizes, kind="stable")
+    order = order[sizes[order] > 0]
+    chunks, start = [], 0
+    for end in range(1, order.size + 1):
+        n = int(sizes[order[end - 1]])
+        smallest = int(sizes[order[start]])
+        if end - start > 1 and ((end - start) * n * n > max_elements or n > growth * smallest + 8):
+            chunks.append(order[start : end - 1])
+            start = end - 1
+    if start < order.size:
+        chunks.append(order[start:])
+    return chunks
+
+
+def _padded(
+    flows: Tensor, cols: Tensor, sizes: np.ndarray, ptr: np.ndarray, chunk: np.ndarray
+) -> tuple[Tensor, Tensor, Tensor]:
+    """A chunk's support entries padded to ``[B, n]``: the flows (float64), the validity
+    mask and the edge of every entry."""
+    device, n = flows.device, int(sizes[chunk].max())
+    lengths = torch.as_tensor(sizes[chunk], device=device)
+    valid = torch.arange(n, device=device) < lengths[:, None]  # [B, n]
+    # flat positions of the chunk's support entries, in the row-major order of `cols`
+    pos = torch.as_tensor(ptr[chunk], device=device)[:, None] + torch.arange(n, device=device)
+    idx = cols[torch.where(valid, pos, torch.zeros_like(pos))]  # meaningless where not valid
+    rows = torch.as_tensor(chunk, device=device)[:, None]
+    zero = torch.zeros((), dtype=torch.float64, device=device)
+    return torch.where(valid, flows[rows, idx].to(torch.float64), zero), valid, idx
+
+
+def optimize(
+    flows: Tensor,
+    hodge: HodgeDecomposition,
+    budget: float,
+    objective: tuple[tuple[str, ...], tuple[str, ...], Mapping[str, float]],
+    num_steps: int = 500,
+    lr: float | None = None,
+    tol: float = 1e-6,
+    max_block_elements: int = 2**24,
+    history: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """The drop probabilities of checked flows ``[S, N]`` (``objective = (perturb, preserve,
+    alpha)``), and with ``history`` the objective ``float64 [T + 1, S]`` after every step."""
+    flows = flows.detach()
+    num_samples, device = flows.shape[0], flows.device
+    out = torch.zeros_like(flows)
+    hist = None
+    if history:
+        hist = torch.zeros(num_steps + 1, num_samples, dtype=torch.float64, device=device)
+    rows, cols = torch.nonzero(flows, as_tuple=True)  # support entries, row-major
+    sizes = torch.bincount(rows, minlength=num_samples).cpu().numpy()
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    comps = (*objective[0], *objective[1])
+    steps_run = 0
+    chunks = _chunks(sizes, max_block_elements, _CHUNK_GROWTH) if budget > 0 else []
+    if comps and chunks:
+        # one call for every sample: the iterative backend factorises L0 once per group
+        # of touched nodes (Schur complement), so fewer, larger calls are much cheaper
+        cols_cpu = cols.cpu()
+        nonzero = [s for c in chunks for s in c.tolist()]
+        supports = [cols_cpu[ptr[s] : ptr[s + 1]] for s in nonzero]
+        got = hodge.projector_blocks(supports, dtype=torch.float64, device=device)
+        where = {s: i for i, s in enumerate(nonzero)}
+    for chunk in chunks:
+        xs, valid, idx = _padded(flows, cols, sizes, ptr, chunk)
+        n = xs.shape[1]
+        blocks = {}
+        valid2 = valid[:, :, None] & valid[:, None, :]  # [B, n, n]
+        for comp in comps:
+            pad = torch.zeros(chunk.size, n, n, dtype=torch.float64, device=device)
+            # boolean-mask assignment fills row-major, as the blocks are flattened
+            pad[valid2] = torch.cat([got[comp][where[int(s)]].reshape(-1) for s in chunk])
+            blocks[comp] = pad
+        chunk_hist: list[Tensor] | None = [] if history else None
+        p = _optimize_chunk(xs, valid, blocks, budget, objective, (num_steps, lr, tol), chunk_hist)
+        chunk_t = torch.as_tensor(chunk, device=device)
+        out[chunk_t[:, None].expand_as(idx)[valid], idx[valid]] = p[valid].to(out.dtype)
+        if hist is not None and chunk_hist is not None:
+            h = torch.stack(chunk_hist)  # [T_chunk + 1, B]
+            hist[: h.shape[0], chunk_t] = h
+            hist[h.shape[0] :, chunk_t] = h[-1]
+            steps_run = max(steps_run, h.shape[0] - 1)
+    return out, (None if hist is None else hist[: steps_run + 1])
