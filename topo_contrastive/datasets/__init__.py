@@ -10,6 +10,8 @@
 - :class:`ManyComplexFlows`: many complexes (one per sample) from one ``.npz`` file, written
   by :func:`write_many_complexes` (read back by :func:`read_many_complexes`;
   :func:`is_many_complex_file` tells the layout from a file).
+- :class:`PowerGridFlows`: power flows on a real grid (pandapower's cases and solvers).
+- :class:`WaterNetworkFlows`: pipe flows in a water network (EPANET's networks, via wntr).
 - :func:`plot_complex`: draw a complex with flows / paths (PNG).
 """
 
@@ -22,6 +24,7 @@ from topo_contrastive.datasets._many_complex_file import (
 from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.datasets.ocean_drifters import OceanDrifters
 from topo_contrastive.datasets.plot import plot_complex
+from topo_contrastive.datasets.power_grid_flows import PowerGridFlows
 from topo_contrastive.datasets.random_complex_trajectories import (
     RandomComplexTrajectories,
     random_holes,
@@ -31,13 +34,16 @@ from topo_contrastive.datasets.synthetic_trajectories import (
     generate_trajectories,
     generate_trajectory_complex,
 )
+from topo_contrastive.datasets.water_network_flows import WaterNetworkFlows
 
 __all__ = [
     "EdgeFlows",
     "ManyComplexFlows",
     "OceanDrifters",
+    "PowerGridFlows",
     "RandomComplexTrajectories",
     "SyntheticTrajectories",
+    "WaterNetworkFlows",
     "generate_trajectories",
     "generate_trajectory_complex",
     "is_many_complex_file",

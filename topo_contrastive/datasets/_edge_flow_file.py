@@ -42,6 +42,7 @@ _KNOWN_KEYS = frozenset(
         "labels",
         "pos",
         "sample_ids",
+        "edge_weights",
         "format",
         "version",
     }
@@ -215,7 +216,23 @@ def read_edge_flow_file(path: str) -> dict[str, Any]:
         name=name,
     )
     checked["complex"] = ops
+    if "edge_weights" in arrays:
+        checked["edge_weights"] = _edge_weights(arrays["edge_weights"], ops.num_edges, name)
     return checked
+
+
+def _edge_weights(arr: np.ndarray, n1: int, name: Names) -> np.ndarray:
+    """The optional ``edge_weights`` ``float [N1]``: positive, finite (the diagonal of the
+    edge metric ``W1``, e.g. a line's reactance or a pipe's resistance)."""
+    if arr.shape != (n1,) or arr.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name('edge_weights')} must be a real array of shape [N1] = [{n1}], got "
+            f"{_shown(arr)}"
+        )
+    w = arr.astype(np.float64)
+    if not (np.isfinite(w) & (w > 0)).all():
+        raise ValueError(f"{name('edge_weights')} must be positive and finite")
+    return w
 
 
 def _check_header(arrays: dict[str, np.ndarray], path: str, name: Names) -> None:
@@ -383,7 +400,7 @@ def write_edge_flow_file(
         arrays["path_ptr"] = np.concatenate([[0], np.cumsum([p.size for p in nodes])]).astype(
             np.int64
         )
-    for key in ("labels", "pos", "sample_ids"):
+    for key in ("labels", "pos", "sample_ids", "edge_weights"):
         if content.get(key) is not None:
             arrays[key] = content[key]
     if content.get("masks") is not None:

@@ -28,8 +28,10 @@ orientation of the complex) and/or node paths ``path_nodes`` ``int [L]`` with of
 flow, when ``flows`` is absent, is :meth:`ComplexOperators.path_to_flow`: every step adds
 +1 along the edge's orientation and -1 against it). Optional: ``labels`` ``int [S]``; ``pos``
 ``float [N0, 2]`` node coordinates; ``train_mask``, ``val_mask``, ``test_mask`` ``bool [S]``
-(all three, disjoint); ``sample_ids`` ``[S]`` (unique integers or strings). Any other key is
-an error (a misspelt key would otherwise be ignored silently).
+(all three, disjoint); ``sample_ids`` ``[S]`` (unique integers or strings); ``edge_weights``
+``float [N1]``, positive: the diagonal of an edge metric :math:`\mathbf{W}_1` (a line's
+reactance, a pipe's resistance; written by the physical-flow datasets' ``to_npz``, checked on
+reading). Any other key is an error (a misspelt key would otherwise be ignored silently).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Loading the two tasks and what the experiments reuse across runs (private helpers).
-
-:class:`ExperimentData` holds, once per dataset, the dataset, its labels and splits, the two
-Laplacians, the flows ``[S, N1]`` as the probes' design matrix and, once per mask setting, the
-dataset fitted by the configuration's ``ContrastiveViews`` (Hodge parts and drop probabilities
-stored on every sample), so that no epoch recomputes them.
-"""
+"""The one data model of the experiments (:class:`ExperimentData`: samples on one shared
+complex or on complexes of their own) and where datasets come from (:func:`load_dataset`,
+:func:`load_data_file`)."""
 
 from __future__ import annotations
 
@@ -206,15 +202,10 @@ def _stored_signals(dataset: Any, key: str, num: int, n: int) -> torch.Tensor | 
         return None
     stored = dataset._data.get(key) if hasattr(dataset._data, "get") else None
     bounds = (dataset.slices or {}).get(key)
-    if (
-        not isinstance(stored, torch.Tensor)
-        or stored.dtype != torch.float32
-        or stored.numel() != num * n
-        or not stored.is_contiguous()
-        or bounds is None
-        or not torch.equal(bounds, torch.arange(num + 1, device=bounds.device) * n)
-    ):
-        return None
+    if (not isinstance(stored, torch.Tensor) or stored.dtype != torch.float32
+            or stored.numel() != num * n or not stored.is_contiguous() or bounds is None
+            or not torch.equal(bounds, torch.arange(num + 1, device=bounds.device) * n)):
+        return None  # fmt: skip
     return stored.view(num, n)
 
 
@@ -260,11 +251,9 @@ class ExperimentData:
         hodge: its :class:`~topo_contrastive.HodgeDecomposition` (of rank k), or ``None``.
         flows: ``float32 [S, N_k]`` the signals on the shared complex, or ``None``.
         label_values: ``int64 [C]``, the label value of every class id, or ``None``.
-        input_scale: the factor the encoder's inputs are multiplied by (:meth:`batch` and
-            the training views; default 1: the flows as they are). The layers expect flows
-            of order one; flows in physical units (vehicles, megawatts, litres per second)
-            are divided by their RMS (:attr:`flow_rms`): ``data.input_scale = 1 /
-            data.flow_rms``, as the commands do by default (``--flow-scale``).
+        input_scale: the factor of the encoder's inputs (:meth:`batch`, the training views;
+            default 1). The layers expect flows of order one: :meth:`scale_flows` divides
+            flows in physical units by their RMS, as the commands do (``--flow-scale``).
 
     Raises:
         TypeError: labels that are not integral (``0.5``, NaN, strings, booleans).
@@ -350,8 +339,7 @@ class ExperimentData:
 
     @property
     def flow_rms(self) -> float:
-        """The root mean square of the samples' non-zero signal entries (the typical size of
-        a flow; 1 for unit path flows; 0 without any non-zero entry)."""
+        """The RMS of the samples' non-zero signal entries (1 for unit path flows)."""
         if "flow_rms" not in self._fitted:
             x = self.flows if self.flows is not None else self.dataset._data[self.attr]
             x = x.reshape(-1).double()
@@ -360,10 +348,9 @@ class ExperimentData:
         return self._fitted["flow_rms"]
 
     def scale_flows(self, mode: str = "rms") -> float:
-        """Set :attr:`input_scale` for ``mode``: ``"rms"`` divides flows whose
-        :attr:`flow_rms` lies outside ``[1/4, 4]`` (physical units) by it and leaves flows of
-        order one as they are (unit path flows, the paper's tasks); ``"none"`` keeps every
-        flow. Returns the scale.
+        """Set and return :attr:`input_scale`: ``"rms"`` divides flows whose :attr:`flow_rms`
+        lies outside ``[1/4, 4]`` (physical units) by it and keeps flows of order one (unit
+        path flows, the paper's tasks) as they are; ``"none"`` keeps every flow.
 
         Raises:
             ValueError: another ``mode``.
@@ -385,13 +372,12 @@ class ExperimentData:
 
     @property
     def fingerprint(self) -> str | None:
-        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`, or
-        ``None`` (the samples carry their complexes)."""
+        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`."""
         return None if self.complex is None else self.complex.fingerprint()
 
     def record(self) -> dict[str, Any]:
         """What a run records of its data: the complex's sizes and fingerprint, or the
-        layout of samples on complexes of their own with their number and summed sizes."""
+        layout of many complexes, their number and summed sizes."""
         if self.complex is None:
             return {"data_layout": LAYOUT, "samples": self.num_samples,
                     "summed_sizes": list(self.sizes)}  # fmt: skip
@@ -515,21 +501,24 @@ class ExperimentData:
         return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr, hodge_parts=hodge_parts)
 
     def contrastive_dataset(self, views: ContrastiveViews) -> Any:
-        """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
-        Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
-        computed once per mask setting and cached (the original dataset is not modified)."""
+        """A copy of :attr:`dataset` (its flows times :attr:`input_scale`) fitted by ``views``
+        (:meth:`ContrastiveViews.fit`: the Hodge parts and, for a spectral mask, the drop
+        probabilities stored on every sample), once per mask setting (``dataset`` is not
+        modified)."""
         mask = views.mask
         key = ("spectral", repr(mask)) if hasattr(mask, "prob_attr") else ("parts",)
-        key = (*key, views.hodge_parts)
+        key = (*key, views.hodge_parts, self.input_scale)
         if key not in self._fitted:
-            self._fitted[key] = views.fit(_shallow_copy(self.dataset))
+            copy = _shallow_copy(self.dataset)
+            if self.input_scale != 1.0:  # the views, masks and parts of the scaled flows
+                copy._data[self.attr] = copy._data[self.attr] * self.input_scale
+            self._fitted[key] = views.fit(copy)
         return self._fitted[key]
 
     def hodge_cosines(self) -> torch.Tensor:
-        """The cosines ``float64 [3, S, S]`` of the gradient, curl and harmonic parts of
-        every pair of samples on the shared complex
-        (:func:`~topo_contrastive.losses.hodge_cosines`), computed once: the Hodge-debiased
-        loss's weights of any batch, without every sample's parts in memory."""
+        """The cosines ``float64 [3, S, S]`` of the Hodge parts of every pair of samples
+        (:func:`~topo_contrastive.losses.hodge_cosines`), computed once: the loss's weights
+        of any batch without every sample's parts in memory."""
         if ("cosines",) not in self._fitted:
             from topo_contrastive.losses import hodge_cosines
 
@@ -538,8 +527,7 @@ class ExperimentData:
 
     def drop_probabilities_for(self, config: ExperimentConfig) -> torch.Tensor:
         """The spectrally optimised drop probabilities ``float32 [S, N_k]`` (paper eq. 5) of
-        ``config``'s mask that :meth:`contrastive_dataset` stored on the samples of the
-        shared complex.
+        ``config``'s mask, stored on the samples by :meth:`contrastive_dataset`.
 
         Raises:
             ValueError: ``config`` has no spectral mask.

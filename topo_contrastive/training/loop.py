@@ -389,8 +389,6 @@ def _step(
     kwargs = _loss_inputs(batch, ids, cosines, loss_fn, (lo, hi), (a, b), L, dev)
     del batch  # the collated flows and drop probabilities go; this rank's views stay
     view1, view2 = view1[a:b].to(dev), view2[a:b].to(dev)
-    if data.input_scale != 1.0:  # flows in physical units, divided by their RMS
-        view1, view2 = view1 * data.input_scale, view2 * data.input_scale
     for p in net.parameters():
         p.grad = None
     chunk, kept = caching
