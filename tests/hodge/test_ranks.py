@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from tests._rank_complexes import hollow_tetrahedron, torus
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.hodge import ranks
-from topo_contrastive.hodge.ranks import _independent_columns as independent_columns
-from topo_contrastive.hodge.ranks import exact_rank
+from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 
 def skeleton(n: int) -> ComplexOperators:

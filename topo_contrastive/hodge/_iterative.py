@@ -25,7 +25,7 @@ from topo_contrastive.hodge._linalg import (
     progress_bar,
 )
 from topo_contrastive.hodge.parts import COMPONENTS
-from topo_contrastive.hodge.ranks import _independent_columns, exact_rank
+from topo_contrastive.hodge.ranks import exact_rank, independent_columns
 
 # the iterative backend keeps an orthonormal harmonic basis [N_k, beta_k] up to this size
 _MAX_HARMONIC_BASIS_ENTRIES = 2**25
@@ -212,7 +212,7 @@ class EdgeIterative(SolverBackend):
         self._b2 = ops.B2  # [N1, rank B2]: the columns the curl part is solved on
         rank_b2 = ops.num_faces
         if ops.num_faces and forest is None:
-            independent = _independent_columns(ops.B2, "B2")
+            independent = independent_columns(ops.B2, "B2")
             rank_b2 = independent.size
             if rank_b2 < ops.num_faces:
                 self._b2 = ops.B2[:, independent].tocsr()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["exact_rank"]
+__all__ = ["exact_rank", "independent_columns"]
 
 #: The two primes of the modular elimination (the largest primes below ``2**31``: products
 #: of two residues fit in int64).
@@ -61,12 +61,26 @@ def exact_rank(matrix: Any, what: str = "matrix") -> int:
         >>> exact_rank(b2)
         2
     """
-    return int(_independent_columns(matrix, what).size)
+    return int(independent_columns(matrix, what).size)
 
 
-def _independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
-    """Sorted ``int64`` indices of a maximal set of columns independent over the rationals
-    (those pivoted by peeling and by the elimination modulo the first prime)."""
+def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
+    r"""A maximal set of columns of a sparse integer matrix independent over :math:`\mathbb{Q}`,
+    by the elimination of :func:`exact_rank` (the columns pivoted by peeling and modulo the
+    first prime). For :math:`\mathbf{B}_2`: :math:`\mathbf{B}_2[:, S]` has the image of
+    :math:`\mathbf{B}_2` and :math:`\mathbf{B}_2[:, S]^\top \mathbf{B}_2[:, S]` is
+    non-singular.
+
+    Args:
+        matrix: as in :func:`exact_rank`.
+        what: the name used in error messages (default ``"matrix"``).
+
+    Returns:
+        ``int64 [rank]``: sorted column indices.
+
+    Raises:
+        TypeError, ValueError: as :func:`exact_rank`.
+    """
     m = _as_integer_csr(matrix, what)
     pivots, core, core_cols = _peel(m)
     if core.shape[0] and core.shape[1] and np.any(np.abs(core.data) != 1):
