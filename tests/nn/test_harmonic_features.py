@@ -9,7 +9,7 @@ import scipy.spatial
 import torch
 
 from topo_contrastive import ComplexOperators, HodgeDecomposition
-from topo_contrastive.hodge import iterative
+from topo_contrastive.hodge import _iterative as iterative
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN, HodgeReadout, canonical_harmonic_basis
 from topo_contrastive.nn.harmonic_features import (
