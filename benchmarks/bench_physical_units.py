@@ -85,12 +85,15 @@ def main(samples: int = 400, noise: float = 0.1, detour: float = 500.0, seed: in
     from topo_contrastive.datasets import EdgeFlows
 
     task = anaheim_flows(samples, noise, detour, seed)
-    rms = float(np.sqrt(np.mean(task["flows"][task["flows"] != 0] ** 2)))
+    flows = task["flows"].astype(np.float32)  # as the dataset stores them
+    nonzero = flows[flows != 0].astype(np.float64)
+    rms = float(np.sqrt(np.mean(nonzero**2)))  # as ExperimentData.flow_rms computes it
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for name, flows in (("raw", task["flows"]), ("rms", task["flows"] / rms)):
-            EdgeFlows.write_npz(work / f"{name}.npz", task["ops"], flows=flows,
+        # the RMS-scaled file as the library scales: float32 flows times float32(1 / RMS)
+        for name, x in (("raw", flows), ("rms", flows * np.float32(1.0 / rms))):
+            EdgeFlows.write_npz(work / f"{name}.npz", task["ops"], flows=x,
                                 labels=task["labels"])  # fmt: skip
         for label, file, extra in RUNS:
             run = work / label.replace(" ", "_").replace(",", "").replace("-", "")
