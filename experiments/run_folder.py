@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.utils.files import (
+from experiments._helpers import (
     COMPLETE_MARKER,
     check_output_dir,
     mark_complete,
@@ -134,6 +135,8 @@ class RunFolder:
         self.results: dict[str, Any] = {}
         self._complete = False
         self._started = False
+        #: cells computed and read back by :meth:`cells`
+        self.computed, self.resumed = 0, 0
 
     # ------------------------------------------------------------------ resuming
     def _read(self) -> dict[str, Any] | None:
@@ -232,6 +235,45 @@ class RunFolder:
             record[self.key] = key
             self.records.append(record)
         self._write()
+
+    def cells(
+        self,
+        plan: Mapping[str, Callable[[], Mapping[str, Any] | Sequence[Mapping[str, Any]]]],
+        progress: Callable[[int], Any] | None = None,
+        timer: str = "seconds",
+        digits: int = 1,
+        after: Callable[[str, list[dict[str, Any]]], None] | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Plan -> cells: the records of every cell of ``plan`` (key -> a function computing
+        its record or records), in the plan's order. A finished cell is read back; the others
+        are computed, their records stamped with the wall time (``timer``, in seconds
+        rounded to ``digits``) and saved at once (:meth:`save`), then ``after(key,
+        records)`` is called. ``progress(n)`` gives a display of the ``n`` cells to compute
+        (``update``, ``close``). Counts :attr:`computed` and :attr:`resumed`."""
+        if not self._started:
+            self.start()
+        todo = {key for key in plan if not self.done(key)}
+        bar = progress(len(todo)) if progress is not None else None
+        out = {}
+        for key, compute in plan.items():
+            if key in todo:
+                start = time.perf_counter()
+                result = compute()
+                seconds = round(time.perf_counter() - start, digits)
+                items = [result] if isinstance(result, Mapping) else list(result)
+                self.save(key, [{**item, timer: seconds} for item in items])
+                self.computed += 1
+                if after is not None:
+                    after(key, self.load(key))
+                if bar is not None:
+                    bar.set_postfix(cell=key)
+                    bar.update(1)
+            else:
+                self.resumed += 1
+            out[key] = self.load(key)
+        if bar is not None:
+            bar.close()
+        return out
 
     def finish(self, message: str, **results: Any) -> None:
         """End the run: write the records file with ``"complete": true`` and ``results``

@@ -25,19 +25,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from experiments.protocol import evaluate_encoder
-from topo_contrastive.evaluation.supervised import train_supervised
-from topo_contrastive.training.configs import ExperimentConfig, grid_point_config
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import pretrain
-from topo_contrastive.utils.files import (
+from experiments._helpers import (
     begin_outputs,
+    count,
     mark_complete,
     marker_beside,
     write_csv,
     write_json,
 )
-from topo_contrastive.utils.words import count
+from experiments.protocol import evaluate_encoder
+from topo_contrastive.evaluation.supervised import train_supervised
+from topo_contrastive.training.configs import ExperimentConfig, grid_point_config
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.loop import pretrain
 
 __all__ = ["grid_search", "selection_score"]
 

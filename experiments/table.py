@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from experiments._helpers import count
 from topo_contrastive.training.configs import CONFIG_NAMES, PAPER_TABLE1
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.words import count
 
 __all__ = [
     "EDITION_TITLES",

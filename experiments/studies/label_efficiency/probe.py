@@ -208,7 +208,7 @@ def low_label_probe(
         )
     if not np.isfinite(X).all():
         raise ValueError("`features` contains NaN or inf values")
-    from topo_contrastive.utils.checks import check_disjoint, check_indices, check_seed
+    from experiments._helpers import check_disjoint, check_indices, check_seed
 
     train_idx = check_indices(train_idx, "train_idx", len(y))
     test_idx = check_indices(test_idx, "test_idx", len(y))

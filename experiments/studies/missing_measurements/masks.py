@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from experiments import _names
+from experiments._helpers import check_int
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_int
 
 __all__ = ["MODES", "unobserved_masks"]
 

@@ -30,11 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from experiments.studies.next_node.head import NextNodeHead
-from experiments.studies.next_node.samples import NextNodeSamples
-from topo_contrastive.nn import SCNN
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.checks import (
+from experiments._helpers import (
     MAX_EPOCHS,
     check_bool,
     check_disjoint,
@@ -45,6 +41,10 @@ from topo_contrastive.utils.checks import (
     check_seed,
     check_seeds,
 )
+from experiments.studies.next_node.head import NextNodeHead
+from experiments.studies.next_node.samples import NextNodeSamples
+from topo_contrastive.nn import SCNN
+from topo_contrastive.training.data import ExperimentData
 
 __all__ = [
     "MAX_EPOCHS",

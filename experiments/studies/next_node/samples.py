@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from experiments._helpers import check_bool, check_seed
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_bool, check_seed
 
 __all__ = ["NextNodeSamples", "next_node_samples"]
 

@@ -30,6 +30,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from experiments._helpers import check_seeds
 from experiments.studies.next_node.rows import (
     ROWS,
     next_node_cell,
@@ -39,7 +40,6 @@ from experiments.studies.next_node.rows import (
 from experiments.studies.next_node.samples import NextNodeSamples, next_node_samples
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.checks import check_seeds
 
 __all__ = ["TESTS", "concat_samples", "next_node_transfer", "transfer_splits"]
 

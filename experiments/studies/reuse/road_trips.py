@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
-from topo_contrastive.utils.files import atomic_write
+from experiments._helpers import atomic_write
 
 __all__ = [
     "RADIUS_FACTORS",
