@@ -34,15 +34,6 @@ from topo_contrastive.transforms.hodge_spectral_mask import (
     optimize_drop_probabilities,
 )
 
-__all__ = [
-    "METHODS",
-    "Figure1Result",
-    "embedding_distances",
-    "figure1",
-    "plot_figure1",
-    "summarize_figure1",
-]
-
 #: The two masking methods compared, in plotting order (blue, orange as in the paper).
 METHODS = ("uniform", "spectral")
 _COLORS = {"uniform": "tab:blue", "spectral": "tab:orange"}

@@ -10,8 +10,6 @@ from experiments._helpers import atomic_write, require_extra
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 
-__all__ = ["figure1_from_data", "plot_figure2"]
-
 
 def plot_figure2(
     points: dict[str, list[tuple[float, float, float]]], path: Path, title: str

@@ -14,8 +14,6 @@ from typing import Any
 
 from topo_contrastive.training.configs import EDITIONS, ExperimentConfig, get_config
 
-__all__ = ["PRESETS", "Preset", "adjust_preset"]
-
 
 @dataclass(frozen=True)
 class Preset:

@@ -46,12 +46,8 @@ import torch
 import topo_contrastive
 from experiments._helpers import COMPLETE_MARKER, count, numerics, require_extra, write_text
 from experiments.presets import PRESETS, Preset
-from experiments.protocol import (
-    evaluate_encoder,
-    plan_units,
-    run_unit,
-    split_assignment,
-)
+from experiments.protocol import evaluate_encoder as evaluate_encoder  # tests import it here
+from experiments.protocol import plan_units, run_unit, split_assignment
 from experiments.run_folder import RunFolder
 from experiments.study import Settings
 from experiments.table import format_table, summarize
@@ -65,17 +61,6 @@ from topo_contrastive.training.configs import (
     resolve_edition,
 )
 from topo_contrastive.training.data import ExperimentData
-
-__all__ = [
-    "OUTPUTS",
-    "PRESETS",
-    "Preset",
-    "ReproduceResult",
-    "evaluate_encoder",
-    "format_table",
-    "reproduce",
-    "summarize",
-]
 
 #: The entries :func:`reproduce` writes into its folder (an ``--overwrite`` removes an earlier
 #: run's and keeps other files).

@@ -26,8 +26,6 @@ from experiments._helpers import (
     write_text,
 )
 
-__all__ = ["RunFolder", "fingerprint"]
-
 
 def fingerprint(settings: Mapping[str, Any]) -> str:
     """The first 16 hex digits of the sha256 of ``settings`` as JSON (keys sorted; values

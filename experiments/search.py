@@ -39,8 +39,6 @@ from topo_contrastive.training.configs import ExperimentConfig, grid_point_confi
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import pretrain
 
-__all__ = ["grid_search", "selection_score"]
-
 
 def selection_score(data: ExperimentData, result: Mapping[str, Any]) -> float:
     """Validation accuracy if the dataset has a validation split, else CV accuracy."""

@@ -19,8 +19,6 @@ from typing import Any
 from experiments import _helpers
 from experiments.run_folder import RunFolder
 
-__all__ = ["DataOptions", "Settings", "open_cells", "write_report"]
-
 
 @dataclass(frozen=True)
 class DataOptions:

@@ -62,33 +62,13 @@ from experiments.studies.label_efficiency.report import (
     plot_curves,
     summarize,
 )
-from experiments.studies.label_efficiency.subsets import (
-    DEFAULT_DRAWS,
-    DEFAULT_FRACTIONS,
-    labelled_subsets,
-    subset_sizes,
-)
+from experiments.studies.label_efficiency.subsets import DEFAULT_FRACTIONS, labelled_subsets
 from experiments.study import Settings, check_counts
 from topo_contrastive.evaluation import finetune as ft
 from topo_contrastive.evaluation.probe import reference_features
 from topo_contrastive.training.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import embed
-
-__all__ = [
-    "DEFAULT_DRAWS",
-    "DEFAULT_FRACTIONS",
-    "HARMONIC_MAX",
-    "reduce_harmonic",
-    "PRETRAINED_METHODS",
-    "ROW_KINDS",
-    "LabelEfficiencyResult",
-    "Row",
-    "label_efficiency",
-    "labelled_subsets",
-    "resolve_rows",
-    "subset_sizes",
-]
 
 #: The contrastive rows pre-trained for the curves.
 PRETRAINED_METHODS: tuple[str, ...] = ("SSCL_Spec", "SCL")

@@ -44,19 +44,6 @@ from sklearn.svm import LinearSVC
 from experiments import _names
 from topo_contrastive.evaluation.ridge_probe import RIDGE_ALPHAS, ridge_path
 
-__all__ = [
-    "CLASSIFIERS",
-    "DEFAULT_ALPHA",
-    "DEFAULT_C",
-    "DEFAULT_SCALING",
-    "LOW_LABEL_ALPHAS",
-    "LOW_LABEL_CS",
-    "MIN_LABELS_FOR_CV",
-    "SCALINGS",
-    "LowLabelProbeResult",
-    "low_label_probe",
-]
-
 #: The classifiers of :func:`low_label_probe`.
 CLASSIFIERS: tuple[str, ...] = _names.CLASSIFIERS
 #: The scalings searched (in this order) where cross-validation runs.

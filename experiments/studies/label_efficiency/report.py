@@ -13,8 +13,6 @@ import numpy as np
 from experiments._helpers import atomic_write, require_extra
 from topo_contrastive.training.formatting import format_mean_std
 
-__all__ = ["PRETRAINED_KINDS", "best_line", "label_efficiency_markdown", "plot_curves", "summarize"]
-
 #: Row kinds that use a pre-trained encoder (every other row is a reference row).
 PRETRAINED_KINDS: tuple[str, ...] = ("probe", "finetune")
 

@@ -21,8 +21,6 @@ import numpy as np
 from experiments import _names
 from experiments._helpers import check_indices, check_int, check_seed, label_values
 
-__all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "MAX_DRAWS", "labelled_subsets", "subset_sizes"]
-
 #: Default labelled fractions of the training split.
 DEFAULT_FRACTIONS: tuple[float, ...] = _names.DEFAULT_FRACTIONS
 #: Default draws per fraction.

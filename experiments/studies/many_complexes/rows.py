@@ -29,8 +29,6 @@ import torch
 from topo_contrastive.training.embeddings import AGNOSTIC_ROWS as REFERENCES
 from topo_contrastive.training.embeddings import agnostic_features as reference_features
 
-__all__ = ["DEFAULT_ROWS", "ROWS", "TOPOMODELX_BATCH", "Cell", "Row"]
-
 
 @dataclass
 class Cell:

@@ -8,8 +8,6 @@ from experiments import _names
 from experiments._helpers import check_int
 from topo_contrastive.complex import ComplexOperators
 
-__all__ = ["MODES", "unobserved_masks"]
-
 #: How the unobserved edges are chosen: ``"random"`` (a uniform sample of the edges) or
 #: ``"region"`` (the edges nearest a node, as when the sensors of an area are down).
 MODES: tuple[str, ...] = _names.MISSING_MODES

@@ -9,8 +9,6 @@ from torch import Tensor
 from experiments._helpers import check_finite, check_int
 from topo_contrastive.complex import ComplexOperators
 
-__all__ = ["NextNodeHead"]
-
 
 class NextNodeHead(torch.nn.Module):
     r"""Scores the next node of a trajectory from per-edge features, through :math:`\mathbf{B}_1`.

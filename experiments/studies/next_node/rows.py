@@ -46,21 +46,6 @@ from experiments.studies.next_node.samples import NextNodeSamples
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.data import ExperimentData
 
-__all__ = [
-    "MAX_EPOCHS",
-    "MODES",
-    "ROWS",
-    "NextNodeResult",
-    "markov_accuracy",
-    "next_node_cell",
-    "next_node_rows",
-    "next_node_split",
-    "labelled_split",
-    "require_paths",
-    "train_next_node",
-    "uniform_accuracy",
-]
-
 #: How :func:`train_next_node` treats the encoder.
 MODES = ("frozen", "finetune", "scratch", "untrained")
 

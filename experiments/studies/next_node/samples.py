@@ -33,8 +33,6 @@ import torch
 from experiments._helpers import check_bool, check_seed
 from topo_contrastive.complex import ComplexOperators
 
-__all__ = ["NextNodeSamples", "next_node_samples"]
-
 
 @dataclass(frozen=True)
 class NextNodeSamples:

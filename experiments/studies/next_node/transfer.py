@@ -41,8 +41,6 @@ from experiments.studies.next_node.samples import NextNodeSamples, next_node_sam
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.data import ExperimentData
 
-__all__ = ["TESTS", "concat_samples", "next_node_transfer", "transfer_splits"]
-
 #: The generalisation tests, in order.
 TESTS: tuple[str, ...] = ("test", "reversed", "other region")
 

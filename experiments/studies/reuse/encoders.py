@@ -31,16 +31,6 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = [
-    "CONFIGS",
-    "embed_samples",
-    "part_energy_features",
-    "pretrain_encoder",
-    "scnn_encoder",
-    "topomodelx_encoder",
-    "train_with_labels",
-]
-
 #: The pre-training configurations.
 CONFIGS: tuple[str, ...] = ("SSCL_Spec", "SCL")
 

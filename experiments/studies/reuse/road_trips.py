@@ -30,21 +30,6 @@ import scipy.sparse.csgraph as csgraph
 
 from experiments._helpers import atomic_write
 
-__all__ = [
-    "RADIUS_FACTORS",
-    "SIGMA",
-    "build_complex",
-    "choose_landmark",
-    "find_network",
-    "load_tntp",
-    "network_trips",
-    "route_side",
-    "sample_trips",
-    "trip_arrays",
-    "winding_number",
-    "write_trips_file",
-]
-
 #: Spread of the per-trip log-normal perturbation of the link costs.
 SIGMA = 0.5
 #: Candidate radii, as multiples of the median road-segment length.
