@@ -121,10 +121,28 @@ def _predict(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Ten
         return torch.cat(out) if out else torch.zeros(0, dtype=torch.long, device=x.device)
 
 
-def _accuracy(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Tensor,
-              target: torch.Tensor, L: tuple[Any, Any]) -> float:  # fmt: skip
-    pred = _predict(encoder, head, x, cand, L)
-    return float((pred == target).double().mean()) if pred.numel() else float("nan")
+def _checked(samples: NextNodeSamples, encoder: Any, mode: str, data: ExperimentData,
+             idx: Sequence[Any], test_parts: Sequence[int]) -> tuple[list[np.ndarray], list[int]]:
+    """:func:`train_next_node`'s checks of its inputs; the checked train, val and test
+    indices and ``test_parts``."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
+    if not isinstance(encoder, SCNN) and not hasattr(encoder, "edge_embeddings"):
+        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    if not isinstance(samples, NextNodeSamples):
+        raise TypeError(f"`samples` must be NextNodeSamples, got {type(samples).__name__}")
+    m = len(samples)
+    tr, va, te = (check_indices(i, f"{name}_idx", m, allow_empty=name == "val")
+                  for i, name in zip(idx, ("train", "val", "test"), strict=True))  # fmt: skip
+    check_disjoint({"train_idx": tr, "val_idx": va, "test_idx": te})
+    parts = [check_int(n, "test_parts[]", 0) for n in test_parts]
+    if parts and sum(parts) != te.size:
+        raise ValueError(f"`test_parts` {tuple(parts)} must add up to the {te.size} test "
+                         "samples")  # fmt: skip
+    if samples.flows.shape[1] != data.sizes[1]:
+        raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
+                         f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    return [tr, va, te], parts
 
 
 def train_next_node(
@@ -145,70 +163,42 @@ def train_next_node(
     device: str | torch.device = "cpu",
     test_parts: Sequence[int] = (),
 ) -> NextNodeResult:
-    """Train a :class:`~experiments.studies.next_node.NextNodeHead` on ``encoder`` (see
-    the module docstring for the modes) with Adam and cross-entropy over the candidates; keep
-    the epoch with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
-    Without validation samples (``val_idx`` empty: too few labelled prefixes to select on,
-    see :func:`labelled_split`) nothing is selected: the last epoch is kept and its
-    ``val_accuracy`` is NaN.
+    """Train a :class:`~experiments.studies.next_node.NextNodeHead` on ``encoder`` (the
+    module docstring gives the modes) with Adam and cross-entropy over the candidates; keep
+    the epoch with the best validation accuracy (ties: the earlier) and score it on
+    ``test_idx``. Without validation samples nothing is selected: the last epoch is kept
+    and its ``val_accuracy`` is NaN.
 
     Args:
         data: the dataset (its Laplacians).
-        samples: the next-node samples (:func:`~experiments.studies.next_node.samples.
-            next_node_samples`) of ``data``'s complex.
-        encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"`` only
-            its architecture is used (a fresh copy re-initialised from ``seed``).
-        mode: ``"frozen"``, ``"finetune"``, ``"scratch"`` or ``"untrained"`` (a fresh
-            copy re-initialised from ``seed``, as with ``"scratch"``, then frozen).
-        train_idx, val_idx, test_idx: sample indices (disjoint; the test samples only score).
-        epochs: epochs (default 100).
-        head_lr: the head's learning rate (default 1e-2; also the encoder's with
-            ``"scratch"``).
-        encoder_lr: the encoder's learning rate with ``"finetune"`` (default 1e-3).
-        weight_decay: Adam's weight decay (default 0).
-        batch_size: samples per step (default 100).
-        seed: seed of the head's (and a scratch encoder's) initialisation and of the order.
-        device: training device (default ``"cpu"``); the initialisation and the order are
-            drawn on the CPU, so a seed gives the same start on every device.
-        test_parts: sizes of consecutive parts of ``test_idx`` to score separately as well
-            (e.g. forward and reversed test paths; default none); they must add up to its
-            length.
-
-    Returns:
-        :class:`NextNodeResult`.
+        samples: the next-node samples of ``data``'s complex.
+        encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"``
+            only its architecture is used (a fresh copy re-initialised from ``seed``).
+        mode: ``"frozen"``, ``"finetune"``, ``"scratch"`` or ``"untrained"``.
+        train_idx, val_idx, test_idx: disjoint sample indices (the test samples only score).
+        epochs, head_lr, encoder_lr, weight_decay, batch_size: the training (``head_lr`` is
+            also the encoder's with ``"scratch"``, ``encoder_lr`` its own with
+            ``"finetune"``).
+        seed: seed of the head's (and a scratch encoder's) initialisation and of the order,
+            drawn on the CPU (the same start on every device).
+        device: training device (default ``"cpu"``).
+        test_parts: sizes of consecutive parts of ``test_idx`` also scored separately (e.g.
+            forward and reversed test paths); they add up to its length.
 
     Raises:
-        TypeError: ``encoder`` not an SCNN; indices given as a boolean mask or fractional
+        TypeError: ``encoder`` not an SCNN; indices as a boolean mask or fractional
             numbers; counts, rates or the seed of another type.
-        ValueError: an unknown ``mode``; empty training or test indices; indices that are
-            negative, out of range, repeated or shared between the parts; ``epochs``
-            outside ``[1, MAX_EPOCHS]``, ``batch_size < 1``, a learning rate that is not a
-            finite number > 0, a negative ``weight_decay``, a seed outside ``[0, 2**31 -
-            1]``; ``test_parts`` that do not add up; samples of another complex (``N1``).
+        ValueError: an unknown ``mode``; empty training or test indices; indices out of
+            range, repeated or shared between the parts; ``epochs`` outside ``[1,
+            MAX_EPOCHS]`` and other bad counts or rates; ``test_parts`` that do not add up;
+            samples of another complex.
     """
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
-    if not isinstance(encoder, SCNN) and not hasattr(encoder, "edge_embeddings"):
-        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
-    if not isinstance(samples, NextNodeSamples):
-        raise TypeError(f"`samples` must be NextNodeSamples, got {type(samples).__name__}")
     epochs = check_int(epochs, "epochs", 1, MAX_EPOCHS)
     head_lr, encoder_lr = check_lr(head_lr, "head_lr"), check_lr(encoder_lr, "encoder_lr")
     weight_decay = check_real(weight_decay, "weight_decay", minimum=0.0)
-    batch_size = check_int(batch_size, "batch_size", 1)
-    seed = check_seed(seed)
-    m = len(samples)
-    tr = check_indices(train_idx, "train_idx", m)
-    va = check_indices(val_idx, "val_idx", m, allow_empty=True)
-    te = check_indices(test_idx, "test_idx", m)
-    check_disjoint({"train_idx": tr, "val_idx": va, "test_idx": te})
-    parts = [check_int(n, "test_parts[]", 0) for n in test_parts]
-    if parts and sum(parts) != te.size:
-        raise ValueError(f"`test_parts` {tuple(parts)} must add up to the {te.size} test "
-                         "samples")  # fmt: skip
-    if samples.flows.shape[1] != data.sizes[1]:
-        raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
-                         f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    batch_size, seed = check_int(batch_size, "batch_size", 1), check_seed(seed)
+    (tr, va, te), parts = _checked(samples, encoder, mode, data, (train_idx, val_idx, test_idx),
+                                   test_parts)  # fmt: skip
     from topo_contrastive.training.loop import resolve_device
 
     dev = resolve_device(device)
@@ -231,32 +221,34 @@ def train_next_node(
     L = data.complex.laplacians(device=dev)
     x = samples.flows.unsqueeze(-1).to(dev)  # [M, N1, 1]
     candidates, targets = samples.candidates.to(dev), samples.targets.to(dev)
-    best: tuple[float, int, float, float] | None = None
+
+    def predict(i: np.ndarray) -> torch.Tensor:
+        j = torch.as_tensor(i, device=dev)
+        return _predict(enc, head, x[j], candidates[j], L), targets[j]
+
+    def acc(i: np.ndarray) -> float:
+        pred, want = predict(i)
+        return float((pred == want).double().mean()) if pred.numel() else float("nan")
+
+    best: tuple | None = None
     for epoch in range(1, int(epochs) + 1):
         enc.train(trained)
         order = tr[torch.randperm(tr.size, generator=gen).numpy()]
         for s in range(0, order.size, batch_size):
             b = torch.as_tensor(order[s : s + batch_size], device=dev)
-            logits = head(enc.edge_embeddings(x[b], L), candidates[b])
-            loss = torch.nn.functional.cross_entropy(logits, targets[b])
+            loss = torch.nn.functional.cross_entropy(
+                head(enc.edge_embeddings(x[b], L), candidates[b]), targets[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
         enc.eval()
-
-        def acc(i: np.ndarray) -> float:
-            j = torch.as_tensor(i, device=dev)
-            return _accuracy(enc, head, x[j], candidates[j], targets[j], L)
-
         val = acc(va) if va.size else float("nan")
-        keep = best is None or val > best[0] or (va.size == 0 and epoch == int(epochs))
-        if keep:  # test and training accuracy of kept epochs only
-            te_t = torch.as_tensor(te, device=dev)
-            pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
-            hit = (pred == targets[te_t]).double()
+        if best is None or val > best[0] or (va.size == 0 and epoch == int(epochs)):
+            pred, want = predict(te)  # test and training accuracy of kept epochs only
+            hit = (pred == want).double()
             scores = tuple(float(h.mean()) for h in torch.split(hit, parts)) if parts else ()
             best = (val, epoch, float(hit.mean()), acc(tr), scores, tuple(pred.tolist()))
-    val_acc, epoch, test_acc, train_acc, scores, pred = best  # type: ignore[misc]  (epochs >= 1)
+    val_acc, epoch, test_acc, train_acc, scores, pred = best  # type: ignore[misc]
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
         epoch=epoch, epochs=int(epochs), test_parts=scores, test_predictions=pred,
