@@ -418,11 +418,11 @@ def label_efficiency(data: ExperimentData, settings: Settings, task: str,
         return {"row": row.key, "kind": row.kind, "method": row.method, "edition": row.edition,
                 "label": label, "fraction": f, "draw": d, "labelled": int(subset.size),
                 "split": int(split), "subset": hashlib.sha256(subset.tobytes()).hexdigest()[:12],
-                **rec, "finished_at": time.time()}  # fmt: skip
+                **rec}  # fmt: skip
 
     plan = {f"{row.key}|{f:g}|{d}": partial(cell, row, f, d)
             for row in chosen for f in opts["fractions"] for d in range(s.draws)}  # fmt: skip
-    run.cells(plan, s.bar(f"label-efficiency {data.name}"), digits=3)
+    run.cells(plan, s.bar(f"label-efficiency {data.name}"), digits=3, finished_at=True)
     summary = summarize(run.records, [r.key for r in chosen])
     _write_report(run, summary, data.name, opts, len(idx["train"]), test_idx.size)
     seconds = time.perf_counter() - start

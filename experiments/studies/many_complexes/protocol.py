@@ -33,6 +33,7 @@ import numpy as np
 
 from experiments.studies.label_efficiency.subsets import study_subsets
 from experiments.studies.many_complexes.rows import ROWS, Cell, Row
+from experiments.studies.reuse.encoders import require_own_complexes
 from experiments.studies.reuse.protocol import fraction_key
 from experiments.study import Settings, check_counts, check_fractions, open_cells, summarize_runs
 
@@ -49,14 +50,7 @@ def split(num_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _labels(dataset: Any) -> np.ndarray:
-    from topo_contrastive.data import ComplexData
-
-    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
-        raise ValueError(
-            "`dataset` must hold samples with complexes of their own (ComplexData with "
-            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
-            " without one"
-        )
+    require_own_complexes(dataset)
     y = np.array([int(d.y) for d in dataset], dtype=np.int64)
     values = np.unique(y)
     if values.size < 2 or not np.array_equal(values, np.arange(values.size)):

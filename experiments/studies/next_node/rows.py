@@ -1,22 +1,15 @@
-r"""Next-node trajectory prediction: the models and the rows (reuse of a pre-trained
-encoder as a second downstream task).
+r"""Next-node trajectory prediction (SCoNe's task, :mod:`.samples`) with a pre-trained encoder:
+the models and the rows.
 
-The task and data preparation follow SCoNe (Roddenberry, Glaze & Segarra, ICML 2021;
-:mod:`experiments.studies.next_node.samples`): one prefix flow per path, the next node
-among the neighbours of the prefix's last node. Models:
-
-- :func:`train_next_node`: an :class:`~topo_contrastive.nn.SCNN`'s per-edge features
-  (:meth:`~topo_contrastive.nn.SCNN.edge_embeddings`) and a
-  :class:`~experiments.studies.next_node.NextNodeHead`, trained with cross-entropy over
-  the candidates:
-  ``"frozen"`` (a given encoder, only the head trained: reuse without changing it),
-  ``"finetune"`` (a given encoder trained with the head, its own learning rate) or
-  ``"scratch"`` (the same from a fresh encoder) or ``"untrained"`` (a fresh encoder of the same
-  architecture, frozen: the reference row that tells what pre-training adds to the frozen
-  reuse); the epoch with the best validation accuracy is kept (the test samples only score);
-- :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py`` with
+- :func:`train_next_node`: an SCNN's per-edge features and a :class:`.NextNodeHead`, trained
+  with cross-entropy over the candidates: ``"frozen"`` (a given encoder, only the head
+  trained), ``"finetune"`` (the encoder trained too, at its own learning rate),
+  ``"scratch"`` (a fresh encoder of the same architecture, trained) or ``"untrained"`` (a
+  fresh encoder, frozen: what pre-training adds to the frozen reuse); the epoch with the
+  best validation accuracy is kept (the test samples only score);
+- :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py``,
   ``order=1``): the candidate with the most transitions from the last node in the training
-  samples (their prefixes and next nodes); ties and unseen nodes go to the lowest node id;
+  samples; ties and unseen nodes go to the lowest node id;
 - :func:`uniform_accuracy`: a uniform choice among the candidates (its expected accuracy).
 """
 
@@ -53,19 +46,9 @@ MODES = ("frozen", "finetune", "scratch", "untrained")
 
 @dataclass(frozen=True)
 class NextNodeResult:
-    """What :func:`train_next_node` returns (accuracies are fractions).
-
-    Attributes:
-        test_accuracy: accuracy on the test samples at the kept epoch.
-        val_accuracy: the kept epoch's validation accuracy.
-        train_accuracy: the kept epoch's training accuracy.
-        epoch: the kept epoch (1-based).
-        epochs: epochs run.
-        test_parts: accuracy of each part of the test samples asked for with
-            ``test_parts`` (empty otherwise).
-        test_predictions: the node the kept epoch predicts for each test sample, in the
-            order of ``test_idx`` (node ids; e.g. to draw predicted paths).
-    """
+    """What :func:`train_next_node` returns: the kept epoch's (1-based) test, validation and
+    training accuracy (fractions), the epochs run, the accuracy of each of ``test_parts``
+    and the predicted node of every test sample (in the order of ``test_idx``)."""
 
     test_accuracy: float
     val_accuracy: float
@@ -77,12 +60,7 @@ class NextNodeResult:
 
 
 def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
-    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``.
-
-    Raises:
-        TypeError, ValueError: ``idx`` is not a set of sample indices (see
-            :func:`train_next_node`).
-    """
+    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``."""
     idx = check_indices(idx, "idx", len(samples))
     counts = samples.candidates[torch.as_tensor(idx)].sum(1)
     return float((1.0 / counts.double()).mean())
@@ -90,13 +68,8 @@ def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
 
 def markov_accuracy(samples: NextNodeSamples, train_idx: np.ndarray, test_idx: np.ndarray) -> float:
     """Accuracy of a first-order Markov chain fitted on the training samples (every step of
-    their prefixes and the step to their next node), scored on ``test_idx``.
-
-    Raises:
-        ValueError: empty ``train_idx`` or ``test_idx``, indices out of range or repeated
-            (scoring the training samples themselves is allowed: a training accuracy).
-        TypeError: indices given as a boolean mask or fractional numbers.
-    """
+    their prefixes and the step to their next node), scored on ``test_idx`` (the training
+    samples themselves allowed); ``ValueError`` for empty or bad indices."""
     train_idx = check_indices(train_idx, "train_idx", len(samples), allow_empty=True)
     test_idx = check_indices(test_idx, "test_idx", len(samples), allow_empty=True)
     if train_idx.size == 0 or test_idx.size == 0:
@@ -268,12 +241,22 @@ _ROW_LABELS = {
 }
 
 
-def require_paths(data: ExperimentData) -> list[Any]:
-    """The node paths of ``data``'s samples.
+def row_table(cells: dict[str, list[dict[str, Any]]], labels: bool = False
+              ) -> list[dict[str, Any]]:  # fmt: skip
+    """Per row with cells (``{row: [cell per seed]}``): its ``label`` (with ``labels``), the
+    ``mean_accuracy`` and ``std_accuracy`` of its test accuracies in %, its ``splits``."""
+    out = []
+    for row, recs in cells.items():
+        if recs:
+            acc = 100 * np.array([c["test_accuracy"] for c in recs])
+            out.append({"row": row, **({"label": _ROW_LABELS[row]} if labels else {}),
+                        "mean_accuracy": float(acc.mean()), "std_accuracy": float(acc.std()),
+                        "splits": recs})  # fmt: skip
+    return out
 
-    Raises:
-        ValueError: the dataset has no node paths (e.g. a data file of flows only).
-    """
+
+def require_paths(data: ExperimentData) -> list[Any]:
+    """The node paths of ``data``'s samples; ``ValueError`` for a dataset without them."""
     paths_of = getattr(data.dataset, "paths", None)
     paths = paths_of() if callable(paths_of) else None
     if not paths or all(len(p) == 0 for p in paths):
@@ -305,30 +288,12 @@ def next_node_split(data: ExperimentData, seed: int) -> dict[str, np.ndarray]:
 def labelled_split(
     split: dict[str, np.ndarray], fraction: float, seed: int, min_val: int = 5
 ) -> dict[str, np.ndarray]:
-    """The split with only ``fraction`` of its training and of its validation samples
-    labelled (label efficiency of the reuse; the test samples unchanged).
-
-    Each part keeps a random ``round(fraction * size)`` of its samples (drawn with
-    ``seed``; at least one training sample), so the labels used are ``fraction`` of what the
-    full split uses and no extra label selects anything. A validation part left with fewer
-    than ``min_val`` samples is dropped: :func:`train_next_node` then keeps its last epoch
-    instead of selecting one (the label-efficiency command's rule: select only where the
-    labelled subset allows it, else a fixed budget). ``fraction = 1`` returns the split.
-
-    Args:
-        split: ``{"train", "val", "test"}`` sample indices (:func:`next_node_split`).
-        fraction: labelled fraction in ``(0, 1]``.
-        seed: seed of the draw.
-        min_val: least validation samples to select on (default 5).
-
-    Returns:
-        ``{"train", "val", "test"}`` (sorted ``int64``; ``"val"`` may be empty).
-
-    Raises:
-        ValueError: ``fraction`` outside ``(0, 1]``; ``min_val`` below 1; a seed outside
-            ``[0, 2**31 - 1]``.
-        TypeError: ``fraction``, ``min_val`` or ``seed`` of another type.
-    """
+    """``split`` (:func:`next_node_split`) with only ``fraction`` in ``(0, 1]`` of its
+    training and of its validation samples labelled: each part keeps a random
+    ``round(fraction * size)`` (drawn with ``seed``; at least one training sample); a
+    validation part left with fewer than ``min_val`` samples is dropped (the last epoch is
+    then kept: select only where the labelled subset allows it). ``fraction = 1`` returns the
+    split; bad arguments raise ``ValueError`` / ``TypeError``."""
     fraction = check_real(fraction, "fraction", minimum=0.0, maximum=1.0, open_low=True)
     min_val = check_int(min_val, "min_val", 1)
     seed = check_seed(seed)
@@ -346,13 +311,8 @@ def labelled_split(
 
 
 def _trained_row(row: str, data: ExperimentData, encoder: SCNN) -> tuple[Any, str]:
-    """The encoder and :func:`train_next_node` mode of a trained row: ``"scone"`` is
-    TopoModelX's SCoNe (the topomodelx extra) trained from scratch, the others ``encoder``
-    with ``row`` as the mode.
-
-    Raises:
-        ValueError: ``row`` is neither a trained row of :data:`ROWS` nor ``"scone"``.
-    """
+    """The encoder and :func:`train_next_node` mode of a trained row (``"scone"``:
+    TopoModelX's SCoNe from scratch; an unknown row: ``ValueError``)."""
     if row == "scone":
         from experiments.studies.next_node.scone import SCoNeEncoder
 
@@ -375,21 +335,10 @@ def next_node_cell(
     predictions: bool = False,
     encoder_lr: float = 1e-3,
 ) -> dict[str, Any]:
-    """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
-    ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
-    (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
-    of ``encoder`` from ``seed``; ``"scone"``: TopoModelX's SCoNe trained from scratch the same
-    way, :class:`~experiments.studies.next_node.SCoNeEncoder`; the trained rows
-    run on ``device``). With ``predictions`` a trained row also gives ``test_predictions``,
-    the kept epoch's predicted node per test sample (:attr:`NextNodeResult.test_predictions`;
-    default ``False``).
-
-    ``encoder_lr`` is the fine-tuned row's encoder learning rate (:func:`train_next_node`;
-    default 1e-3; the other rows ignore it).
-
-    Raises:
-        ValueError: an unknown ``row``; see :func:`train_next_node`.
-    """
+    """One row of :data:`ROWS` (or ``"scone"``) on one split: ``{"test_accuracy"}`` for the
+    baselines, plus ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
+    (:func:`train_next_node` with the row as its mode, on ``device``; ``encoder_lr``: the
+    fine-tuned row's) and, with ``predictions``, ``test_predictions``."""
     if not hasattr(split, "keys") or not {"train", "val", "test"} <= set(split.keys()):
         raise ValueError(
             "`split` must be a mapping with the sample indices 'train', 'val' and 'test' "
@@ -424,36 +373,22 @@ def next_node_rows(
     scone: bool = False,
     fraction: float = 1.0,
 ) -> dict[str, Any]:
-    """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
-    the samples cut with that seed (:func:`~experiments.studies.next_node.next_node_samples`),
-    the dataset's split of that seed (without a validation part: 20 %
-    of its training samples, stratified by the flows' labels where there are labels, else at
-    random), and the rows of :data:`ROWS` (:func:`train_next_node` with ``seed``).
-
-    Args:
-        encoder: the encoder to reuse (frozen and fine-tuned; its architecture from scratch).
-        data: the dataset, whose ``dataset.paths()`` gives the node paths.
-        seeds: the seeds.
-        epochs: head training epochs (default 100).
-        truncate: cut the paths as SCoNe does (default ``True``).
-        progress: called as ``progress(row, seed, accuracy)`` after every cell.
-        device: training device of the trained rows (default ``"cpu"``).
-        scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` (default
-            ``False``; needs the ``topomodelx`` extra).
-        fraction: labelled fraction of the training (and validation) prefixes, the same
-            for every row of a seed (:func:`labelled_split` with the seed; default 1).
+    """Every row of the next-node task for a saved ``encoder`` on ``data`` (its
+    ``dataset.paths()``), per seed of ``seeds``: the paths cut with the seed (``truncate``:
+    as SCoNe does), the dataset's split of the seed (:func:`next_node_split`) with
+    ``fraction`` of its training and validation prefixes labelled (:func:`labelled_split`)
+    and the rows of :data:`ROWS` (and, with ``scone``, TopoModelX's SCoNe) trained for
+    ``epochs`` on ``device``; ``progress(row, seed, accuracy)`` after every cell.
 
     Returns:
-        A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
-        ``mean_accuracy`` and ``std_accuracy`` in percent, ``splits`` with one dict per
-        seed), ``seeds``, ``epochs``, ``samples``, ``fraction`` and ``labelled`` (per seed:
-        the labelled training and validation prefixes and the split's totals: the fraction
-        really labelled, after rounding).
+        A dict with ``rows`` (per row: ``row``, ``label``, ``mean_accuracy`` and
+        ``std_accuracy`` in percent, ``splits``: one dict per seed), ``seeds``, ``epochs``,
+        ``samples``, ``fraction`` and ``labelled`` (per seed: the labelled training and
+        validation prefixes and the split's totals).
 
     Raises:
-        ValueError: empty or repeated ``seeds``, a seed outside ``[0, 2**31 - 1]``,
-            ``epochs`` outside ``[1, MAX_EPOCHS]``, ``fraction`` outside ``(0, 1]``, a
-            dataset without node paths; see :func:`train_next_node`.
+        ValueError: empty or repeated ``seeds`` or bad counts, a dataset without node paths;
+            see :func:`train_next_node`.
         TypeError: a seed, ``epochs``, ``fraction`` or flag of another type.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
@@ -485,11 +420,6 @@ def next_node_rows(
             cells[row].append(rec)
             if progress is not None:
                 progress(row, int(s), rec["test_accuracy"])
-    rows = []
-    for row in rows_run:
-        acc = 100 * np.array([c["test_accuracy"] for c in cells[row]])
-        rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
-                     "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
-    return {"rows": rows, "seeds": [int(s) for s in seeds], "epochs": int(epochs),
-            "samples": len(paths), "fraction": float(fraction),
+    return {"rows": row_table(cells, labels=True), "seeds": [int(s) for s in seeds],
+            "epochs": int(epochs), "samples": len(paths), "fraction": float(fraction),
             "labelled": labelled}  # fmt: skip
