@@ -178,11 +178,10 @@ def settings(args: argparse.Namespace, **fields: Any) -> Any:
                                  "label_epochs", "hidden", "layers", "batch_size", "budget",
                                  "temperature", "rows", "editions", "device", "threads")
              if get(k) is not None}  # fmt: skip
-    return Settings(
-        out=Path(get("out") or "."), data=data, progress=not get("no_progress"),
-        resume=bool(get("resume")), overwrite=bool(get("overwrite")),
-        command=" ".join([PROG, *map(shlex.quote, words)]), **{**known, **fields},
-    )  # fmt: skip
+    base = {"out": Path(get("out") or "."), "data": data, "progress": not get("no_progress"),
+            "resume": bool(get("resume")), "overwrite": bool(get("overwrite")),
+            "command": " ".join([PROG, *map(shlex.quote, words)])}  # fmt: skip
+    return Settings(**{**base, **known, **fields})
 
 
 def check_out(args: argparse.Namespace, figure: str | None = None) -> None:
