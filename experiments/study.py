@@ -168,6 +168,23 @@ def check_fractions(fractions: Sequence[float] | None, one: bool = True) -> list
     return out
 
 
+def check_names(given: Sequence[tuple[str, str]], what: str) -> None:
+    """Every name of ``given`` (``(name, source)`` pairs, the source as the user gave it)
+    given once; ``what`` names the kind of input.
+
+    Raises:
+        ValueError: naming both sources of a name given twice.
+    """
+    seen: dict[str, str] = {}
+    for name, source in given:
+        if name in seen:
+            raise ValueError(
+                f"{source} has the same name as {seen[name]} ({name!r}): give each {what} "
+                "once (a data file is named by its stem; rename a copy)"
+            )
+        seen[name] = source
+
+
 def check_counts(**counts: Any) -> None:
     """Every count given is a positive integer (``None`` is allowed where a default applies:
     pass only the counts that need a value).

@@ -59,6 +59,7 @@ def _check_names(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from experiments.studies.many_complexes.rows import ROWS
+    from experiments.study import check_names
 
     if args.rows is not None:
         unknown = [r for r in args.rows if r not in ROWS]
@@ -70,16 +71,8 @@ def _check_names(args: argparse.Namespace) -> None:
     if (args.data_file or args.networks) and args.samples is not None:
         raise ValueError(f"--samples {args.samples} sizes the default task and does nothing "
                          "with --data-file/--networks: drop --samples")  # fmt: skip
-    seen: dict[str, str] = {}
-    given = [(n, f"--networks {n}") for n in args.networks]
-    given += [(Path(f).stem, f"--data-file {f}") for f in args.data_file]
-    for name, source in given:
-        if name in seen:
-            raise ValueError(
-                f"{source} has the same name as {seen[name]} ({name!r}): give each network "
-                "once (a data file is named by its stem; rename a copy)"
-            )
-        seen[name] = source
+    check_names([(n, f"--networks {n}") for n in args.networks]
+                + [(Path(f).stem, f"--data-file {f}") for f in args.data_file], "network")
 
 
 def run(args: argparse.Namespace) -> int:

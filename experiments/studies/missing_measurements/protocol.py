@@ -41,7 +41,14 @@ import numpy as np
 import torch
 
 from experiments.studies.missing_measurements.masks import MODES, unobserved_masks
-from experiments.study import DataOptions, Settings, check_counts, check_fractions, open_cells
+from experiments.study import (
+    DataOptions,
+    Settings,
+    check_counts,
+    check_fractions,
+    check_names,
+    open_cells,
+)
 
 #: The paper's datasets the study runs on by name.
 PAPER_DATASETS: tuple[str, ...] = ("trajectory", "ocean")
@@ -76,17 +83,6 @@ def data_fingerprint(data: Any) -> str:
     if data.labels is not None:
         h.update(np.ascontiguousarray(data.labels.numpy()).tobytes())
     return h.hexdigest()[:16]
-
-
-def _check_names(items: Sequence[tuple[str, str]]) -> None:
-    seen: dict[str, str] = {}
-    for name, source in items:
-        if name in seen:
-            raise ValueError(
-                f"{source} has the same name as {seen[name]} ({name!r}): the tables would "
-                "mix them; give each dataset once (rename a data file to tell it apart)"
-            )
-        seen[name] = source
 
 
 def _check_labels(items: Sequence[StudyData]) -> None:
@@ -124,9 +120,9 @@ def load_study_data(data: DataOptions, seed: int = 0) -> list[StudyData]:
     for name in data.networks:
         find_network(name)
     files = [require_file(Path(f).expanduser(), "data file") for f in data.files]
-    _check_names([(d, f"--datasets {d}") for d in paper]
+    check_names([(d, f"--datasets {d}") for d in paper]
                  + [(n, f"--networks {n}") for n in data.networks]
-                 + [(f.stem, f"--data-file {f}") for f in files])  # fmt: skip
+                 + [(f.stem, f"--data-file {f}") for f in files], "dataset")  # fmt: skip
     root = Path(data.root).expanduser()
     own = [StudyData(f.stem, f"--data-file {f}", ExperimentData.from_dataset(
         load_data_file(f, root), f.stem), "ocean") for f in files]  # fmt: skip
@@ -149,7 +145,7 @@ def check_study(items: Sequence[StudyData], settings: Settings,
     """
     if not items:
         raise ValueError("`datasets` is empty: give at least one dataset, network or data file")
-    _check_names([(i.name, i.source) for i in items])
+    check_names([(i.name, i.source) for i in items], "dataset")
     _check_labels(items)
     fr = check_fractions(settings.fractions, one=False)
     for m in modes:

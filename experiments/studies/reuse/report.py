@@ -97,15 +97,16 @@ def reuse_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary_rows(summary: dict[str, Any], *keys: str) -> list[dict[str, Any]]:
-    """The CSV of a many-complex study: one line per row and fraction (per ``keys``: the
-    entries of ``summary`` above the rows, e.g. ``"held_out"``), with the mean, std and runs
-    of its test accuracies."""
-    groups = summary[keys[0]].items() if keys else [(None, summary)]
-    return [{**({keys[0]: name} if keys else {}), "row": row, "fraction": f, "mean": v["mean"],
-             "std": v["std"], "runs": " ".join(f"{r:.4f}" for r in v["runs"])}
+def summary_rows(summary: dict[str, Any], key: str | None = None) -> list[dict[str, Any]]:
+    """The CSV of a many-complex study: one line per row and fraction (per ``key``: the entry
+    of ``summary`` above the rows, e.g. ``"held_out"``; without, the fractions of the
+    settings), with the mean, std and runs of its test accuracies."""
+    fractions = summary["settings"]["fractions"]
+    groups = summary[key].items() if key else [(None, summary)]
+    return [{**({key: name} if key else {}), "row": row, "fraction": f if key else fractions[i],
+             "mean": v["mean"], "std": v["std"], "runs": " ".join(f"{r:.4f}" for r in v["runs"])}
             for name, res in groups for row, per in res["rows"].items()
-            for f, v in per.items()]  # fmt: skip
+            for i, (f, v) in enumerate(per.items())]  # fmt: skip
 
 
 def fraction_bands(ax: Any, rows: dict[str, dict[str, dict[str, float]]],
