@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     """
 
     import math
+    from functools import partial
 
     from experiments.studies.next_node.report import rows_markdown, transfer_markdown
     from experiments.studies.next_node.rows import ROWS, next_node_rows, require_paths
@@ -112,32 +113,22 @@ def run(args: argparse.Namespace) -> int:
              * (len(TESTS) if args.transfer else 1))  # fmt: skip
     bar = h.progress(not args.no_progress, cells, f"predict-next {data.name}")
 
-    def tick(row: str, seed: int, acc: float) -> None:
-        bar.set_postfix(row=row, seed=seed, test_acc=f"{100 * acc:.1f}%")
+    def tick(*where: Any) -> None:  # (test,) row, seed, accuracy
+        bar.set_postfix(row="/".join(map(str, where[-3::-1])), seed=where[-2],
+                        test_acc=f"{100 * where[-1]:.1f}%")  # fmt: skip
         bar.update(1)
 
-    if args.transfer:
-
-        def tick_test(test: str, row: str, seed: int, acc: float) -> None:
-            tick(f"{row}/{test}", seed, acc)
-
-        summary: dict[str, Any] = next_node_transfer(
-            encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate,
-            device=args.device, progress=tick_test, scone=args.scone,
-        )  # fmt: skip
-        bar.close()
-        summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-        lines = transfer_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
-                                  len(seeds))  # fmt: skip
-        return _emit(args, lines, summary)
-    summary = next_node_rows(
-        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
-        device=args.device, scone=args.scone, fraction=args.fraction,
-    )
+    run_ = next_node_transfer if args.transfer else partial(next_node_rows, fraction=args.fraction)
+    summary: dict[str, Any] = run_(encoder, data, seeds, epochs=args.epochs, progress=tick,
+                                   truncate=not args.no_truncate, device=args.device,
+                                   scone=args.scone)  # fmt: skip
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-    lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
-                          args.fraction)  # fmt: skip
+    name = meta.get("config", "encoder")
+    if args.transfer:
+        lines = transfer_markdown(summary, data.name, name, args.epochs, len(seeds))
+    else:
+        lines = rows_markdown(summary, data.name, name, args.epochs, args.fraction)
     return _emit(args, lines, summary)
 
 
