@@ -113,12 +113,13 @@ def _leading_blocks(parts: list[Tensor], n: int, bs: int) -> Tensor:
     """The CSR ``I_bs (x) L`` ``[bs*n, bs*n]``: the leading rows of a block's components."""
     crow, col, val = parts
     nnz = val.numel() // ((crow.numel() - 1) // n) * bs
+    return _csr_tensor(crow[: bs * n + 1], col[:nnz], val[:nnz], bs * n)
+
+
+def _csr_tensor(crow: Tensor, col: Tensor, val: Tensor, n: int) -> Tensor:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        return torch.sparse_csr_tensor(
-            crow[: bs * n + 1], col[:nnz], val[:nnz], size=(bs * n, bs * n),
-            check_invariants=False,
-        )  # fmt: skip
+        return torch.sparse_csr_tensor(crow, col, val, size=(n, n), check_invariants=False)
 
 
 def to_scipy(L: Tensor) -> sp.csr_matrix:
@@ -166,9 +167,9 @@ def _prepare(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
         base = prepare_operator(laplacians, side, False)  # checks the values first
         lam = largest_eigenvalue(to_scipy(L))
         csr = base.csr if lam <= 0 else _csr(base.csr * (1.0 / lam))  # 0: L_up of no 2-cell
-        if base.symmetric or lam <= 0:
-            return Prepared(csr, csr if base.symmetric else _transposed(base), lam)
-        return Prepared(csr, _csr(_transposed(base) * (1.0 / lam)), lam)
+        csr_t = csr if base.symmetric else _csr_tensor(*base.parts_t, base.n)
+        as_is = base.symmetric or lam <= 0
+        return Prepared(csr, csr_t if as_is else _csr(csr_t * (1.0 / lam)), lam)
     coo = L.detach().to_sparse_coo().coalesce()
     finite = torch.isfinite(coo.values())
     if not bool(finite.all()):
@@ -186,12 +187,6 @@ def _prepare(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
         coo.values(), coo_t.values()
     )
     return Prepared(csr, csr if symmetric else _csr(coo_t), None)
-
-
-def _transposed(p: Prepared) -> Tensor:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        return torch.sparse_csr_tensor(*p.parts_t, size=(p.n, p.n), check_invariants=False)
 
 
 # ---------------------------------------------------------------------- chunking
@@ -234,12 +229,8 @@ def _spmm_into(out: Tensor, L: Tensor, X: Tensor, beta: float = 0.0) -> Tensor:
 # ---------------------------------------------------------------------- activations
 def _act_forward_(y: Tensor, act: str, n1: int = 0) -> None:
     if act == "tanh":
-        if (
-            n1 >= NUMPY_TANH_MIN_EDGES
-            and y.device.type == "cpu"
-            and y.dtype in (torch.float32, torch.float64)
-            and y.is_contiguous()
-            and not y.requires_grad
+        if n1 >= NUMPY_TANH_MIN_EDGES and y.device.type == "cpu" and y.is_contiguous() and (
+            y.dtype in (torch.float32, torch.float64) and not y.requires_grad
         ):
             arr = y.numpy()
             np.tanh(arr, out=arr)
@@ -281,9 +272,8 @@ def _stacked_terms(x: Tensor, sides: list[tuple[Tensor, Tensor, int]], out: Tens
     return out.view(out.size(0), -1)
 
 
-def _layer_forward(
-    x: Tensor, weight: Tensor, bias: Tensor | None, sides: Callable, act: str, b: int
-) -> Tensor:
+def _layer_forward(x: Tensor, weight: Tensor, bias: Tensor | None, sides: Callable, act: str,
+                   b: int) -> Tensor:
     """``act(layer(x))`` ``[B*N1, C_out]`` for ``x`` ``[B, N1, C_in]`` contiguous, chunk by
     chunk of ``b`` samples."""
     B, n1, c_in = x.shape
@@ -310,15 +300,8 @@ def _layer_forward(
     return y
 
 
-def _horner_forward(
-    xc: Tensor,
-    yc: Tensor,
-    weight: Tensor,
-    bias: Tensor | None,
-    sides: list[tuple[Tensor, Tensor, int]],
-    scratch: list[Tensor],
-    rows: int,
-) -> None:
+def _horner_forward(xc: Tensor, yc: Tensor, weight: Tensor, bias: Tensor | None, sides: list,
+                    scratch: list[Tensor], rows: int) -> None:
     """``yc = xc W_0 + b + sum_sides L (xc W_1 + L (xc W_2 + ...))`` for one chunk."""
     if bias is None:
         torch.mm(xc, weight[0], out=yc)
@@ -340,16 +323,8 @@ def _horner_forward(
         offset += k_max
 
 
-def _layer_backward(
-    x: Tensor,
-    weight: Tensor,
-    y: Tensor | None,
-    grad: Tensor,
-    sides: Callable,
-    act: str,
-    b: int,
-    needs: tuple[bool, bool, bool],
-) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+def _layer_backward(x: Tensor, weight: Tensor, y: Tensor | None, grad: Tensor, sides: Callable,
+                    act: str, b: int, needs: tuple[bool, bool, bool]) -> tuple:
     """``(dx [B, N1, C_in], dW, db)`` of one layer from its input ``x``, its output ``y``
     (``None`` for the identity) and the output's gradient; ``needs`` says which."""
     B, n1, c_in = x.shape
@@ -379,16 +354,8 @@ def _layer_backward(
     return (grad_x.view(B, n1, c_in) if grad_x is not None else None), grad_w, grad_b
 
 
-def _horner_backward(
-    xc: Tensor,
-    g: Tensor,
-    weight: Tensor,
-    grad_w: Tensor | None,
-    gx: Tensor | None,
-    sides: list[tuple[Tensor, Tensor, int]],
-    buf: Callable,
-    rows: int,
-) -> None:
+def _horner_backward(xc: Tensor, g: Tensor, weight: Tensor, grad_w: Tensor | None,
+                     gx: Tensor | None, sides: list, buf: Callable, rows: int) -> None:
     """Gradients of one chunk for the Horner scheme (``dW`` accumulated, ``dX`` written)."""
     if grad_w is not None:
         torch.addmm(grad_w[0], xc.t(), g, out=grad_w[0])
@@ -410,16 +377,8 @@ def _horner_backward(
         offset += k_max
 
 
-def _stacked_backward(
-    xc: Tensor,
-    g: Tensor,
-    weight: Tensor,
-    grad_w: Tensor | None,
-    gx: Tensor | None,
-    sides: list[tuple[Tensor, Tensor, int]],
-    buf: Callable,
-    rows: int,
-) -> None:
+def _stacked_backward(xc: Tensor, g: Tensor, weight: Tensor, grad_w: Tensor | None,
+                      gx: Tensor | None, sides: list, buf: Callable, rows: int) -> None:
     """Gradients of one chunk for propagate-then-transform: ``Z = [x, Lx, ...]``
     (recomputed), ``y = Z W + b``."""
     terms, c_in = weight.shape[0], xc.size(1)
@@ -450,15 +409,8 @@ def _unpack(params: list[Tensor], has_bias: list[bool]) -> list[tuple[Tensor, Te
 
 
 @torch.library.custom_op("topo_contrastive::scnn_layers", mutates_args=())
-def _layers_op(
-    x: Tensor,
-    params: list[Tensor],
-    has_bias: list[bool],
-    parts: list[Tensor],
-    orders: list[int],
-    symmetric: list[bool],
-    act: str,
-) -> Tensor:
+def _layers_op(x: Tensor, params: list[Tensor], has_bias: list[bool], parts: list[Tensor],
+               orders: list[int], symmetric: list[bool], act: str) -> Tensor:
     """``act(conv_n(... act(conv_1(x))))`` ``[B, N1, C_out]`` of the layers ``params``
     ``[W_1, b_1, W_2, ...]`` on the operators ``parts`` (see :func:`scnn_layers`)."""
     B, n1, _ = x.shape
@@ -475,18 +427,9 @@ def _(x, params, has_bias, parts, orders, symmetric, act):
 
 
 @torch.library.custom_op("topo_contrastive::scnn_layers_backward", mutates_args=())
-def _layers_grad_op(
-    grad: Tensor,
-    x: Tensor,
-    y: Tensor | None,
-    params: list[Tensor],
-    has_bias: list[bool],
-    parts: list[Tensor],
-    orders: list[int],
-    symmetric: list[bool],
-    act: str,
-    needs: list[bool],
-) -> list[Tensor]:
+def _layers_grad_op(grad: Tensor, x: Tensor, y: Tensor | None, params: list[Tensor],
+                    has_bias: list[bool], parts: list[Tensor], orders: list[int],
+                    symmetric: list[bool], act: str, needs: list[bool]) -> list[Tensor]:
     """``[dx, dW_1, db_1, dW_2, ...]`` (``needs`` says which, the others empty) from the
     output ``y`` (``None`` for the identity); the inner layers' outputs are recomputed."""
     B, n1, _ = x.shape
@@ -540,12 +483,8 @@ def _backward(ctx: Any, grad: Tensor) -> tuple:
 _layers_op.register_autograd(_backward, setup_context=_setup)
 
 
-def scnn_layers(
-    x: Tensor,
-    params: list[tuple[Tensor, Tensor | None]],
-    ops: list[tuple[Prepared, int]],
-    act: str = "identity",
-) -> Tensor:
+def scnn_layers(x: Tensor, params: list[tuple[Tensor, Tensor | None]],
+                ops: list[tuple[Prepared, int]], act: str = "identity") -> Tensor:
     """``act(conv_n(... act(conv_1(x))))`` for ``x`` ``[B, N1, C_in]`` and the layers'
     ``(weight, bias)`` on the same operators ``ops`` (``(prepared operator, order K)`` per
     active side); ``[B, N1, C_out]`` contiguous, differentiable in ``x`` and the parameters.

@@ -14,11 +14,10 @@ from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn import _scnn_kernel as kernel
 from topo_contrastive.nn._inputs import as_laplacians, complexes_batch, edge_samples, operator_info
 from topo_contrastive.nn.hodge_readout import HodgeReadout
-from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn_conv import SCNNConv
 from topo_contrastive.utils.checks import check_bool, check_finite, check_int
 
-__all__ = ["SCNN", "ProjectionHead"]
+__all__ = ["SCNN"]
 
 #: The values of ``act`` (PyG's ``activation_resolver``; ``"identity"`` is ``Identity``).
 _ACTIVATIONS = ("tanh", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "identity")
