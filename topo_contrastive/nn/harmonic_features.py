@@ -21,6 +21,7 @@ from topo_contrastive.utils.checks import check_int, check_seed
 
 __all__ = [
     "HarmonicPlan",
+    "harmonic_budget",
     "harmonic_matrix",
     "harmonic_sketch",
     "plan_harmonic_features",
