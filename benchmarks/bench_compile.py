@@ -24,8 +24,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import copy
-import json
 import statistics
 import sys
 import time
@@ -68,8 +66,10 @@ def _step(encoder, head_loss, optimizer, x, batch, laplacians) -> float:
 
 
 def main(batch: int = 100, repeats: int = 10, warmup: int = 3, seed: int = 0,
-         out: Path = RESULTS) -> dict:  # fmt: skip
+         threads: int | None = None, out: Path = RESULTS) -> dict:  # fmt: skip
     """Time the eager and the compiled step; write ``bench_compile.{json,md}`` into ``out``."""
+    if threads is not None:
+        torch.set_num_threads(threads)
     ops, _ = generate_trajectory_complex()
     laplacians, n1 = ops.laplacians(), ops.num_edges
     g = torch.Generator().manual_seed(seed)
@@ -93,11 +93,11 @@ def main(batch: int = 100, repeats: int = 10, warmup: int = 3, seed: int = 0,
             parts["head and loss"] = _breaks(head_loss, torch.randn(2 * batch, 64))
             encoder = torch.compile(encoder, fullgraph=True)
             head_loss = torch.compile(head_loss)
-        params = [*encoder.parameters(), *head.parameters()]
-        runs[name] = {"encoder": encoder, "head_loss": head_loss,
-                      "opt": torch.optim.Adam(params, lr=0.003), "times": [], "losses": []}  # fmt: skip
+        opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=0.003)
+        runs[name] = {"encoder": encoder, "head_loss": head_loss, "opt": opt, "times": [],
+                      "losses": []}  # fmt: skip
     for i in range(warmup + repeats):
-        for name, run in runs.items():
+        for run in runs.values():
             start = time.perf_counter()
             loss = _step(run["encoder"], run["head_loss"], run["opt"], x, ids, laplacians)
             seconds = time.perf_counter() - start
@@ -106,8 +106,8 @@ def main(batch: int = 100, repeats: int = 10, warmup: int = 3, seed: int = 0,
                 run["first_step_s"] = seconds  # the compilation
             elif i >= warmup:
                 run["times"].append(seconds)
-        print(f"step {i + 1}/{warmup + repeats}: "
-              + ", ".join(f"{k} {v['losses'][-1]:.5f}" for k, v in runs.items()), flush=True)  # fmt: skip
+        losses = ", ".join(f"{k} {v['losses'][-1]:.5f}" for k, v in runs.items())
+        print(f"step {i + 1}/{warmup + repeats}: loss {losses}", flush=True)
     eager, compiled = (statistics.median(runs[k]["times"]) for k in ("eager", "compiled"))
     result = {
         "torch": torch.__version__, "threads": torch.get_num_threads(), "N1": n1,
@@ -148,6 +148,7 @@ if __name__ == "__main__":
     p.add_argument("--repeats", type=int, default=10, help="timed steps per variant")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps first (compilation)")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights, flows and masks")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument("--out", type=Path, default=RESULTS, help="folder of the results")
     a = p.parse_args()
-    main(a.batch, a.repeats, a.warmup, a.seed, a.out)
+    main(a.batch, a.repeats, a.warmup, a.seed, a.threads, a.out)

@@ -11,21 +11,21 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
 from topo_contrastive._layout import check_batch_vector
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.nn._scnn_kernel import not_prepared, value_cache
+from topo_contrastive.nn._scnn_kernel import kept
+
+#: PyG's pools of rows by a batch vector.
+POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
 
 
 def operator_info(L: Laplacians) -> tuple[int, torch.dtype, torch.device, bool, bool]:
     """``(N, dtype, device, has L_down, has L_up)`` of the operators, kept on the value (so
     that ``torch.compile`` reads them without touching a sparse tensor)."""
-    cache = value_cache(L)
-    if "info" not in cache:
-        if torch.compiler.is_compiling():
-            raise not_prepared()
-        cache["info"] = (L.num_cells, L.dtype, L.device, L.down is not None, L.up is not None)
-    return cache["info"]
+    return kept(L, "info", lambda: (L.num_cells, L.dtype, L.device, L.down is not None,
+                                    L.up is not None))  # fmt: skip
 
 
 def as_laplacians(laplacians: Any, sides: tuple[int, int]) -> Laplacians | None:

@@ -7,11 +7,13 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
-from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
+from torch_geometric.nn import global_add_pool
 
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
 from topo_contrastive.complex import ComplexOperators, Laplacians
 from topo_contrastive.hodge import HodgeDecomposition
+from topo_contrastive.nn._inputs import POOLS, as_laplacians
+from topo_contrastive.nn._scnn_kernel import prepare_operator
 from topo_contrastive.nn.harmonic_features import (
     canonical_harmonic_basis,
     harmonic_sketch,
@@ -21,7 +23,6 @@ from topo_contrastive.utils.checks import check_bool, check_finite, check_int
 
 __all__ = ["HodgeReadout"]
 
-_POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
 
 
 class HodgeReadout(torch.nn.Module):
@@ -107,8 +108,8 @@ class HodgeReadout(torch.nn.Module):
             raise TypeError(
                 f"`hodge` must be a HodgeDecomposition or None, got {type(hodge).__name__}"
             )
-        if not isinstance(pool, str) or pool not in (*_POOLS, "none"):
-            raise ValueError(f"`pool` must be one of {(*_POOLS, 'none')}, got {pool!r}")
+        if not isinstance(pool, str) or pool not in (*POOLS, "none"):
+            raise ValueError(f"`pool` must be one of {(*POOLS, 'none')}, got {pool!r}")
         if hodge is None and (harmonic != "auto" or sketch_dim is not None):
             raise ValueError(
                 "a HodgeReadout without a complex (hodge=None) has no harmonic block: "
@@ -312,9 +313,6 @@ class HodgeReadout(torch.nn.Module):
         self, H: Tensor, batch: Tensor | None, laplacians: Laplacians | None, size: int | None
     ) -> Tensor:
         """``[pool ; h^T L_down h / N1 ; h^T L_up h / N1]`` per sample and channel."""
-        from topo_contrastive.nn._inputs import as_laplacians
-        from topo_contrastive.nn._scnn_kernel import prepare_operator
-
         if laplacians is None:
             raise ValueError(
                 "the basis-free HodgeReadout (hodge=None) computes its energies from the "
@@ -345,7 +343,7 @@ class HodgeReadout(torch.nn.Module):
             )
         num = int(batch.max()) + 1 if size is None else int(size)
         counts = torch.bincount(batch, minlength=num).to(H.dtype).clamp_min(1)[:, None]
-        blocks = [] if self.pool == "none" else [_POOLS[self.pool](H, batch, size=num)]
+        blocks = [] if self.pool == "none" else [POOLS[self.pool](H, batch, size=num)]
         for Lk in (Ld, Lu):
             blocks.append(global_add_pool(H * (Lk.to(H.dtype) @ H), batch, size=num) / counts)
         return torch.cat(blocks, dim=1)

@@ -7,12 +7,17 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from torch import Tensor
-from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 from torch_geometric.nn.resolver import activation_resolver
 
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn import _scnn_kernel as kernel
-from topo_contrastive.nn._inputs import as_laplacians, complexes_batch, edge_samples, operator_info
+from topo_contrastive.nn._inputs import (
+    POOLS,
+    as_laplacians,
+    complexes_batch,
+    edge_samples,
+    operator_info,
+)
 from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.scnn_conv import SCNNConv
 from topo_contrastive.utils.checks import check_bool, check_finite, check_int
@@ -21,7 +26,6 @@ __all__ = ["SCNN"]
 
 #: The values of ``act`` (PyG's ``activation_resolver``; ``"identity"`` is ``Identity``).
 _ACTIVATIONS = ("tanh", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "identity")
-_POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
 
 
 class SCNN(torch.nn.Module):
@@ -111,8 +115,8 @@ class SCNN(torch.nn.Module):
             raise TypeError(f"`act` must be a str, got {type(act).__name__} {act!r}")
         if act not in _ACTIVATIONS:
             raise ValueError(f"`act` must be one of {_ACTIVATIONS}, got {act!r}")
-        if isinstance(readout, str) and readout not in _POOLS:
-            raise ValueError(f"`readout` must be one of {tuple(_POOLS)}, got {readout!r}")
+        if isinstance(readout, str) and readout not in POOLS:
+            raise ValueError(f"`readout` must be one of {tuple(POOLS)}, got {readout!r}")
         if not isinstance(readout, (str, torch.nn.Module)):
             raise TypeError(
                 "`readout` must be a str or a torch.nn.Module mapping [B, N1, C] to [B, D], got "
@@ -243,7 +247,7 @@ class SCNN(torch.nn.Module):
         if self.input_skip:
             h = torch.cat([x_rows.to(h.dtype), h], dim=-1)
         if isinstance(self.readout, str):
-            return _POOLS[self.readout](h, batch, size=num)  # [B, hidden]
+            return POOLS[self.readout](h, batch, size=num)  # [B, hidden]
         if getattr(self.readout, "basis_free", False):
             return self.readout(h, batch=batch, laplacians=L, size=num)
         raise ValueError(
@@ -344,12 +348,7 @@ def locality_order(L: Laplacians) -> Order | None:
     n, _, device = operator_info(L)[:3]
     if n < kernel.MIN_EDGES or device.type != "cpu":
         return None
-    cache = kernel.value_cache(L)
-    if "locality_order" not in cache:
-        if torch.compiler.is_compiling():
-            raise kernel.not_prepared()
-        cache["locality_order"] = _order(L)
-    return cache["locality_order"]
+    return kernel.kept(L, "locality_order", lambda: _order(L))
 
 
 def _order(laplacians: Laplacians) -> Order | None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
 from topo_contrastive._layout import batch_vector
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.nn._inputs import as_laplacians, complexes_batch, edge_samples
+from topo_contrastive.nn._inputs import POOLS, as_laplacians, complexes_batch, edge_samples
+from topo_contrastive.nn._scnn_kernel import kept
 from topo_contrastive.utils.checks import check_int
 
 __all__ = ["TopoModelXEncoder"]
@@ -24,7 +24,6 @@ _KINDS = {
     "san": ("topomodelx.nn.simplicial.san", "SAN"),
     "scn2": ("topomodelx.nn.simplicial.scn2", "SCN2"),
 }
-_POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
 _OPERATORS = ("B1", "B2", "L0", "L_down", "L_up", "L1", "L2", "L2_down", "L2_up")
 
 
@@ -115,7 +114,7 @@ class TopoModelXEncoder(torch.nn.Module):
         super().__init__()
         if not isinstance(kind, str) or kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {tuple(_KINDS)}, got {kind!r}")
-        readouts = (*_POOLS, "energies")
+        readouts = (*POOLS, "energies")
         if not isinstance(readout, str) or readout not in readouts:
             raise ValueError(f"`readout` must be one of {readouts}, got {readout!r}")
         _check_widths(kind, model_kwargs)
@@ -156,13 +155,10 @@ class TopoModelXEncoder(torch.nn.Module):
                 "`laplacians`: pass ComplexOperators.laplacians() or ComplexData.laplacians() "
                 "(a Laplacians that carries its complex), not a pair of tensors"
             )
-        cache, key = L.cache, ("topomodelx", times)
-        if key not in cache:
-            cache[key] = {
-                n: _replicate(L.complex.operator(n, device=L.device, dtype=L.dtype), times)
-                for n in _OPERATORS
-            }
-        return cache[key]
+        return kept(L, ("topomodelx", times), lambda: {
+            n: _replicate(L.complex.operator(n, device=L.device, dtype=L.dtype), times)
+            for n in _OPERATORS
+        })  # fmt: skip
 
     def _edge_features(self, x: Tensor, L: Laplacians, times: int) -> Tensor:
         """The model's per-edge output ``[rows, D]`` of ``x`` ``[rows, C]``."""
@@ -220,7 +216,7 @@ class TopoModelXEncoder(torch.nn.Module):
         rows, batch, num, times, _ = self._layout(x, L, batch)
         h = self._edge_features(rows, L, times)  # [rows, D]
         if self.readout != "energies":
-            return _POOLS[self.readout](h, batch, size=num)
+            return POOLS[self.readout](h, batch, size=num)
         from topo_contrastive.nn.hodge_readout import HodgeReadout
 
         down, up = _replicate(L.down, times), _replicate(L.up, times)
