@@ -89,3 +89,27 @@ def test_hodge_cosines_are_w1_cosines(weighted):
         gram = (parts * w1) @ parts.T
         norm = np.sqrt(np.diag(gram))
         np.testing.assert_allclose(cos[k], gram / np.outer(norm, norm), atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["basis", "sketch"])
+def test_harmonic_reference_features_in_the_metric(weighted, kind, monkeypatch):
+    from topo_contrastive.nn import harmonic_features as hf
+    from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis
+
+    ops, w_ops, w1 = weighted
+    hodge = HodgeDecomposition(w_ops)
+    ph = _projectors(ops, w1)[2]
+    if kind == "sketch":
+        plan = hf.HarmonicPlan("sketch", 5, 2, ops.num_edges, 1)
+        monkeypatch.setattr(hf, "plan_harmonic_features", lambda h: plan)
+    m, plan = hf.harmonic_matrix(hodge)
+    x = np.random.default_rng(5).standard_normal((4, ops.num_edges))
+    if kind == "basis":
+        u = canonical_harmonic_basis(hodge)[0]
+        np.testing.assert_allclose(u.T @ (w1[:, None] * u), np.eye(u.shape[1]), atol=1e-12)
+        np.testing.assert_allclose(u @ u.T @ np.diag(w1), ph, atol=1e-10)
+        np.testing.assert_allclose(x @ m, (x * w1) @ u, atol=1e-12)  # U^T W1 x
+    else:  # G^T W1^1/2 P_H x: the norms of the W1-harmonic parts, in expectation
+        g = np.random.default_rng(0).standard_normal((5, ops.num_edges)) / np.sqrt(5)
+        g = g * np.where(ops.edges[:, 0] < ops.edges[:, 1], 1.0, -1.0)
+        np.testing.assert_allclose(x @ m, (x @ ph.T * np.sqrt(w1)) @ g.T, atol=1e-10)

@@ -80,6 +80,9 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
     At rank :math:`k` (``HodgeDecomposition(ops, rank=k)``) the same construction gives a
     basis ``[N_k, beta_k]`` of :math:`\ker \mathbf{L}_k` with pivot simplices of rank k.
 
+    On a weighted complex the construction runs on :math:`\\mathbf{W}_1^{1/2}\\mathbf{U}_H`
+    and the basis returned is :math:`\\mathbf{W}_1`-orthonormal (docs/weights.md).
+
     Returns:
         ``(basis, pivots)``: ``float64 [N1, beta_1]`` and the pivot edges ``int64 [beta_1]``
         (computed once per decomposition object while it lives; each call gets copies).
@@ -100,8 +103,18 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
 _BASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def metric_weights(hodge: HodgeDecomposition) -> np.ndarray | None:
+    """The Hodge star ``W_k`` ``[N_k]`` of a weighted complex, ``None`` where unweighted."""
+    ops = hodge.complex
+    return None if ops.metric == "unweighted" else ops.hodge_star(hodge.rank)
+
+
 def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
-    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal
+    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal (in the metric W)
+    w = metric_weights(hodge)
+    root = None if w is None else np.sqrt(w)
+    if root is not None:  # built on W^1/2 U (Euclidean orthonormal), returned W-orthonormal
+        u = u * root[:, None]
     n1, beta1 = u.shape
     if beta1 == 0:
         return np.zeros((n1, 0)), np.zeros(0, dtype=np.int64)
@@ -118,6 +131,8 @@ def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np
     cols = u @ u[piv].T  # P_H[:, pivots], [N1, beta1]
     q, r = np.linalg.qr(cols)
     q = q * np.sign(np.diag(r))  # q[p_j, j] = r_jj > 0
+    if root is not None:
+        q = q / root[:, None]
     if hodge.rank != 1:
         return q * reference_signs(hodge.complex, hodge.rank)[piv], piv
     edges = hodge.complex.edges  # [N1, 2] tail, head

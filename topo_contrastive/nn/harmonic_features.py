@@ -74,7 +74,11 @@ import numpy as np
 import torch
 
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
+from topo_contrastive.nn._harmonic_basis import (
+    canonical_harmonic_basis,
+    metric_weights,
+    reference_signs,
+)
 from topo_contrastive.utils.checks import check_int, check_seed
 
 __all__ = [
@@ -290,7 +294,10 @@ def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan
     """The harmonic features of flows ``x [S, N1]`` as ``x @ M``: ``M`` the canonical basis
     (:func:`~topo_contrastive.nn.canonical_harmonic_basis`) or the sketch
     (:func:`harmonic_sketch`, seed 0), as :func:`plan_harmonic_features` chooses under the
-    current budget.
+    current budget. On a weighted complex the features are those of the metric,
+    :math:`\\mathbf{U}_H^\\top \\mathbf{W}_1 \\mathbf{x}` (``M`` = :math:`\\mathbf{W}_1
+    \\mathbf{U}_H`, the basis :math:`\\mathbf{W}_1`-orthonormal) or :math:`\\mathbf{G}^\\top
+    \\mathbf{W}_1^{1/2} \\mathbf{P}_H \\mathbf{x}` (docs/weights.md).
 
     Returns:
         ``(M, plan)``: ``float64 [N1, plan.dim]`` and the :class:`HarmonicPlan`.
@@ -300,9 +307,10 @@ def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan
     """
 
     plan = plan_harmonic_features(hodge)
-    if plan.kind == "sketch":
-        return harmonic_sketch(hodge, plan.dim), plan
-    return canonical_harmonic_basis(hodge)[0], plan
+    m = harmonic_sketch(hodge, plan.dim) if plan.kind == "sketch" else None
+    m = canonical_harmonic_basis(hodge)[0] if m is None else m
+    w = metric_weights(hodge)  # in a metric: U_H^T W x, and G^T W^1/2 P_H x
+    return (m if w is None else w[:, None] * m), plan
 
 
 #: sketches computed so far, by decomposition, then (k, seed) (dropped with it)
@@ -342,9 +350,12 @@ def _sketch(hodge: HodgeDecomposition, k: int, seed: int) -> np.ndarray:
     n = int(hodge.num_simplices)
     rng = np.random.default_rng(seed)
     signs = reference_signs(hodge.complex, hodge.rank) / math.sqrt(k)
+    w = metric_weights(hodge)
     out = np.empty((n, k))
     for lo in range(0, k, _SKETCH_CHUNK):  # G's rows (directions) drawn chunk by chunk:
         hi = min(k, lo + _SKETCH_CHUNK)  # the numbers of one [k, N1] draw
         g = rng.standard_normal((hi - lo, n)) * signs
+        if w is not None:
+            g = g / np.sqrt(w)  # P_H W^-1/2 G: times W, the features G^T W^1/2 P_H x
         out[:, lo:hi] = hodge.project(torch.from_numpy(g), "harmonic").numpy().T  # [c, N1]
     return out
