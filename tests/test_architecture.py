@@ -29,7 +29,7 @@ HARNESS = "experiments"
 
 #: rank of every room: an import from one room into another must go to a lower rank
 #: (``helpers``: the top-level modules ``_layout``, ``_lazy``, ``_names`` and the package
-#: ``utils`` (checks, files, outputs, numerics, ...); ``root``:
+#: ``_utils`` (checks, files, outputs, numerics, ...); ``root``:
 #: ``topo_contrastive/__init__.py``, whose lazy shortcuts point into the core)
 RANKS = {
     "helpers": 0,
@@ -69,6 +69,8 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 #: lines of code of a function: its body after the signature and the docstring, without
 #: blank lines and comment-only lines
 MAX_FUNCTION_LINES = 80
+#: the same limit for the experiments beside the library
+MAX_EXPERIMENT_FUNCTION_LINES = 60
 #: lines of a module file, all counted
 MAX_MODULE_LINES = 600
 #: functions over the limit, with the reason they are not split yet
@@ -147,7 +149,7 @@ def _room(name: str) -> str:
         return "experiments"
     if len(parts) == 1:
         return "root"
-    if parts[1].startswith("_") or parts[1] == "utils":
+    if parts[1].startswith("_"):
         return "helpers"
     return parts[1]
 
@@ -272,8 +274,18 @@ def _private_imports(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [f"{module}.{a.name}" for a in node.names if a.name.startswith("_")]
 
 
+#: the one module of experiments/ that may take the commands' private plumbing (atomic
+#: writes, locked output folders, the shared options): the seam, so that every study and
+#: command of experiments/ is built on the public API and the library keeps that plumbing
+#: private
+SEAM = "experiments._helpers"
+#: what the seam may take: the library's private file and option helpers, nothing else
+SEAM_TAKES = ("topo_contrastive._utils", "topo_contrastive.cli._")
+
+
 def test_the_experiments_use_the_public_api_only():
-    # the paper's reproduction and the studies are built on what a user can import
+    # the paper's reproduction and the studies are built on what a user can import; the
+    # seam takes the command plumbing only
     private = sorted(
         f"{name}: {target}"
         for name, (path, _) in MODULES.items()
@@ -281,6 +293,7 @@ def test_the_experiments_use_the_public_api_only():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for target in _private_imports(node)
+        if not (name == SEAM and target.startswith(SEAM_TAKES))
     )
     assert not private, "experiments/ imports private library names:\n" + "\n".join(private)
 
@@ -299,13 +312,16 @@ def test_functions_are_short_but_for_the_listed_ones():
     for path, _ in MODULES.values():
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
+        beside = path.relative_to(ROOT).parts[0] == HARNESS
+        limit = MAX_EXPERIMENT_FUNCTION_LINES if beside else MAX_FUNCTION_LINES
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 n = _code_lines(lines, node)
-                if n > MAX_FUNCTION_LINES:
+                if n > limit:
                     long[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
     new = {k: v for k, v in long.items() if k not in LONG_FUNCTIONS}
-    assert not new, f"functions over {MAX_FUNCTION_LINES} lines of code: {new}"
+    assert not new, (f"functions over {MAX_FUNCTION_LINES} lines of code "
+                     f"({MAX_EXPERIMENT_FUNCTION_LINES} in {HARNESS}/): {new}")  # fmt: skip
     done = sorted(set(LONG_FUNCTIONS) - set(long))
     assert not done, f"no longer over the limit, remove from LONG_FUNCTIONS: {done}"
 

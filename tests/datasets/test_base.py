@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import topo_contrastive.datasets._base as base
+from topo_contrastive._utils.files import temporary_name
 from topo_contrastive.datasets import SyntheticTrajectories
-from topo_contrastive.utils.files import temporary_name
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = {"num_points": 150, "num_train": 4, "num_val": 2, "num_test": 2, "seed": 0, "log": False}
@@ -100,7 +100,7 @@ def test_files_without_a_record_use_pygs_pre_transform_file(tmp_path):
 # ---------------------------------------------------------------------------- temporaries
 _KILLED_WRITER = """
 import sys, time
-from topo_contrastive.utils.files import atomic_write
+from topo_contrastive._utils.files import atomic_write
 
 def write(tmp):
     with open(tmp, "wb") as f:

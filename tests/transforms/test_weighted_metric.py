@@ -94,7 +94,7 @@ def test_hodge_cosines_are_w1_cosines(weighted):
 @pytest.mark.parametrize("kind", ["basis", "sketch"])
 def test_harmonic_reference_features_in_the_metric(weighted, kind, monkeypatch):
     from topo_contrastive.nn import harmonic_features as hf
-    from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis
+    from topo_contrastive.nn.harmonic_features import canonical_harmonic_basis
 
     ops, w_ops, w1 = weighted
     hodge = HodgeDecomposition(w_ops)

@@ -1,5 +1,5 @@
 """Shared machinery of the edge-flow datasets (private); their files are written through
-:mod:`topo_contrastive.utils.files`.
+:mod:`topo_contrastive._utils.files`.
 
 An edge-flow dataset holds many flows on **one** simplicial complex. Its processed
 file is a plain ``dict`` of tensors, ints and strings, so that it loads with
@@ -42,9 +42,9 @@ from torch_geometric.data import Data, InMemoryDataset
 from torch_geometric.data.dataset import _repr as _pyg_repr
 from torch_geometric.data.dataset import files_exist
 
+from topo_contrastive._utils.checks import check_int
+from topo_contrastive._utils.files import atomic_torch_save, remove_stale_temporaries
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_int
-from topo_contrastive.utils.files import atomic_torch_save, remove_stale_temporaries
 
 _FORMAT_VERSION = 1
 _KEYS = (

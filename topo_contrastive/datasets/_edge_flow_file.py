@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from topo_contrastive._utils.files import atomic_write, read_npz
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._edge_flow_samples import MASK_KEYS, Names, validate_samples
-from topo_contrastive.utils.files import atomic_write, read_npz
 
 _FORMAT = "topo_contrastive.edge_flows"
 _VERSION = 1

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._utils.checks import label_values
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import label_values
 
 MASK_KEYS = ("train_mask", "val_mask", "test_mask")
 

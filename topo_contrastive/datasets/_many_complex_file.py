@@ -29,21 +29,13 @@ import scipy.sparse as sp
 import torch
 from torch_geometric.data import InMemoryDataset
 
+from topo_contrastive._utils.files import atomic_write, read_npz
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._edge_flow_samples import (
     Names,
     _check_labels,
     _check_sample_ids,
 )
-from topo_contrastive.utils.files import atomic_write, read_npz
-
-__all__ = [
-    "MANY_FORMAT",
-    "ManyComplexFlows",
-    "is_many_complex_file",
-    "read_many_complexes",
-    "write_many_complexes",
-]
 
 #: The ``format`` entry of a many-complex file.
 MANY_FORMAT = "topo_contrastive.complex_data"
@@ -469,8 +461,8 @@ class ManyComplexFlows(InMemoryDataset):
         split_seed: int = 0,
         transform: Any = None,
     ) -> None:
+        from topo_contrastive._utils.checks import check_int
         from topo_contrastive.datasets.edge_flows import _stratified_masks
-        from topo_contrastive.utils.checks import check_int
 
         ratio = tuple(float(r) for r in split_ratio)
         if len(ratio) != 3 or min(ratio) < 0 or not np.isclose(sum(ratio), 1.0):
@@ -495,8 +487,8 @@ class ManyComplexFlows(InMemoryDataset):
         Raises:
             TypeError / ValueError: ``seed`` is not ``None`` or a non-negative int.
         """
+        from topo_contrastive._utils.checks import check_int
         from topo_contrastive.datasets.edge_flows import _resplit
-        from topo_contrastive.utils.checks import check_int
 
         if seed is None:
             full = self._standard

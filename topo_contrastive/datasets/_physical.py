@@ -22,12 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._utils.checks import check_int, check_real
 from topo_contrastive.complex import ComplexOperators, short_cycles
 from topo_contrastive.datasets._base import EdgeFlowDataset
 from topo_contrastive.datasets._edge_flow_file import write_edge_flow_file
 from topo_contrastive.datasets._edge_flow_samples import Names, validate_samples
 from topo_contrastive.datasets.edge_flows import _resplit, _stratified_masks
-from topo_contrastive.utils.checks import check_int, check_real
 
 LIFTINGS = ("triangles", "cycles")
 SPLIT_RATIO = (0.6, 0.2, 0.2)

@@ -47,6 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._utils.checks import check_int
+from topo_contrastive._utils.files import sha256_of
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._base import EdgeFlowDataset
 from topo_contrastive.datasets._edge_flow_file import (
@@ -55,10 +57,6 @@ from topo_contrastive.datasets._edge_flow_file import (
     write_edge_flow_file,
 )
 from topo_contrastive.datasets._edge_flow_samples import Names, validate_samples
-from topo_contrastive.utils.checks import check_int
-from topo_contrastive.utils.files import sha256_of
-
-__all__ = ["EdgeFlows"]
 
 #: Name of the raw file the constructors write into ``root/raw``.
 RAW_FILE = "edge_flows.npz"

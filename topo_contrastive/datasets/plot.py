@@ -9,11 +9,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._utils.extras import require_extra
+from topo_contrastive._utils.files import atomic_write
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = ["plot_complex"]
 
 _COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
 
