@@ -202,7 +202,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
            else "linear SVM, C by 10-fold CV")  # fmt: skip
     print(
-        f"{name} on {data.name}: test accuracy "
+        f"{name} on {data.name}{inputs.metric_words(data)}: test accuracy "
         f"{format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % over "
         f"{len(seeds)} splits ({how})"
     )

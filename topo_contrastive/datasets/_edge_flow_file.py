@@ -43,6 +43,8 @@ _KNOWN_KEYS = frozenset(
         "pos",
         "sample_ids",
         "edge_weights",
+        "node_weights",
+        "cell_weights",
         "format",
         "version",
     }
@@ -216,22 +218,27 @@ def read_edge_flow_file(path: str) -> dict[str, Any]:
         name=name,
     )
     checked["complex"] = ops
-    if "edge_weights" in arrays:
-        checked["edge_weights"] = _edge_weights(arrays["edge_weights"], ops.num_edges, name)
+    for rank, key in enumerate(WEIGHT_KEYS):
+        if key in arrays:
+            checked[key] = _weights(arrays[key], rank, ops.sizes[rank], name(key))
     return checked
 
 
-def _edge_weights(arr: np.ndarray, n1: int, name: Names) -> np.ndarray:
-    """The optional ``edge_weights`` ``float [N1]``: positive, finite (the diagonal of the
-    edge metric ``W1``, e.g. a line's reactance or a pipe's resistance)."""
-    if arr.shape != (n1,) or arr.dtype.kind not in "iuf":
+#: The optional keys of the Hodge stars ``W0``, ``W1``, ``W2`` (docs/weights.md).
+WEIGHT_KEYS = ("node_weights", "edge_weights", "cell_weights")
+
+
+def _weights(arr: np.ndarray, rank: int, n: int, shown: str) -> np.ndarray:
+    """The optional ``node_weights`` / ``edge_weights`` / ``cell_weights`` ``float [N_k]``:
+    positive, finite (the diagonal of the metric ``W_k``, e.g. a line's reactance or a
+    pipe's resistance for ``W1``)."""
+    if arr.shape != (n,) or arr.dtype.kind not in "iuf":
         raise ValueError(
-            f"{name('edge_weights')} must be a real array of shape [N1] = [{n1}], got "
-            f"{_shown(arr)}"
+            f"{shown} must be a real array of shape [N{rank}] = [{n}], got {_shown(arr)}"
         )
     w = arr.astype(np.float64)
     if not (np.isfinite(w) & (w > 0)).all():
-        raise ValueError(f"{name('edge_weights')} must be positive and finite")
+        raise ValueError(f"{shown} must be positive and finite")
     return w
 
 
@@ -400,7 +407,7 @@ def write_edge_flow_file(
         arrays["path_ptr"] = np.concatenate([[0], np.cumsum([p.size for p in nodes])]).astype(
             np.int64
         )
-    for key in ("labels", "pos", "sample_ids", "edge_weights"):
+    for key in ("labels", "pos", "sample_ids", *WEIGHT_KEYS):
         if content.get(key) is not None:
             arrays[key] = content[key]
     if content.get("masks") is not None:

@@ -31,7 +31,10 @@ flow, when ``flows`` is absent, is :meth:`ComplexOperators.path_to_flow`: every 
 (all three, disjoint); ``sample_ids`` ``[S]`` (unique integers or strings); ``edge_weights``
 ``float [N1]``, positive: the diagonal of an edge metric :math:`\mathbf{W}_1` (a line's
 reactance, a pipe's resistance; written by the physical-flow datasets' ``to_npz``, checked on
-reading). Any other key is an error (a misspelt key would otherwise be ignored silently).
+reading), and likewise ``node_weights`` ``float [N0]`` and ``cell_weights`` ``float [N2]``
+(:math:`\mathbf{W}_0`, :math:`\mathbf{W}_2`): the dataset's ``complex`` is then
+:meth:`ComplexOperators.with_weights` of them, and every Hodge quantity is in its metric
+(docs/weights.md). Any other key is an error (a misspelt key would otherwise be ignored silently).
 """
 
 from __future__ import annotations
@@ -48,7 +51,11 @@ from topo_contrastive._utils.checks import check_int
 from topo_contrastive._utils.files import sha256_of
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._base import EdgeFlowDataset
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file, write_edge_flow_file
+from topo_contrastive.datasets._edge_flow_file import (
+    WEIGHT_KEYS,
+    read_edge_flow_file,
+    write_edge_flow_file,
+)
 from topo_contrastive.datasets._edge_flow_samples import Names, validate_samples
 
 #: Name of the raw file the constructors write into ``root/raw``.
@@ -336,7 +343,8 @@ class EdgeFlows(EdgeFlowDataset):
 
         Args:
             path: the file to write (conventionally ending in ``.npz``).
-            complex: the :class:`ComplexOperators` (its edge order and orientation).
+            complex: the :class:`ComplexOperators` (its edge order and orientation, and
+                its weights where :meth:`~ComplexOperators.with_weights` gave it some).
             flows, paths, labels, pos, masks, sample_ids: as :meth:`from_incidence`.
 
         Raises:
@@ -351,6 +359,8 @@ class EdgeFlows(EdgeFlowDataset):
             complex, flows=flows, paths=paths, labels=labels, pos=pos, masks=masks,
             sample_ids=sample_ids, name=Names(),
         )  # fmt: skip
+        for rank, key in enumerate(WEIGHT_KEYS if complex.metric != "unweighted" else ()):
+            content[key] = complex.hodge_star(rank)  # the complex's metric
         write_edge_flow_file(path, complex, content)
 
     # ------------------------------------------------------------------ PyG
@@ -402,6 +412,7 @@ class EdgeFlows(EdgeFlowDataset):
                 else (ids.tolist() if ids.dtype.kind == "U" else torch.from_numpy(ids))
             ),
             "source_sha256": self._sha,
+            "weights": {k: torch.from_numpy(content[k]) for k in WEIGHT_KEYS if k in content},
         }
         self._save_processed(obj)
 
@@ -420,7 +431,8 @@ class EdgeFlows(EdgeFlowDataset):
     @property
     def complex(self) -> ComplexOperators:
         """The complex (:class:`ComplexOperators`) in the given edge order and orientation:
-        edge ``e`` runs from ``edges[e, 0]`` to ``edges[e, 1]``."""
+        edge ``e`` runs from ``edges[e, 0]`` to ``edges[e, 1]``; weighted by the file's
+        ``node_weights`` / ``edge_weights`` / ``cell_weights`` where it has them."""
         if self._complex is None:
             edges = self._edges.numpy()
             n1 = edges.shape[0]
@@ -433,7 +445,10 @@ class EdgeFlows(EdgeFlowDataset):
                 (self._extra["B2_value"].numpy(), (idx[0], idx[1])),
                 shape=(n1, int(self._extra["num_triangles"])),
             )
-            self._complex = ComplexOperators.from_incidence(B1, B2)
+            ops = ComplexOperators.from_incidence(B1, B2)
+            weights = {k.removesuffix("_weights"): v.numpy()
+                       for k, v in self._extra.get("weights", {}).items()}  # fmt: skip
+            self._complex = ops.with_weights(**weights) if weights else ops
         return self._complex
 
     @property
