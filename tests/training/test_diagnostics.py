@@ -89,3 +89,30 @@ def test_effective_rank_of_a_rank_one_embedding_is_one():
 def test_bad_input(losses, chance, h, match):
     with pytest.raises(ValueError, match=match):
         pretrain_diagnostics(losses, chance, h)
+
+
+def test_the_chance_warning_names_a_flow_the_samples_share():
+    h = np.full((50, 8), 0.3)
+    shared = pretrain_diagnostics([5.29], [5.293], h, common_share=0.97)["warnings"][0]
+    assert "share one flow that holds 97 % of their energy" in shared
+    assert "centre the flows" in shared
+    apart = pretrain_diagnostics([5.29], [5.293], h, common_share=0.2)["warnings"][0]
+    assert "share one flow" not in apart
+    assert "share one flow" not in pretrain_diagnostics([5.29], [5.293], h)["warnings"][0]
+
+
+def test_common_share_is_the_mean_flows_energy_share(tiny_data):
+    import copy
+
+    x = tiny_data.flows.double().reshape(tiny_data.num_samples, -1)  # [S, N1]
+    naive = sum(float(x.mean(0) @ x.mean(0)) for _ in range(x.shape[0])) / float(
+        sum(float(row @ row) for row in x)
+    )
+    assert tiny_data.common_share == pytest.approx(naive, rel=1e-12)
+    # noisy copies of one flow: the share approaches one
+    copies = copy.copy(tiny_data)
+    copies._fitted = {}
+    base = torch.linspace(1.0, 2.0, x.shape[1])
+    noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=x.dtype)
+    copies.flows = (base + 0.01 * noise).to(tiny_data.flows.dtype).reshape(tiny_data.flows.shape)
+    assert copies.common_share > 0.999

@@ -198,7 +198,8 @@ def pretrain_to_folder(
         }
         h = training.embed(result.encoder, data, device=group.device)
         result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h,
-                                                  flow_rms=data.flow_rms * data.input_scale)
+                                                  flow_rms=data.flow_rms * data.input_scale,
+                                                  common_share=data.common_share)
         meta["diagnostics"] = result.diagnostics
         layout = {k: v for k, v in data.record().items() if k == "data_layout"}
         io.save_encoder(result.encoder, out / "encoder.pt", complex=data.complex,
