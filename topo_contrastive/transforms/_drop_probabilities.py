@@ -172,13 +172,8 @@ def _matrix_free_chunk(
     def gradient(p: Tensor) -> Tensor:
         return 2 * xs * matvec(xs * p) + lin * (1 - 2 * p)
 
-    # the eigenvalues of M are the c_k (and 0): those of H / 2 = D M D - D Diag(M) D lie
-    # in [min(c, 0) max x^2 - max M_ii x_i^2, max(c, 0) max x^2 - min M_ii x_i^2]
     c, top = torch.stack(list(coef.values()), -1), xs.square().amax(-1)
-    high = c.amax(-1).clamp_min(0) * top - lin.amin(-1)
-    low = c.amin(-1).clamp_max(0) * top - lin.amax(-1)
-    lip = 2 * torch.maximum(high.abs(), low.abs())
-    min_step = 1.0 / _floored(lip, 4 * top * c.abs().sum(-1))
+    min_step = 1.0 / _floored(_spectral_bound(c, top, lin), 4 * top * c.abs().sum(-1))
     # that bound is loose: the first step is 1 / (2 ||H v||) after a few power iterations
     # (||H v|| <= ||H||_2), halved by the backtracking where it is too long
     v = (xs != 0).to(xs.dtype)
@@ -187,6 +182,16 @@ def _matrix_free_chunk(
         v = 2 * xs * matvec(xs * v) - 2 * lin * v  # H v
     start = torch.clamp(0.5 / v.norm(dim=-1), min_step, _MAX_STEP_RATIO * min_step)
     return _descend(f, gradient, xs != 0, budget, (min_step, start), steps, history)
+
+
+def _spectral_bound(c: Tensor, top: Tensor, lin: Tensor) -> Tensor:
+    """``||H||_2 <= L`` ``[B]`` from the weights ``c [B, K]``, ``max x^2`` ``[B]`` and
+    ``M_ii x_i^2`` ``[B, N]`` alone: the eigenvalues of ``M`` are the ``c_k`` and 0, so those
+    of ``H / 2 = D M D - D Diag(M) D`` lie in ``[min(c, 0) max x^2 - max M_ii x_i^2,
+    max(c, 0) max x^2 - min M_ii x_i^2]``."""
+    high = c.amax(-1).clamp_min(0) * top - lin.amin(-1)
+    low = c.amin(-1).clamp_max(0) * top - lin.amax(-1)
+    return 2 * torch.maximum(high.abs(), low.abs())
 
 
 def _descend(
