@@ -292,13 +292,17 @@ class PhysicalFlowDataset(EdgeFlowDataset):
 
     @property
     def complex(self) -> ComplexOperators:
-        """The network's complex (:class:`ComplexOperators`): edges oriented low -> high in
-        the order of ``x_1``, 2-cells :attr:`cells` (a cell complex where the lifting gives
-        cycles longer than three)."""
+        r"""The network's complex (:class:`ComplexOperators`) in its physical metric: edges
+        oriented low -> high in the order of ``x_1``, 2-cells :attr:`cells` (a cell complex
+        where the lifting gives cycles longer than three), and the Hodge star
+        :math:`\mathbf{W}_1 = \operatorname{diag}(` :attr:`edge_weights` :math:`)`,
+        :math:`\mathbf{W}_0 = \mathbf{I}` (``with_weights("resistance", edge=edge_weights)``,
+        as the file of :meth:`to_npz` gives it): its Hodge decomposition, Laplacians and the
+        method's Hodge quantities are in that metric (docs/weights.md);
+        ``complex.with_weights("unweighted")`` is the unit metric."""
         if self._complex is None:
-            self._complex = ComplexOperators.from_cells(
-                self._edges, self.cells or None, self._num_nodes0
-            )
+            ops = ComplexOperators.from_cells(self._edges, self.cells or None, self._num_nodes0)
+            self._complex = ops.with_weights("resistance", edge=self.edge_weights.numpy())
         return self._complex
 
     # ------------------------------------------------------------------ physics
