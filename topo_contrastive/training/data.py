@@ -346,22 +346,6 @@ class ExperimentData:
             self._fitted["flow_rms"] = float(x.square().mean().sqrt()) if x.numel() else 0.0
         return self._fitted["flow_rms"]
 
-    @property
-    def common_share(self) -> float | None:
-        """The share of the flows' energy in their mean flow, :math:`S \\lVert \\bar{x}
-        \\rVert^2 / \\sum_i \\lVert x_i \\rVert^2` (0 for flows without a common part,
-        near 1 for noisy copies of one flow); ``None`` for samples on complexes of their
-        own (no common edges)."""
-        if self.flows is None:
-            return None
-        if "common_share" not in self._fitted:
-            x = self.flows.reshape(self.num_samples, -1).double()  # [S, N1 * C]
-            total = float(x.square().sum())
-            mean = x.mean(0)
-            share = self.num_samples * float(mean.square().sum()) / total if total else 0.0
-            self._fitted["common_share"] = share
-        return self._fitted["common_share"]
-
     def scale_flows(self, mode: str = "rms") -> float:
         """Set and return :attr:`input_scale`: ``"rms"`` divides flows whose :attr:`flow_rms`
         lies outside ``[1/4, 4]`` (physical units) by it and keeps flows of order one (unit
