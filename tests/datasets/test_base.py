@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-import topo_contrastive.datasets._base as base
 from topo_contrastive.datasets import SyntheticTrajectories
+from topo_contrastive.datasets.edge_flows import _settings_repr
 from topo_contrastive.utils.files import temporary_name
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_other_pre_transform_raises_and_force_reload_reprocesses(tmp_path, first
     with pytest.raises(ValueError, match="force_reload=True") as info:
         SyntheticTrajectories(str(tmp_path / "ds"), pre_transform=second, **SMALL)
     msg = str(info.value)
-    assert base.settings_repr(first) in msg and base.settings_repr(second) in msg
+    assert _settings_repr(first) in msg and _settings_repr(second) in msg
     again = SyntheticTrajectories(
         str(tmp_path / "ds"), pre_transform=second, force_reload=True, **SMALL
     )
@@ -79,8 +79,8 @@ def test_processed_file_records_the_pre_transform_and_pyg_files_are_not_written(
     obj = torch.load(ds.processed_paths[0], weights_only=True)
     assert obj["pre_transform"] == "Scale(2.0)"
     assert sorted(os.listdir(ds.processed_dir)) == [os.path.basename(ds.processed_paths[0])]
-    assert base.settings_repr(double) == f"<function {__name__}.double>"
-    assert base.settings_repr(None) == "None"
+    assert _settings_repr(double) == f"<function {__name__}.double>"
+    assert _settings_repr(None) == "None"
 
 
 def test_files_without_a_record_use_pygs_pre_transform_file(tmp_path):

@@ -29,20 +29,6 @@ import numpy as np
 from topo_contrastive.utils.extras import require_extra
 from topo_contrastive.utils.files import atomic_write, read_npz, sha256_of
 
-__all__ = [
-    "RAW_SHA256",
-    "RAW_SIZE",
-    "RAW_URL",
-    "SHIPPED_FILE",
-    "SHIPPED_SHA256",
-    "OceanArrays",
-    "build_task",
-    "legacy_split",
-    "load_shipped",
-    "read_raw",
-    "save_arrays",
-]
-
 #: The original ``dataBuoys.jld2`` (``nglaze00/SCoNe_GCN``, MIT licence).
 RAW_URL = (
     "https://raw.githubusercontent.com/nglaze00/SCoNe_GCN/"

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 from scipy.spatial import Delaunay
 
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.datasets._base import EdgeFlowDataset
+from topo_contrastive.datasets._file import content_of
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.utils.checks import check_int
 
 __all__ = ["SyntheticTrajectories", "generate_trajectory_complex", "generate_trajectories"]
@@ -233,7 +233,7 @@ def _balanced_labels(n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(np.repeat(np.array([0, 1]), [n // 2, n - n // 2]))
 
 
-class SyntheticTrajectories(EdgeFlowDataset):
+class SyntheticTrajectories(EdgeFlows):
     r"""Synthetic trajectory classification (paper §5; Schaub et al. 2020, §5).
 
     Edge flows of random trajectories on a triangulated square with two holes,
@@ -267,7 +267,8 @@ class SyntheticTrajectories(EdgeFlowDataset):
     Hodge-aware paper's (400 points, 200 / 100 / 100 samples, as in the authors'
     code); ``cwn``'s own experiments use 1,000 points and 1,000 / 200 samples.
 
-    Each sample is ``Data(x_1=float32 [N1, 1], y=int64 [1])``. The processed file
+    Each sample is a :class:`~topo_contrastive.data.ComplexData` on the shared complex
+    (``x_1=float32 [N1, 1], y=int64 [1]``, :class:`EdgeFlows`). The processed file
     (``processed/trajectories_n{num_points}_{train}-{val}-{test}_seed{seed}.pt``)
     names every parameter, so datasets of different seeds share one ``root``; it
     holds only tensors, ints and strings and loads with ``weights_only=True``.
@@ -321,17 +322,7 @@ class SyntheticTrajectories(EdgeFlowDataset):
         self.num_val = check_int(num_val, "num_val", 2)
         self.num_test = check_int(num_test, "num_test", 2)
         self.seed = check_int(seed, "seed", 0)
-        super().__init__(
-            root,
-            transform=transform,
-            pre_transform=pre_transform,
-            force_reload=force_reload,
-            log=log,
-        )
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
+        self._open(root, transform, pre_transform, force_reload, log)
 
     @property
     def processed_file_names(self) -> list[str]:
@@ -349,28 +340,9 @@ class SyntheticTrajectories(EdgeFlowDataset):
         ops, pos = generate_trajectory_complex(self.num_points, rng)
         labels = np.concatenate([_balanced_labels(n, rng) for n in self._sizes])
         paths = generate_trajectories(ops, pos, labels, rng)
-        flows = torch.stack([ops.path_to_flow(p) for p in paths])  # [S, N1]
-        bounds = np.cumsum((0, *self._sizes))
-        masks = {}
-        for name, lo, hi in zip(("train", "val", "test"), bounds[:-1], bounds[1:], strict=True):
-            mask = torch.zeros(int(bounds[-1]), dtype=torch.bool)
-            mask[lo:hi] = True
-            masks[name] = mask
-        obj = self._build_processed(flows, torch.from_numpy(labels), ops, pos, paths, masks)
-        self._save_processed(obj)
-
-    def _split_full(self, seed: int) -> dict[str, torch.Tensor]:
-        # Stratified: each split keeps its standard number of samples of each class.
-        rng = np.random.default_rng(seed)
-        y = self._data.y.view(-1).numpy()
-        std = {s: self._masks[s].numpy() for s in ("train", "val", "test")}
-        out = {s: np.zeros(y.size, dtype=bool) for s in std}
-        for c in np.unique(y):
-            members = rng.permutation(np.flatnonzero(y == c))
-            counts = [int(np.sum(std[s] & (y == c))) for s in std]
-            for s, chunk in zip(std, np.split(members, np.cumsum(counts)[:-1]), strict=True):
-                out[s][chunk] = True
-        return {s: torch.from_numpy(m) for s, m in out.items()}
+        split = np.repeat(np.arange(3), self._sizes)  # the splits one after the other
+        masks = {name: split == k for k, name in enumerate(("train", "val", "test"))}
+        self._save(content_of(ops, None, paths=paths, labels=labels, pos=pos, masks=masks))
 
     def __repr__(self) -> str:
         return (
