@@ -301,7 +301,6 @@ def collated(content: dict[str, Any]) -> tuple[Any, dict[str, torch.Tensor]]:
     return data, slices
 
 
-
 # ---------------------------------------------------------------------------- arguments
 def _sample_arrays(samples: Any, what: str) -> dict[str, Any]:
     """The arrays of a file of ``samples`` on complexes of their own: those of their PyG

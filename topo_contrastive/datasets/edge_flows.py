@@ -45,10 +45,8 @@ __all__ = ["EdgeFlows"]
 
 #: Name of the raw file the constructors write into ``root/raw``.
 RAW_FILE = "edge_flows.npz"
-# the processed file's layout: files of another version are re-processed on opening
+# the processed file's layout: a file of another version (or none) is re-processed on opening
 _VERSION = 2
-_KEYS = ("format_version", "data", "slices", "complex", "pos", "edge_weights", "path_nodes",
-         "path_ptr", *(f"{s}_mask" for s in SPLITS), "sample_ids")  # fmt: skip
 _PARTS = ("paths", "labels", "pos", "masks", "sample_ids", "edge_weights")
 
 
@@ -135,17 +133,10 @@ class EdgeFlows(InMemoryDataset):
 
     file: str | None = None  # the raw file read (None: a generated dataset)
 
-    def __init__(
-        self,
-        root: str,
-        file: str | os.PathLike | None = None,
-        split_ratio: tuple[float, float, float] = (0.6, 0.2, 0.2),
-        split_seed: int = 0,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, file: str | os.PathLike | None = None,
+                 split_ratio: tuple[float, float, float] = (0.6, 0.2, 0.2), split_seed: int = 0,
+                 transform: Callable | None = None, pre_transform: Callable | None = None,
+                 force_reload: bool = False, log: bool = True) -> None:  # fmt: skip
         ratio = tuple(float(r) for r in split_ratio)
         if len(ratio) != 3 or min(ratio) < 0 or not np.isclose(sum(ratio), 1.0):
             raise ValueError(
@@ -216,22 +207,17 @@ class EdgeFlows(InMemoryDataset):
                       paths: Sequence[Sequence[Any]] | None = None, labels: Any | None = None,
                       pos: Any | None = None, **kwargs: Any) -> EdgeFlows:  # fmt: skip
         """Build the dataset from a TopoNetX ``SimplicialComplex`` or ``CellComplex`` and
-        flows (or node paths).
-
-        The complex's node, edge and 2-cell order and orientation are TopoNetX's
-        (:meth:`ComplexOperators.from_toponetx`: for sortable node labels, edges sorted
-        and oriented from the lower to the higher label), so ``flows`` follow
-        ``complex.incidence_matrix(1)``'s columns. Paths and ``pos`` use TopoNetX's node
-        labels (any hashable), mapped to rows of ``B1``.
+        flows (or node paths), as :meth:`from_incidence`. The order and orientation are
+        TopoNetX's (:meth:`ComplexOperators.from_toponetx`), so ``flows`` follow
+        ``complex.incidence_matrix(1)``'s columns; paths and ``pos`` use its node labels.
 
         Args:
             root: dataset folder.
             complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
-            flows: ``[S, N1]`` in TopoNetX's edge order (may be left out with ``paths``).
+            flows: ``[S, N1]`` in TopoNetX's edge order (optional with ``paths``).
             paths: ``S`` node paths in the complex's node labels.
             labels: ``int [S]`` class ids (default ``None``: unlabelled).
-            pos: ``float [N0, 2]`` in TopoNetX's node order, or a ``{node label: (x, y)}``
-                mapping (default ``None``).
+            pos: ``float [N0, 2]`` in TopoNetX's node order, or ``{node label: (x, y)}``.
             **kwargs: ``masks``, ``sample_ids``, ``edge_weights`` as :meth:`from_incidence`;
                 the rest passed to :class:`EdgeFlows`.
 
@@ -267,7 +253,8 @@ class EdgeFlows(InMemoryDataset):
                      ) -> EdgeFlows:  # fmt: skip
         """Build the dataset from :class:`~topo_contrastive.data.ComplexData` samples, each on
         its own complex (:meth:`~topo_contrastive.data.ComplexData.from_complex`), with their
-        ``x_1`` ``[N1, 1]``, ``y`` (on every sample or none) and ``pos`` ``[N0, 2]`` (likewise).
+        ``x_1`` ``[N1, 1]``, ``y`` and ``pos`` ``[N0, 2]`` (on every sample or none), as
+        :meth:`from_incidence`.
 
         Args:
             root: dataset folder.
@@ -300,10 +287,8 @@ class EdgeFlows(InMemoryDataset):
                   sample_ids: Sequence[int | str] | None = None,
                   edge_weights: Any | None = None) -> None:  # fmt: skip
         """Write a complex and its samples, or samples on complexes of their own, in the
-        documented ``.npz`` format (module docstring), atomically.
-
-        Everything is validated first (as :meth:`from_incidence`); nothing is written on bad
-        input.
+        ``.npz`` format (module docstring), atomically, after validating everything (as
+        :meth:`from_incidence`).
 
         Args:
             path: the file to write (conventionally ending in ``.npz``).
@@ -345,11 +330,9 @@ class EdgeFlows(InMemoryDataset):
         super()._download()
 
     def _process(self) -> None:
-        """PyG's ``Dataset._process``, except: stale temporaries are removed first; a processed
-        file of an earlier version is re-processed; the ``pre_transform`` is recorded inside
-        the processed file (checked by :meth:`_load`, which raises on a mismatch where PyG
-        warns), and PyG's ``pre_transform.pt`` / ``pre_filter.pt`` are not written; the
-        ``Processing...`` / ``Done!`` lines follow ``log`` alone."""
+        """PyG's ``Dataset._process``, but stale temporaries are removed first, a processed
+        file of an earlier version is re-processed, the ``pre_transform`` is recorded in the
+        file (no ``pre_transform.pt``) and the messages follow ``log`` alone."""
         remove_stale_temporaries(self.raw_dir, legacy=True)
         remove_stale_temporaries(self.processed_dir, legacy=True)
         if not self.force_reload and files_exist(self.processed_paths):
@@ -401,11 +384,6 @@ class EdgeFlows(InMemoryDataset):
         from topo_contrastive.data import ComplexData
 
         obj, self._fresh = self._fresh or _read_processed(path), None
-        if not isinstance(obj, dict) or any(k not in obj for k in _KEYS) or (
-            obj["format_version"] != _VERSION
-        ):
-            raise ValueError(f"the processed file '{path}' has an unknown format; delete it or "
-                             "pass `force_reload=True`")
         self._check_pre_transform(path, obj)
         self.data, self.slices = ComplexData.from_dict(obj["data"]), obj["slices"]
         self._stored = obj
@@ -413,19 +391,11 @@ class EdgeFlows(InMemoryDataset):
     def _check_pre_transform(self, path: str, obj: dict[str, Any]) -> None:
         """Raise unless the processed file was built with this dataset's ``pre_transform``."""
         recorded, given = obj.get("pre_transform"), _settings_repr(self.pre_transform)
-        if recorded is None:  # written before the record: PyG's pre_transform.pt, if any
-            try:
-                recorded = torch.load(os.path.join(os.path.dirname(path), "pre_transform.pt"),
-                                      weights_only=True)  # fmt: skip
-            except Exception:  # missing or unreadable: nothing says how it was built
-                recorded = None
-            given = _pyg_repr(self.pre_transform)
         if recorded == given:
             return
-        built = "an unrecorded pre_transform" if recorded is None else f"pre_transform={recorded}"
         raise ValueError(
-            f"the processed file '{path}' was built with {built}, but this dataset was given "
-            f"pre_transform={given}; pass `force_reload=True` to re-process it with the new "
+            f"the processed file '{path}' was built with pre_transform={recorded}, but this "
+            f"dataset was given pre_transform={given}; pass `force_reload=True` to re-process it with the new "
             "pre_transform (this replaces the file), or use another folder"
         )
 
@@ -433,8 +403,7 @@ class EdgeFlows(InMemoryDataset):
     @property
     def complex(self) -> ComplexOperators | None:
         """The complex all samples share (:class:`ComplexOperators`, in the edge order and
-        orientation of ``x_1``: edge ``e`` runs from ``edges[e, 0]`` to ``edges[e, 1]``), or
-        ``None`` for samples on complexes of their own (each sample's ``complex()``)."""
+        orientation of ``x_1``), or ``None`` on complexes of their own (``sample.complex()``)."""
         stored = self._stored["complex"]
         if self._complex is None and stored is not None:
             n0, n1, n2 = stored["counts"][0].tolist()

@@ -82,16 +82,10 @@ class OceanDrifters(EdgeFlows):
     num_test = source.NUM_TEST
     split_seed = source.SPLIT_SEED
 
-    def __init__(
-        self,
-        root: str,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        processed_dir: str | None = None,
-        log: bool = True,
-        download: bool = False,
-    ) -> None:
+    def __init__(self, root: str, transform: Callable | None = None,
+                 pre_transform: Callable | None = None, force_reload: bool = False,
+                 processed_dir: str | None = None, log: bool = True,
+                 download: bool = False) -> None:  # fmt: skip
         self._download_requested = check_bool(download, "download")
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")

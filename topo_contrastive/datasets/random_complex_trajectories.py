@@ -89,19 +89,12 @@ class RandomComplexTrajectories(EdgeFlows):
         (True, True)
     """
 
-    def __init__(
-        self,
-        root: str,
-        num_samples: int = 1000,
-        points: tuple[int, int] = (80, 160),
-        num_train: int = 600,
-        num_val: int = 200,
-        seed: int = 0,
-        transform: Callable[..., Any] | None = None,
-        pre_transform: Callable[..., Any] | None = None,
-        pre_filter: Callable[..., Any] | None = None,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, num_samples: int = 1000, points: tuple[int, int] = (80, 160),
+                 num_train: int = 600, num_val: int = 200, seed: int = 0,
+                 transform: Callable[..., Any] | None = None,
+                 pre_transform: Callable[..., Any] | None = None,
+                 pre_filter: Callable[..., Any] | None = None,
+                 log: bool = True) -> None:  # fmt: skip
         self.num_samples = check_int(num_samples, "num_samples", 2)
         if not (isinstance(points, (tuple, list)) and len(points) == 2):
             raise TypeError(f"`points` must be a pair (min, max), got {points!r}")
