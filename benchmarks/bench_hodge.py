@@ -177,7 +177,7 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
         )
     elif cfg["simple_blocks_paths"]:
         # the per-node solve path on a subset of the paths, for comparison with the fast path
-        import topo_contrastive.hodge.blocks as blocks_module
+        import topo_contrastive.hodge._linalg as blocks_module
 
         sub = supports[: cfg["simple_blocks_paths"]]
         nodes = int(np.unique(np.concatenate([ops.edges[s] for s in sub])).size)

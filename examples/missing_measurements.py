@@ -23,8 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
@@ -52,15 +50,17 @@ def main(
         missing_measurements_study,
         write_missing,
     )
+    from experiments.study import DataOptions, Settings
     from topo_contrastive.utils.outputs import output_run
 
-    items = load_study_data(datasets, networks, data_root=data_root, trips=trips, seed=seed)
-    check_study(items, fractions, splits=splits, epochs=epochs)  # before `out` is touched
+    data = DataOptions(root=data_root, datasets=tuple(datasets), networks=tuple(networks),
+                       trips=trips)
+    items = load_study_data(data, seed)
+    settings = Settings(out, seed=seed, fractions=fractions, splits=splits, epochs=epochs,
+                        data=data, progress=True)
+    check_study(items, settings)  # before `out` is touched
     with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there
-        summary = missing_measurements_study(
-            items, folder, fractions=fractions, splits=splits, epochs=epochs, seed=seed,
-            progress=lambda n: tqdm(total=n, desc="missing measurements", unit="cell"),
-        )  # fmt: skip
+        summary = missing_measurements_study(items, settings.replace(out=folder))
         print(write_missing(summary, folder))
     return summary
 

@@ -1,17 +1,9 @@
-"""The paper's reproduction and the studies, beside the library (as PyG's ``benchmark/``).
-
-Run from a clone (``python -m experiments --help``); everything here is built on the public
-API of :mod:`topo_contrastive`:
-
-- :func:`reproduce`: Table 1 and Figures 1-2 end to end (:data:`PRESETS`); the units of
-  work (:mod:`experiments.protocol`), the table (:mod:`experiments.table`), Figure 1
-  (:func:`figure1`, :func:`plot_figure1`: embedding distances of the masks).
-- :func:`grid_search`: the hyper-parameter search.
-- :class:`RunFolder`: a resumable run's output folder (settings fingerprint, finished
-  cells, completion marker, result tables), under ``reproduce`` and the studies.
-- :mod:`experiments.studies`: label efficiency, next-node prediction, reuse across road
-  networks, many complexes, missing measurements.
-- :mod:`experiments.cli`: their commands.
+"""The paper's reproduction and the studies, beside the library (as PyG's ``benchmark/``),
+built on the public API of :mod:`topo_contrastive` and run from a clone
+(``python -m experiments --help``; ``docs/experiments.md``): :func:`reproduce` (Table 1 and
+Figures 1-2, :data:`PRESETS`), :func:`figure1`, :func:`grid_search`, :class:`RunFolder` (a
+resumable run's folder), :mod:`experiments.studies` and their commands
+(:mod:`experiments.cli`).
 """
 
 import importlib as _importlib
@@ -29,8 +21,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports below, for type checkers and IDEs
 #: how the commands of this folder are started (usage lines, the commands recorded in results)
 PROG = "python -m experiments"
 
-#: name -> module of this package that holds it, imported on first access (so that the
-#: commands' ``--help`` loads neither PyTorch nor scikit-learn)
+#: name -> its module, imported on first access (``--help`` loads neither PyTorch nor sklearn)
 _LAZY = {
     "figure1": "figure1",
     "plot_figure1": "figure1",
@@ -56,9 +47,8 @@ __all__ = [
 
 
 class _Package(_types.ModuleType):
-    """This package's module type: ``reproduce`` and ``figure1`` name both a function of
-    the API and the module that holds it; the import system binds a submodule to its
-    package when it loads it, and here the function keeps the name (as with eager imports)."""
+    """``reproduce`` and ``figure1`` name a function and its module: the function keeps the
+    name when the import system binds the submodule to the package."""
 
     def __setattr__(self, name: str, value: _typing.Any) -> None:
         if name in _LAZY and name == _LAZY[name] and isinstance(value, _types.ModuleType):

@@ -26,24 +26,13 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from experiments._helpers import atomic_write, check_int, require_extra
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
 from topo_contrastive.transforms.hodge_spectral_mask import (
     check_budget,
     check_flows,
     optimize_drop_probabilities,
 )
-from topo_contrastive.utils.checks import check_int
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = [
-    "METHODS",
-    "Figure1Result",
-    "embedding_distances",
-    "figure1",
-    "plot_figure1",
-    "summarize_figure1",
-]
 
 #: The two masking methods compared, in plotting order (blue, orange as in the paper).
 METHODS = ("uniform", "spectral")

@@ -6,12 +6,9 @@ from pathlib import Path
 
 import torch
 
+from experiments._helpers import atomic_write, require_extra
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = ["figure1_from_data", "plot_figure2"]
 
 
 def plot_figure2(

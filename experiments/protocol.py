@@ -7,7 +7,6 @@ so that an interrupted run can be resumed unit by unit.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +24,6 @@ from topo_contrastive.evaluation.supervised import train_supervised
 from topo_contrastive.training.configs import get_config
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import pretrain
-
-__all__ = ["Unit", "plan_units", "run_unit", "split_assignment"]
 
 
 def split_assignment(num_splits: int, encoders: int, seed: int) -> list[list[int]]:
@@ -51,6 +48,14 @@ class Unit:
     drop_prob: float | None = None
 
 
+def _encoder_units(key: str, experiment: str, kind: str, edition: str, dataset: str, row: str,
+                   groups: list[list[int]], seed: int, drop_prob: float | None = None
+                   ) -> list[Unit]:  # fmt: skip
+    """One unit per pre-trained encoder ``j`` (seed ``seed + j``) and its splits."""
+    return [Unit(f"{key}/encoder{j}", experiment, kind, edition, dataset, row, tuple(splits),
+                 seed + j, drop_prob) for j, splits in enumerate(groups)]  # fmt: skip
+
+
 def plan_units(
     preset: Preset,
     datasets: Sequence[str],
@@ -62,143 +67,87 @@ def plan_units(
     """Every unit of a run, in running order (references, then rows, per dataset and edition;
     Figure 2 last)."""
     units: list[Unit] = []
+    every = tuple(seed + s for s in range(preset.num_splits))
     for d in datasets:
         groups = split_assignment(preset.num_splits, preset.pretrain_seeds.get(d, 1), seed)
         if preset.references:
-            for kind in ("harmonic", "raw"):
-                all_splits = tuple(seed + s for s in range(preset.num_splits))
-                units.append(
-                    Unit(f"table1/{d}/{kind}", "table1", kind, SHARED_EDITION, d, kind, all_splits)
-                )
+            units += [Unit(f"table1/{d}/{kind}", "table1", kind, SHARED_EDITION, d, kind, every)
+                      for kind in ("harmonic", "raw")]  # fmt: skip
         for ed in editions:
             for row in rows:
                 if row == "SCNN":
-                    for s in range(preset.num_splits):
-                        units.append(
-                            Unit(
-                                f"table1/{ed}/{d}/SCNN/split{seed + s}",
-                                "table1",
-                                "supervised",
-                                ed,
-                                d,
-                                row,
-                                (seed + s,),
-                            )
-                        )
-                    continue
-                for j, splits in enumerate(groups):
-                    units.append(
-                        Unit(
-                            f"table1/{ed}/{d}/{row}/encoder{j}",
-                            "table1",
-                            "contrastive",
-                            ed,
-                            d,
-                            row,
-                            tuple(splits),
-                            pretrain_seed=seed + j,
-                        )
-                    )
+                    units += [Unit(f"table1/{ed}/{d}/SCNN/split{s}", "table1", "supervised", ed,
+                                   d, row, (s,)) for s in every]  # fmt: skip
+                else:
+                    units += _encoder_units(f"table1/{ed}/{d}/{row}", "table1", "contrastive",
+                                            ed, d, row, groups, seed)  # fmt: skip
             if preset.references:
-                for j, splits in enumerate(groups):
-                    units.append(
-                        Unit(
-                            f"table1/{ed}/{d}/untrained/encoder{j}",
-                            "table1",
-                            "untrained",
-                            ed,
-                            d,
-                            "untrained",
-                            tuple(splits),
-                            pretrain_seed=seed + j,
-                        )
-                    )
+                units += _encoder_units(f"table1/{ed}/{d}/untrained", "table1", "untrained", ed,
+                                        d, "untrained", groups, seed)  # fmt: skip
     if fig2 is not None:
         groups = split_assignment(preset.figure2_splits, preset.figure2_pretrain_seeds, seed)
         for row in ("SCL", "SSCL"):
             for p in preset.figure2_probs:
-                for j, splits in enumerate(groups):
-                    units.append(
-                        Unit(
-                            f"figure2/{fig2}/{row}/p{p}/encoder{j}",
-                            "figure2",
-                            "contrastive",
-                            "paper",
-                            fig2,
-                            row,
-                            tuple(splits),
-                            pretrain_seed=seed + j,
-                            drop_prob=float(p),
-                        )
-                    )
+                units += _encoder_units(f"figure2/{fig2}/{row}/p{p}", "figure2", "contrastive",
+                                        "paper", fig2, row, groups, seed, float(p))  # fmt: skip
     return units
+
+
+def _reference(unit: Unit, data: ExperimentData, preset: Preset, device: Any) -> tuple:
+    evals = probe_splits(reference_features(data, unit.kind), data, unit.splits)
+    return evals, {"pretrain_seed": None, "epochs": 0}
+
+
+def _supervised(unit: Unit, data: ExperimentData, preset: Preset, device: Any) -> tuple:
+    cfg = get_config("SCNN", unit.dataset, unit.edition)
+    epochs = preset.epochs_for(unit.dataset, cfg)
+    (s,) = unit.splits
+    res = train_supervised(data, cfg, data.split(s), seed=s, epochs=epochs, device=device)
+    evals = [{"split_seed": s, "test_accuracy": res.test_accuracy,
+              "train_accuracy": res.train_accuracy, "val_accuracy": res.val_accuracy}]
+    return evals, {
+        "pretrain_seed": None, "epochs": epochs, "epochs_run": res.epochs_run,
+        "best_epoch": res.best_epoch,
+        "final_train_accuracy": res.train_history[-1] if res.train_history else None,
+        "train_seconds": round(res.seconds, 3),
+    }  # fmt: skip
+
+
+def _untrained(unit: Unit, data: ExperimentData, preset: Preset, device: Any) -> tuple:
+    cfg = get_config("SCL", unit.dataset, unit.edition)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(unit.pretrain_seed)  # the initialisation pretrain() starts from
+        encoder = data.encoder(cfg)
+    evals = evaluate_encoder(encoder.eval(), data, unit.splits, device=device)
+    return evals, {"pretrain_seed": unit.pretrain_seed, "epochs": 0}
+
+
+def _contrastive(unit: Unit, data: ExperimentData, preset: Preset, device: Any) -> tuple:
+    cfg = get_config(unit.row, unit.dataset, unit.edition)
+    if unit.experiment == "figure2" and preset.figure2_epochs:
+        epochs = preset.figure2_epochs
+    else:
+        epochs = preset.epochs_for(unit.dataset, cfg)
+    res = pretrain(data, cfg, seed=unit.pretrain_seed, epochs=epochs, device=device,
+                   drop_prob=unit.drop_prob)  # fmt: skip
+    evals = evaluate_encoder(res.encoder, data, unit.splits, device=device)
+    extra = {"pretrain_seed": unit.pretrain_seed, "epochs": epochs,
+             "final_loss": res.losses[-1], "train_seconds": round(res.seconds, 3)}  # fmt: skip
+    if unit.drop_prob is not None:
+        extra["drop_prob"] = unit.drop_prob
+    return evals, extra
+
+
+_RUNS = {"harmonic": _reference, "raw": _reference, "supervised": _supervised,
+         "untrained": _untrained, "contrastive": _contrastive}  # fmt: skip
 
 
 def run_unit(
     unit: Unit, data: ExperimentData, preset: Preset, device: str | torch.device
 ) -> list[dict[str, Any]]:
-    """Run one unit and return its records (one per split)."""
-    start = time.perf_counter()
-    base = {
-        "unit": unit.key,
-        "experiment": unit.experiment,
-        "edition": unit.edition,
-        "dataset": unit.dataset,
-        "config": unit.row,
-    }
-    if unit.kind in ("harmonic", "raw"):
-        evals = probe_splits(reference_features(data, unit.kind), data, unit.splits)
-        extra: dict[str, Any] = {"pretrain_seed": None, "epochs": 0}
-    elif unit.kind == "supervised":
-        cfg = get_config("SCNN", unit.dataset, unit.edition)
-        epochs = preset.epochs_for(unit.dataset, cfg)
-        (s,) = unit.splits
-        res = train_supervised(data, cfg, data.split(s), seed=s, epochs=epochs, device=device)
-        evals = [
-            {
-                "split_seed": s,
-                "test_accuracy": res.test_accuracy,
-                "train_accuracy": res.train_accuracy,
-                "val_accuracy": res.val_accuracy,
-            }
-        ]
-        extra = {
-            "pretrain_seed": None,
-            "epochs": epochs,
-            "epochs_run": res.epochs_run,
-            "best_epoch": res.best_epoch,
-            "final_train_accuracy": res.train_history[-1] if res.train_history else None,
-            "train_seconds": round(res.seconds, 3),
-        }
-    elif unit.kind == "untrained":
-        cfg = get_config("SCL", unit.dataset, unit.edition)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(unit.pretrain_seed)  # the initialisation pretrain() starts from
-            encoder = data.encoder(cfg)
-        evals = evaluate_encoder(encoder.eval(), data, unit.splits, device=device)
-        extra = {"pretrain_seed": unit.pretrain_seed, "epochs": 0}
-    else:
-        cfg = get_config(unit.row, unit.dataset, unit.edition)
-        if unit.experiment == "figure2" and preset.figure2_epochs:
-            epochs = preset.figure2_epochs
-        else:
-            epochs = preset.epochs_for(unit.dataset, cfg)
-        res = pretrain(
-            data,
-            cfg,
-            seed=unit.pretrain_seed,
-            epochs=epochs,
-            device=device,
-            drop_prob=unit.drop_prob,
-        )
-        evals = evaluate_encoder(res.encoder, data, unit.splits, device=device)
-        extra = {
-            "pretrain_seed": unit.pretrain_seed,
-            "epochs": epochs,
-            "final_loss": res.losses[-1],
-            "train_seconds": round(res.seconds, 3),
-        }
-        if unit.drop_prob is not None:
-            extra["drop_prob"] = unit.drop_prob
-    seconds = round(time.perf_counter() - start, 3)
-    return [{**base, **extra, **ev, "unit_seconds": seconds} for ev in evals]
+    """Run one unit and return its records (one per split; the run folder adds the unit's
+    wall time, ``unit_seconds``)."""
+    base = {"unit": unit.key, "experiment": unit.experiment, "edition": unit.edition,
+            "dataset": unit.dataset, "config": unit.row}  # fmt: skip
+    evals, extra = _RUNS[unit.kind](unit, data, preset, device)
+    return [{**base, **extra, **ev} for ev in evals]

@@ -34,7 +34,6 @@ paper's numbers, reference rows, supervised training accuracy, settings, wall ti
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -45,14 +44,12 @@ import numpy as np
 import torch
 
 import topo_contrastive
+from experiments._helpers import COMPLETE_MARKER, count, numerics, require_extra, write_text
 from experiments.presets import PRESETS, Preset
-from experiments.protocol import (
-    evaluate_encoder,
-    plan_units,
-    run_unit,
-    split_assignment,
-)
+from experiments.protocol import evaluate_encoder as evaluate_encoder  # tests import it here
+from experiments.protocol import plan_units, run_unit, split_assignment
 from experiments.run_folder import RunFolder
+from experiments.study import Settings
 from experiments.table import format_table, summarize
 from topo_contrastive.training.configs import (
     CONFIG_NAMES,
@@ -64,20 +61,6 @@ from topo_contrastive.training.configs import (
     resolve_edition,
 )
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import COMPLETE_MARKER, write_text
-from topo_contrastive.utils.words import count
-
-__all__ = [
-    "OUTPUTS",
-    "PRESETS",
-    "Preset",
-    "ReproduceResult",
-    "evaluate_encoder",
-    "format_table",
-    "reproduce",
-    "summarize",
-]
 
 #: The entries :func:`reproduce` writes into its folder (an ``--overwrite`` removes an earlier
 #: run's and keeps other files).
@@ -188,35 +171,24 @@ def _damaged(run: RunFolder, unit: str, what: str) -> None:
 
 def reproduce(
     datasets: dict[str, ExperimentData] | Callable[[str], ExperimentData],
-    out: str | Path,
+    settings: Settings,
     preset: Preset | str = "full",
-    dataset_names: Sequence[str] = DATASET_NAMES,
-    config_names: Sequence[str] = CONFIG_NAMES,
-    seed: int = 0,
-    device: str | torch.device = "cpu",
-    progress: bool = False,
-    command: str = "",
     log: Callable[[str], None] | None = None,
-    editions: Sequence[str] | None = None,
-    resume: bool = False,
 ) -> ReproduceResult:
-    """Run Table 1 (both editions, reference rows) and Figures 1-2; write all outputs to ``out``.
+    """Run Table 1 (both editions, reference rows) and Figures 1-2; write all outputs to
+    ``settings.out``.
 
     Args:
         datasets: prepared datasets by name, or a function that prepares one from its name
             (called after the output folder was checked).
-        out: output folder (created; must be writable).
+        settings: the run's ``out`` (created; must be writable), ``data.datasets`` (the
+            datasets to run; empty: both), ``rows`` (the rows; ``None``: all six),
+            ``editions`` (``None``: the preset's), ``seed`` (of splits and pre-training),
+            ``device``, ``progress`` (a bar of the units), ``command`` (written into
+            ``table1.md``) and ``resume`` (keep the finished units of an earlier run in
+            ``out`` and run only the rest).
         preset: a :class:`Preset` or the name of one of :data:`PRESETS`.
-        dataset_names: datasets to run (default both).
-        config_names: rows to run (default all six).
-        seed: base seed of splits and pre-training (default 0).
-        device: training device (default ``"cpu"``).
-        progress: show a tqdm bar (default ``False``).
-        command: the command line, written into ``table1.md``.
         log: called with one line per finished unit (default: nothing).
-        editions: editions to run (default ``None``: the preset's).
-        resume: keep the finished units of an earlier run in ``out`` and run only the rest
-            (default ``False``: start over).
 
     Returns:
         :class:`ReproduceResult`.
@@ -231,60 +203,54 @@ def reproduce(
         MissingExtraError: matplotlib is not installed (the ``plot`` extra) and the preset
             draws a figure (before any work).
     """
-    preset, ds_names, rows, eds = _selection(preset, dataset_names, config_names, editions)
+    s, say = settings, log or (lambda _msg: None)
+    preset, ds_names, rows, eds = _selection(preset, s.data.datasets or DATASET_NAMES,
+                                             s.rows or CONFIG_NAMES, s.editions)  # fmt: skip
     if draws_figures(preset, ds_names):
         require_extra("matplotlib", "Figures 1-2 of reproduce")  # before any work
     start = time.perf_counter()
-    say = log or (lambda _msg: None)
     # refuses a folder of another command or settings before the data is loaded
-    run = RunFolder(out, "reproduce", _settings(preset, seed), key="unit", resume=resume)
-    folder = run.folder
+    run = RunFolder(s.out, "reproduce", _settings(preset, s.seed), key="unit", resume=s.resume)
     fig2 = resolve_dataset_name(preset.figure2_dataset) if preset.figure2_dataset else None
     fig2 = fig2 if fig2 in ds_names and preset.figure2_probs else None
-    units = plan_units(preset, ds_names, rows, eds, seed, fig2)
+    units = plan_units(preset, ds_names, rows, eds, s.seed, fig2)
     _check_resumed(run, units)  # an edited or damaged record, before the data is loaded
     loaded = {d: datasets[d] if isinstance(datasets, dict) else datasets(d) for d in ds_names}
     data_fp = _check_data(run, _data_fingerprints(loaded))
-    todo = [u for u in units if not run.done(u.key)]
+    done = sum(run.done(u.key) for u in units)
     if run.records:
-        say(f"resuming: {len(units) - len(todo)} of {len(units)} units already done")
-    run.start(data=data_fp, **_run_settings(ds_names, rows, eds, device, command))
-    _run_units(todo, loaded, preset, device, run, say, progress)
-    records = run.records
+        say(f"resuming: {done} of {len(units)} units already done")
+    run.start(data=data_fp, **_run_settings(ds_names, rows, eds, s.device, s.command))
 
-    extra = []
-    fig2_points: dict[str, list[tuple[float, float, float]]] = {}
-    if fig2 is not None:
-        fig2_points = _figure2(preset, records, fig2, folder, extra)
+    def said(key: str, new: list[dict[str, Any]]) -> None:
+        accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
+        say(f"{key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
+
+    plan = {u.key: (lambda u=u: _run_unit(u, loaded[u.dataset], preset, s.device))
+            for u in units}  # fmt: skip
+    run.cells(plan, s.bar("reproduce"), timer="unit_seconds", digits=3, after=said)
+    extra: list[str] = []
+    fig2_points = _figure2(preset, run.records, fig2, run.folder, extra) if fig2 else {}
     if preset.figure1_draws > 0:
-        _figure1(preset, loaded, seed, folder, extra)
+        _figure1(preset, loaded, s.seed, run.folder, extra)
     seconds = time.perf_counter() - start
-    unit_total = sum({r["unit"]: r["unit_seconds"] for r in records}.values())
-    extra.append(
-        f"sum of the units' wall times: {unit_total / 60:.1f} min"
-        + (f" ({len(units) - len(todo)} units resumed from an earlier call)"
-           if len(todo) < len(units) else "")
-    )
-    summary = summarize(records)
-    write_text(folder / "table1.md", format_table(
-        summary, records, title_note=f"preset {preset.name!r}", reduced=preset.reduced,
-        preset_line=preset.describe(eds), seconds=seconds, command=command, datasets=ds_names,
-        configs=rows, editions=eds, extra=extra,
+    unit_total = sum({r["unit"]: r["unit_seconds"] for r in run.records}.values())
+    extra.append(f"sum of the units' wall times: {unit_total / 60:.1f} min"
+                 + (f" ({done} units resumed from an earlier call)" if done else ""))
+    summary = summarize(run.records)
+    write_text(run.folder / "table1.md", format_table(
+        summary, run.records, title_note=f"preset {preset.name!r}", reduced=preset.reduced,
+        preset_line=preset.describe(eds), seconds=seconds, command=s.command,
+        datasets=ds_names, configs=rows, editions=eds, extra=extra,
     ))  # fmt: skip
     run.finish(
-        f"completed in {seconds:.1f} s",
-        wall_time_s=round(seconds, 1),
+        f"completed in {seconds:.1f} s", wall_time_s=round(seconds, 1),
         units_wall_time_s=round(unit_total, 1),
         summary=[[*k, *v] for k, v in summary.items()],
         figure2={c: [list(p) for p in pts] for c, pts in fig2_points.items()},
-    )
-    return ReproduceResult(
-        records=records,
-        summary=summary,
-        seconds=seconds,
-        out=folder,
-        resumed_units=len(units) - len(todo),
-    )
+    )  # fmt: skip
+    return ReproduceResult(records=run.records, summary=summary, seconds=seconds,
+                           out=run.folder, resumed_units=done)  # fmt: skip
 
 
 def _run_settings(
@@ -295,8 +261,6 @@ def _run_settings(
     code paths (``code_paths``: whether they are pinned, and the pinning variables)."""
     import os
 
-    from topo_contrastive.utils import numerics as _numerics
-
     return {
         "datasets": ds_names,
         "configs": rows,
@@ -306,8 +270,8 @@ def _run_settings(
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "code_paths": {
-            "pinned": _numerics.runs_pinned(),
-            **{key: os.environ.get(key) for key in _numerics.PINNED_ENV},
+            "pinned": numerics.runs_pinned(),
+            **{key: os.environ.get(key) for key in numerics.PINNED_ENV},
         },
     }
 
@@ -347,29 +311,6 @@ def _selection(
                 f"{' '.join(map(str, given or names))}): give each once"
             )
     return preset, ds_names, rows, eds
-
-
-def _run_units(
-    todo: Sequence[Any],
-    loaded: dict[str, ExperimentData],
-    preset: Preset,
-    device: str | torch.device,
-    run: RunFolder,
-    say: Callable[[str], None],
-    progress: bool,
-) -> None:
-    """Run the units ``todo`` in order, saving each unit's records into ``run`` at once."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(todo), desc="reproduce", unit="run", disable=not progress, file=sys.stderr)
-    for unit in todo:
-        bar.set_description(unit.key)
-        new = _run_unit(unit, loaded[unit.dataset], preset, device)
-        run.save(unit.key, new)
-        accs = ", ".join(f"{100 * r['test_accuracy']:.1f}" for r in new)
-        say(f"{unit.key}: test acc {accs} % ({new[0]['unit_seconds']:.0f} s)")
-        bar.update(1)
-    bar.close()
 
 
 def draws_figures(preset: Preset, dataset_names: Sequence[str]) -> bool:

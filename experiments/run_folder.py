@@ -1,10 +1,7 @@
-"""A resumable run's output folder: its settings' fingerprint, the finished cells, the
-completion marker and the result tables (:class:`RunFolder`).
-
-Every resumable command (``reproduce``, ``label-efficiency``) and example writes through it.
-What it does not do is :func:`topo_contrastive.utils.outputs.output_run`'s (the lock on the folder,
-``--overwrite``'s write-beside-then-swap) and :mod:`topo_contrastive.utils.files`' (atomic writes,
-stale temporaries): a caller holds the lock and gives :class:`RunFolder` the folder to write.
+"""A resumable run's output folder (:class:`RunFolder`): its settings' fingerprint, the
+finished cells, the completion marker and the result tables. The lock on the folder and
+``--overwrite``'s write-beside-then-swap are the caller's (``output_run``); every file is
+written atomically.
 """
 
 from __future__ import annotations
@@ -12,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.utils.files import (
+from experiments._helpers import (
     COMPLETE_MARKER,
     check_output_dir,
     mark_complete,
@@ -24,8 +22,6 @@ from topo_contrastive.utils.files import (
     write_json,
     write_text,
 )
-
-__all__ = ["RunFolder", "fingerprint"]
 
 
 def fingerprint(settings: Mapping[str, Any]) -> str:
@@ -60,48 +56,38 @@ class RunFolder:
     r"""An output folder whose run is a list of *cells* (named pieces of work), each written
     as soon as it is done, so that an interrupted run resumes where it stopped.
 
-    The folder holds one records file (``records``, e.g. ``runs.json``), rewritten atomically
-    after every cell::
+    The records file (``records``), rewritten atomically after every cell, is::
 
         {"command": "<command>", "complete": false,
          "settings": {"fingerprint": "<16 hex>", "fingerprint_parts": {<settings>}, <info>},
          <results>, "records": [{"<key>": "<cell>", ...}, ...]}
 
-    with ``csv=True`` also the records as CSV beside it (``runs.csv``), and, once the run is
-    finished, the marker ``COMPLETE``, written last (a stale one is removed by
-    :meth:`start`): an interrupted or killed run never looks complete.
+    with ``csv=True`` the records also as CSV beside it; once the run is finished, the marker
+    ``COMPLETE`` is written last (a stale one is removed first): an interrupted or killed run
+    never looks complete.
 
     Args:
         out: the folder (created if needed; must be writable).
-        command: what writes the folder, e.g. ``"reproduce"``: a resume refuses a records
-            file written by another.
-        settings: every setting the cells' results depend on (JSON-able); their
-            :func:`fingerprint` is stored and a resume with other settings is refused.
+        command: what writes the folder (a resume refuses another's records file).
+        settings: every setting the cells' results depend on (JSON-able), fingerprinted: a
+            resume with other settings is refused, naming them.
         records: the records file's name (default ``"runs.json"``).
         key: the field of a record that names its cell (default ``"cell"``).
-        resume: keep the finished cells of an earlier run in ``out`` (default ``False``:
-            start over: a stale marker is removed at once, the earlier records file is
-            replaced at :meth:`start`).
+        resume: keep the finished cells of an earlier run (default ``False``: start over).
         csv: also write the records as ``<records' stem>.csv`` (default ``True``).
-        restart: how a refusal says to start over (default ``"choose another --out, or run
-            without --resume to start over"``).
+        restart: how a refusal says to start over.
 
     Raises:
         ValueError: ``out`` cannot be written; with ``resume``: ``out`` holds other files
-            but no records file, a records file that is not readable JSON, one written by
-            another ``command``, one of other settings (the message names the settings
-            that differ), or one whose ``records`` is not a list of objects each naming its
-            cell under ``key`` (an edited or damaged file). Nothing is written or removed
-            then.
+            but no records file, or a records file that is not readable JSON, written by
+            another ``command``, of other settings, or edited or damaged (records that are
+            not objects naming their cell). Nothing is written or removed then.
 
     Example::
 
-        run = RunFolder("out", "my-study", {"epochs": 10, "seed": 0}, resume=True)
-        run.start(device="cpu")  # a stale COMPLETE goes, the records file says "complete": false
-        for seed in range(3):
-            if not run.done(f"seed {seed}"):  # a finished cell is not computed again
-                run.save(f"seed {seed}", {"seed": seed, "accuracy": train(seed)})
-        accs = [r["accuracy"] for r in run.records]
+        run = RunFolder("out", "my-study", {"epochs": 10}, resume=True)
+        done = run.cells({f"seed {s}": partial(train, s) for s in range(3)})  # plan -> cells
+        accs = [r["accuracy"] for (r,) in done.values()]
         run.write_tables("summary", rows=run.records, markdown=f"mean {sum(accs) / 3:.3f}\n")
         run.finish("done", mean_accuracy=sum(accs) / 3)  # "complete": true, then COMPLETE
     """
@@ -134,6 +120,8 @@ class RunFolder:
         self.results: dict[str, Any] = {}
         self._complete = False
         self._started = False
+        #: cells computed and read back by :meth:`cells`
+        self.computed, self.resumed = 0, 0
 
     # ------------------------------------------------------------------ resuming
     def _read(self) -> dict[str, Any] | None:
@@ -232,6 +220,49 @@ class RunFolder:
             record[self.key] = key
             self.records.append(record)
         self._write()
+
+    def cells(
+        self,
+        plan: Mapping[str, Callable[[], Mapping[str, Any] | Sequence[Mapping[str, Any]]]],
+        progress: Callable[[int], Any] | None = None,
+        timer: str = "seconds",
+        digits: int = 1,
+        after: Callable[[str, list[dict[str, Any]]], None] | None = None,
+        finished_at: bool = False,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Plan -> cells: the records of every cell of ``plan`` (key -> a function computing
+        its record or records), in the plan's order. A finished cell is read back; the others
+        are computed, their records stamped with the wall time (``timer``, in seconds
+        rounded to ``digits``; with ``finished_at``, the time it finished, as ``time.time()``)
+        and saved at once (:meth:`save`), then ``after(key, records)`` is called.
+        ``progress(n)`` gives a display of the ``n`` cells to compute (``update``,
+        ``close``). Counts :attr:`computed` and :attr:`resumed`."""
+        if not self._started:
+            self.start()
+        todo = {key for key in plan if not self.done(key)}
+        bar = progress(len(todo)) if progress is not None else None
+        out = {}
+        for key, compute in plan.items():
+            if key in todo:
+                start = time.perf_counter()
+                result = compute()
+                stamp = {timer: round(time.perf_counter() - start, digits)}
+                if finished_at:
+                    stamp["finished_at"] = time.time()
+                items = [result] if isinstance(result, Mapping) else list(result)
+                self.save(key, [{**item, **stamp} for item in items])
+                self.computed += 1
+                if after is not None:
+                    after(key, self.load(key))
+                if bar is not None:
+                    bar.set_postfix(cell=key)
+                    bar.update(1)
+            else:
+                self.resumed += 1
+            out[key] = self.load(key)
+        if bar is not None:
+            bar.close()
+        return out
 
     def finish(self, message: str, **results: Any) -> None:
         """End the run: write the records file with ``"complete": true`` and ``results``

@@ -25,27 +25,50 @@ from typing import Any
 import numpy as np
 import torch
 
-from experiments.protocol import evaluate_encoder
-from topo_contrastive.evaluation.supervised import train_supervised
-from topo_contrastive.training.configs import ExperimentConfig, grid_point_config
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import pretrain
-from topo_contrastive.utils.files import (
+from experiments._helpers import (
     begin_outputs,
+    count,
     mark_complete,
     marker_beside,
     write_csv,
     write_json,
 )
-from topo_contrastive.utils.words import count
-
-__all__ = ["grid_search", "selection_score"]
+from experiments.protocol import evaluate_encoder
+from topo_contrastive.evaluation.supervised import train_supervised
+from topo_contrastive.training.configs import ExperimentConfig, grid_point_config
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.loop import pretrain
 
 
 def selection_score(data: ExperimentData, result: Mapping[str, Any]) -> float:
     """Validation accuracy if the dataset has a validation split, else CV accuracy."""
     has_val = bool(data.dataset.val_mask.any())
     return float(result["val_accuracy"] if has_val else result["cv_accuracy"])
+
+
+def _scores(data: ExperimentData, config: ExperimentConfig, epochs: int | None, seeds: int,
+            device: Any, eval_epochs: Sequence[int], splits_per_seed: int
+            ) -> dict[int | None, list[float]]:  # fmt: skip
+    """The selection scores of one grid point, per epoch count of ``eval_epochs`` (``None``:
+    after the last epoch), over ``seeds`` encoders (or supervised runs) and their splits."""
+    snaps = sorted({int(e) for e in eval_epochs}) if config.is_contrastive else []
+    scores: dict[int | None, list[float]] = {e: [] for e in snaps} if snaps else {None: []}
+    for seed in range(seeds):
+        split_seeds = [seed + 1000 * j for j in range(splits_per_seed)]
+        if not config.is_contrastive:
+            for s in split_seeds:
+                sup = train_supervised(data, config, data.split(s), seed=seed, epochs=epochs,
+                                       device=device)  # fmt: skip
+                scores[None].append(sup.val_accuracy)
+            continue
+        res = pretrain(data, config, seed=seed, epochs=snaps[-1] if snaps else epochs,
+                       device=device, snapshot_epochs=snaps)  # fmt: skip
+        for e in scores:
+            if e is not None:
+                res.encoder.load_state_dict(res.snapshots[e])
+            for ev in evaluate_encoder(res.encoder, data, split_seeds, device=device):
+                scores[e].append(selection_score(data, ev))
+    return scores
 
 
 def grid_search(
@@ -114,26 +137,7 @@ def grid_search(
         point = dict(zip(keys, values, strict=True))
         config = grid_point_config(base, point)
         start = time.perf_counter()
-        snaps = sorted({int(e) for e in eval_epochs}) if config.is_contrastive else []
-        scores: dict[int | None, list[float]] = {e: [] for e in snaps} if snaps else {None: []}
-        for seed in range(seeds):
-            split_seeds = [seed + 1000 * j for j in range(splits_per_seed)]
-            if config.is_contrastive:
-                res = pretrain(
-                    data, config, seed=seed, epochs=snaps[-1] if snaps else epochs,
-                    device=device, snapshot_epochs=snaps,
-                )
-                for e in scores:
-                    if e is not None:
-                        res.encoder.load_state_dict(res.snapshots[e])
-                    for ev in evaluate_encoder(res.encoder, data, split_seeds, device=device):
-                        scores[e].append(selection_score(data, ev))
-            else:
-                for s in split_seeds:
-                    sup = train_supervised(
-                        data, config, data.split(s), seed=seed, epochs=epochs, device=device
-                    )
-                    scores[None].append(sup.val_accuracy)
+        scores = _scores(data, config, epochs, seeds, device, eval_epochs, splits_per_seed)
         for e, vals in scores.items():
             row = {
                 **{k: (list(v) if isinstance(v, tuple) else v) for k, v in point.items()},

@@ -15,19 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from experiments._helpers import count
 from topo_contrastive.training.configs import CONFIG_NAMES, PAPER_TABLE1
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.words import count
-
-__all__ = [
-    "EDITION_TITLES",
-    "REFERENCE_ROWS",
-    "TARGETS_NOT_CHECKED",
-    "format_table",
-    "reduced_note",
-    "summarize",
-    "target_checks",
-]
 
 #: Reference rows: ``untrained`` is the edition's encoder at its initialisation (the same
 #: weights the contrastive rows start from); ``harmonic`` and ``raw`` are linear SVMs on the

@@ -69,16 +69,14 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 #: lines of code of a function: its body after the signature and the docstring, without
 #: blank lines and comment-only lines
 MAX_FUNCTION_LINES = 80
+#: the same limit for the experiments beside the library
+MAX_EXPERIMENT_FUNCTION_LINES = 60
 #: lines of a module file, all counted
 MAX_MODULE_LINES = 600
 #: functions over the limit, with the reason they are not split yet
 LONG_FUNCTIONS: dict[str, str] = {}
 #: modules over the limit, with the reason they are not split yet
-LONG_MODULES: dict[str, str] = {
-    "topo_contrastive/complex/_build.py": "the construction of ComplexOperators from every "
-    "input (simplices, TopoNetX, incidence matrices, cells); to split once the cell-complex "
-    "layout of complex/ has settled",
-}
+LONG_MODULES: dict[str, str] = {}
 
 _ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
 
@@ -303,13 +301,16 @@ def test_functions_are_short_but_for_the_listed_ones():
     for path, _ in MODULES.values():
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
+        beside = path.relative_to(ROOT).parts[0] == HARNESS
+        limit = MAX_EXPERIMENT_FUNCTION_LINES if beside else MAX_FUNCTION_LINES
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 n = _code_lines(lines, node)
-                if n > MAX_FUNCTION_LINES:
+                if n > limit:
                     long[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
     new = {k: v for k, v in long.items() if k not in LONG_FUNCTIONS}
-    assert not new, f"functions over {MAX_FUNCTION_LINES} lines of code: {new}"
+    assert not new, (f"functions over {MAX_FUNCTION_LINES} lines of code "
+                     f"({MAX_EXPERIMENT_FUNCTION_LINES} in {HARNESS}/): {new}")  # fmt: skip
     done = sorted(set(LONG_FUNCTIONS) - set(long))
     assert not done, f"no longer over the limit, remove from LONG_FUNCTIONS: {done}"
 

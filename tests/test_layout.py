@@ -9,7 +9,6 @@ from topo_contrastive._layout import (
     as_samples,
     batch_vector,
     check_batch_vector,
-    check_num_graphs,
     check_num_simplices,
     rows_to_samples,
     samples_to_rows,
@@ -45,11 +44,11 @@ def test_batch_vector_and_its_check():
 
 
 def test_num_graphs_and_num_simplices_checks():
-    assert check_num_graphs(2, 6, 3) == 2
+    assert as_samples(torch.ones(6, 1), 3, 1, num_graphs=2)[0].shape == (2, 3)
     with pytest.raises(TypeError, match="`num_graphs` must be an int"):
-        check_num_graphs(2.0, 6, 3)
+        as_samples(torch.ones(6, 1), 3, 1, num_graphs=2.0)
     with pytest.raises(ValueError, match="`num_graphs`=3 does not match `x`: 6 rows hold 2 flows"):
-        check_num_graphs(3, 6, 3)
+        as_samples(torch.ones(6, 1), 3, 1, num_graphs=3)
     check_num_simplices(torch.zeros(2, 3, 1), 1, 3, 1, "x", "the operators are [3, 3]")
     with pytest.raises(ValueError, match=r"`x` has 4 edges \(shape \(2, 4, 1\)\) but the op"):
         check_num_simplices(torch.zeros(2, 4, 1), 1, 3, 1, "x", "the operators are [3, 3]")

@@ -1,20 +1,8 @@
-r"""The layouts of signals on the simplices of one rank, and the conversions between them.
-
-Every module of the package that takes signals in several layouts converts them here (in
-the spirit of PyG's :func:`torch_geometric.utils.to_dense_batch`). For signals of rank
-:math:`k` (:math:`N_k` simplices: :math:`N_1` edges for edge flows) the accepted layouts are
-
-- one signal ``[N_k]``, ``[N_k, 1]`` or ``[N_k, C]``;
-- dense samples ``[B, N_k]`` or ``[B, N_k, C]``;
-- a PyG batch ``[B * N_k, C]`` (or ``[B * N_k]``): the samples one after the other, all on
-  one complex, with PyG's batch vector ``batch`` ``[B * N_k]`` (``0`` for the first
-  :math:`N_k` rows, ``1`` for the next ones, ...) or ``num_graphs = B``.
-
-The dense form ``[B, N_k, ...]`` is what the batched code computes on; a PyG batch is the
-same memory read ``[B * N_k, ...]`` (:func:`rows_to_samples`, :func:`samples_to_rows`).
-Errors are ``ValueError`` (``TypeError`` for wrong types) naming the argument, the expected
-and the given shape. This module imports nothing else from the package.
-"""
+"""The layouts of signals on the simplices of one rank (:math:`N_k` rows per sample), and the
+conversions between them: one signal ``[N_k]``, ``[N_k, 1]`` or ``[N_k, C]``; dense samples
+``[B, N_k]`` or ``[B, N_k, C]``; a PyG batch ``[B * N_k, C]`` or ``[B * N_k]`` (the samples
+one after the other on one complex, with PyG's batch vector or ``num_graphs = B``). Errors
+name the argument, the expected and the given shape."""
 
 from __future__ import annotations
 
@@ -26,21 +14,9 @@ from torch import Tensor
 
 from topo_contrastive.utils.checks import check_int
 
-__all__ = [
-    "as_samples",
-    "batch_vector",
-    "check_batch_vector",
-    "check_num_graphs",
-    "check_num_simplices",
-    "rows_to_samples",
-    "samples_to_rows",
-    "simplex_words",
-]
-
 
 def simplex_words(rank: int) -> tuple[str, str, str]:
-    """``(label, simplices, signal)`` of rank ``rank`` for messages: ``("N1", "edges",
-    "flow")``, ``("N2", "triangles", "rank-2 signal")``, ..."""
+    """``(label, simplices, signal)`` of a rank for messages: ``("N1", "edges", "flow")``."""
     rank = int(rank)
     names = ("nodes", "edges", "triangles", "tetrahedra")
     simplices = names[rank] if 0 <= rank < len(names) else f"rank-{rank} simplices"
@@ -48,33 +24,15 @@ def simplex_words(rank: int) -> tuple[str, str, str]:
 
 
 def batch_vector(num_samples: int, n: int, device: torch.device | str | None = None) -> Tensor:
-    """PyG's batch vector ``int64 [num_samples * n]`` of ``num_samples`` samples of ``n``
-    rows each: ``[0] * n + [1] * n + ...``."""
+    """PyG's batch vector ``int64 [num_samples * n]``: ``[0] * n + [1] * n + ...``."""
     return torch.arange(int(num_samples), device=device).repeat_interleave(int(n))
 
 
 def rows_to_samples(
-    x: Tensor,
-    n: int,
-    rank: int = 1,
-    name: str = "x",
-    of: str | None = None,
-    hint: str = "",
+    x: Tensor, n: int, rank: int = 1, name: str = "x", of: str | None = None, hint: str = ""
 ) -> Tensor:
-    """A PyG batch ``[B * n, ...]`` (samples one after the other) as dense samples
-    ``[B, n, ...]`` (a view where possible).
-
-    Args:
-        x: the stacked rows ``[B * n]`` or ``[B * n, C]``.
-        n: :math:`N_k`, the rows of one sample.
-        rank: rank of the signals (named in the message).
-        name: the argument's name in the message.
-        of: what ``n`` is, for the message (default: ``"the complex's N{rank} = {n} ..."``).
-        hint: appended to the message.
-
-    Raises:
-        ValueError: the rows are not a multiple of ``n`` (or ``n = 0``).
-    """
+    """A PyG batch ``[B * n, ...]`` as dense samples ``[B, n, ...]`` (a view where possible);
+    a ``ValueError`` naming ``name`` (and ``of``, what ``n`` is) unless ``n`` divides the rows."""
     rows = int(x.shape[0])
     if n == 0 or rows % n != 0:
         label, simplices, _ = simplex_words(rank)
@@ -84,14 +42,12 @@ def rows_to_samples(
 
 
 def samples_to_rows(x: Tensor) -> Tensor:
-    """Dense samples ``[B, n, ...]`` as a PyG batch ``[B * n, ...]`` (a view where
-    possible); the inverse of :func:`rows_to_samples`."""
+    """Dense samples ``[B, n, ...]`` as a PyG batch ``[B * n, ...]`` (a view where possible)."""
     return x.reshape(-1, *x.shape[2:])
 
 
 def check_num_simplices(x: Tensor, dim: int, n: int, rank: int, name: str, of: str) -> None:
-    """Raise ``ValueError`` unless ``x.size(dim) == n`` (the simplices of one sample);
-    ``of`` says where ``n`` comes from (e.g. ``"the operators are [9, 9]"``)."""
+    """A ``ValueError`` unless ``x.size(dim) == n``; ``of`` says where ``n`` comes from."""
     if x.size(dim) != n:
         _, simplices, _ = simplex_words(rank)
         raise ValueError(
@@ -99,34 +55,11 @@ def check_num_simplices(x: Tensor, dim: int, n: int, rank: int, name: str, of: s
         )
 
 
-def check_num_graphs(num_graphs: Any, rows: int, n: int, rank: int = 1, name: str = "x") -> int:
-    """Check ``num_graphs`` against ``rows = B * n`` rows of ``name`` and return ``B``.
-
-    Raises:
-        TypeError: ``num_graphs`` is not an int.
-        ValueError: ``num_graphs * n != rows``.
-    """
-    num_graphs = check_int(num_graphs, "num_graphs")
-    b = rows // n if n else 0
-    if int(num_graphs) * n != rows:
-        label, simplices, signal = simplex_words(rank)
-        raise ValueError(
-            f"`num_graphs`={num_graphs} does not match `{name}`: {rows} rows hold "
-            f"{b} {signal}s of {label} = {n} {simplices}"
-        )
-    return int(num_graphs)
-
-
 def check_batch_vector(
     batch: Tensor, rows: int, n: int, rank: int = 1, name: str = "batch", x_name: str = "x"
 ) -> int:
-    """Check PyG's batch vector ``batch`` ``[B * n]`` of ``rows`` rows of ``x_name`` (the
-    samples ``0 .. B-1`` in order, each a block of ``n`` consecutive rows) and return ``B``.
-
-    Raises:
-        ValueError: ``batch`` is not a vector of ``rows`` entries, or does not number the
-            rows in such blocks.
-    """
+    """``B`` of PyG's batch vector ``batch [B * n]`` of ``rows`` rows of ``x_name`` (samples
+    ``0 .. B-1`` in order, each ``n`` consecutive rows); a ``ValueError`` otherwise."""
     label, simplices, _ = simplex_words(rank)
     if batch.dim() != 1 or int(batch.shape[0]) != rows:
         raise ValueError(
@@ -152,29 +85,10 @@ def as_samples(
     num_graphs: int | None = None,
     name: str = "x",
 ) -> tuple[Tensor, Callable[[Tensor], Tensor]]:
-    """Validate single-channel signals in one of the accepted layouts and return them as
-    dense samples.
-
-    Layouts: ``[N_k]``, ``[N_k, 1]``, ``[B, N_k]``, ``[B, N_k, 1]`` or a PyG batch
-    ``[B * N_k, 1]`` / ``[B * N_k]`` (with ``batch`` or ``num_graphs``).
-
-    Args:
-        x: the signals (floating, finite).
-        n1: :math:`N_k`, the length of one signal of rank ``rank``.
-        rank: rank of the signals.
-        batch: PyG's batch vector ``[B * N_k]`` of a PyG batch, or ``None``.
-        num_graphs: ``B`` of a PyG batch, or ``None``.
-        name: the argument's name in the messages.
-
-    Returns:
-        ``(signals [B, N_k], restore)`` where ``restore`` maps a ``[B, N_k]`` result back
-        to the layout of ``x``.
-
-    Raises:
-        TypeError: ``x`` is not a floating tensor; bad ``batch`` / ``num_graphs`` types.
-        ValueError: another layout, a meta tensor, NaN/inf values, a PyG batch that is not
-            ``B * N_k`` rows or whose ``batch`` / ``num_graphs`` do not match.
-    """
+    """``(signals [B, N_k], restore)`` of finite single-channel signals ``x`` in a layout
+    ``[N_k]``, ``[N_k, 1]``, ``[B, N_k]``, ``[B, N_k, 1]`` or a PyG batch ``[B * N_k, 1]`` /
+    ``[B * N_k]`` (with ``batch`` or ``num_graphs``); ``restore`` maps a ``[B, N_k]``
+    result back to the layout of ``x``. ``TypeError`` / ``ValueError`` name what is wrong."""
     if not isinstance(x, Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
     what = "edge flows" if rank == 1 else f"rank-{rank} signals"
@@ -218,22 +132,22 @@ def as_samples(
 
 
 def _check_pyg_batch(
-    rows: int,
-    n1: int,
-    rank: int,
-    batch: Tensor | None,
-    num_graphs: int | None,
-    name: str,
+    rows: int, n1: int, rank: int, batch: Tensor | None, num_graphs: int | None, name: str
 ) -> None:
-    """Check that ``batch`` / ``num_graphs`` describe ``rows = B * N_k`` rows of ``name``
-    (a multiple of ``n1``, checked by the caller)."""
+    """Check that ``batch`` / ``num_graphs`` describe ``rows = B * N_k`` rows of ``name``."""
     if batch is None and num_graphs is None:
         raise ValueError(
             f"`{name}` has {rows} rows = {rows // n1} x N{rank}: for a PyG batch of flows "
             "pass `batch` (its batch vector, `data.batch`) or `num_graphs`"
         )
     if num_graphs is not None:
-        check_num_graphs(num_graphs, rows, n1, rank, name)
+        num_graphs = check_int(num_graphs, "num_graphs")
+        if int(num_graphs) * n1 != rows:
+            label, simplices, signal = simplex_words(rank)
+            raise ValueError(
+                f"`num_graphs`={num_graphs} does not match `{name}`: {rows} rows hold "
+                f"{rows // n1 if n1 else 0} {signal}s of {label} = {n1} {simplices}"
+            )
     if batch is not None:
         if not isinstance(batch, Tensor) or batch.dtype not in (torch.int64, torch.int32):
             got = batch.dtype if isinstance(batch, Tensor) else type(batch).__name__
@@ -245,6 +159,7 @@ def _check_pyg_batch(
 
 
 def _finite(x: Tensor, name: str) -> Tensor:
+    """``x``, or a ``ValueError`` for NaN or inf values."""
     if not torch.isfinite(x).all():
         raise ValueError(f"`{name}` contains NaN or inf values")
     return x

@@ -1,11 +1,5 @@
-"""The choices and defaults that the command line's parsers offer, free of imports.
-
-``topo-contrastive --help`` builds every subcommand's parser; taking these values from the
-modules that use them would load PyTorch and scikit-learn first. Each value is documented
-where it is used (the module named beside it), which reads it from here.
-"""
-
-__all__: list[str] = []
+"""The choices and defaults of the command line's parsers, free of imports (``--help`` loads
+neither PyTorch nor scikit-learn); each is documented where it is used, which reads it here."""
 
 #: :data:`topo_contrastive.evaluation.probe.PROBES`
 PROBES: tuple[str, ...] = ("ridge", "svm")

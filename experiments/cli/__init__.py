@@ -1,37 +1,10 @@
 """The commands of the paper's reproduction and of the studies: ``python -m experiments``.
 
-Subcommands:
-
-``reproduce``
-    the whole of Table 1 on both datasets and Figures 1-2 (``--quick`` for a reduced run).
-``search``
-    the small hyper-parameter search (validation split / training-split cross-validation);
-    writes the CSV after every grid point, its status ``<out>.json`` and, last, the marker
-    ``<out>.COMPLETE``.
-``label-efficiency``
-    test accuracy against the labelled fraction of the training split (pre-trained encoders
-    probed and fine-tuned, the fine-tune control, the supervised SCNN, reference rows);
-    resumable, every finished cell written at once.
-``predict-next``
-    next-node trajectory prediction with a saved encoder, frozen and fine-tuned, beside the
-    same SCNN from scratch, a Markov chain and a uniform choice (a second downstream task).
-``reuse``
-    leave-one-network-out on road networks: an encoder pre-trained on the trips of some
-    networks, probed and fine-tuned on one it never saw, beside the encoder pre-trained on
-    that network's own trips, untrained and supervised rows and its reference rows;
-    resumable per held-out network and seed.
-``many-complexes``
-    label efficiency when every sample lives on a complex of its own: encoders pre-trained
-    without labels, probed and fine-tuned, beside untrained, supervised and complex-agnostic
-    reference rows (rows from a registry); resumable per seed and row.
-``missing-measurements``
-    probes trained on complete edge flows, tested with a fraction of the edges unobserved (at
-    random or a region), the missing entries as zeros or interpolated; resumable per dataset
-    and split.
-
-Each subcommand is one module here (``add_parser`` and ``run``), dispatched by
-:func:`topo_contrastive.cli.main` with the library's own option groups, checks and output
-guarantees. Nothing here imports torch or numpy at import time.
+``reproduce`` (Table 1 and Figures 1-2), ``search`` (the hyper-parameter search) and the
+studies ``label-efficiency``, ``predict-next``, ``reuse``, ``many-complexes`` and
+``missing-measurements``. Each is one module here (``add_parser`` and ``run``), dispatched
+by :func:`topo_contrastive.cli.main`; the options they share are the groups of
+:mod:`experiments.cli._options`. Nothing here imports torch or numpy at import time.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from topo_contrastive.cli import common, inputs
+from experiments import _helpers as h
+from experiments.cli import _options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -17,15 +18,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "predict-next",
         help="next-node trajectory prediction from a saved encoder (reuse), with baselines",
     )
-    common.add_checkpoint(p)
-    common.add_data_choice(p, configured=False)
+    h.add_checkpoint(p)
+    h.add_data_choice(p, configured=False)
     p.add_argument(
-        "--seeds", type=common.splits_int, default=5,
+        "--seeds", type=h.splits_int, default=5,
         help="seeds: each cuts the paths, picks the split and initialises the heads (at most "
-        f"{common.MAX_SPLITS:,}; default: 5)",
+        f"{h.MAX_SPLITS:,}; default: 5)",
     )  # fmt: skip
-    common.add_seed(p, "first seed")
-    common.add_epochs(
+    p.add_argument("--seed", type=h.seed_int, default=0,
+                   help="first seed, at most 2**31 - 1 (default: 0)")
+    h.add_epochs(
         p, "head training epochs (the epoch with the best validation accuracy is kept)", 100
     )
     p.add_argument(
@@ -51,13 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "region)",
     )  # fmt: skip
     p.add_argument(
-        "--out", default=None, type=common.out_path,
+        "--out", default=None, type=h.out_path,
         help="write the rows to this JSON file and a Markdown table beside it (pn.json -> "
         "pn.md; a name ending in .md is refused)",
     )  # fmt: skip
-    common.add_overwrite(p, "exists")
-    common.add_run_options(p)
-    common.add_data_options(p)
+    h.add_overwrite(p, "exists")
+    _options.add_run_options(p)
+    _options.add_data_options(p)
     return p
 
 
@@ -73,15 +75,15 @@ def run(args: argparse.Namespace) -> int:
     """
 
     import math
+    from functools import partial
 
     from experiments.studies.next_node.report import rows_markdown, transfer_markdown
     from experiments.studies.next_node.rows import ROWS, next_node_rows, require_paths
     from topo_contrastive import io
-    from topo_contrastive.utils.files import require_file
 
     if not (math.isfinite(args.fraction) and 0.0 < args.fraction <= 1.0):
         raise ValueError(f"--fraction must be in (0, 1], got {args.fraction}")
-    common.check_seed_range(args.seed, args.seeds)
+    h.check_seed_range(args.seed, args.seeds)
     if args.fraction < 1.0 and args.transfer:
         raise ValueError("--fraction is not part of --transfer: the generalisation tests use "
                          "every labelled prefix")  # fmt: skip
@@ -94,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
                 "its dependencies, into this environment; see docs/install.md)"
             )
     if args.data_file is not None:
-        require_file(args.data_file, "data file")
-        inputs.refuse_many_file(args, args.data_file)
-    require_file(args.checkpoint, "checkpoint")
+        h.require_file(args.data_file, "data file")
+        h.refuse_many_file(args, args.data_file)
+    h.require_file(args.checkpoint, "checkpoint")
     if args.out:  # not over a file, in a folder made and written to before any work
-        common.check_json_out(args.out)
-        common.check_file_out(args)
-    data = inputs.load_data(args)
+        h.check_json_out(args.out)
+        h.check_file_out(args)
+    data = h.load_data(args)
     require_paths(data)  # before the checkpoint: data without paths say so first
     seeds = list(range(args.seed, args.seed + args.seeds))
     _check_splits(args, data, seeds)
@@ -109,34 +111,24 @@ def run(args: argparse.Namespace) -> int:
 
     cells = (len(seeds) * (len(ROWS) + int(args.scone))
              * (len(TESTS) if args.transfer else 1))  # fmt: skip
-    bar = common.progress(args, cells, f"predict-next {data.name}", "cell")
+    bar = h.progress(not args.no_progress, cells, f"predict-next {data.name}")
 
-    def tick(row: str, seed: int, acc: float) -> None:
-        bar.set_postfix(row=row, seed=seed, test_acc=f"{100 * acc:.1f}%")
+    def tick(*where: Any) -> None:  # (test,) row, seed, accuracy
+        bar.set_postfix(row="/".join(map(str, where[-3::-1])), seed=where[-2],
+                        test_acc=f"{100 * where[-1]:.1f}%")  # fmt: skip
         bar.update(1)
 
-    if args.transfer:
-
-        def tick_test(test: str, row: str, seed: int, acc: float) -> None:
-            tick(f"{row}/{test}", seed, acc)
-
-        summary: dict[str, Any] = next_node_transfer(
-            encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate,
-            device=args.device, progress=tick_test, scone=args.scone,
-        )  # fmt: skip
-        bar.close()
-        summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-        lines = transfer_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
-                                  len(seeds))  # fmt: skip
-        return _emit(args, lines, summary)
-    summary = next_node_rows(
-        encoder, data, seeds, epochs=args.epochs, truncate=not args.no_truncate, progress=tick,
-        device=args.device, scone=args.scone, fraction=args.fraction,
-    )
+    run_ = next_node_transfer if args.transfer else partial(next_node_rows, fraction=args.fraction)
+    summary: dict[str, Any] = run_(encoder, data, seeds, epochs=args.epochs, progress=tick,
+                                   truncate=not args.no_truncate, device=args.device,
+                                   scone=args.scone)  # fmt: skip
     bar.close()
     summary.update(checkpoint=str(args.checkpoint), dataset=data.name, metadata=meta)
-    lines = rows_markdown(summary, data.name, meta.get("config", "encoder"), args.epochs,
-                          args.fraction)  # fmt: skip
+    name = meta.get("config", "encoder")
+    if args.transfer:
+        lines = transfer_markdown(summary, data.name, name, args.epochs, len(seeds))
+    else:
+        lines = rows_markdown(summary, data.name, name, args.epochs, args.fraction)
     return _emit(args, lines, summary)
 
 
@@ -177,18 +169,14 @@ def _emit(args: argparse.Namespace, lines: list[str], summary: dict[str, Any]) -
     (the JSON last: it marks a finished run). Returns the exit status 0."""
     from pathlib import Path
 
-    from topo_contrastive.cli.runs import markdown_path
-    from topo_contrastive.utils.files import write_json, write_text
-
     table = "\n".join(lines) + "\n"
     if args.out:  # locked; the table, then the JSON (the marker), put in place when both are
-        from topo_contrastive.utils.outputs import output_run
-
         out = Path(args.out).expanduser().absolute()
-        held = output_run(out, files=[markdown_path(out), out], overwrite=args.overwrite,
-                          reads=common.read_files(args))
+        md = h.markdown_path(out)
+        held = h.output_run(out, files=[md, out], overwrite=args.overwrite,
+                            reads=h.read_files(args))
         with held as work:
-            write_text(work / markdown_path(out).name, table)
-            write_json(work / out.name, summary)
+            h.write_text(work / md.name, table)
+            h.write_json(work / out.name, summary)
     print(table, end="")
     return 0

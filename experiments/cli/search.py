@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli import common, inputs
+from experiments import _helpers as h
+from experiments.cli import _options
 from topo_contrastive.training.fields import parse_grid
 
 
@@ -29,37 +30,25 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "'gamma=(1,1,1),(0,1,1)' 'perturb=(gradient),(gradient,curl)'; K=1,2,3 sets "
         "K_down = K_up; values may also be separated by ';': 'gamma=[1,1,1];[0,0,1]'",
     )
-    common.add_epochs(p, "epochs", shown="the configuration's, 30-60")
+    h.add_epochs(p, "epochs", shown="the configuration's, 30-60")
+    p.add_argument("--seeds", type=h.splits_int, default=2,
+                   help=f"encoders/splits per point, at most {h.MAX_SPLITS:,} (default: 2)")
     p.add_argument(
-        "--seeds",
-        type=common.int_between(1, common.MAX_SPLITS),
-        default=2,
-        help=f"encoders/splits per point, at most {common.MAX_SPLITS:,} (default: 2)",
-    )
-    p.add_argument(
-        "--eval-epochs",
-        type=common.epochs_int,
-        nargs="+",
-        default=(),
-        metavar="E",
+        "--eval-epochs", type=h.epochs_int, nargs="+", default=(), metavar="E",
         help="contrastive rows: score each encoder after each of these epochs of one run "
         "(one CSV row per epoch count; default: after the last epoch only)",
-    )
+    )  # fmt: skip
+    p.add_argument("--splits-per-seed", type=h.int_between(1, 100), default=1,
+                   help="evaluation splits per encoder/seed, at most 100 (default: 1)")
+    h.add_edition_options(p)
     p.add_argument(
-        "--splits-per-seed",
-        type=common.int_between(1, 100),
-        default=1,
-        help="evaluation splits per encoder/seed, at most 100 (default: 1)",
-    )
-    common.add_edition_options(p)
-    p.add_argument(
-        "--out", required=True, type=common.out_path,
+        "--out", required=True, type=h.out_path,
         help="CSV file of the search results (with its status <out>.json and, once every point "
         "is done, the marker <out>.COMPLETE)",
     )  # fmt: skip
-    common.add_overwrite(p, "exists")
-    common.add_run_options(p)
-    common.add_data_options(p)
+    h.add_overwrite(p, "exists")
+    _options.add_run_options(p)
+    _options.add_data_options(p)
     return p
 
 
@@ -89,11 +78,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from experiments.search import grid_search
     from topo_contrastive.training.configs import get_config, resolve_dataset_name
-    from topo_contrastive.utils.files import marker_beside
-    from topo_contrastive.utils.outputs import output_run
 
     dataset = resolve_dataset_name(args.dataset)
-    base = get_config(args.config, dataset, common.edition(args), **common.edition_overrides(args))
+    base = get_config(args.config, dataset, h.edition(args), **h.edition_overrides(args))
     if args.eval_epochs and not base.is_contrastive:
         raise ValueError(
             f"--eval-epochs scores contrastive encoders after some epochs, but {base.name} is "
@@ -101,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
         )
     grid = parse_grid(args.grid)
     check_grid(base, grid)
-    common.check_file_out(args)
-    data = inputs.load(args, dataset)
+    h.check_file_out(args)
+    data = _options.settings(args).data.load(dataset)
     out = Path(args.out).expanduser().absolute()
-    files = [out, out.with_name(f"{out.name}.json"), marker_beside(out)]
-    held = output_run(out, files=files, overwrite=args.overwrite, reads=common.read_files(args))
+    files = [out, out.with_name(f"{out.name}.json"), h.marker_beside(out)]
+    held = h.output_run(out, files=files, overwrite=args.overwrite, reads=h.read_files(args))
     with held as work:
         rows = grid_search(
             data,
@@ -115,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             seeds=args.seeds,
             device=args.device,
             out=work / out.name,
-            log=common.say,
+            log=h.say,
             eval_epochs=args.eval_epochs,
             splits_per_seed=args.splits_per_seed,
         )

@@ -198,6 +198,14 @@ LOSS_CASES = [
     ("debiased-weights-shape", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), weights=torch.ones(3, 3)), ValueError, "weights"),
     ("debiased-weights-nan", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), weights=torch.full((4, 4), NAN)), ValueError, "weights"),
     ("debiased-z-nan", lambda o: HodgeDebiasedInfoNCE()(_z(value=NAN), _z(), weights=torch.ones(4, 4)), ValueError, "z1"),
+    ("infonce-negatives", lambda o: InfoNCE(negatives="other"), ValueError, r"`negatives` must be one of \('both', 'cross_view'\), got 'other'"),
+    ("debiased-negatives", lambda o: HodgeDebiasedInfoNCE(negatives=None), ValueError, r"`negatives` must be one of .*got None"),
+    ("debiased-similarity", lambda o: HodgeDebiasedInfoNCE(similarity="cos"), ValueError, r"`similarity` must be one of \('auto', 'cosine', 'energy'\), got 'cos'"),
+    ("debiased-parts-not-blocks", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), hodge_parts=torch.ones(4 * 6 + 1, 3)), ValueError, (r"`hodge_parts` has 25 rows, not a positive multiple of the batch size B = 4", "pass `batch`")),
+    ("debiased-parts-empty", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), hodge_parts=torch.ones(0, 3)), ValueError, (r"`hodge_parts` has 0 rows", "pass `batch`")),
+    ("debiased-batch-without-parts", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), weights=torch.ones(4, 4), batch=torch.arange(4)), ValueError, "`batch` is the batch vector of `hodge_parts`, got no `hodge_parts`"),
+    ("debiased-batch-short", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), hodge_parts=torch.ones(6, 3), batch=torch.arange(4)), ValueError, r"`batch` must be a vector \[6\].*got shape \(4,\)"),
+    ("debiased-weights-negative", lambda o: HodgeDebiasedInfoNCE()(_z(), _z(), weights=-torch.ones(4, 4)), ValueError, "`weights` must be >= 0, got minimum -1"),
 ]
 
 # ---------------------------------------------------------------------------- configurations

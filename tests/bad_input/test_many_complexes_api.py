@@ -65,7 +65,7 @@ BATCH_CASES = [
     ("topomodelx-in-channels-0", lambda f: (lambda: TopoModelXEncoder("scnn", **{**_SCNN_KW, "in_channels": 0})), ValueError, r"`in_channels` must be >= 1, got 0"),
     ("topomodelx-in-channels-all-0", lambda f: (lambda: TopoModelXEncoder("sccnn", in_channels_all=(1, 0, 1), hidden_channels_all=(4, 4, 4), conv_order=1, sc_order=2)), ValueError, r"`in_channels_all\[1\]` must be >= 1, got 0"),
     ("topomodelx-in-channels-float", lambda f: (lambda: TopoModelXEncoder("san", in_channels=1.5, hidden_channels=4)), TypeError, r"`in_channels` must be an int"),
-    ("topomodelx-3d-without-batch", lambda f: (lambda: TopoModelXEncoder("scnn", **_SCNN_KW)(f[0].x_1.unsqueeze(0), f[0].laplacians())), ValueError, r"a batch of complexes takes `x` \[sum N1, C\] with `batch`"),
+    ("topomodelx-3d-without-batch", lambda f: (lambda: TopoModelXEncoder("scnn", **_SCNN_KW)(f[0].x_1.unsqueeze(0), f[0].laplacians())), ValueError, r"batch of complexes, which takes `x` as \[sum N1, C\] with `batch`"),
 ]
 
 

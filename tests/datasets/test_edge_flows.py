@@ -415,3 +415,24 @@ def test_cell_complex_data_files_by_cycles_and_by_incidence(tmp_path):
     )
     with pytest.raises(ValueError, match="cell_nodes.*a 2-cell steps along a pair"):
         EdgeFlows(str(tmp_path / "c"), file=bad, log=False)
+
+
+@pytest.mark.parametrize(
+    "weights, message",
+    [(np.ones(3), r"shape \[N1\] with N1 = 4"), (np.array([1.0, 2.0, 0.0, 1.0]), "be positive"),
+     (np.array([1.0, np.nan, 1.0, 1.0]), "NaN or inf weights")],
+)  # fmt: skip
+def test_the_optional_edge_weights_key_is_read_and_checked(tmp_path, weights, message):
+    from topo_contrastive.datasets._file import read_file as read_edge_flow_file
+
+    ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]], [[0, 1, 2]])
+    good = tmp_path / "good.npz"
+    EdgeFlows.write_npz(good, ops, np.ones((2, 4)))
+    arrays = dict(np.load(good))
+    np.savez(good, **arrays, edge_weights=np.array([0.5, 1.0, 2.0, 4.0]))
+    assert read_edge_flow_file(str(good))["edge_weights"].tolist() == [0.5, 1.0, 2.0, 4.0]
+    assert len(EdgeFlows(str(tmp_path / "ds"), file=str(good), log=False)) == 2
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays, edge_weights=weights)
+    with pytest.raises(ValueError, match=f"key 'edge_weights' of .*{message}"):
+        read_edge_flow_file(str(bad))

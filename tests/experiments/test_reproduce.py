@@ -9,8 +9,10 @@ import shutil
 
 import pytest
 
-from experiments import PRESETS, reproduce
+import experiments
+from experiments import PRESETS
 from experiments.reproduce import _split_assignment, format_table, summarize
+from experiments.study import DataOptions, Settings
 from topo_contrastive.utils import numerics as _numerics
 
 TINY = dataclasses.replace(
@@ -28,6 +30,14 @@ TINY = dataclasses.replace(
     figure1_draws=1,
 )
 ROWS = ["SSCL_Spec", "SCNN", "SCL_low"]
+
+
+def reproduce(datasets, out, preset="full", dataset_names=(), config_names=None, seed=0,
+              editions=None, resume=False, command=""):  # fmt: skip
+    """``experiments.reproduce`` with the settings of these words."""
+    settings = Settings(out, seed=seed, rows=config_names, editions=editions, resume=resume,
+                        command=command, data=DataOptions(datasets=tuple(dataset_names)))
+    return experiments.reproduce(datasets, settings, preset=preset)
 
 
 class Interrupted(RuntimeError):

@@ -9,7 +9,8 @@ import torch
 
 from tests._rank_complexes import torus
 from topo_contrastive import HodgeDecomposition
-from topo_contrastive.hodge import _progress, iterative
+from topo_contrastive.hodge import _iterative as iterative
+from topo_contrastive.hodge import _linalg
 
 
 def test_bar_on_a_terminal_only(monkeypatch):
@@ -26,8 +27,8 @@ def test_bar_on_a_terminal_only(monkeypatch):
     import tqdm.auto
 
     monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
-    assert list(_progress.progress_bar([1], "x")) == [1] and not shown  # below the minimum
-    assert list(_progress.progress_bar([1, 2, 3], "blocks", unit="group")) == [1, 2, 3]
+    assert list(_linalg.progress_bar([1], "x")) == [1] and not shown  # below the minimum
+    assert list(_linalg.progress_bar([1, 2, 3], "blocks", unit="group")) == [1, 2, 3]
     assert shown == [dict(desc="blocks", unit="group", disable=None, leave=False)]
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
-import topo_contrastive.hodge.iterative as iterative_module
+import topo_contrastive.hodge._iterative as iterative_module
 from tests._rank_complexes import (
     four_simplex_boundary,
     hollow_tetrahedron,

@@ -44,7 +44,7 @@ def dense_rank(m) -> int:
 def core_path(request, monkeypatch):
     """Both reductions of the core: dense arrays, and sparse columns (forced)."""
     if request.param == "sparse":
-        monkeypatch.setattr(ranks, "DENSE_CORE_ENTRIES", 0)
+        monkeypatch.setattr(ranks, "_DENSE_CORE_ENTRIES", 0)
     return request.param
 
 
@@ -82,7 +82,7 @@ def test_any_int64_entries_match_exact_fractions(monkeypatch):
     # run), also those beyond float precision and multiples of both primes
     monkeypatch.setattr(ranks, "_core_pivot_columns", None)
     rng = np.random.default_rng(1)
-    P = ranks.PRIMES[0] * ranks.PRIMES[1]  # ~ 4.6e18 < 2**63
+    P = ranks._PRIMES[0] * ranks._PRIMES[1]  # ~ 4.6e18 < 2**63
     for trial in range(150):
         m, n = (int(v) for v in rng.integers(1, 12, 2))
         a = rng.choice([-2, -1, 0, 0, 0, 1, 3, 7], size=(m, n)).astype(np.int64)
@@ -97,7 +97,7 @@ def test_any_int64_entries_match_exact_fractions(monkeypatch):
 
 def test_matrices_that_fooled_both_primes():
     # a core whose minors are multiples of both primes: the two primes agreed on a wrong rank
-    p1, p2 = ranks.PRIMES
+    p1, p2 = ranks._PRIMES
     full = np.array([[p1 + 1, p2], [1, p2]])  # det = p1 p2, entries below 2**32
     assert exact_rank(full) == 2 == fraction_rank(full)  # was 1
     P = p1 * p2
@@ -160,7 +160,7 @@ def test_torch_tensors_are_accepted_and_object_arrays_refused():
 
 
 def test_a_large_core_of_other_entries_is_refused_not_guessed(monkeypatch):
-    monkeypatch.setattr(ranks, "EXACT_CORE_ENTRIES", 8)
+    monkeypatch.setattr(ranks, "_EXACT_CORE_ENTRIES", 8)
     with pytest.raises(ValueError, match=r"3 x 3, holds entries other than \+-1 and is larger"):
         exact_rank(np.array([[2, 1, 1], [1, 2, 1], [1, 1, 2]]), "M")
 
@@ -175,8 +175,8 @@ def test_bad_input_is_refused():
 
 
 def test_a_core_that_fills_in_is_refused_not_guessed(monkeypatch):
-    monkeypatch.setattr(ranks, "DENSE_CORE_ENTRIES", 0)
-    monkeypatch.setattr(ranks, "SPARSE_CORE_WORK", 10)
+    monkeypatch.setattr(ranks, "_DENSE_CORE_ENTRIES", 0)
+    monkeypatch.setattr(ranks, "_SPARSE_CORE_WORK", 10)
     with pytest.raises(ValueError, match="the rank of `B2` cannot be established"):
         exact_rank(skeleton(8).B2, "B2")
 

@@ -46,8 +46,10 @@ def naive_weights(parts, gamma) -> list[list[float]]:
     return W
 
 
-def naive_loss(z1, z2, temperature, include_positive=True, W=None) -> torch.Tensor:
-    """Eq. (4) (W None) or eq. (6) (weights W[i][m]) in the NT-Xent layout, mean over 2B."""
+def naive_loss(z1, z2, temperature, include_positive=True, W=None, negatives="both"):
+    """Eq. (4) (W None) or eq. (6) (weights W[i][m]) in the NT-Xent layout, mean over 2B;
+    the negatives of anchor (i, a) are (m, v) for m != i and v in both views, or only
+    v = b, the other view, for ``negatives="cross_view"`` (the authors' code)."""
     B = z1.shape[0]
     views = (z1, z2)
     total = torch.zeros((), dtype=z1.dtype)
@@ -60,7 +62,7 @@ def naive_loss(z1, z2, temperature, include_positive=True, W=None) -> torch.Tens
                 if m == i:
                     continue
                 w = 1.0 if W is None else W[i][m]
-                for v in range(2):
+                for v in range(2) if negatives == "both" else (b,):
                     den = den + w * torch.exp(naive_cos(views[a][i], views[v][m]) / temperature)
             total = total - torch.log(pos / den)
     return total / (2 * B)

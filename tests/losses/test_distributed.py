@@ -35,6 +35,13 @@ def _losses(gather: bool) -> dict[str, tuple[nn.Module, str]]:
             "none",
         ),
         "info_nce_sum": (InfoNCE(0.3, gather_distributed=gather, reduction="sum"), "none"),
+        "info_nce_cross_view": (
+            InfoNCE(0.3, gather_distributed=gather, negatives="cross_view"), "none"
+        ),
+        "hodge_parts_cross_view": (
+            HodgeDebiasedInfoNCE(0.3, gamma, gather_distributed=gather, negatives="cross_view"),
+            "parts",
+        ),
         "hodge_parts": (HodgeDebiasedInfoNCE(0.3, gamma, gather_distributed=gather), "parts"),
         "hodge_weights": (
             HodgeDebiasedInfoNCE(

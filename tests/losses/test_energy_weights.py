@@ -10,12 +10,8 @@ import torch
 from torch_geometric.data import Batch
 
 from topo_contrastive import ComplexOperators, ContrastiveViews, EdgeFlowMask, HodgeDecomposition
-from topo_contrastive.losses import (
-    HodgeDebiasedInfoNCE,
-    energy_fractions,
-    hodge_energy_weights,
-    hodge_negative_weights,
-)
+from topo_contrastive.losses import HodgeDebiasedInfoNCE, energy_fractions, hodge_negative_weights
+from topo_contrastive.losses.hodge_weights import energy_weights as hodge_energy_weights
 
 from .._many_complexes import many_complexes
 from ._naive import naive_loss

@@ -298,3 +298,34 @@ def test_weights_and_loss_from_parts_of_rank_k(rank):
     loss = HodgeDebiasedInfoNCE(temperature=0.5, gamma=gamma)(z1, z2, hodge_parts=_rows(parts))
     ref = naive_loss(z1, z2, 0.5, W=naive_weights(parts, gamma))
     torch.testing.assert_close(loss, ref)
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+@pytest.mark.parametrize("batch", [False, True])
+def test_cross_view_negatives_equal_the_naive_loop(include_positive, batch):
+    """``negatives="cross_view"`` with the weights of eqs. (7)-(8) (or the energy weights of a
+    batch vector): value and gradients of the naive loop over the other view's negatives."""
+    from topo_contrastive.losses.functional import hodge_debiased_info_nce
+    from topo_contrastive.losses.hodge_weights import energy_fractions, energy_weights
+
+    z1, z2 = _views(seed=15)
+    parts = _parts()
+    rows = _rows(parts)
+    kw = {"batch": torch.arange(5).repeat_interleave(6)} if batch else {}
+    gamma = (1.0, 0.5, 2.0)
+    loss_fn = HodgeDebiasedInfoNCE(0.4, gamma, include_positive, negatives="cross_view")
+    a1, a2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    loss = loss_fn(a1, a2, hodge_parts=rows, **kw)
+    loss.backward()
+    W = energy_weights(energy_fractions(rows, kw["batch"]), gamma).tolist() if batch else \
+        naive_weights(parts, gamma)  # fmt: skip
+    b1, b2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    ref = naive_loss(b1, b2, 0.4, include_positive, W=W, negatives="cross_view")
+    ref.backward()
+    torch.testing.assert_close(loss, ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a1.grad, b1.grad, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a2.grad, b2.grad, rtol=0, atol=1e-12)
+    got = hodge_debiased_info_nce(z1, z2, rows, temperature=0.4, gamma=gamma,
+                                  include_positive_in_denominator=include_positive,
+                                  negatives="cross_view", **kw)  # fmt: skip
+    assert torch.equal(got, loss.detach())

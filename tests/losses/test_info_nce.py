@@ -200,3 +200,38 @@ def test_the_smallest_temperature_gives_a_finite_loss_and_gradient():
     loss = InfoNCE(MIN_TEMPERATURE)(a1, z2)
     loss.backward()
     assert torch.isfinite(loss) and torch.isfinite(a1.grad).all()
+
+
+@pytest.mark.parametrize("include_positive", [True, False])
+def test_cross_view_negatives_equal_the_naive_loop(include_positive):
+    """``negatives="cross_view"``: anchor (i, a) has the negatives (m, b), m != i, of the other
+    view only; value and gradients equal the loop; ``"both"`` is the default exactly."""
+    z1, z2 = _views(B=5, D=3, seed=13)
+    a1, a2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    kw = {"include_positive_in_denominator": include_positive}
+    loss = InfoNCE(0.4, negatives="cross_view", **kw)(a1, a2)
+    loss.backward()
+    b1, b2 = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    ref = naive_loss(b1, b2, 0.4, include_positive, negatives="cross_view")
+    ref.backward()
+    torch.testing.assert_close(loss, ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a1.grad, b1.grad, rtol=0, atol=1e-12)
+    torch.testing.assert_close(a2.grad, b2.grad, rtol=0, atol=1e-12)
+    assert abs(loss.item() - naive_loss(z1, z2, 0.4, include_positive).item()) > 1e-3
+    assert torch.equal(InfoNCE(0.4, negatives="both", **kw)(z1, z2), InfoNCE(0.4, **kw)(z1, z2))
+    # aligned orthonormal views: B - 1 negatives of cosine 0 per anchor
+    z = torch.eye(4, dtype=torch.float64)
+    den = (math.exp(1 / 0.2) if include_positive else 0.0) + 3
+    got = InfoNCE(0.2, negatives="cross_view", **kw)(z, z.clone())
+    assert got.item() == pytest.approx(-1 / 0.2 + math.log(den), abs=1e-12)
+
+
+def test_the_functional_form_equals_the_module():
+    from topo_contrastive.losses.functional import info_nce
+
+    z1, z2 = _views(B=6, seed=14)
+    for kw in ({}, {"negatives": "cross_view", "reduction": "none"}, {"temperature": 0.2}):
+        assert torch.equal(info_nce(z1, z2, **kw), InfoNCE(**kw)(z1, z2))
+    assert repr(InfoNCE(negatives="cross_view")).endswith("negatives='cross_view')")
+    with pytest.raises(ValueError, match=r"`negatives` must be one of \('both', 'cross_view'\)"):
+        info_nce(z1, z2, negatives="other")

@@ -1,4 +1,4 @@
-"""The cache-friendly edge order of large complexes (topo_contrastive/nn/_locality.py)."""
+"""The cache-friendly edge order of large complexes (topo_contrastive/nn/scnn.py)."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,8 @@ import torch
 from topo_contrastive import HodgeDecomposition
 from topo_contrastive.complex import Laplacians
 from topo_contrastive.nn import SCNN, HodgeReadout
-from topo_contrastive.nn import _locality as locality
+from topo_contrastive.nn import _scnn_kernel as kernel
+from topo_contrastive.nn import scnn as locality
 
 from ._helpers import delaunay_complex
 
@@ -21,7 +22,7 @@ def _bandwidth(L: torch.Tensor) -> int:
 @pytest.fixture
 def reorder_everything(monkeypatch):
     """Renumber every complex, however small (the order is otherwise used from 16k edges)."""
-    monkeypatch.setattr(locality, "MIN_EDGES", 0)
+    monkeypatch.setattr(kernel, "MIN_EDGES", 0)
 
 
 def _shuffled_complex(seed=0):
@@ -51,28 +52,26 @@ HODGE_HEADS = {
 def test_renumbered_layers_compute_the_same_function(monkeypatch, readout, input_skip):
     """The same embedding and gradients in the renumbered order; a HodgeReadout without
     energies takes the features in that order (its basis gathered, no gather of ``H``)."""
-    import topo_contrastive.nn.scnn as scnn_module
-
     ops = _shuffled_complex()
     L_down, L_up = (L.double() for L in ops.laplacians())
     torch.manual_seed(0)
     head = readout
     if readout in HODGE_HEADS:
         head = HodgeReadout(HodgeDecomposition(ops), **HODGE_HEADS[readout])
-    backs = []
+    backs, permute_edges = [], locality.permute_edges
 
     def spy(x, order, back=False):
         backs.append(back)
-        return locality.permute_edges(x, order, back)
+        return permute_edges(x, order, back)
 
-    monkeypatch.setattr(scnn_module, "permute_edges", spy)
+    monkeypatch.setattr(locality, "permute_edges", spy)
     enc = SCNN(1, 8, 3, 2, 2, act="tanh", readout=head, input_skip=input_skip).double()
     x = torch.randn(5, ops.num_edges, 1, dtype=torch.float64)
 
-    monkeypatch.setattr(locality, "MIN_EDGES", 10**12)
+    monkeypatch.setattr(kernel, "MIN_EDGES", 10**12)
     plain = _run(enc, x, L_down, L_up)
     assert locality.locality_order(Laplacians(L_down, L_up)) is None
-    monkeypatch.setattr(locality, "MIN_EDGES", 0)
+    monkeypatch.setattr(kernel, "MIN_EDGES", 0)
     order = locality.locality_order(Laplacians(L_down, L_up))
     assert order is not None and not torch.equal(order.perm, torch.arange(ops.num_edges))
     renumbered = _run(enc, x, L_down, L_up)
@@ -113,12 +112,12 @@ def test_order_narrows_the_band_of_a_randomly_numbered_complex():
     dense, moved = L_up.to_dense(), order.laplacians.up.to_dense()
     torch.testing.assert_close(moved, dense[order.perm][:, order.perm])
     # and locality_order finds this same order
-    locality.MIN_EDGES, saved = 0, locality.MIN_EDGES
+    kernel.MIN_EDGES, saved = 0, kernel.MIN_EDGES
     try:
         found = locality.locality_order(Laplacians(L_down, L_up))
         torch.testing.assert_close(found.perm, order.perm)
     finally:
-        locality.MIN_EDGES = saved
+        kernel.MIN_EDGES = saved
 
 
 def test_order_is_kept_on_the_laplacians_value(reorder_everything):
@@ -147,7 +146,7 @@ def test_permute_edges_backward_is_the_inverse_gather():
 def test_small_complexes_and_missing_operators_keep_their_numbering():
     ops = _shuffled_complex(4)
     L_down, L_up = ops.laplacians()
-    assert ops.num_edges < locality.MIN_EDGES
+    assert ops.num_edges < kernel.MIN_EDGES
     assert locality.locality_order(Laplacians(L_down, L_up)) is None  # the paper's sizes
 
 
@@ -159,7 +158,7 @@ def test_one_sided_operators_are_renumbered(reorder_everything):
     enc = SCNN(1, 4, 2, K_down=2, K_up=0).double()
     x = torch.randn(2, ops.num_edges, 1, dtype=torch.float64)
     got = enc(x, (L_down.double(), None))
-    locality.MIN_EDGES = 10**12
+    kernel.MIN_EDGES = 10**12
     torch.testing.assert_close(got, enc(x, (L_down.double(), None)), rtol=1e-12, atol=1e-12)
 
 

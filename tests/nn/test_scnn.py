@@ -5,7 +5,6 @@ from torch_geometric.loader import DataLoader
 
 from tests.nn._helpers import delaunay_complex, dense_reference, tiny_complex
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv
-from topo_contrastive.nn.scnn import ProjectionHead as ProjectionHeadFromScnn
 
 
 def _naive_encoder(enc: SCNN, x, L_down, L_up, act, readout):
@@ -202,7 +201,6 @@ def test_projection_head_formula_and_repr():
     torch.testing.assert_close(head(h), expected)
     assert head(h).shape == (7, 3)
     assert repr(head) == "ProjectionHead(6, 5, 3)"
-    assert ProjectionHeadFromScnn is ProjectionHead
     w = head.lin1.weight.detach().clone()
     head.reset_parameters()
     assert not torch.equal(w, head.lin1.weight)

@@ -21,6 +21,11 @@ ACTS = {
 }
 
 
+def _layer(conv, x, laplacians, act):
+    """``act(conv(x))`` through the kernel (the activation fused)."""
+    return kernel.scnn_layers(x, [(conv.weight, conv.bias)], conv._operators(laplacians), act)
+
+
 def _reference_layer(x, L_down, L_up, conv, act):
     """act(SCNNConv(x)) sample by sample with dense operators and plain autograd."""
     outs = [
@@ -46,7 +51,7 @@ def test_chunked_forward_and_backward_equal_reference(monkeypatch, chunk_rows, c
     x = torch.randn(7, ops.num_edges, c_in, generator=g, dtype=torch.float64, requires_grad=True)
     up = torch.randn(7, ops.num_edges, c_out, generator=g, dtype=torch.float64)
 
-    out = conv._propagate(x, Laplacians(L_down, L_up), act=act)
+    out = _layer(conv, x, Laplacians(L_down, L_up), act)
     (out * up).sum().backward()
     got = (out.detach(), x.grad.clone(), conv.weight.grad.clone(), conv.bias.grad.clone())
     x.grad = None
@@ -80,9 +85,11 @@ def test_chunk_size_does_not_change_encoder_beyond_rounding(monkeypatch):
 def test_block_diagonal_operator():
     ops = tiny_complex()
     L = ops.laplacians(dtype=torch.float64)[0].to_sparse_csr()
-    bd = kernel.block_diagonal(L, 3)
-    expected = torch.block_diag(*([L.to_dense()] * 3))
-    torch.testing.assert_close(bd.to_dense(), expected, rtol=0, atol=0)
+    parts = kernel._block_parts(L.crow_indices(), L.col_indices(), L.values(), ops.num_edges, 5)
+    for copies in (5, 3):  # the leading blocks of a larger block: I_3 (x) L
+        bd = kernel._leading_blocks(parts, ops.num_edges, copies)
+        expected = torch.block_diag(*([L.to_dense()] * copies))
+        torch.testing.assert_close(bd.to_dense(), expected, rtol=0, atol=0)
     assert bd.crow_indices().dtype == torch.int32  # MKL's index type, no conversion per call
 
 
@@ -128,7 +135,7 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
         conv.weight.copy_(torch.randn(conv.weight.shape, generator=g, dtype=dtype))
     x = torch.randn(5, ops.num_edges, 3, generator=g, dtype=dtype, requires_grad=True)
     up = torch.randn(5, ops.num_edges, 4, generator=g, dtype=dtype)
-    out = conv._propagate(x, Laplacians(L_down, L_up), act="tanh")
+    out = _layer(conv, x, Laplacians(L_down, L_up), "tanh")
     assert calls  # the numpy path ran
     (out * up).sum().backward()
     got = (out.detach(), x.grad.clone(), conv.weight.grad.clone())
@@ -141,7 +148,7 @@ def test_numpy_tanh_on_large_complexes_equals_reference(monkeypatch, dtype):
         torch.testing.assert_close(a, b, rtol=tol, atol=tol)
     calls.clear()
     monkeypatch.setattr(kernel, "NUMPY_TANH_MIN_EDGES", 10)  # below: torch.tanh
-    conv._propagate(x, Laplacians(L_down, L_up), act="tanh")
+    _layer(conv, x, Laplacians(L_down, L_up), "tanh")
     assert not calls
 
 
@@ -160,13 +167,12 @@ def _two_layers(first, second, bias, seed=0):
 
 
 def _run_layers(convs, x, L_down, L_up, act, paired):
-    """Both layers on ``x``: as one :func:`scnn_pair` node, or as two layer nodes."""
+    """Both layers on ``x``: as one kernel node, or as two layer nodes."""
+    L = Laplacians(L_down, L_up)
     if paired:
-        ops = convs[0]._operators(Laplacians(L_down, L_up))
-        pair = [(c.weight, c.bias) for c in convs]
-        return kernel.scnn_pair(x, pair[0], pair[1], ops, act)
-    h = convs[0]._propagate(x, Laplacians(L_down, L_up), act)
-    return convs[1]._propagate(h, Laplacians(L_down, L_up), act)
+        params = [(c.weight, c.bias) for c in convs]
+        return kernel.scnn_layers(x, params, convs[0]._operators(L), act)
+    return _layer(convs[1], _layer(convs[0], x, L, act), L, act)
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 200, 10**6])

@@ -267,11 +267,9 @@ def test_pretrain_recomputes_the_first_layer_under_gradient_caching_only(tiny_da
     """The memory plan (kept_bytes) counts on the SCNN's first layer being recomputed: a
     chunked run pairs the first two layers, a plain run does not (the pair costs time),
     and the encoder's setting is restored after training."""
-    import topo_contrastive.nn._scnn_kernel as kernel
-    from tests.nn._helpers import counting
+    from tests.nn._helpers import count_pairs
 
-    calls = []
-    monkeypatch.setattr(kernel._SCNNPair, "apply", counting(kernel._SCNNPair.apply, calls))
+    calls = count_pairs(monkeypatch)
     cfg = get_config("SSCL_Spec", "trajectory").replace(batch_size=tiny_data.num_samples)
     plain = pretrain(tiny_data, cfg, seed=2, epochs=1)
     assert calls == [] and plain.encoder.recompute_first_layer is False

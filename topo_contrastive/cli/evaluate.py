@@ -155,6 +155,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     seeds = list(range(args.seed, args.seed + args.seeds))
     check_probe_splits(data, seeds, args.probe)  # before any fit
     encoder, meta = io.load_encoder(args.checkpoint, complex=data.hodge, expected=expected)
+    data.input_scale = float(meta.get("input_scale", 1.0))  # the scale it was trained with
     name = meta.get("config", "?")
 
     supervised = None

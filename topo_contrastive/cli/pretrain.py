@@ -56,6 +56,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     budgets.add_harmonic_budget(p, "the HodgeReadout")
     budgets.add_activation_budget(p)
+    p.add_argument(
+        "--flow-scale",
+        choices=("rms", "none"),
+        default="rms",
+        help="rms (default): flows in physical units (an RMS of their non-zero entries "
+        "outside 1/4..4) are divided by that RMS before the encoder, recorded in the "
+        "checkpoint and applied by evaluate and embed; unit flows are left as they are; "
+        "none: the flows as given",
+    )
     common.add_overwrite(p, "is a non-empty folder")
     common.add_run_options(p)
     common.add_data_options(p)
@@ -84,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         if lead:
             common.check_out(args.out, args.overwrite, writable=True)
         data = inputs.load_data(args)  # bad data is refused before --out is made
+        if data.scale_flows(args.flow_scale) != 1.0 and lead:
+            common.say(f"flows divided by their RMS of {data.flow_rms:.4g} (physical units; "
+                       "--flow-scale none keeps them)")  # fmt: skip
         caching = budgets.say_plans(args, data, config, loud=lead)
         epochs = args.epochs or config.epochs
         record = {"edition": common.edition(args)}

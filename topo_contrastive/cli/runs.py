@@ -186,7 +186,8 @@ def pretrain_to_folder(
     config = config.replace(epochs=epochs) if epochs != config.epochs else config
     from topo_contrastive import __version__
 
-    log: dict[str, Any] = {"dataset": data.name, "config": config.to_dict(), **data.record()}
+    log: dict[str, Any] = {"dataset": data.name, "config": config.to_dict(), **data.record(),
+                           "input_scale": data.input_scale}  # fmt: skip
     chunk, kept = caching if caching is not None else (None, 1)
     log.update(threads=torch.get_num_threads(), version=__version__)
     log.update(chunk_samples=chunk, kept_chunks=kept if chunk is not None else None)
@@ -207,11 +208,13 @@ def pretrain_to_folder(
             "final_loss": result.losses[-1],
         }
         h = training.embed(result.encoder, data, device=group.device)
-        result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h)
+        result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h,
+                                                  flow_rms=data.flow_rms * data.input_scale)
         meta["diagnostics"] = result.diagnostics
         layout = {k: v for k, v in data.record().items() if k == "data_layout"}
         io.save_encoder(result.encoder, out / "encoder.pt", complex=data.complex,
-                        dataset=data.name, config=config.name, **layout, **meta)  # fmt: skip
+                        dataset=data.name, config=config.name, input_scale=data.input_scale,
+                        **layout, **meta)  # fmt: skip
         write_json(
             out / "pretrain.json",
             {
@@ -373,6 +376,7 @@ def embed_to_folder(
             one complex on samples with complexes of their own), or is no encoder file.
     """
     encoder, meta = io.load_encoder(checkpoint, complex=data.hodge)
+    data.input_scale = float(meta.get("input_scale", 1.0))  # the scale it was trained with
     emb = training.embed(encoder, data, device=device, batch_size=batch_size)  # [S, D]
     paths = write_embeddings(
         out,

@@ -1,13 +1,5 @@
-"""The class :class:`ComplexOperators`, assembled from parts by responsibility.
-
-The package docstring (:mod:`topo_contrastive.complex`) states the operators, their order
-and their orientation. The class holds the complex (its incidence matrices, simplices,
-sizes and ranks) and its constructors, which delegate the checks of the input to the free
-functions of ``_build``; it takes its operators from ``_operators.OperatorsMixin``
-(incidence matrices and Laplacians of every rank, scipy and torch sparse forms, cached)
-and its edge look-ups from ``_lookup.EdgeLookupMixin`` (oriented node pairs, node paths
-and the divergence of edge flows).
-"""
+"""The signed incidence matrices and Hodge Laplacians of a complex: :class:`ComplexOperators`
+(its operators and edge look-ups in ``_operators.py``, the checks of its input in ``_build.py``)."""
 
 from __future__ import annotations
 
@@ -24,7 +16,6 @@ from topo_contrastive.complex._build import (
     incidence_from_simplices,
     oriented_simplices,
 )
-from topo_contrastive.complex._lookup import EdgeLookupMixin, edge_key_table
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
 from topo_contrastive.utils.checks import check_int
 
@@ -34,23 +25,27 @@ __all__ = ["ComplexOperators"]
 _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")
 
 
-class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
+def _rank(rank: Any, what: str = "rank") -> int:
+    """``rank`` as an int in ``0 .. MAX_RANK``."""
+    rank = check_int(rank, what)
+    if not 0 <= rank <= MAX_RANK:
+        raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+    return rank
+
+
+class ComplexOperators(OperatorsMixin):
     r"""Signed incidence matrices and Hodge Laplacians of a simplicial complex of order
     two or three (nodes, edges, triangles and optionally tetrahedra) or of a cell complex
     (nodes, edges and 2-cells of any length >= 3: squares, pentagons, the faces of a planar
     network).
 
-    Build it with one of the constructors :meth:`from_simplices`, :meth:`from_cells`,
-    :meth:`from_incidence` or :meth:`from_toponetx` (a TopoNetX ``SimplicialComplex`` or
-    ``CellComplex``). Operators are available as
-    scipy CSR matrices (float64, attributes ``B1``, ``B2``, ``B3``, ``L0``, ``L_down``,
-    ``L_up``, ``L1``, ``L2``, ``L3``; any rank with :meth:`incidence`,
-    :meth:`down_laplacian`, :meth:`up_laplacian`, :meth:`hodge_laplacian`) and as torch
-    sparse tensors on any device and dtype via :meth:`operator` (e.g.
-    ``ops.operator("L_up", device="cuda")``) and :meth:`laplacians` (``rank=k`` gives
-    :math:`(\mathbf{L}_{k,\downarrow}, \mathbf{L}_{k,\uparrow})` for signals on the
-    simplices of rank :math:`k`: ``x_0`` on nodes, ``x_1`` on edges, ``x_2`` on
-    triangles).
+    Build it with :meth:`from_simplices`, :meth:`from_cells`, :meth:`from_incidence` or
+    :meth:`from_toponetx`. The operators are scipy CSR matrices (float64: ``B1``, ``B2``,
+    ``B3``, ``L0``, ``L_down``, ``L_up``, ``L1``, ``L2``, ``L3``; any rank with
+    :meth:`incidence`, :meth:`down_laplacian`, :meth:`up_laplacian`,
+    :meth:`hodge_laplacian`) and torch sparse tensors on any device and dtype
+    (:meth:`operator`; :meth:`laplacians` with ``rank=k`` for signals ``x_k`` on the
+    simplices of rank :math:`k`).
 
     .. math::
         \mathbf{L}_{\downarrow} = \mathbf{B}_1^\top \mathbf{B}_1, \qquad
@@ -60,17 +55,11 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
     Source: paper eq. (2); Schaub et al., "Signal processing on higher-order
     networks", Signal Processing 187, 2021.
 
-    **2-cells.** A column of ``B2`` is the oriented boundary cycle of one 2-cell (a
-    triangle, or a polygon in a cell complex), with ``B1 B2 = 0``; nothing in the Hodge
-    decomposition, the Laplacians, the masks or the SCNN depends on its length. A complex
-    without 2-cells is valid: ``B2`` has shape ``[N1, 0]`` and
-    ``L_up`` is the zero matrix. A complex without tetrahedra (the usual case) has
-    ``B3`` of shape ``[N2, 0]``.
-
-    **Ranks.** The complex has the ranks ``0 .. dim`` (:attr:`dim`: the highest rank
-    with at least one simplex). Asking for an operator or a signal of a rank the
-    complex does not have raises a ``ValueError`` naming the rank and the sizes
-    (:meth:`check_rank`).
+    A column of ``B2`` is the oriented boundary cycle of one 2-cell (a triangle, or a polygon
+    in a cell complex), with ``B1 B2 = 0``; nothing downstream depends on its length. A
+    complex without 2-cells has ``B2`` of shape ``[N1, 0]`` (``L_up = 0``), one without
+    tetrahedra ``B3`` of shape ``[N2, 0]``. The complex has the ranks ``0 .. dim``; an
+    operator or signal of another rank is a ``ValueError`` (:meth:`check_rank`).
 
     Attributes:
         num_nodes (int): :math:`N_0`.
@@ -114,8 +103,11 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         self.num_tetrahedra = self.B3.shape[1]
         self.edges, self._triangles, self.tetrahedra = oriented_simplices(B1, B2, self.B3)
         self._face_cycles: tuple[np.ndarray, np.ndarray] | None = None  # made on first use
-        # Lookup table for (u, v) -> column: keys u * N0 + v of sorted pairs.
-        self._key_order, self._sorted_keys = edge_key_table(self.edges, self.num_nodes)
+        # look-up table (u, v) -> column: the columns by the key min(u, v) * N0 + max(u, v)
+        e = self.edges
+        keys = np.minimum(e[:, 0], e[:, 1]) * self.num_nodes + np.maximum(e[:, 0], e[:, 1])
+        self._key_order = np.argsort(keys, kind="stable")
+        self._sorted_keys = keys[self._key_order]
         self._cache: dict[str, sp.csr_matrix] = {}
         # the node labels of a TopoNetX complex, row i of B1 first (None: rows are the labels)
         self.node_labels: tuple[Any, ...] | None = None
@@ -123,20 +115,13 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_simplices(
-        cls,
-        edges: Any,
-        triangles: Any | None = None,
-        num_nodes: int | None = None,
-        tetrahedra: Any | None = None,
-    ) -> ComplexOperators:
+    def from_simplices(cls, edges: Any, triangles: Any | None = None, num_nodes: int | None = None,
+                       tetrahedra: Any | None = None) -> ComplexOperators:  # fmt: skip
         """Build the complex from an edge list and optional triangle and tetrahedron lists.
 
-        Node ids are integers ``0 .. num_nodes-1``. Each edge is stored as the sorted
-        pair ``(u, v)``, ``u < v``, oriented ``u -> v``; edges, triangles and tetrahedra
-        are sorted lexicographically (TopoNetX's order), whatever order they are given in.
-        A tetrahedron ``a < b < c < d`` has the boundary
-        ``[b,c,d] - [a,c,d] + [a,b,d] - [a,b,c]`` (``B3``, TopoNetX's signs).
+        Node ids are integers ``0 .. num_nodes-1``; edges are stored as sorted pairs
+        ``(u, v)`` oriented ``u -> v``, and edges, triangles and tetrahedra are sorted
+        lexicographically (TopoNetX's order and signs, :mod:`topo_contrastive.complex`).
 
         Args:
             edges: ``[N1, 2]`` integer node pairs (list, numpy array or tensor).
@@ -168,12 +153,8 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         return cls(B1, B2, B3, _validated=True)
 
     @classmethod
-    def from_cells(
-        cls,
-        edges: Any,
-        cells: Any | None = None,
-        num_nodes: int | None = None,
-    ) -> ComplexOperators:
+    def from_cells(cls, edges: Any, cells: Any | None = None,
+                   num_nodes: int | None = None) -> ComplexOperators:  # fmt: skip
         """Build a cell complex from an edge list and 2-cells given as node cycles.
 
         Edges are stored as in :meth:`from_simplices` (sorted pairs ``(u, v)``, ``u < v``,
@@ -217,14 +198,11 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
     ) -> ComplexOperators:
         """Build the complex from signed incidence matrices, in any edge orientation.
 
-        Columns keep the given order and orientation: edge ``e`` runs from the node
-        with ``B1[:, e] = -1`` to the node with ``+1``, whatever their ids (real
-        networks come with their own directions; ``from_simplices`` and TopoNetX orient
-        low -> high). Every validly signed pair is accepted: re-orienting edges
-        (``B1 S``, ``S B2`` with ``S`` a diagonal of +-1) or triangles (``B2 T``) gives
-        an equally valid complex with the same Hodge subspaces up to the signs of ``S``.
-        A triangle whose three edges run around it (``B2`` column all +1 or all -1) is
-        as valid as any other.
+        Columns keep the given order and orientation: edge ``e`` runs from the node with
+        ``B1[:, e] = -1`` to the node with ``+1``, whatever their ids. Every validly signed
+        pair is accepted: re-orienting edges (``B1 S``, ``S B2`` with ``S`` a diagonal of
+        +-1) or 2-cells (``B2 T``) gives an equally valid complex with the same Hodge
+        subspaces up to the signs of ``S``.
 
         Source: Schaub et al., "Signal processing on higher-order networks", Signal
         Processing 187, 2021, §2 (orientations are a reference frame; ``B1 B2 = 0``).
@@ -241,16 +219,13 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
                 the four faces of one tetrahedron, with ``B2 @ B3 = 0``.
 
         Raises:
-            ValueError: a ``B1`` column without exactly one -1 and one +1 (unsigned or
-                malformed, says which), a ``B2`` column with fewer than three entries or
-                an entry other than +-1, a shape mismatch, a duplicate edge, a 2-cell
-                listed twice (two ``B2`` columns on the same edges), a triangle whose faces
-                do not close, ``B1 @ B2 != 0`` (the message gives the column, its signs
-                and, for a triangle, the expected signs), or a column that is not one
-                simple cycle (a node on more than two of its edges, or several cycles);
-                likewise for ``B3``: a column without four entries +-1, faces that are not
-                the four triangles of one tetrahedron, ``B3`` without ``B2``, ``B3`` beside
-                polygon 2-cells, or ``B2 @ B3 != 0``.
+            ValueError: a ``B1`` column without one -1 and one +1, a ``B2`` column with
+                fewer than three entries or an entry other than +-1, a shape mismatch, a
+                duplicate edge or 2-cell, ``B1 @ B2 != 0`` (naming the column, its signs
+                and, for a triangle, the expected ones), a column that is not one simple
+                cycle; likewise for ``B3`` (four entries +-1 on the faces of one
+                tetrahedron, ``B2 @ B3 = 0``, only beside triangles).
+            TypeError: a matrix that is not a real matrix.
 
         Example:
             >>> import numpy as np
@@ -266,19 +241,13 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
     def from_toponetx(cls, complex: Any) -> ComplexOperators:
         """Build the operators of a TopoNetX ``SimplicialComplex`` or ``CellComplex``.
 
-        Uses TopoNetX's own signed incidence matrices and its node, edge and 2-cell order
-        (for integer node labels: sorted, edges oriented low -> high; the cells of a
-        ``CellComplex`` in insertion order, oriented along their node cycle). Tetrahedra
-        of a simplicial complex give ``B3``; simplices of dimension four or more are
-        ignored. A complex without 2-cells gives an empty ``B2`` (TopoNetX itself raises
-        for ``incidence_matrix(2)`` there).
-
-        The complex's node labels (any hashable: ints, strings, tuples) are kept in
+        Uses TopoNetX's own signed incidence matrices and its node, edge and 2-cell order;
+        tetrahedra give ``B3``, higher simplices are ignored, and a complex without 2-cells
+        gives an empty ``B2``. The node labels (any hashable) are kept in
         :attr:`node_labels` (row ``i`` of ``B1`` is ``node_labels[i]``), and
-        :meth:`path_to_flow` takes paths in them. Labels TopoNetX's own incidence matrices
+        :meth:`path_to_flow` takes paths in them. Labels TopoNetX's incidence matrices
         cannot take (ints mixed with strings; tuples in a ``SimplicialComplex``) give the
-        operators of the complex's node, edge and cell lists: node rows in TopoNetX's node
-        order, edges oriented from the earlier node to the later one.
+        operators of its node, edge and cell lists (edges oriented from the earlier node).
 
         Args:
             complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
@@ -347,11 +316,7 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
     # ------------------------------------------------------------------ 2-cells
     @property
     def num_triangles(self) -> int:
-        """:math:`N_2` of a simplicial complex (every 2-cell a triangle).
-
-        Raises:
-            ValueError: the complex has polygon 2-cells (use :attr:`num_faces`).
-        """
+        """:math:`N_2` of a simplicial complex; a ``ValueError`` with polygon 2-cells."""
         if self._triangles is None:
             raise ValueError(
                 "the complex has 2-cells of more than three edges (a cell complex): use "
@@ -361,11 +326,8 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
 
     @property
     def triangles(self) -> np.ndarray:
-        """``int64 [N2, 3]`` sorted node ids of each triangle of a simplicial complex.
-
-        Raises:
-            ValueError: the complex has polygon 2-cells (use :attr:`faces`).
-        """
+        """``int64 [N2, 3]`` sorted node ids of each triangle of a simplicial complex; a
+        ``ValueError`` with polygon 2-cells (use :attr:`faces`)."""
         if self._triangles is None:
             raise ValueError(
                 "the complex has 2-cells of more than three edges (a cell complex): use "
@@ -378,20 +340,22 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         """``True`` when every 2-cell is a triangle (also for a complex without 2-cells)."""
         return self._triangles is not None
 
+    def _cycles(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(face_nodes, face_ptr)``, made on first use."""
+        if self._face_cycles is None:
+            self._face_cycles = face_cycles(self.edges, self.B2)
+        return self._face_cycles
+
     @property
     def face_nodes(self) -> np.ndarray:
         """``int64 [sum of lengths]``: the nodes of every 2-cell's boundary cycle, one cycle
         after the other (cell ``f`` is ``face_nodes[face_ptr[f]:face_ptr[f + 1]]``)."""
-        if self._face_cycles is None:
-            self._face_cycles = face_cycles(self.edges, self.B2)
-        return self._face_cycles[0]
+        return self._cycles()[0]
 
     @property
     def face_ptr(self) -> np.ndarray:
         """``int64 [N2 + 1]``: where each 2-cell's cycle starts in :attr:`face_nodes`."""
-        if self._face_cycles is None:
-            self._face_cycles = face_cycles(self.edges, self.B2)
-        return self._face_cycles[1]
+        return self._cycles()[1]
 
     @property
     def faces(self) -> list[list[int]]:
@@ -425,20 +389,10 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
         )
 
     def check_rank(self, rank: Any, what: str = "rank") -> int:
-        """Return ``rank`` as an int if the complex has simplices of that rank.
-
-        Args:
-            rank: ``0`` (nodes), ``1`` (edges), ``2`` (triangles) or ``3`` (tetrahedra).
-            what: name of the argument in the messages (default ``"rank"``).
-
-        Raises:
-            TypeError: ``rank`` is not an integer.
-            ValueError: ``rank`` outside ``0 .. dim`` (names the rank, the missing
-                simplices and the sizes of the complex).
-        """
-        rank = check_int(rank, what)
-        if rank < 0 or rank > MAX_RANK:
-            raise ValueError(f"`{what}` must lie in 0..{MAX_RANK}, got {rank}")
+        """``rank`` (``0`` nodes, ``1`` edges, ``2`` triangles, ``3`` tetrahedra) as an int;
+        a ``TypeError`` for a non-integer, a ``ValueError`` naming the missing simplices and
+        the sizes for a rank outside ``0 .. dim`` (``what``: the argument's name)."""
+        rank = _rank(rank, what)
         if rank > self.dim:
             raise ValueError(
                 f"`{what}` = {rank} is not a rank of this complex: it has no "
@@ -449,24 +403,14 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
 
     def num_simplices(self, rank: int) -> int:
         """:math:`N_k`, the number of simplices of rank ``rank`` (``0 .. 3``; 0 where the
-        complex has none).
-
-        Raises:
-            TypeError / ValueError: ``rank`` not an int in ``0 .. 3``.
-        """
-        rank = check_int(rank, "rank")
-        if not 0 <= rank <= MAX_RANK:
-            raise ValueError(f"`rank` must lie in 0..{MAX_RANK}, got {rank}")
-        return self.sizes[int(rank)]
+        complex has none); a ``TypeError`` / ``ValueError`` for another rank."""
+        return self.sizes[_rank(rank)]
 
     def simplices(self, rank: int) -> np.ndarray:
         """Node ids ``int64 [N_k, k + 1]`` of the simplices of rank ``rank`` in column order
         (nodes ``[N0, 1]``; edges as (tail, head), see :attr:`edges`; sorted triangles and
-        tetrahedra). Rank 2 of a cell complex with polygons raises: use :attr:`faces`.
-
-        Raises:
-            TypeError / ValueError: as :meth:`num_simplices`.
-        """
+        tetrahedra); errors as :meth:`num_simplices`, and rank 2 of a cell complex with
+        polygons raises (use :attr:`faces`)."""
         self.num_simplices(rank)
         if rank == 0:
             return np.arange(self.num_nodes, dtype=np.int64)[:, None]
@@ -476,17 +420,9 @@ class ComplexOperators(OperatorsMixin, EdgeLookupMixin):
 
     # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:
-        """Identifier of the complex: 16 hex digits of the sha256 of its oriented edges,
-        triangles and number of nodes.
-
-        Two complexes have the same fingerprint when they have the same nodes, the same
-        edges in the same order and orientation and the same triangles, i.e. when edge
-        flows and per-edge weights of one are valid on the other. Saved encoders
-        (:func:`topo_contrastive.io.save_encoder`) store it to refuse another complex at
-        load time.
-
-        Returns:
-            ``str`` of 16 lowercase hex digits.
+        """Identifier of the complex: 16 lowercase hex digits of the sha256 of its oriented
+        edges, 2-cells and number of nodes, the same where edge flows and per-edge weights of
+        one complex are valid on the other (saved encoders store it to refuse another).
 
         Example:
             >>> a = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])

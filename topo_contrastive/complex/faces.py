@@ -1,11 +1,6 @@
-r"""2-cells for a network: the faces of its planar embedding, or its short cycles.
-
-A road, street or grid network is a graph; filling only its triangles (3-cliques) leaves
-every street block an unfilled cycle, so :math:`\beta_1` counts city blocks, not real holes.
-The faces of the network's embedding in the plane are its natural 2-cells: filling them up
-to a length or an area leaves unfilled only the large faces (rivers, parks, the sea, the
-outer face), which then carry the harmonic flows.
-"""
+r"""2-cells for a network: the faces of its planar drawing, or its short cycles (filling only
+a road network's triangles leaves every block a hole; filling its faces up to a length or an
+area leaves only the large ones, rivers, parks, the sea, to carry the harmonic flows)."""
 
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ __all__ = ["edge_crossings", "planar_faces", "short_cycles"]
 
 
 def _edge_array(edges: Any) -> np.ndarray:
+    """``edges`` as ``int64 [N1, 2]``, checked."""
     arr = np.asarray(edges.detach().cpu() if hasattr(edges, "detach") else edges)
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
         raise ValueError(
@@ -32,14 +28,12 @@ def _edge_array(edges: Any) -> np.ndarray:
 
 
 def _check_limit(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    return check_real(value, name, 0.0, open_low=True)
+    """A positive limit, or ``None``."""
+    return None if value is None else check_real(value, name, 0.0, open_low=True)
 
 
-def _check_pos(pos: Any, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """``pos`` as float64 ``[N0, 2]``, checked, and :func:`_normalise`'s drawing and
-    exponent."""
+def _check_pos(pos: Any, e: np.ndarray) -> tuple[np.ndarray, int]:
+    """``pos`` float64 ``[N0, 2]`` checked, as :func:`_normalise`'s drawing and exponent."""
     raw = pos.detach().cpu() if hasattr(pos, "detach") else pos
     try:
         p = np.asarray(raw, dtype=np.float64)
@@ -55,15 +49,12 @@ def _check_pos(pos: Any, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
             f"`edges` has node ids in [{int(e.min())}, {int(e.max())}] but `pos` has "
             f"{p.shape[0]} rows"
         )
-    return (p, *_normalise(p))
+    return _normalise(p)
 
 
 def _normalise(p: np.ndarray) -> tuple[np.ndarray, int]:
-    """The drawing ``p`` ``[N0, 2]`` moved to the origin and scaled into ``[0, 1]^2`` by
-    powers of two (exact but for the shift), so that the orientation and area products
-    neither overflow (coordinates near 1e300) nor underflow (near 1e-320), and the
-    exponent ``k`` of the scale: ``p`` is ``q * 2**k`` shifted. Two nodes at one point are
-    refused (they have no direction between them)."""
+    """``(q, k)``: the drawing ``p [N0, 2]`` moved to the origin and scaled into ``[0, 1]^2``
+    by powers of two (``p`` is ``q * 2**k`` shifted); two nodes at one point are refused."""
     if p.shape[0] == 0:
         return p.copy(), 0
     # first into [-1, 1] (the shift below then cannot overflow), then shifted and scaled
@@ -106,17 +97,15 @@ def _orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 #: kinds of meeting of two segments: a proper crossing (one point inside both), an end
 #: node inside the other segment, a common stretch of two collinear segments
-PROPER, TOUCH, OVERLAP = 0, 1, 2
+_PROPER, _TOUCH, _OVERLAP = 0, 1, 2
 
 
 def _crossing_pairs(
     pairs: np.ndarray, p: np.ndarray, chunk: int = 1 << 22
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``(i, j)``, ``i < j``, of the segments ``pairs`` [M, 2] that meet away from a
-    shared end node, and how (``int8 [K]``: :data:`PROPER`, :data:`TOUCH`,
-    :data:`OVERLAP`): a sweep over x (only segments whose x-ranges overlap are compared).
-    A row ``(v, v)`` is node ``v`` alone (it meets the segments it lies on, as a touch);
-    ``p`` holds no two nodes at one point."""
+    """Rows ``(i, j)``, ``i < j``, of the segments ``pairs [M, 2]`` that meet away from a
+    shared end node, and how (``int8 [K]`` of ``_PROPER``, ``_TOUCH``, ``_OVERLAP``), by a
+    sweep over x; a row ``(v, v)`` is node ``v`` alone (it touches the segments it lies on)."""
     m = pairs.shape[0]
     if m < 2:
         return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int8)
@@ -146,9 +135,9 @@ def _crossing_pairs(
         # collinear segments (all four turns 0) meet too: their boxes overlap in x (the
         # sweep) and in y (above)
         meet = ~shared & (o1 * o2 <= 0) & (o3 * o4 <= 0)
-        kind = np.where((o1 * o2 < 0) & (o3 * o4 < 0), PROPER, TOUCH)
+        kind = np.where((o1 * o2 < 0) & (o3 * o4 < 0), _PROPER, _TOUCH)
         collinear = (o1 == 0) & (o2 == 0) & (o3 == 0) & (o4 == 0) & ~single[i] & ~single[j]
-        kind[collinear] = OVERLAP
+        kind[collinear] = _OVERLAP
         # two edges with one end node s in common meet elsewhere only along a common
         # stretch: collinear, both leaving s the same way (a node alone never counts here)
         at_a = e00 | e01
@@ -157,7 +146,7 @@ def _crossing_pairs(
         w = np.where((e00 | e10)[:, None], b[j], a[j]) - s
         along = (u[:, 0] * w[:, 1] == u[:, 1] * w[:, 0]) & ((u * w).sum(axis=1) > 0)
         along &= shared & ~single[i] & ~single[j]
-        kind[along] = OVERLAP
+        kind[along] = _OVERLAP
         meet |= along
         out.append(np.sort(np.stack([i[meet], j[meet]], axis=1), axis=1))
         kinds.append(kind[meet].astype(np.int8))
@@ -175,11 +164,9 @@ def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
     Two edges cross when their segments meet at a point that is not a node they share:
     a proper crossing, an edge running through a node that is not its end, or two
     collinear edges that overlap along a common stretch (whether or not they share an end
-    node). The coordinates are first moved to the origin and scaled by a power of two, so
-    any finite scale (``1e-320`` to ``1e300``) and offset gives the same answer. Only
-    edges whose x-ranges overlap are compared (a sweep over x), so a network's crossings
-    are found in about :math:`O(N_1 \log N_1 + K)`
-    for :math:`K` compared pairs.
+    node). Any finite scale (``1e-320`` to ``1e300``) and offset of the coordinates gives
+    the same answer; a sweep over x finds the crossings in about
+    :math:`O(N_1 \log N_1 + K)` for :math:`K` compared pairs.
 
     Source: the orientation test of computational geometry (de Berg, Cheong, van Kreveld,
     Overmars, *Computational Geometry*, 3rd ed., 2008, §2.1).
@@ -199,7 +186,7 @@ def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
         TypeError: ``pos`` not numbers.
     """
     e = _edge_array(edges)
-    q = _check_pos(pos, e)[1]
+    q = _check_pos(pos, e)[0]
     pairs, first = np.unique(np.sort(e, axis=1), axis=0, return_index=True)
     found = _crossing_pairs(pairs, q)[0]
     rows = np.sort(first[found], axis=1) if found.size else found
@@ -207,9 +194,9 @@ def edge_crossings(edges: Any, pos: Any) -> np.ndarray:
 
 
 def _meetings(pairs: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The crossings of the edges ``pairs`` in the drawing ``q`` (rows into ``pairs``, and
-    their kinds, as :func:`_crossing_pairs`), and the nodes inside edges that do not end
-    there: rows ``(node, row into pairs)``, by node."""
+    """The crossings of the edges ``pairs`` in the drawing ``q`` and their kinds (as
+    :func:`_crossing_pairs`), and the rows ``(node, row into pairs)`` of the nodes inside
+    edges that do not end there, by node."""
     n, m = q.shape[0], pairs.shape[0]
     nodes = np.arange(n, dtype=np.int64)
     found, kind = _crossing_pairs(np.concatenate([pairs, np.stack([nodes, nodes], 1)]), q)
@@ -220,8 +207,8 @@ def _meetings(pairs: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 
 def _set_aside(pairs: np.ndarray, crossings: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Rows of ``pairs`` to leave out so that no two of the rest cross: greedily the edge
-    in most remaining crossings, the longer on a tie, then the lower row."""
+    """Rows of ``pairs`` to leave out so that no two of the rest cross: greedily the edge in
+    most remaining crossings, the longer on a tie, then the lower row."""
     if crossings.size == 0:
         return np.zeros(0, dtype=np.int64)
     length = np.linalg.norm(p[pairs[:, 1]] - p[pairs[:, 0]], axis=1)
@@ -237,8 +224,7 @@ def _set_aside(pairs: np.ndarray, crossings: np.ndarray, p: np.ndarray) -> np.nd
 
 
 def _reduce_walk(walk: list[int]) -> list[int]:
-    """A closed walk without its back-and-forth steps ``u -> v -> u`` (dead ends and trees
-    hanging into a face; they add nothing to its boundary chain), cyclically."""
+    """A closed walk without its back-and-forth steps ``u -> v -> u``, cyclically."""
     st: list[int] = []
     for v in walk:
         if len(st) >= 2 and st[-2] == v:
@@ -255,42 +241,61 @@ def _reduce_walk(walk: list[int]) -> list[int]:
     return st if len(st) >= 3 else []
 
 
+def _walks(pairs: np.ndarray, q: np.ndarray) -> list[tuple[list[int], float]]:
+    """The closed walks of the drawing ``q`` of the edges ``pairs`` (leaving each node along
+    the edge next clockwise after the one it arrived by) and their signed areas."""
+    n = q.shape[0]
+    # half-edges u -> v, both directions, sorted by tail and angle
+    tail = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    head = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    d = q[head] - q[tail]
+    order = np.lexsort((np.arctan2(d[:, 1], d[:, 0]), tail))  # by tail, then angle
+    tail, head = tail[order], head[order]
+    m = tail.size
+    start = np.searchsorted(tail, np.arange(n))
+    count = np.bincount(tail, minlength=n)
+    rank = np.arange(m) - start[tail]  # position of each half-edge around its tail
+    # the twin v -> u of every half-edge u -> v
+    key = tail * n + head
+    by_key = np.argsort(key)
+    twin = by_key[np.searchsorted(key[by_key], head * n + tail)]
+    # arriving at v along u -> v, leave along the edge clockwise next after v -> u
+    nxt = start[tail[twin]] + (rank[twin] - 1) % np.maximum(count[tail[twin]], 1)
+    seen = np.zeros(m, dtype=bool)
+    out = []
+    for h0 in range(m):
+        if seen[h0]:
+            continue
+        walk = []
+        h = h0
+        while not seen[h]:
+            seen[h] = True
+            walk.append(int(tail[h]))
+            h = int(nxt[h])
+        xy = q[walk]
+        area = 0.5 * float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) -
+                           np.dot(xy[:, 1], np.roll(xy[:, 0], -1)))  # fmt: skip
+        out.append((walk, area))
+    return out
+
+
 def planar_faces(
-    edges: Any,
-    pos: Any,
-    max_length: int | None = None,
-    max_area: float | None = None,
+    edges: Any, pos: Any, max_length: int | None = None, max_area: float | None = None,
     return_skipped: bool = False,
-) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:
+) -> list[list[int]] | tuple[list[list[int]], dict[str, Any]]:  # fmt: skip
     r"""The bounded faces of a network drawn in the plane with straight edges, as node
     cycles (counter-clockwise), for :meth:`ComplexOperators.from_cells
     <topo_contrastive.ComplexOperators.from_cells>`.
 
-    Every node orders its edges by angle; a face is traced by leaving each node along the
-    edge next clockwise after the one it arrived by (the rotation system of the drawing),
-    which walks every edge once in each direction. A walk's back-and-forth steps (a dead
-    end or a tree hanging into the face) are dropped from its boundary; the walks of
-    positive signed area (shoelace formula) whose boundary is then a simple cycle of at
-    least three nodes are the bounded faces; the outer face of each connected part
-    (negative area) is left out. On a planar drawing, filling every bounded face gives
-    :math:`\beta_1 = 0`, unless a face's boundary touches itself at a node (a block that
-    meets another part of the network at one node only: its boundary is no simple cycle,
-    and it is not filled).
-
-    Where edges cross (bridges, overpasses, tunnels: :func:`edge_crossings`), the drawing
-    has no faces bounded by whole edges: the edge in most crossings (the longer on a tie)
-    is set aside until no two edges cross, and the faces of the rest are traced. Each
-    edge set aside then closes a cycle that no face fills (its overpass), so
-    :math:`\beta_1` counts them beside the unfilled faces. Edges that meet otherwise
-    than at a node they share count as crossing too, as the drawing gives them no face
-    either: an edge through a node that is not its end (an overpass over a junction, or
-    a junction without a split), and two collinear edges along a common stretch, whether
-    or not they share an end node (their cycle would have zero area); ``skipped`` says
-    how many crossings are such overlaps, and which nodes lie inside edges.
-
-    The coordinates are first moved to the origin and scaled by a power of two, so any
-    finite scale (``1e-320`` to ``1e300``) and offset gives the same faces, as long as
-    float64 still tells the nodes apart; two nodes at one point are refused.
+    The faces are traced by the rotation system of the drawing (every node orders its edges
+    by angle); the walks of positive signed area whose boundary, without back-and-forth
+    steps, is a simple cycle of at least three nodes are the bounded faces. On a planar
+    drawing, filling every bounded face gives :math:`\beta_1 = 0`, unless a face's boundary
+    touches itself at a node (it is then not filled). Where edges cross or overlap
+    (bridges, overpasses, tunnels: :func:`edge_crossings`), the edge in most crossings (the
+    longer on a tie) is set aside until no two edges cross; each then closes a cycle that
+    no face fills, which :math:`\beta_1` counts. Any finite scale (``1e-320`` to ``1e300``)
+    and offset of the coordinates gives the same faces; docs/design.md §6.6 has the details.
 
     Source: Edmonds' rotation systems (Mohar & Thomassen, *Graphs on Surfaces*, 2001, §3.2);
     faces of road networks as 2-cells: Roddenberry, Schaub, Hajij, "Signal processing on
@@ -329,7 +334,7 @@ def planar_faces(
         [[0, 1, 4, 3], [1, 2, 5, 4]]
     """
     e = _edge_array(edges)
-    _, q, scale = _check_pos(pos, e)
+    q, scale = _check_pos(pos, e)
     max_len = _check_limit(max_length, "max_length")
     max_a = _check_limit(max_area, "max_area")
     if max_a is not None:  # in the units of the normalised drawing q (0: every face over)
@@ -340,46 +345,15 @@ def planar_faces(
     skipped: dict[str, Any] = {
         "set_aside": pairs[aside],
         "crossings": int(crossings.shape[0]),
-        "overlaps": int((kind == OVERLAP).sum()),
+        "overlaps": int((kind == _OVERLAP).sum()),
         "nodes_on_edges": np.stack([inside[:, 0], first[inside[:, 1]]], axis=1),
         "outer": 0,
         "pinched": [],
         "too_long": [],
         "too_large": [],
     }
-    pairs = np.delete(pairs, aside, axis=0)
-    n = q.shape[0]
-    # half-edges u -> v, both directions, sorted by tail and angle
-    tail = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    head = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    d = q[head] - q[tail]
-    angle = np.arctan2(d[:, 1], d[:, 0])
-    order = np.lexsort((angle, tail))  # by tail, then counter-clockwise angle
-    tail, head = tail[order], head[order]
-    m = tail.size
-    start = np.searchsorted(tail, np.arange(n))
-    count = np.bincount(tail, minlength=n)
-    rank = np.arange(m) - start[tail]  # position of each half-edge around its tail
-    # the twin v -> u of every half-edge u -> v
-    key = tail * n + head
-    by_key = np.argsort(key)
-    twin = by_key[np.searchsorted(key[by_key], head * n + tail)]
-    # arriving at v along u -> v, leave along the edge clockwise next after v -> u
-    nxt = start[tail[twin]] + (rank[twin] - 1) % np.maximum(count[tail[twin]], 1)
-    seen = np.zeros(m, dtype=bool)
     faces = []
-    for h0 in range(m):
-        if seen[h0]:
-            continue
-        walk = []
-        h = h0
-        while not seen[h]:
-            seen[h] = True
-            walk.append(int(tail[h]))
-            h = int(nxt[h])
-        xy = q[walk]
-        area = 0.5 * float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) -
-                           np.dot(xy[:, 1], np.roll(xy[:, 0], -1)))  # fmt: skip
+    for walk, area in _walks(np.delete(pairs, aside, axis=0), q):
         cycle = _reduce_walk(walk)
         if area <= 0 or not cycle:  # an outer face (clockwise), or a tree's walk
             skipped["outer"] += 1

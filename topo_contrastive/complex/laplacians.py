@@ -14,6 +14,7 @@ _LAYOUTS = (torch.sparse_coo, torch.sparse_csr)
 
 
 def _check_operator(L: Any, name: str) -> Tensor | None:
+    """``L``: ``None`` or a square sparse COO/CSR operator of a floating dtype, constant."""
     if L is None:
         return None
     if not isinstance(L, Tensor):
@@ -173,10 +174,12 @@ class Laplacians:
         return self.complex.fingerprint()
 
     # ------------------------------------------------------------------ copies
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Laplacians:
+    def _apply(self, fn: Callable[[Tensor], Tensor], ptr: Any = None, **kw: Any) -> Laplacians:
+        """A value of ``fn`` of each operator (``ptr``, the complex: these, unless given)."""
+        kw.setdefault("complex", self.complex)
         return Laplacians(
             *(None if L is None else fn(L) for L in (self.down, self.up)),
-            ptr=self.ptr, complex=self.complex, rank=self.rank, symmetric=self.symmetric,
+            ptr=self.ptr if ptr is None else ptr, rank=self.rank, symmetric=self.symmetric, **kw,
         )  # fmt: skip
 
     def to(
@@ -230,10 +233,7 @@ class Laplacians:
                 check_invariants=False,
             )
 
-        return Laplacians(
-            *(None if L is None else narrow(L) for L in (self.down, self.up)),
-            ptr=self.ptr[start : stop + 1] - a, rank=self.rank, symmetric=self.symmetric,
-        )  # fmt: skip
+        return self._apply(narrow, self.ptr[start : stop + 1] - a, complex=None)
 
     def repeat(self, times: int) -> Laplacians:
         """The operators of ``times`` copies of the batch one after the other (a batch of
@@ -252,11 +252,8 @@ class Laplacians:
             )
 
         ptr = torch.cat([self.ptr[:-1] + k * self.num_cells for k in range(times)])
-        return Laplacians(
-            *(None if L is None else tile(L) for L in (self.down, self.up)),
-            ptr=torch.cat([ptr, ptr.new_tensor([times * self.num_cells])]), rank=self.rank,
-            symmetric=self.symmetric,
-        )  # fmt: skip
+        return self._apply(tile, torch.cat([ptr, ptr.new_tensor([times * self.num_cells])]),
+                           complex=None)  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__ if k != "_memo"}

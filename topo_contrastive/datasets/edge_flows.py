@@ -13,7 +13,8 @@ sample's block) with offsets ``path_ptr`` ``int [S + 1]``, whose flows are used 
 is absent; ``sample_block`` ``int [S]``, the block of every sample (default: all samples on
 the one block, or sample ``i`` on block ``i``). Optional: ``y`` ``int [S]``, ``sample_ids``
 ``[S]`` (unique ints or strings), ``train_mask`` / ``val_mask`` / ``test_mask`` ``bool [S]``,
-``pos`` ``float [sum N0, 2]``, ``edge_weights`` ``float [sum N1]`` (positive); ``format`` =
+``pos`` ``float [sum N0, 2]``, ``edge_weights`` ``float [sum N1]`` (positive: the diagonal of an
+edge metric :math:`\mathbf{W}_1`, e.g. a line's reactance); ``format`` =
 ``"topo_contrastive.complex_data"``, ``version`` = 2. Any other key is an error. Files of the
 earlier layouts read as they are: one complex as ``B1_*`` / ``B2_*`` COO arrays or
 ``edge_index`` with ``triangles`` or ``cell_nodes`` / ``cell_ptr``, samples as ``flows``
@@ -354,8 +355,9 @@ class EdgeFlows(InMemoryDataset):
         self._save(content)
 
     # ------------------------------------------------------------------ processed file
-    def _save(self, content: dict[str, Any]) -> None:
-        """Write the processed file of the checked ``content`` (with its masks)."""
+    def _save(self, content: dict[str, Any], **extra: Any) -> None:
+        """Write the processed file of the checked ``content`` (with its masks) and a
+        subclass's ``extra`` keys."""
         self.data, self.slices = collated(content)
         if self.pre_transform is not None:
             samples = [self.pre_transform(self.get(i)) for i in range(content["block"].size)]
@@ -376,7 +378,7 @@ class EdgeFlows(InMemoryDataset):
             "path_nodes": tensor(paths[0]), "path_ptr": tensor(paths[1]),
             **{f"{s}_mask": tensor(m) for s, m in content["masks"].items()},
             "sample_ids": ids,
-            "pre_transform": _settings_repr(self.pre_transform),
+            "pre_transform": _settings_repr(self.pre_transform), **extra,
         }  # fmt: skip
         atomic_torch_save(self._fresh, self.processed_paths[0])
 
@@ -395,8 +397,8 @@ class EdgeFlows(InMemoryDataset):
             return
         raise ValueError(
             f"the processed file '{path}' was built with pre_transform={recorded}, but this "
-            f"dataset was given pre_transform={given}; pass `force_reload=True` to re-process it with the new "
-            "pre_transform (this replaces the file), or use another folder"
+            f"dataset was given pre_transform={given}; pass `force_reload=True` to re-process "
+            "it with the new pre_transform (this replaces the file), or use another folder"
         )
 
     # ------------------------------------------------------------------ the complex

@@ -1,5 +1,4 @@
-"""The rank-generic :class:`HodgeDecomposition`: validation, layouts and tensors around a
-backend (:mod:`~topo_contrastive.hodge.exact` or :mod:`~topo_contrastive.hodge.iterative`)."""
+"""The Hodge decomposition of signals of one rank on one complex: :class:`HodgeDecomposition`."""
 
 from __future__ import annotations
 
@@ -11,25 +10,25 @@ import torch
 
 from topo_contrastive._layout import as_samples
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.hodge.backend import HodgeBackend
-from topo_contrastive.hodge.blocks import check_supports
-from topo_contrastive.hodge.blockwise import BlockwiseBackend, edge_components
-from topo_contrastive.hodge.exact import MAX_EXACT_BYTES, ExactBackend, exact_bytes
-from topo_contrastive.hodge.iterative import iterative_backend
-from topo_contrastive.hodge.parts import COMPONENTS, SUPPORTED_RANKS, HodgeParts, check_component
+from topo_contrastive.hodge._exact import (
+    MAX_EXACT_BYTES,
+    BlockwiseBackend,
+    ExactBackend,
+    HodgeBackend,
+    edge_components,
+    exact_bytes,
+)
+from topo_contrastive.hodge._iterative import iterative_backend
+from topo_contrastive.hodge._linalg import check_supports
+from topo_contrastive.hodge.parts import COMPONENTS, HodgeParts
 from topo_contrastive.utils.checks import check_int, check_real
 
 __all__ = ["HodgeDecomposition"]
 
 
 class _OrthogonalProjections(torch.autograd.Function):
-    r"""The three Hodge parts of ``x`` ``[B, N_k]`` as a differentiable function of ``x``.
-
-    The parts are orthogonal projections, :math:`\mathbf{P}_k \mathbf{x}` with
-    :math:`\mathbf{P}_k = \mathbf{P}_k^\top` (paper eq. 1), so the gradient of a loss of
-    the parts is :math:`\sum_k \mathbf{P}_k \mathbf{g}_k`: one more decomposition, of the
-    three incoming gradients stacked, taking part :math:`k` of the :math:`k`-th block.
-    """
+    """The three parts of ``x [B, N_k]``, differentiable: the projections are symmetric, so
+    the gradient is ``sum_k P_k g_k``, one more decomposition of the stacked gradients."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, rows: Any) -> tuple[torch.Tensor, ...]:
@@ -46,7 +45,7 @@ class _OrthogonalProjections(torch.autograd.Function):
 
 
 def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) -> None:
-    """Validate the settings of :class:`HodgeDecomposition` (every rank)."""
+    """Validate the settings of :class:`HodgeDecomposition`."""
     if not isinstance(complex, ComplexOperators):
         raise TypeError(
             f"`complex` must be a ComplexOperators, got {type(complex).__name__}"
@@ -60,17 +59,28 @@ def _check_settings(complex: Any, backend: Any, max_exact_edges: Any, tol: Any) 
 
 
 def _check_rank(complex: ComplexOperators, rank: Any) -> int:
-    """``rank`` as an int of :data:`SUPPORTED_RANKS` that the complex has (edge flows,
-    rank 1, on every complex, also one without edges)."""
+    """``rank`` as an int in 0..2 that the complex has (rank 1 on every complex)."""
     if isinstance(rank, (int, np.integer)) and not isinstance(rank, bool) and rank == 1:
         return 1
     rank = complex.check_rank(rank)
-    if rank not in SUPPORTED_RANKS:
+    if rank not in (0, 1, 2):
         raise ValueError(
             f"`rank` = {rank}: the Hodge decomposition is implemented for signals of ranks "
-            f"{SUPPORTED_RANKS} (nodes, edges, triangles), not for tetrahedra"
+            "(0, 1, 2) (nodes, edges, triangles), not for tetrahedra"
         )
     return rank
+
+
+_BACKENDS: dict[str, Any] = {
+    "exact": ExactBackend, "blocks": BlockwiseBackend, "iterative": iterative_backend
+}
+
+
+def _component(component: Any) -> int:
+    """Index of ``component`` in :data:`COMPONENTS`."""
+    if component not in COMPONENTS:
+        raise ValueError(f"`component` must be one of {COMPONENTS}, got {component!r}")
+    return COMPONENTS.index(component)
 
 
 class HodgeDecomposition:
@@ -88,13 +98,9 @@ class HodgeDecomposition:
         \mathbf{L}_2 \boldsymbol{\psi} = \mathbf{B}_2^\top \mathbf{x}
 
     The parts are orthogonal and sum to the input (to about :math:`10^{-12}` relative for
-    float64 flows, :math:`10^{-7}` for float32); arithmetic is in float64, results come
-    back in the input's dtype and on its device. Empty complexes and batches give empty
-    parts of the input's layout. With ``rank=k`` the same interface splits signals on the
-    rank-k simplices, :math:`\mathbb{R}^{N_k} = \operatorname{im}\mathbf{B}_k^\top \oplus
-    \operatorname{im}\mathbf{B}_{k+1} \oplus \ker\mathbf{L}_k` (parts still called
-    gradient, curl, harmonic; see :mod:`topo_contrastive.hodge.parts`). The backends
-    (dense eigenbases, sparse solves, per-component blocks) are described in
+    float64 flows, :math:`10^{-7}` for float32), computed in float64 and returned in the
+    input's dtype, device and layout (empty ones included). With ``rank=k`` it splits
+    signals on the rank-k simplices (:class:`HodgeParts`); the backends are described in
     docs/design.md §7.1.
 
     Args:
@@ -104,13 +110,13 @@ class HodgeDecomposition:
             its dense matrices fit its budget, else ``"blocks"`` for many components of
             at most ``max_exact_edges`` edges each, such as a batch of complexes, else
             ``"iterative"``), ``"exact"`` (dense eigenbases, :math:`O(N_1^2 + N_2^2)`
-            memory, at most :data:`~topo_contrastive.hodge.exact.MAX_EXACT_BYTES` (8 GiB),
-            offers :meth:`coordinates` and :meth:`basis`), ``"iterative"`` (sparse
-            solves) or ``"blocks"`` (exact per connected component; edge flows only).
+            memory, at most 8 GiB, offers :meth:`coordinates` and :meth:`basis`),
+            ``"iterative"`` (sparse solves) or ``"blocks"`` (exact per connected component;
+            edge flows only).
         max_exact_edges: size threshold of ``"auto"`` (default ``2000``; at rank k it
             is compared with :math:`N_k`).
-        tol: relative eigenvalue threshold separating zero from non-zero
-            eigenvalues in the exact backend, and CG tolerance (default ``1e-10``).
+        tol: relative eigenvalue threshold of the ``"blocks"`` backend and tolerance of
+            conjugate gradients (default ``1e-10``).
         rank: rank of the signals (keyword only; default ``1``: edge flows; ``0``:
             node signals, ``2``: triangle signals).
 
@@ -177,36 +183,18 @@ class HodgeDecomposition:
                 if count > 1 and int(np.bincount(label).max()) <= max_exact_edges:
                     backend = "blocks"
         self.backend = backend
-        self._backend: HodgeBackend
-        if backend == "exact":
-            self._backend = ExactBackend(complex, self.rank, self.tol)
-        elif backend == "blocks":
-            self._backend = BlockwiseBackend(complex, self.rank, self.tol)
-        else:
-            self._backend = iterative_backend(complex, self.rank, self.tol)
+        self._backend: HodgeBackend = _BACKENDS[backend](complex, self.rank, self.tol)
 
     @property
     def dims(self) -> dict[str, int]:
-        """Dimensions of the gradient, curl and harmonic subspaces.
-
-        ``dims["harmonic"]`` is the first Betti number :math:`\\beta_1` (at rank k the
-        Betti number :math:`\\beta_k`).
-        """
-        return self._backend.dims
+        """Dimensions of the gradient, curl and harmonic subspaces (``dims["harmonic"]`` is
+        the Betti number :math:`\\beta_k`)."""
+        return dict(self._backend.dims)
 
     @property
     def num_simplices(self) -> int:
         """:math:`N_k`, the length of the decomposed signals (:math:`N_1` for edge flows)."""
         return self.complex.num_simplices(self.rank)
-
-    def _as_samples(
-        self,
-        x: Any,
-        batch: torch.Tensor | None = None,
-        num_graphs: int | None = None,
-    ) -> tuple[torch.Tensor, Any]:
-        """``(signals [B, N_k], restore)`` of ``x`` in a layout of :meth:`decompose`."""
-        return as_samples(x, self.num_simplices, self.rank, batch, num_graphs)
 
     def decompose(
         self,
@@ -216,25 +204,19 @@ class HodgeDecomposition:
     ) -> HodgeParts:
         """Gradient, curl and harmonic parts of edge flows.
 
-        The iterative backend works on chunks of a few flows at a time (in threads),
-        so its working memory beyond input and output is a few flows in float64.
-
         Args:
             x: floating edge flows in one of these layouts: ``[N1]`` (one flow),
                 ``[N1, 1]`` (one sample's ``data.x_1``), ``[B, N1]``, ``[B, N1, 1]``,
                 or a PyG batch ``[B * N1, 1]`` / ``[B * N1]`` (``batch.x_1``: samples
                 one after the other), which needs ``batch`` or ``num_graphs``.
             batch: PyG's batch vector ``int64 [B * N1]`` of a batched ``x`` (checked:
-                sample ``b`` owns rows ``b * N1 .. (b + 1) * N1 - 1``). (default ``None``)
-            num_graphs: number of samples ``B`` of a batched ``x`` (``batch.num_graphs``).
-                (default ``None``)
+                sample ``b`` owns rows ``b * N1 .. (b + 1) * N1 - 1``; default ``None``).
+            num_graphs: number of samples ``B`` of a batched ``x`` (default ``None``).
 
         Returns:
             :class:`HodgeParts` with three tensors in the layout, dtype and device of ``x``
-            (empty when ``x`` is: ``B = 0`` and ``N1 = 0`` are allowed). Differentiable:
-            when ``x`` requires a gradient the parts keep its autograd graph (the
-            projections are linear and symmetric, so the backward pass is one more
-            decomposition).
+            (``B = 0`` and ``N1 = 0`` allowed), differentiable in ``x`` (the backward pass
+            is one more decomposition).
 
         Raises:
             TypeError: ``x`` is not a floating tensor; ``batch`` not an integer tensor;
@@ -255,62 +237,38 @@ class HodgeDecomposition:
             >>> [round(v, 4) for v in parts.harmonic.view(-1).tolist()]  # 0->1->2->0 is a cycle
             [1.0, -1.0, 1.0, 0.6667, -0.6667, 0.6667]
         """
-        x2, restore = self._as_samples(x, batch, num_graphs)
+        x2, restore = as_samples(x, self.num_simplices, self.rank, batch, num_graphs)
         out = self._decompose_rows(x2)
         return HodgeParts(*(restore(o) for o in out))
 
     def _decompose_rows(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """The three parts ``[B, N1]`` of validated flows ``x`` ``[B, N1]``; differentiable
-        in ``x`` when it requires a gradient (:class:`_OrthogonalProjections`)."""
+        """The parts ``[B, N_k]`` of validated ``x [B, N_k]``, differentiable in ``x``."""
         if x.requires_grad and torch.is_grad_enabled():
             return list(_OrthogonalProjections.apply(x, self._decompose_values))
         return self._decompose_values(x)
 
     def _decompose_values(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """:meth:`_decompose_rows` on the values of ``x`` (no autograd graph)."""
-        # numpy in and out (single-threaded copies; float16/bfloat16 go via float32)
-        xc = x.detach().cpu()  # [B, N1]
+        """The parts of the values of ``x`` (numpy in float64 or float32, and back)."""
+        xc = x.detach().cpu()  # [B, N_k]; float16/bfloat16 go via float32
         keep_dtype = x.dtype in (torch.float32, torch.float64)
-        xs = (xc if keep_dtype else xc.float()).numpy()  # [B, N1]
-        out = self._backend.decompose(xs)
+        out = self._backend.decompose((xc if keep_dtype else xc.float()).numpy())
         return [torch.from_numpy(o).to(x.dtype).to(x.device) for o in out]
 
     __call__ = decompose
 
-    def project(
-        self,
-        x: torch.Tensor,
-        component: str,
-        batch: torch.Tensor | None = None,
-        num_graphs: int | None = None,
-    ) -> torch.Tensor:
-        """Projection :math:`\\mathbf{P}_k \\mathbf{x}` onto one Hodge subspace.
-
-        Args:
-            x: floating edge flows in a layout of :meth:`decompose`.
-            component: ``"gradient"``, ``"curl"`` or ``"harmonic"``.
-            batch, num_graphs: for a PyG batch ``x``, as in :meth:`decompose`.
-
-        Returns:
-            Tensor in the layout, dtype and device of ``x``.
-
-        Raises:
-            ValueError: unknown ``component``; as :meth:`decompose` for ``x``.
-        """
-        idx = check_component(component)
+    def project(self, x: torch.Tensor, component: str, batch: torch.Tensor | None = None,
+                num_graphs: int | None = None) -> torch.Tensor:  # fmt: skip
+        """Projection :math:`\\mathbf{P}_k \\mathbf{x}` onto one Hodge subspace, in the layout,
+        dtype and device of ``x`` (``component``: ``"gradient"``, ``"curl"`` or ``"harmonic"``;
+        the other arguments and the errors as :meth:`decompose`)."""
+        idx = _component(component)
         return self.decompose(x, batch=batch, num_graphs=num_graphs)[idx]
 
     def basis(self, component: str) -> torch.Tensor:
-        """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` (exact backend).
-
-        The harmonic basis is also available in the iterative backend (it has
-        :math:`\\beta_1` columns) unless :math:`N_1 \\beta_1` exceeds :math:`2^{25}`.
-
-        Raises:
-            ValueError: unknown ``component``; gradient/curl basis (or a harmonic
-                basis too large to store) asked of the iterative backend.
-        """
-        idx = check_component(component)
+        """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` of the exact
+        backend; the iterative one has the harmonic basis while :math:`N_1 \\beta_1 \\le
+        2^{25}`. A ``ValueError`` for an unknown ``component`` or a basis the backend lacks."""
+        idx = _component(component)
         u = self._backend.basis(idx)
         if u is not None:
             return torch.from_numpy(u.copy())
@@ -330,28 +288,12 @@ class HodgeDecomposition:
             f"{self.backend!r}); use project() or projector_block() instead"
         )
 
-    def coordinates(
-        self,
-        x: torch.Tensor,
-        component: str,
-        batch: torch.Tensor | None = None,
-        num_graphs: int | None = None,
-    ) -> torch.Tensor:
-        """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`.
-
-        Args:
-            x: floating edge flows in a layout of :meth:`decompose`.
-            component: ``"gradient"``, ``"curl"`` or ``"harmonic"``.
-            batch, num_graphs: for a PyG batch ``x``, as in :meth:`decompose`.
-
-        Returns:
-            ``[dim_k]`` for one flow ``[N1]``, else ``[B, dim_k]`` (one row per sample;
-            ``B = 1`` for ``[N1, 1]``), on ``x``'s device and dtype.
-
-        Raises:
-            ValueError: as :meth:`basis`; as :meth:`decompose` for ``x``.
-        """
-        x2, _ = self._as_samples(x, batch, num_graphs)
+    def coordinates(self, x: torch.Tensor, component: str, batch: torch.Tensor | None = None,
+                    num_graphs: int | None = None) -> torch.Tensor:  # fmt: skip
+        """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`:
+        ``[dim_k]`` for one flow ``[N1]``, else ``[B, dim_k]``, on ``x``'s device and dtype
+        (``component`` and errors as :meth:`basis`, the other arguments as :meth:`decompose`)."""
+        x2, _ = as_samples(x, self.num_simplices, self.rank, batch, num_graphs)
         u = self.basis(component).to(x.device, torch.float64)
         out = (x2.double() @ u).to(x.dtype)  # linear: keeps x's autograd graph
         single = x.dim() == 1 and batch is None and num_graphs is None
@@ -365,27 +307,8 @@ class HodgeDecomposition:
     ) -> dict[str, list[torch.Tensor]]:
         """Blocks :math:`\\mathbf{P}_k[S, S]` of the three projectors on edge sets ``S``.
 
-        Needed by the closed-form mask objective (docs/design.md §2.2). The exact backend
-        slices its eigenbases (:math:`\\mathbf{U}_k[S] \\mathbf{U}_k[S]^\\top`). The
-        iterative backend needs :math:`\\mathbf{L}_0^{+}` on the nodes :math:`V`
-        touched by the sets,
-
-        .. math::
-            \\mathbf{P}_G[S, S] = \\mathbf{B}_1[V, S]^\\top \\,
-            \\mathbf{L}_0^{+}[V, V] \\, \\mathbf{B}_1[V, S],
-
-        computed either by one solve per node, or by one refactorisation of
-        :math:`\\mathbf{L}_0` with :math:`V` ordered last, whose trailing factor block
-        is the Schur complement :math:`\\mathbf{S}` onto :math:`V`
-        (:math:`\\mathbf{L}_0^{+}[V, V] = \\mathbf{S}^{-1}` up to constants per
-        component, which :math:`\\mathbf{B}_1` annihilates), whichever a cost model
-        (factor size, :math:`|V|`) says is cheaper; consecutive sets are grouped so
-        that each group touches a few hundred to 4096 nodes. The harmonic block comes
-        from the harmonic basis and the curl block is
-        :math:`\\mathbf{I} - \\mathbf{P}_G - \\mathbf{P}_H` on ``S`` (without a stored
-        harmonic basis: the curl block by solves with :math:`\\mathbf{L}_2` and the
-        harmonic block as the remainder). All blocks of the union of the sets in a
-        group are computed once; the blocks are exact to about :math:`10^{-12}`.
+        Needed by the closed-form mask objective (docs/design.md §2.2); exact to about
+        :math:`10^{-12}` with every backend (how each computes them: docs/design.md §7.1).
 
         Args:
             supports: one integer index set (edge columns) per sample; sets may
@@ -414,11 +337,9 @@ class HodgeDecomposition:
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
     ) -> torch.Tensor:
-        """Block :math:`\\mathbf{P}_k[S, S]` ``[|S|, |S|]`` of one projector on one edge set.
-
-        See :meth:`projector_blocks` (the batched form) for the method and errors.
-        """
-        idx = check_component(component)
+        """Block :math:`\\mathbf{P}_k[S, S]` ``[|S|, |S|]`` of one projector on one edge set
+        (the batched form, with the errors: :meth:`projector_blocks`)."""
+        idx = _component(component)
         return self.projector_blocks([support], dtype=dtype, device=device)[COMPONENTS[idx]][0]
 
     def __repr__(self) -> str:

@@ -31,26 +31,16 @@ def interpolate_flows(
         + \lambda \lVert \mathbf{z} \rVert_2^2,
 
     i.e. :math:`(\mathbf{B}_{1,U}^\top \mathbf{B}_{1,U} + \lambda\mathbf{I})\,\mathbf{z} =
-    -\mathbf{B}_{1,U}^\top \mathbf{B}_{1,O}\,\mathbf{x}_O` (the block of
-    :math:`\mathbf{L}_\downarrow` on the unobserved edges). Where that block is singular
-    (unobserved edges around a cycle: a circulation there changes no divergence) and
-    ``smoothing`` is 0, the limit :math:`\lambda \to 0^+` is taken, the minimum-norm solution
-    (computed with :math:`\lambda = 10^{-10}` times the block's mean diagonal, at least
-    :math:`10^{-10}`); a ``smoothing`` below that floor (``1e-300``) is the same limit. Flows that
-    share a pattern of unobserved edges share one sparse factorisation. The observed entries
-    are kept as given.
-
-    The default is the authors' method: they weigh the ridge term as
-    :math:`\lambda_{\text{Jia}}^2 \lVert \mathbf{z} \rVert_2^2` and use
-    :math:`\lambda_{\text{Jia}} = 0.1`, i.e. ``smoothing = 0.01`` here (their code,
-    ``ssl_prediction`` of the FlowSSL repository). On the road networks the ridge term matters:
-    with half the edges of chicago-sketch observed, the default's flows correlate with the
-    true ones about twice as well as the minimum-norm limit ``smoothing = 0``, which puts
-    large circulations on the unobserved edges.
+    -\mathbf{B}_{1,U}^\top \mathbf{B}_{1,O}\,\mathbf{x}_O`. With ``smoothing = 0`` (or below
+    :math:`10^{-10}` times the block's mean diagonal) the limit :math:`\lambda \to 0^+` is
+    taken: the minimum-norm solution where unobserved edges close a cycle. Flows that share a
+    pattern of unobserved edges share one sparse factorisation; the observed entries are kept
+    as given. The default is the authors' :math:`\lambda_{\text{Jia}}^2` with
+    :math:`\lambda_{\text{Jia}} = 0.1` (their FlowSSL code); on road networks it correlates
+    with the true flows about twice as well as the minimum-norm limit (docs/design.md §7.1).
 
     Source: Jia, Schaub, Segarra, Benson, "Graph-based semi-supervised & active learning for
-    edge flows", KDD 2019, §3 (eq. 3, with the ridge term of their eq. 4; :math:`\lambda =
-    0.1` in their experiments).
+    edge flows", KDD 2019, §3 (eq. 3, with the ridge term of their eq. 4).
 
     Args:
         complex: the flows' complex.

@@ -1,79 +1,42 @@
-r"""Exact ranks of boundary matrices, for the Hodge dimensions of the iterative backend.
-
-The dimensions of the Hodge parts of edge flows are ranks of integer matrices:
-gradient :math:`\operatorname{rank}\mathbf{B}_1 = N_0 - \beta_0`, curl
-:math:`\operatorname{rank}\mathbf{B}_2`, harmonic :math:`\beta_1 = N_1 -
-\operatorname{rank}\mathbf{B}_1 - \operatorname{rank}\mathbf{B}_2`. A count of small
-eigenvalues is not a rank: ARPACK returns a capped, run-dependent number of them, and a
-complex with hundreds of closed 2-cycles (clique complexes of dense graphs, exchange
-markets, co-listening networks) has hundreds of zero eigenvalues of :math:`\mathbf{L}_2`.
-:func:`exact_rank` computes the rank of a sparse integer matrix by elimination instead:
-
-1. **Peeling** (exact over the integers). A row or column with a single non-zero entry
-   is a pivot: with row :math:`i` holding only :math:`a_{ij}`, elimination of column
-   :math:`j` by row :math:`i` leaves :math:`\operatorname{rank}(\mathbf{M}) = 1 +
-   \operatorname{rank}(\mathbf{M}')`, with :math:`\mathbf{M}'` the matrix without row
-   :math:`i` and column :math:`j` (and the same for a column with a single entry). An
-   edge of one triangle, a triangle on the boundary: on a surface with boundary or a
-   road network with its triangles filled, peeling alone gives the rank.
-2. **The core** left by peeling (the closed 2-cycles and what connects them), where its
-   entries are :math:`\pm 1` (every boundary matrix), is reduced by Gaussian elimination
-   over the prime fields :math:`\mathbb{F}_p` of two primes near :math:`2^{31}`: dense
-   while the core fits :data:`DENSE_CORE_ENTRIES`, else sparse column by column. The rank
-   over :math:`\mathbb{F}_p` equals the rank over :math:`\mathbb{Q}` unless :math:`p`
-   divides an elementary divisor of the core (for :math:`\mathbf{B}_2`: unless
-   :math:`H_1` of the complex has :math:`p`-torsion); two different primes must agree,
-   else :func:`exact_rank` raises instead of guessing.
-3. **A core with other entries** (a matrix of any integers: a minor can then be a multiple
-   of both primes, e.g. entries that are) is reduced exactly instead, by fraction-free
-   (Bareiss) elimination over Python integers, up to :data:`EXACT_CORE_ENTRIES` entries.
-
-Reference: the elimination is the one of computational homology (Edelsbrunner and Harer,
-*Computational Topology*, 2010, §IV.2; Dumas, Saunders and Villard, "On efficient sparse
-integer matrix Smith normal form computations", J. Symb. Comput. 2001, for the peeling
-of unit pivots).
-"""
+r"""Exact ranks of integer matrices: :func:`exact_rank` (the dimensions of the Hodge
+subspaces are ranks of boundary matrices, never counts of small eigenvalues)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "DENSE_CORE_ENTRIES",
-    "EXACT_CORE_ENTRIES",
-    "PRIMES",
-    "SPARSE_CORE_WORK",
-    "exact_rank",
-    "independent_columns",
-]
+__all__ = ["exact_rank", "independent_columns"]
 
 #: The two primes of the modular elimination (the largest primes below ``2**31``: products
 #: of two residues fit in int64).
-PRIMES = (2_147_483_647, 2_147_483_629)
+_PRIMES = (2_147_483_647, 2_147_483_629)
 #: Cores of at most this many entries (rows x columns) are reduced as dense int64 arrays.
-DENSE_CORE_ENTRIES = 2**24
+_DENSE_CORE_ENTRIES = 2**24
 #: Cores with entries other than +-1 of at most this many entries are reduced exactly over
 #: the integers (fraction-free elimination, about 3 s at 256 x 256); larger ones are refused.
-EXACT_CORE_ENTRIES = 2**16
+_EXACT_CORE_ENTRIES = 2**16
 #: The sparse reduction of a larger core gives up (with a ``ValueError``) after this many
 #: entry updates, instead of running for hours on a core whose elimination fills in.
-SPARSE_CORE_WORK = 2 * 10**8
+_SPARSE_CORE_WORK = 2 * 10**8
 
 
 def exact_rank(matrix: Any, what: str = "matrix") -> int:
     r"""The rank over :math:`\mathbb{Q}` of a sparse matrix with integer entries.
 
-    Peeling of rows and columns with one entry, then modular Gaussian elimination of
-    what is left, over two prime fields that must agree (see the module's notes).
+    Rows and columns with one entry are peeled off (exact over the integers), and the core
+    they leave is reduced by Gaussian elimination modulo two primes near :math:`2^{31}`,
+    which must agree; a core with entries other than :math:`\pm 1` is reduced exactly by
+    fraction-free elimination instead (docs/design.md §7.1). Exact for integer entries of
+    magnitude below :math:`2^{63}`, unless the torsion of a :math:`\pm 1` core's cokernel
+    is divisible by both primes (then, where they disagree, a ``ValueError``).
 
-    **Domain**: integer entries of magnitude below :math:`2^{63}` (int64). Exact for any
-    such matrix whose core (what peeling leaves) holds entries other than :math:`\pm 1`
-    and at most :data:`EXACT_CORE_ENTRIES` entries; for a core of entries :math:`\pm 1`
-    (boundary matrices) exact unless the torsion of its cokernel is divisible by both
-    :data:`PRIMES` (then, where they disagree, a ``ValueError``).
+    Source: the elimination of computational homology (Edelsbrunner and Harer,
+    *Computational Topology*, 2010, §IV.2; Dumas, Saunders and Villard, J. Symb. Comput.
+    2001, for the peeling of unit pivots).
 
     Args:
         matrix: a ``scipy.sparse`` matrix, a dense array or a torch tensor (strided or
@@ -88,9 +51,9 @@ def exact_rank(matrix: Any, what: str = "matrix") -> int:
         TypeError: ``matrix`` is not 2-D or not numeric (an object array of Python ints
             included: convert it to int64 where its entries fit).
         ValueError: an entry is not a finite integer or is beyond the int64 range; the
-            elimination of the core would exceed :data:`SPARSE_CORE_WORK` entry updates; the
-            two primes give different ranks (the rank cannot be established); a core with
-            entries other than :math:`\pm 1` of more than :data:`EXACT_CORE_ENTRIES` entries.
+            elimination of the core would exceed :math:`2 \cdot 10^8` entry updates; the two
+            primes give different ranks; a core with entries other than :math:`\pm 1` of
+            more than :math:`2^{16}` entries.
 
     Example:
         >>> import numpy as np
@@ -102,15 +65,11 @@ def exact_rank(matrix: Any, what: str = "matrix") -> int:
 
 
 def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
-    r"""A maximal set of linearly independent columns (over :math:`\mathbb{Q}`) of a
-    sparse integer matrix, by the elimination of :func:`exact_rank`.
-
-    The columns pivoted by peeling and by the elimination of the core modulo the first
-    prime are independent modulo :math:`p`, hence over :math:`\mathbb{Q}`; there are as
-    many as the rank, so they span the column space. For :math:`\mathbf{B}_2`:
-    :math:`\mathbf{B}_2[:, S]^\top \mathbf{B}_2[:, S]` is non-singular and
-    :math:`\operatorname{im}\mathbf{B}_2[:, S] = \operatorname{im}\mathbf{B}_2`, so the
-    curl projection needs no solve with a singular :math:`\mathbf{L}_2`.
+    r"""A maximal set of columns of a sparse integer matrix independent over :math:`\mathbb{Q}`,
+    by the elimination of :func:`exact_rank` (the columns pivoted by peeling and modulo the
+    first prime). For :math:`\mathbf{B}_2`: :math:`\mathbf{B}_2[:, S]` has the image of
+    :math:`\mathbf{B}_2` and :math:`\mathbf{B}_2[:, S]^\top \mathbf{B}_2[:, S]` is
+    non-singular.
 
     Args:
         matrix: as in :func:`exact_rank`.
@@ -127,11 +86,11 @@ def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
     if core.shape[0] and core.shape[1] and np.any(np.abs(core.data) != 1):
         pivots = np.concatenate([pivots, core_cols[_exact_pivots(core, what)]])
     elif core.shape[0] and core.shape[1]:
-        found = [_core_pivot_columns(core, p, what) for p in PRIMES]
+        found = [_core_pivot_columns(core, p, what) for p in _PRIMES]
         if found[0].size != found[1].size:  # pragma: no cover - torsion divisible by p
             raise ValueError(
                 f"the rank of `{what}` cannot be established: elimination modulo the "
-                f"primes {PRIMES} gives the ranks "
+                f"primes {_PRIMES} gives the ranks "
                 f"{[pivots.size + f.size for f in found]}"
             )
         pivots = np.concatenate([pivots, core_cols[found[0]]])
@@ -139,8 +98,7 @@ def independent_columns(matrix: Any, what: str = "matrix") -> np.ndarray:
 
 
 def _as_integer_csr(matrix: Any, what: str) -> sp.csr_matrix:
-    """``matrix`` as a CSR matrix of int64 without explicit zeros, checked integral and
-    within the int64 range."""
+    """``matrix`` as an int64 CSR matrix without explicit zeros, checked integral and in range."""
     if hasattr(matrix, "detach"):  # a torch tensor: strided as numpy, sparse as scipy COO
         import torch
 
@@ -182,31 +140,43 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 def _exact_pivots(core: sp.csr_matrix, what: str) -> np.ndarray:
-    """Pivot columns of an integer ``core`` over the rationals, by fraction-free (Bareiss)
-    row reduction over Python ints: after ``k`` pivots every entry below is a ``(k + 1)``
-    minor, so the division by the previous pivot is exact (Bareiss, Math. Comp. 22, 1968)."""
+    """Pivot columns of an integer ``core`` over the rationals: fraction-free (Bareiss, Math.
+    Comp. 22, 1968) row reduction over Python ints, every entry a minor (exact divisions)."""
     rows, cols = core.shape
-    if rows * cols > EXACT_CORE_ENTRIES:
+    if rows * cols > _EXACT_CORE_ENTRIES:
         raise ValueError(
             f"the rank of `{what}` cannot be established: what is left after peeling pivots "
             f"of one entry, {rows} x {cols}, holds entries other than +-1 and is larger than "
-            f"the {EXACT_CORE_ENTRIES} entries reduced exactly over the integers"
+            f"the {_EXACT_CORE_ENTRIES} entries reduced exactly over the integers"
         )
-    a = core.toarray().astype(object)  # Python ints: the minors grow without overflow
+    return _pivots(core.toarray().astype(object), _bareiss_step)  # Python ints: no overflow
+
+
+def _bareiss_step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:
+    """Clear the column below the pivot ``a[r, col]``, every entry a minor (exact division)."""
+    p, rest, right = a[r, col], slice(r + 1, None), slice(col + 1, None)
+    a[rest, right] = (p * a[rest, right] - np.outer(a[rest, col], a[r, right])) // prev
+    a[rest, col] = 0
+    return p
+
+
+def _pivots(a: np.ndarray, step: Callable[[np.ndarray, int, int, Any], Any]) -> np.ndarray:
+    """Pivot columns of the row reduction of ``a`` in place: ``step(a, row, col, prev)`` clears
+    the column below the pivot ``a[row, col]`` and returns the pivot the next step divides by."""
+    rows, cols = a.shape
     rank, prev, pivots = 0, 1, []
     for col in range(cols):
+        if rank == rows:
+            break
         nz = np.flatnonzero(a[rank:, col] != 0)
         if nz.size == 0:
             continue
         top = rank + int(nz[0])
-        a[[rank, top]] = a[[top, rank]]
-        p, rest, right = a[rank, col], slice(rank + 1, rows), slice(col + 1, cols)
-        a[rest, right] = (p * a[rest, right] - np.outer(a[rest, col], a[rank, right])) // prev
-        a[rest, col] = 0
-        prev, rank = p, rank + 1
+        if top != rank:
+            a[[rank, top]] = a[[top, rank]]
+        prev = step(a, rank, col, prev)
         pivots.append(col)
-        if rank == rows:
-            break
+        rank += 1
     return np.asarray(pivots, dtype=np.int64)
 
 
@@ -216,8 +186,7 @@ def _alive_partner(
     """The single alive entry of each of ``lines`` (rows of CSR / columns of CSC)."""
     counts = ptr[lines + 1] - ptr[lines]
     owner = np.repeat(np.arange(lines.size), counts)
-    pos = np.repeat(ptr[lines] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-    partners = idx[pos]
+    partners = _entries_of(ptr, idx, lines)
     keep = alive[partners]
     out = np.empty(lines.size, dtype=np.int64)
     out[owner[keep]] = partners[keep]
@@ -232,14 +201,8 @@ def _entries_of(ptr: np.ndarray, idx: np.ndarray, lines: np.ndarray) -> np.ndarr
 
 
 def _peel(m: sp.csr_matrix) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray]:
-    """Pivots on rows and columns with one alive entry, in vectorised rounds.
-
-    Returns the pivot columns, the core (the rows and columns left, without empty ones)
-    and the core's column indices in ``m``. In a round, the singleton rows whose entries
-    lie in distinct columns are pivoted together (their submatrix is a permuted
-    diagonal), then the same for columns; the entry counts of the lines they touch are
-    updated.
-    """
+    """``(pivot columns, core, the core's columns in m)``: rows, then columns, with one alive
+    entry in distinct lines pivoted together (a permuted diagonal), round after round."""
     csc = m.tocsc()
     nr, nc = m.shape
     row_alive = np.ones(nr, dtype=bool)
@@ -279,44 +242,24 @@ def _peel(m: sp.csr_matrix) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray]:
 
 
 def _core_pivot_columns(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
-    """Pivot columns of ``core`` over ``F_p``: dense elimination while it fits, else
-    sparse."""
-    r, c = core.shape
-    if r * c <= DENSE_CORE_ENTRIES:
-        return _dense_pivots_mod(core.toarray() % p, p)
-    return _sparse_pivots_mod(core, p, what)
+    """Pivot columns of ``core`` over ``F_p``: dense row reduction while it fits, else sparse."""
+    if core.shape[0] * core.shape[1] > _DENSE_CORE_ENTRIES:
+        return _sparse_pivots_mod(core, p, what)
 
-
-def _dense_pivots_mod(a: np.ndarray, p: int) -> np.ndarray:
-    """Pivot columns of the int64 array ``a`` (entries in ``[0, p)``) over ``F_p``, by
-    row reduction in place."""
-    rank = 0
-    rows, cols = a.shape
-    pivots: list[int] = []
-    for col in range(cols):
-        if rank == rows:
-            break
-        nz = np.flatnonzero(a[rank:, col])
-        if nz.size == 0:
-            continue
-        piv = rank + int(nz[0])
-        if piv != rank:
-            a[[rank, piv]] = a[[piv, rank]]
-        inv = pow(int(a[rank, col]), p - 2, p)
-        a[rank, col:] = (a[rank, col:] * inv) % p
-        below = rank + 1 + np.flatnonzero(a[rank + 1 :, col])
+    def step(a: np.ndarray, r: int, col: int, prev: Any) -> Any:  # pivot 1, zeros below
+        a[r, col:] = (a[r, col:] * pow(int(a[r, col]), p - 2, p)) % p
+        below = r + 1 + np.flatnonzero(a[r + 1 :, col])
         if below.size:
             f = a[below, col][:, None]  # [k, 1]
-            a[below, col:] = (a[below, col:] - (f * a[rank, col:]) % p) % p
-        pivots.append(col)
-        rank += 1
-    return np.asarray(pivots, dtype=np.int64)
+            a[below, col:] = (a[below, col:] - (f * a[r, col:]) % p) % p
+        return prev
+
+    return _pivots(core.toarray() % p, step)
 
 
 def _sparse_pivots_mod(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
-    """Pivot columns over ``F_p`` by column reduction (the standard algorithm of
-    persistent homology): each column is reduced by the earlier pivots at its lowest row;
-    a column left non-zero is independent of the earlier ones."""
+    """Pivot columns over ``F_p`` by the column reduction of persistent homology (each column
+    reduced by the earlier pivots at its lowest row; one left non-zero is independent)."""
     csc = core.tocsc()
     csc.sort_indices()
     pivots: dict[int, dict[int, int]] = {}  # lowest row -> reduced column, low entry 1
@@ -342,10 +285,10 @@ def _sparse_pivots_mod(core: sp.csr_matrix, p: int, what: str) -> np.ndarray:
                 else:
                     col.pop(i, None)
             work += len(piv)
-            if work > SPARSE_CORE_WORK:
+            if work > _SPARSE_CORE_WORK:
                 raise ValueError(
                     f"the rank of `{what}` cannot be established within "
-                    f"{SPARSE_CORE_WORK:.0e} elimination steps: its core of "
+                    f"{_SPARSE_CORE_WORK:.0e} elimination steps: its core of "
                     f"{core.shape[0]} x {core.shape[1]} entries (what is left after peeling "
                     "pivots of one entry) fills in; a complex this large with this many "
                     "closed 2-cycles is beyond the iterative backend"

@@ -1,10 +1,11 @@
-"""Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8)."""
+"""Contrastive losses: InfoNCE and Hodge-debiased InfoNCE (paper eqs. 4, 6-8), their
+functional forms (:mod:`topo_contrastive.losses.functional`), and the Hodge-aware weights of
+the negatives."""
 
 from topo_contrastive.losses.hodge_debiased_info_nce import HodgeDebiasedInfoNCE
 from topo_contrastive.losses.hodge_weights import (
     energy_fractions,
     hodge_cosines,
-    hodge_energy_weights,
     hodge_negative_weights,
     weights_from_cosines,
 )
@@ -15,7 +16,6 @@ __all__ = [
     "InfoNCE",
     "energy_fractions",
     "hodge_cosines",
-    "hodge_energy_weights",
     "hodge_negative_weights",
     "weights_from_cosines",
 ]

@@ -1,159 +1,163 @@
-"""Shared NT-Xent machinery of :class:`InfoNCE` and :class:`HodgeDebiasedInfoNCE` (private).
-
-One code path computes both losses: :func:`nt_xent` takes optional log-weights of the negatives,
-and ``None`` means weight 1 (log-weight 0) for every negative, so uniform weights reproduce
-InfoNCE bit for bit.
-"""
+"""The NT-Xent core of :class:`InfoNCE` and :class:`HodgeDebiasedInfoNCE` (private): the option
+checks, the unit rows of both views gathered across ``torch.distributed`` ranks, and the loss
+with optional log-weights of the negatives (``None`` is weight one, so uniform weights give
+InfoNCE bit for bit). Design notes: docs/design.md §2.5, §7.6."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 
-from topo_contrastive.losses._distributed import (
-    distributed_context,
-    gather_padded,
-    gather_sizes,
-    gather_with_grad,
-)
 from topo_contrastive.utils.checks import check_bool, check_real
-
-__all__: list[str] = []
-
-_REDUCTIONS = ("mean", "sum", "none")
-
 
 #: Smallest accepted temperature: ``1 / temperature`` stays far below float32's largest value
 #: (3.4e38), so the logits never overflow (practical temperatures are 0.05-1).
 MIN_TEMPERATURE = 1e-6
 
 
-def check_temperature(temperature: float) -> float:
+def eager() -> bool:
+    """Whether checks that read values (host syncs) run: not while ``torch.compile`` traces."""
+    return not torch.compiler.is_compiling()
+
+
+def check_finite(x: Tensor, name: str) -> None:
+    if eager() and not x.is_meta and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"`{name}` must be finite, got NaN or inf entries")
+
+
+class Options(NamedTuple):
+    temperature: float
+    include_positive_in_denominator: bool
+    gather_distributed: bool
+    reduction: str
+    negatives: str
+
+
+def check_options(
+    temperature: float, include_positive: bool, gather: bool, reduction: str, negatives: str
+) -> Options:
+    """The options shared by both losses, checked."""
     temperature = check_real(temperature, "temperature")
     if temperature < MIN_TEMPERATURE:
         raise ValueError(
             f"`temperature` must be finite and >= {MIN_TEMPERATURE:g} (smaller ones overflow the "
             f"logits cos / temperature to inf in float32), got {temperature}"
         )
-    return temperature
+    check_bool(include_positive, "include_positive_in_denominator")
+    for name, value, allowed in (("negatives", negatives, ("both", "cross_view")),
+                                 ("reduction", reduction, ("mean", "sum", "none"))):  # fmt: skip
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}")
+    if check_bool(gather, "gather_distributed") and not dist.is_available():
+        raise ValueError("`gather_distributed=True` needs torch.distributed; this build lacks it")
+    return Options(temperature, bool(include_positive), bool(gather), reduction, negatives)
 
 
-def check_reduction(reduction: str) -> str:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"`reduction` must be one of {_REDUCTIONS}, got {reduction!r}")
-    return reduction
+class Loss(nn.Module):
+    """The options of both losses, checked once; ``repr`` shows those of ``_shown``."""
+
+    _shown = ("temperature", "include_positive_in_denominator", "gather_distributed", "reduction")
+
+    def __init__(
+        self,
+        temperature: float = 0.5,
+        include_positive_in_denominator: bool = True,
+        gather_distributed: bool = False,
+        reduction: str = "mean",
+        negatives: str = "both",
+    ) -> None:
+        super().__init__()
+        self.__dict__.update(check_options(temperature, include_positive_in_denominator,
+                                           gather_distributed, reduction, negatives)._asdict())
+
+    @property
+    def options(self) -> Options:
+        return Options(*(getattr(self, name) for name in Options._fields))
+
+    def extra_repr(self) -> str:
+        cross = ", negatives='cross_view'" if self.negatives == "cross_view" else ""
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._shown) + cross
 
 
-def check_gather(gather_distributed: bool) -> bool:
-    check_bool(gather_distributed, "gather_distributed")
-    if gather_distributed and not dist.is_available():
-        raise ValueError(
-            "`gather_distributed=True` needs torch.distributed, which this torch build lacks"
-        )
-    return gather_distributed
+def _gather(x: Tensor, sizes: list[int]) -> Tensor:
+    """All-gather ``x`` ``[sizes[rank], ...]`` into ``[sum(sizes), ...]`` (a padded collective
+    whose backward sums the gradient over ranks: that of the sum of all ranks' losses)."""
+    from torch.distributed.nn.functional import all_gather
+
+    if x.shape[0] < max(sizes):
+        x = torch.cat([x, x.new_zeros((max(sizes) - x.shape[0], *x.shape[1:]))])
+    return torch.cat([t[:n] for t, n in zip(all_gather(x), sizes, strict=True)])
 
 
-def check_views(z1: Tensor, z2: Tensor) -> None:
-    """Validate the two views ``[B, D]`` (tensor errors are raised in ``forward``)."""
-    for name, z in (("z1", z1), ("z2", z2)):
-        if not isinstance(z, Tensor):
-            raise TypeError(f"`{name}` must be a tensor [B, D], got {type(z).__name__}")
-        if z.dim() != 2:
-            raise ValueError(f"`{name}` must have shape [B, D], got shape {tuple(z.shape)}")
-        if not z.is_floating_point():
-            raise TypeError(f"`{name}` must be floating point, got dtype {z.dtype}")
-    if z1.shape != z2.shape:
-        raise ValueError(
-            f"`z1` and `z2` must have the same shape [B, D], got {tuple(z1.shape)} and "
-            f"{tuple(z2.shape)}"
-        )
-    if z1.device != z2.device:
-        raise ValueError(f"`z1` and `z2` must be on one device, got {z1.device} and {z2.device}")
-    if z1.shape[0] == 0 or z1.shape[1] == 0:
-        raise ValueError(f"`z1` and `z2` must be non-empty [B, D], got shape {tuple(z1.shape)}")
-    for name, z in (("z1", z1), ("z2", z2)):
-        if not z.is_meta and not bool(torch.isfinite(z.detach()).all()):
-            bad = (~torch.isfinite(z.detach())).any(dim=1).nonzero().flatten().tolist()
-            raise ValueError(
-                f"`{name}` must be finite, got NaN or inf in rows {bad[:10]} (an encoder that "
-                "diverged, or NaN in its input)"
-            )
-
-
-@dataclass
-class Pool:
+class Pool(NamedTuple):
     """Anchors (local rows) and candidates (all ranks' rows) of both views, unit norm."""
 
-    a1: Tensor  # [B, D] local view-1 anchors
+    a1: Tensor  # [B, D]
     a2: Tensor  # [B, D]
-    c1: Tensor  # [M, D] all ranks' view-1 rows (== a1 single-process)
+    c1: Tensor  # [M, D], a1 itself in one process
     c2: Tensor  # [M, D]
-    offset: int  # row of local sample 0 in the pool
-    rank: int
+    offset: int  # pool row of local sample 0
     world_size: int
     sizes: list[int]  # rows per rank
 
-    @property
-    def batch_size(self) -> int:
-        return self.a1.shape[0]
-
-    @property
-    def pool_size(self) -> int:
-        return self.c1.shape[0]
-
     def gather(self, x: Tensor) -> Tensor:
-        """Gather a per-sample tensor ``[B, ...]`` of every rank (no gradient) -> ``[M, ...]``."""
-        if self.world_size == 1:
-            return x
-        return gather_padded(x.detach().to(self.a1.device), self.sizes)
+        """A per-sample tensor ``[B, ...]`` of every rank, without gradient: ``[M, ...]``."""
+        return x if self.world_size == 1 else _gather(x.detach().to(self.a1.device), self.sizes)
 
 
 def unit_rows(z: Tensor) -> Tensor:
-    """Rows of ``z`` ``[B, D]`` scaled to unit L2 norm, without overflow or underflow.
-
-    Each row is first divided by its largest absolute entry (a constant for autograd: the
-    result does not depend on it), so the squares summed by the norm lie in ``[0, D]``:
-    finite rows of any magnitude (``1e20`` or ``1e-30`` in float32) give their direction,
-    where ``F.normalize`` alone overflows to 0 or underflows to a non-unit row. An all-zero
-    row stays zero (cosine 0 with everything). The gradient is that of ``z / ||z||``.
-    """
+    """Rows of ``z`` at unit L2 norm, divided first by their largest entry (a constant for
+    autograd) so that finite rows of any magnitude neither overflow nor underflow."""
     scale = z.detach().abs().amax(dim=1, keepdim=True)  # [B, 1]
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     return F.normalize(z / scale, dim=1)
 
 
 def make_pool(z1: Tensor, z2: Tensor, gather_distributed: bool) -> Pool:
-    """Normalise both views and, when distributed, gather them from all ranks."""
-    check_views(z1, z2)
+    """Check and normalise both views ``[B, D]`` and, when distributed, gather all ranks'."""
+    for name, z in (("z1", z1), ("z2", z2)):
+        if not isinstance(z, Tensor) or z.dim() != 2 or not z.is_floating_point():
+            got = f"{z.dtype} {tuple(z.shape)}" if isinstance(z, Tensor) else type(z).__name__
+            error = ValueError if isinstance(z, Tensor) and z.is_floating_point() else TypeError
+            raise error(f"`{name}` must be a floating tensor of shape [B, D], got {got}")
+    if z1.shape != z2.shape or z1.device != z2.device or z1.numel() == 0:
+        raise ValueError(
+            f"`z1` and `z2` must have the same shape [B, D], non-empty, on one device, got "
+            f"{tuple(z1.shape)} on {z1.device} and {tuple(z2.shape)} on {z2.device}"
+        )
+    for name, z in (("z1", z1), ("z2", z2)):
+        if eager() and not z.is_meta and not bool(torch.isfinite(z.detach()).all()):
+            bad = (~torch.isfinite(z.detach())).any(dim=1).nonzero().flatten().tolist()
+            raise ValueError(
+                f"`{name}` must be finite, got NaN or inf in rows {bad[:10]} (an encoder that "
+                "diverged, or NaN in its input)"
+            )
     dtype = torch.promote_types(torch.promote_types(z1.dtype, z2.dtype), torch.float32)
-    u1 = unit_rows(z1.to(dtype))  # [B, D]
-    u2 = unit_rows(z2.to(dtype))
+    u1, u2 = unit_rows(z1.to(dtype)), unit_rows(z2.to(dtype))  # [B, D]
     B = u1.shape[0]
-    rank, world = distributed_context(gather_distributed)
+    world = dist.get_world_size() if gather_distributed and dist.is_initialized() else 1
     if world == 1:
-        sizes = [B]
-        c1, c2, offset = u1, u2, 0
+        pool = Pool(u1, u2, u1, u2, 0, 1, [B])
     else:
-        sizes = gather_sizes(B, u1.device)
-        offset = sum(sizes[:rank])
-        c1 = gather_with_grad(u1, sizes, rank)  # [M, D]
-        c2 = gather_with_grad(u2, sizes, rank)
-    M = sum(sizes)
-    if M < 2:
+        rank = dist.get_rank()
+        sizes = [int(n) for n in _gather(torch.tensor([B], device=u1.device), [1] * world)]
+        c1, c2 = _gather(u1, sizes), _gather(u2, sizes)  # [M, D], gradients flowing back
+        pool = Pool(u1, u2, c1, c2, sum(sizes[:rank]), world, sizes)
+    if sum(pool.sizes) < 2:
         raise ValueError(
             f"a contrastive loss needs at least 2 samples (one anchor and one negative), got a "
-            f"batch of {M} sample(s) in `z1`/`z2`"
+            f"batch of {sum(pool.sizes)} sample(s) in `z1`/`z2`"
         )
-    return Pool(u1, u2, c1, c2, offset, rank, world, sizes)
+    return pool
 
 
 def check_weights(weights: Tensor, pool: Pool) -> Tensor:
-    """Validate precomputed negative weights ``[B, M]``; return them detached in the loss dtype."""
-    B, M = pool.batch_size, pool.pool_size
+    """Precomputed negative weights ``[B, M]``, checked, detached, in the loss dtype."""
+    B, M = pool.a1.shape[0], pool.c1.shape[0]
     if not isinstance(weights, Tensor):
         raise TypeError(f"`weights` must be a tensor [B, M], got {type(weights).__name__}")
     if tuple(weights.shape) != (B, M):
@@ -162,8 +166,9 @@ def check_weights(weights: Tensor, pool: Pool) -> Tensor:
             f"`weights` must have shape [B, M] = [{B}, {M}]{where}, got {tuple(weights.shape)}"
         )
     w = weights.detach().to(device=pool.a1.device, dtype=pool.a1.dtype)
-    if not torch.isfinite(w).all():
-        raise ValueError("`weights` must be finite, got NaN or inf entries")
+    check_finite(w, "weights")
+    if not eager() or w.is_meta:
+        return w
     if (w < 0).any():
         raise ValueError(f"`weights` must be >= 0, got minimum {w.min().item():.6g}")
     rows = torch.arange(B, device=w.device)
@@ -171,47 +176,37 @@ def check_weights(weights: Tensor, pool: Pool) -> Tensor:
     empty = (neg.sum(dim=1) <= 0).nonzero().flatten()
     if empty.numel() > 0:
         raise ValueError(
-            f"every anchor needs a negative with weight > 0; anchors {empty.tolist()[:10]} have "
-            f"all-zero weights off their own column"
+            f"`weights` must give every anchor a negative with weight > 0, got all-zero weights "
+            f"off their own column for anchors {empty.tolist()[:10]}"
         )
     return w
 
 
-def nt_xent(
-    pool: Pool,
-    temperature: float,
-    include_positive: bool,
-    reduction: str,
-    log_weights: Tensor | None = None,
-) -> Tensor:
-    r"""NT-Xent over both views with optional log-weights ``[B, M]`` of the negatives.
-
-    Anchor ``(i, a)`` with positive ``(i, b)``, ``b != a``, and negatives ``(m, 1), (m, 2)`` for
-    all pool samples ``m != i``:
-    ``l = logsumexp([s_pos] + [s_neg + log w_im]) - s_pos``, ``s = cos / temperature``.
-    """
-    B, M, off = pool.batch_size, pool.pool_size, pool.offset
+def nt_xent(pool: Pool, options: Options, log_weights: Tensor | None = None) -> Tensor:
+    """NT-Xent of both views: anchor ``(i, a)``, positive ``(i, b)``, negatives ``(m, v)`` for
+    ``m != i`` (``v = b`` only for ``cross_view``) with log-weights ``[B, M]`` of sample ``m``:
+    ``logsumexp([s_pos] + [s_neg + log w_im]) - s_pos``, ``s = cos / temperature``."""
+    B, M, off = pool.a1.shape[0], pool.c1.shape[0], pool.offset
     anchors = torch.cat([pool.a1, pool.a2], dim=0)  # [2B, D]
     cands = torch.cat([pool.c1, pool.c2], dim=0)  # [2M, D]
-    logits = anchors @ cands.T / temperature  # [2B, 2M]
+    logits = anchors @ cands.T / options.temperature  # [2B, 2M]
     if log_weights is None:
         log_weights = logits.new_zeros(B, M)
     log_w = log_weights.repeat(2, 2)  # [2B, 2M]: both views of sample m get w_im
     rows = torch.arange(2 * B, device=logits.device)
     view = torch.div(rows, B, rounding_mode="floor")  # 0 for view-1 anchors, 1 for view-2
     sample = rows - view * B + off  # pool index of the anchor's own sample
-    self_col = view * M + sample
-    pos_col = (1 - view) * M + sample
     neg_inf = torch.tensor(float("-inf"), dtype=logits.dtype, device=logits.device)
-    log_w = log_w.index_put((rows, self_col), neg_inf)  # self-similarity is no negative
-    pos_log_w = logits.new_zeros(()) if include_positive else neg_inf
-    log_w = log_w.index_put((rows, pos_col), pos_log_w)  # positive has weight 1 (or is left out)
-    pos = logits[rows, pos_col]  # [2B]
-    loss = torch.logsumexp(logits + log_w, dim=1) - pos  # [2B]
-    if reduction == "none":
-        return loss.view(2, B)
-    if reduction == "sum":
-        return loss.sum() if pool.world_size == 1 else loss.sum() * pool.world_size
-    if pool.world_size == 1:
-        return loss.mean()
-    return loss.sum() * (pool.world_size / (2 * M))
+    if options.negatives == "cross_view":  # the anchor's own view holds no negative
+        cols = torch.div(torch.arange(2 * M, device=logits.device), M, rounding_mode="floor")
+        log_w = log_w.masked_fill(view[:, None] == cols[None, :], float("-inf"))
+    log_w = log_w.index_put((rows, view * M + sample), neg_inf)  # self-similarity
+    pos_col = (1 - view) * M + sample
+    pos_log_w = logits.new_zeros(()) if options.include_positive_in_denominator else neg_inf
+    log_w = log_w.index_put((rows, pos_col), pos_log_w)  # positive: weight 1 or left out
+    out = torch.logsumexp(logits + log_w, dim=1) - logits[rows, pos_col]  # [2B]
+    if options.reduction == "none":
+        return out.view(2, B)
+    if options.reduction == "sum":
+        return out.sum() if pool.world_size == 1 else out.sum() * pool.world_size
+    return out.mean() if pool.world_size == 1 else out.sum() * (pool.world_size / (2 * M))

@@ -1,7 +1,8 @@
 """Neural network layers: the simplicial convolution, the SCNN encoder, the Hodge-aware
 readout, the projection head, and the adapter of TopoModelX's simplicial models."""
 
-from topo_contrastive.nn.hodge_readout import HodgeReadout, canonical_harmonic_basis
+from topo_contrastive.nn.harmonic_features import canonical_harmonic_basis
+from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.projection_head import ProjectionHead
 from topo_contrastive.nn.scnn import SCNN
 from topo_contrastive.nn.scnn_conv import SCNNConv

@@ -1,42 +1,12 @@
-r"""Kernels of :class:`~topo_contrastive.nn.SCNNConv`: operator preparation and a chunked,
-fused forward/backward (private).
-
-**Layout.** Activations are sample-major, ``[B, N1, C]`` contiguous, viewed as ``[B*N1, C]``
-rows. The batch is processed in *chunks* of ``b`` consecutive samples (``b * N1`` consecutive
-rows, about 2 MB per activation chunk), so that the dense products with the weights and
-the sparse products with the Laplacians of one chunk run while its data sits in the CPU caches.
-A Laplacian acts on a chunk as the block-diagonal operator :math:`\mathbf{I}_b \otimes
-\mathbf{L}` (one sparse product per power for the whole chunk), built once per operator and
-chunk size and cached.
-
-**Forward**, per chunk (Horner's scheme when :math:`C_{in} \ge C_{out}`)::
-
-    y = X W_0 + b + sum_sides L (X W_1 + L (X W_2 + ... + L X W_K))
-    y = act(y)                       (in place, fused)
-
-and, when :math:`C_{in} < C_{out}`, the powers act on the narrower input and one product with
-the stacked weights follows: ``y = [X, L X, ..., L^K X] W_stacked + b``.
-
-**Backward**, per chunk, with :math:`\mathbf{G} = \partial\ell/\partial\mathbf{y} \odot
-\mathrm{act}'` (computed from the saved output) and :math:`\mathbf{G}_k = (\mathbf{L}^\top)^k
-\mathbf{G}`::
-
-    dW_k += X^T G_k,   dX = sum_k G_k W_k^T,   db += sum_rows G
-
-Only the layer's input and output are kept for the backward pass (the input is the previous
-layer's output, so a stack of layers keeps one activation per layer). Two layers may run as
-one node (:func:`scnn_pair`) that keeps the first layer's input and the second layer's output
-and recomputes the first layer's output in the backward pass: for a first layer that widens
-a one-channel edge flow this costs 1-2 % of the pair's FLOPs (more of its time) and saves one
-activation (``SCNN.recompute_first_layer``).
-Scratch buffers are chunk-sized; the only full-size allocations are the layer's output and
-the input gradient.
-The accumulation order is fixed, so results are deterministic for a given chunk size.
-"""
+"""The fused, chunked kernel of :class:`~topo_contrastive.nn.SCNNConv` (private): operator
+preparation, once per :class:`~topo_contrastive.complex.Laplacians` value, and the layers'
+forward and backward passes as opaque custom ops, which ``torch.compile`` keeps whole (it
+traces no sparse tensor). Notes on the layout and the schemes: docs/design.md §7.4."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,9 +17,6 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.nn._locality import MIN_EDGES
-
-__all__ = ["FUSED_ACTIVATIONS", "chunk_samples", "prepare_operator", "scnn_layer", "scnn_pair"]
 
 # Below this size the largest eigenvalue is computed with a dense eigensolver
 # (an explicitly small-matrix path; ARPACK needs k < n and is slow for tiny n).
@@ -59,133 +26,157 @@ _DENSE_EIG_MAX = 128
 #: N1 = 1,082, 200 samples): 4,000-9,000 rows per chunk 1.07-1.10 s, 1,000-2,000 rows
 #: 1.27-1.29 s (Python and threading overhead per op), the whole batch 1.15-1.32 s.
 CHUNK_ROWS = 8192
-
 #: Activations applied inside the kernel; their derivative is computed from the output.
 FUSED_ACTIVATIONS = ("identity", "tanh", "relu", "sigmoid")
+#: Complexes with at least this many edges are renumbered for locality on the CPU (SCNN).
+MIN_EDGES = 16_384
+#: From this many edges on, ``tanh`` of a CPU chunk runs as numpy's ``np.tanh`` in place
+#: (several times faster, equal within one unit in the last place); below it
+#: ``torch.tanh``, so that results on the paper's complexes stay bit for bit.
+NUMPY_TANH_MIN_EDGES = MIN_EDGES
 
 
-# ---------------------------------------------------------------------- operator cache
+# ---------------------------------------------------------------------- operators
+def kept(laplacians: Laplacians, key: Any, build: Callable[[], Any]) -> Any:
+    """``build()``, computed once per ``Laplacians`` value and kept in its ``cache``. While
+    ``torch.compile`` traces, the cache is read without the operators' version check
+    (Dynamo touches no sparse tensor) and must hold it already.
+
+    Raises:
+        RuntimeError: not prepared yet while ``torch.compile`` traces.
+    """
+    cache = laplacians._memo if torch.compiler.is_compiling() else laplacians.cache
+    if key not in cache:
+        if torch.compiler.is_compiling():
+            raise RuntimeError(
+                "under torch.compile the operators must be prepared before tracing: call the "
+                "model once eagerly on this Laplacians value (e.g. under torch.no_grad())"
+            )
+        cache[key] = build()
+    return cache[key]
+
+
 class Prepared:
-    """An operator ready for the kernel: CSR, optionally scaled, with its transpose and
-    its block-diagonal forms ``I_b (x) L`` per chunk size ``b``."""
+    """An operator ready for the kernel: CSR (scaled with ``normalize``), its components
+    (and its transpose's, ``None`` if symmetric), and ``I_b (x) L`` per chunk size ``b``."""
 
-    __slots__ = ("blocks", "csr", "csr_t", "lambda_max", "symmetric")
+    __slots__ = ("blocks", "csr", "lambda_max", "n", "parts", "parts_t")
 
     def __init__(self, csr: Tensor, csr_t: Tensor, lambda_max: float | None):
-        self.csr = csr
-        self.csr_t = csr_t
-        self.symmetric = csr_t is csr
-        self.lambda_max = lambda_max
-        self.blocks: dict[int, tuple[Tensor, Tensor]] = {}
+        self.csr, self.lambda_max, self.n = csr, lambda_max, int(csr.shape[0])
+        self.parts = _components(csr)
+        self.parts_t = None if csr_t is csr else _components(csr_t)
+        self.blocks: dict[int, list[Tensor]] = {}
 
-    def block(self, b: int) -> tuple[Tensor, Tensor]:
-        """``(I_b (x) L, I_b (x) L^T)`` as CSR ``[b*N, b*N]`` (cached)."""
-        out = self.blocks.get(b)
-        if out is None:
-            bd = block_diagonal(self.csr, b)
-            bd_t = bd if self.symmetric else block_diagonal(self.csr_t, b)
-            out = self.blocks[b] = (bd, bd_t)
-        return out
+    @property
+    def symmetric(self) -> bool:
+        return self.parts_t is None
+
+    def block(self, b: int) -> list[Tensor]:
+        """The components of ``I_b (x) L`` (then of its transpose), or of a larger block,
+        whose leading ``b`` blocks are the same (cached)."""
+        for size, parts in self.blocks.items():
+            if size >= b:
+                return parts
+        parts = _block_parts(*self.parts, self.n, b)
+        if self.parts_t is not None:
+            parts += _block_parts(*self.parts_t, self.n, b)
+        self.blocks[b] = parts
+        return parts
+
+
+def _components(csr: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(crow, col, values)`` of a CSR tensor as plain tensors (Dynamo takes no view of a
+    sparse tensor's parts)."""
+    return csr.crow_indices().detach(), csr.col_indices().detach(), csr.values().detach()
 
 
 def _csr(L: Tensor) -> Tensor:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        if L.layout == torch.sparse_csr:
-            return L
-        return L.coalesce().to_sparse_csr()
+    return L if L.layout == torch.sparse_csr else L.coalesce().to_sparse_csr()
 
 
-def block_diagonal(csr: Tensor, b: int) -> Tensor:
-    """``I_b (x) L``: ``b`` copies of the CSR matrix ``L`` on the diagonal, CSR ``[b*N, b*M]``."""
-    crow, col, val = csr.crow_indices(), csr.col_indices(), csr.values()
-    n, m = csr.shape
+def _block_parts(crow: Tensor, col: Tensor, val: Tensor, n: int, b: int) -> list[Tensor]:
+    """``[crow, col, values]`` of ``I_b (x) L``, ``b`` copies of ``L`` ``[n, n]`` on the
+    diagonal."""
     nnz = val.numel()
     # int32 indices where they fit: MKL's sparse kernels take int32 and torch would
     # otherwise convert the int64 indices on every product
-    if b * max(n, m, nnz) < 2**31 - 1 and csr.device.type == "cpu":
+    if b * max(n, nnz) < 2**31 - 1 and crow.device.type == "cpu":
         crow, col = crow.int(), col.int()
     steps = torch.arange(b, device=crow.device, dtype=crow.dtype)
-    crow_b = torch.cat(
-        [
-            (crow[:-1].unsqueeze(0) + steps.unsqueeze(1) * nnz).reshape(-1),
-            crow.new_tensor([b * nnz]),
-        ]
-    )
-    col_b = (col.unsqueeze(0) + steps.unsqueeze(1).to(col.dtype) * m).reshape(-1)
-    val_b = val.repeat(b)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        return torch.sparse_csr_tensor(
-            crow_b, col_b, val_b, size=(b * n, b * m), check_invariants=False
-        )
+    crow_b = (crow[:-1].unsqueeze(0) + steps.unsqueeze(1) * nnz).reshape(-1)
+    crow_b = torch.cat([crow_b, crow.new_tensor([b * nnz])])
+    col_b = (col.unsqueeze(0) + steps.unsqueeze(1).to(col.dtype) * n).reshape(-1)
+    return [crow_b, col_b, val.repeat(b)]
+
+
+def _leading_blocks(parts: list[Tensor], n: int, bs: int) -> Tensor:
+    """The CSR ``I_bs (x) L`` ``[bs*n, bs*n]``: the leading rows of a block's components."""
+    crow, col, val = parts
+    nnz = val.numel() // ((crow.numel() - 1) // n) * bs
+    return _csr_tensor(crow[: bs * n + 1], col[:nnz], val[:nnz], bs * n)
+
+
+def _csr_tensor(crow: Tensor, col: Tensor, val: Tensor, n: int) -> Tensor:
+    return torch.sparse_csr_tensor(crow, col, val, size=(n, n), check_invariants=False)
+
+
+with warnings.catch_warnings():  # torch says once per process that CSR is in beta: here
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+    _csr_tensor(torch.zeros(2, dtype=torch.long), torch.zeros(0, dtype=torch.long),
+                torch.zeros(0), 1)  # fmt: skip
 
 
 def to_scipy(L: Tensor) -> sp.csr_matrix:
     """A CPU float64 scipy CSR copy of a torch sparse operator."""
     coo = L.detach().to_sparse_coo().coalesce().cpu()
     idx = coo.indices().numpy()
-    val = coo.values().double().numpy()
-    return sp.csr_matrix((val, (idx[0], idx[1])), shape=tuple(coo.shape))
+    return sp.csr_matrix((coo.values().double().numpy(), (idx[0], idx[1])), shape=tuple(coo.shape))
 
 
 def largest_eigenvalue(m: sp.csr_matrix) -> float:
     """Largest eigenvalue of a symmetric matrix (the largest eigenvalue modulus otherwise)."""
-    n = m.shape[0]
     if m.nnz == 0:
         return 0.0
     symmetric = abs(m - m.T).max() <= 1e-12 * abs(m).max()
-    if n <= _DENSE_EIG_MAX:
+    if m.shape[0] <= _DENSE_EIG_MAX:
         dense = m.toarray()
         if symmetric:
             return float(np.linalg.eigvalsh(dense)[-1])
         return float(np.abs(np.linalg.eigvals(dense)).max())
     if symmetric:
-        val = spla.eigsh(m, k=1, which="LA", return_eigenvectors=False, tol=1e-8)
-        return float(val[0])
-    val = spla.eigs(m, k=1, which="LM", return_eigenvectors=False, tol=1e-8)
-    return float(np.abs(val[0]))
+        return float(spla.eigsh(m, k=1, which="LA", return_eigenvectors=False, tol=1e-8)[0])
+    return float(np.abs(spla.eigs(m, k=1, which="LM", return_eigenvectors=False, tol=1e-8)[0]))
 
 
 def prepare_operator(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
-    """The CSR form (and transpose) of the operator ``side`` (``"down"`` or ``"up"``) of
-    ``laplacians``, scaled by ``1 / lambda_max`` if ``normalize``.
-
-    Computed once per value (and in-place version) and kept on it
-    (:attr:`Laplacians.cache <topo_contrastive.complex.Laplacians.cache>`). The operator's
-    values are checked to be finite then (one ``isfinite`` over the sparse values, once per
-    value: nothing on the hot path); its symmetry is checked unless ``laplacians`` says.
+    """The operator ``side`` (``"down"``/``"up"``) of ``laplacians`` ready for the kernel,
+    scaled by ``1 / lambda_max`` with ``normalize``; prepared once per value (and in-place
+    version) and kept on it, its values checked finite and its symmetry found then.
 
     Raises:
         ValueError: the operator holds NaN or inf values (the message names it).
     """
-    cache, key = laplacians.cache, ("prepared", side, normalize)
-    if key not in cache:
-        cache[key] = _prepare(laplacians, side, normalize)
-    return cache[key]
+    key = ("prepared", side, normalize)
+    return kept(laplacians, key, lambda: _prepare(laplacians, side, normalize))
 
 
 def _prepare(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:
-    L, name = getattr(laplacians, side), f"L_{side}"
+    L = getattr(laplacians, side)
     if normalize:
-        from topo_contrastive.nn import _scnn_kernel as module  # patchable in tests
-
         base = prepare_operator(laplacians, side, False)  # checks the values first
-        lam = module.largest_eigenvalue(to_scipy(L))
-        if lam > 0:
-            csr = base.csr * (1.0 / lam)
-            csr_t = csr if base.symmetric else base.csr_t * (1.0 / lam)
-        else:  # the zero operator (e.g. L_up of a complex without triangles)
-            csr, csr_t = base.csr, base.csr_t
-        return Prepared(_csr(csr), _csr(csr_t), lam)
+        lam = largest_eigenvalue(to_scipy(L))
+        csr = base.csr if lam <= 0 else _csr(base.csr * (1.0 / lam))  # 0: L_up of no 2-cell
+        csr_t = csr if base.symmetric else _csr_tensor(*base.parts_t, base.n)
+        as_is = base.symmetric or lam <= 0
+        return Prepared(csr, csr_t if as_is else _csr(csr_t * (1.0 / lam)), lam)
     coo = L.detach().to_sparse_coo().coalesce()
     finite = torch.isfinite(coo.values())
     if not bool(finite.all()):
-        bad = int((~finite).sum())
         at = coo.indices()[:, int((~finite).nonzero()[0, 0])].tolist()
         raise ValueError(
-            f"`{name}` holds {bad} NaN or inf value(s) (first at row {at[0]}, column "
-            f"{at[1]}); an operator must be finite (build it with "
+            f"`L_{side}` holds {int((~finite).sum())} NaN or inf value(s) (first at row "
+            f"{at[0]}, column {at[1]}); an operator must be finite (build it with "
             "ComplexOperators.laplacians())"
         )
     csr = _csr(L.detach())
@@ -211,6 +202,24 @@ def _chunks(num_samples: int, b: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + b, num_samples)) for lo in range(0, num_samples, b)]
 
 
+def _sides(parts: list[Tensor], orders: list[int], symmetric: list[bool], n: int) -> Callable:
+    """``bs -> [(I_bs (x) L, I_bs (x) L^T, K) per active side]`` from the ops' inputs."""
+    memo: dict[int, list] = {}
+
+    def sides(bs: int) -> list[tuple[Tensor, Tensor, int]]:
+        if bs not in memo:
+            out, i = [], 0
+            for k, sym in zip(orders, symmetric, strict=True):
+                L = _leading_blocks(parts[i : i + 3], n, bs)
+                L_t = L if sym else _leading_blocks(parts[i + 3 : i + 6], n, bs)
+                out.append((L, L_t, k))
+                i += 3 if sym else 6
+            memo[bs] = out
+        return memo[bs]
+
+    return sides
+
+
 def _spmm_into(out: Tensor, L: Tensor, X: Tensor, beta: float = 0.0) -> Tensor:
     """``out = beta * out + L @ X`` in place (``beta=0`` ignores ``out``'s old values,
     NaN included; ``torch.sparse.mm`` would allocate and copy)."""
@@ -218,22 +227,10 @@ def _spmm_into(out: Tensor, L: Tensor, X: Tensor, beta: float = 0.0) -> Tensor:
 
 
 # ---------------------------------------------------------------------- activations
-#: From this many edges on, ``tanh`` of a CPU chunk runs as numpy's vectorised ``np.tanh``
-#: in place (several times faster than ``torch.tanh`` on the CPU, equal to it within one
-#: unit in the last place); below it ``torch.tanh``, so that results on the paper's
-#: complexes stay bit-for-bit those of earlier versions (the same size as the locality
-#: order's, which changes the summation order from there on).
-NUMPY_TANH_MIN_EDGES = MIN_EDGES
-
-
 def _act_forward_(y: Tensor, act: str, n1: int = 0) -> None:
     if act == "tanh":
-        if (
-            n1 >= NUMPY_TANH_MIN_EDGES
-            and y.device.type == "cpu"
-            and y.dtype in (torch.float32, torch.float64)
-            and y.is_contiguous()
-            and not y.requires_grad
+        if n1 >= NUMPY_TANH_MIN_EDGES and y.device.type == "cpu" and y.is_contiguous() and (
+            y.dtype in (torch.float32, torch.float64) and not y.requires_grad
         ):
             arr = y.numpy()
             np.tanh(arr, out=arr)
@@ -260,7 +257,7 @@ def _act_backward(g: Tensor, y: Tensor, act: str, out: Tensor) -> Tensor:
     return out
 
 
-# ---------------------------------------------------------------------- the layer
+# ---------------------------------------------------------------------- one layer
 def _stacked_terms(x: Tensor, sides: list[tuple[Tensor, Tensor, int]], out: Tensor) -> Tensor:
     """``[x, L x, ..., L^K x]`` of one chunk stacked along channels into ``out``
     ``[rows, T, C_in]`` (returned as ``[rows, T*C_in]``)."""
@@ -275,16 +272,10 @@ def _stacked_terms(x: Tensor, sides: list[tuple[Tensor, Tensor, int]], out: Tens
     return out.view(out.size(0), -1)
 
 
-def _layer_forward(
-    x: Tensor,
-    weight: Tensor,
-    bias: Tensor | None,
-    ops: tuple[tuple[Prepared, int], ...],
-    act: str,
-    b: int,
-) -> Tensor:
+def _layer_forward(x: Tensor, weight: Tensor, bias: Tensor | None, sides: Callable, act: str,
+                   b: int) -> Tensor:
     """``act(layer(x))`` ``[B*N1, C_out]`` for ``x`` ``[B, N1, C_in]`` contiguous, chunk by
-    chunk of ``b`` samples (the forward pass of :class:`_SCNNLayer`, without autograd)."""
+    chunk of ``b`` samples."""
     B, n1, c_in = x.shape
     c_out = weight.shape[2]
     xf = x.view(B * n1, c_in)
@@ -292,16 +283,14 @@ def _layer_forward(
     horner = c_in >= c_out
     scratch: list[Tensor] = []
     for lo, hi in _chunks(B, b):
-        bs = hi - lo
-        rows = bs * n1
+        rows = (hi - lo) * n1
         xc, yc = xf[lo * n1 : hi * n1], y[lo * n1 : hi * n1]
-        sides = [(*op.block(bs), k) for op, k in ops]
         if horner:
-            _horner_forward(xc, yc, weight, bias, sides, scratch, rows)
+            _horner_forward(xc, yc, weight, bias, sides(hi - lo), scratch, rows)
         else:
             if not scratch or scratch[0].size(0) != rows:
                 scratch[:] = [x.new_empty(rows, weight.shape[0], c_in)]
-            z = _stacked_terms(xc, sides, scratch[0])
+            z = _stacked_terms(xc, sides(hi - lo), scratch[0])
             w = weight.view(-1, c_out)
             if bias is None:
                 torch.mm(z, w, out=yc)
@@ -311,165 +300,14 @@ def _layer_forward(
     return y
 
 
-def _layer_backward(
-    x: Tensor,
-    weight: Tensor,
-    y: Tensor | None,
-    grad: Tensor,
-    ops: tuple[tuple[Prepared, int], ...],
-    act: str,
-    b: int,
-    needs: tuple[bool, bool, bool],
-) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-    """``(dx [B, N1, C_in], dW, db)`` of one layer from its input ``x`` ``[B, N1, C_in]``,
-    its output ``y`` (``None`` for the identity) and the output's gradient ``grad``;
-    ``needs`` says which of the three to compute (``db`` only where the layer has a bias)."""
-    B, n1, c_in = x.shape
-    c_out = weight.shape[2]
-    need_x, need_w, need_b = needs
-    xf = x.view(B * n1, c_in)
-    gf = grad.reshape(B * n1, c_out)
-    if not gf.is_contiguous():
-        gf = gf.contiguous()
-    yf = y.view(B * n1, c_out) if y is not None else None
-    grad_x = torch.empty_like(xf) if need_x else None
-    grad_w = torch.zeros_like(weight) if need_w else None
-    grad_b = gf.new_zeros(c_out) if need_b else None
-    horner = c_in >= c_out
-    w_flat = weight.view(-1, c_out)
-    gw_flat = grad_w.view(-1, c_out) if grad_w is not None else None
-    scratch: dict[str, Tensor] = {}
-
-    def buf(name: str, rows: int, cols: int) -> Tensor:
-        t = scratch.get(name)
-        if t is None or t.shape != (rows, cols):
-            t = scratch[name] = gf.new_empty(rows, cols)
-        return t
-
-    for lo, hi in _chunks(B, b):
-        bs = hi - lo
-        rows = bs * n1
-        r = slice(lo * n1, hi * n1)
-        xc = xf[r]
-        g = gf[r]
-        if act != "identity":
-            g = _act_backward(g, yf[r], act, buf("g", rows, c_out))
-        if grad_b is not None:
-            grad_b += g.sum(0)
-        sides = [(*op.block(bs), k) for op, k in ops]
-        if horner:
-            _horner_backward(
-                xc, g, weight, grad_w, grad_x[r] if grad_x is not None else None, sides, buf, rows
-            )
-            continue
-        # propagate-then-transform: Z = [x, Lx, ...] (recomputed), y = Z W + b
-        if grad_w is not None:
-            z3 = scratch.get("z")
-            if z3 is None or z3.size(0) != rows:
-                z3 = scratch["z"] = gf.new_empty(rows, weight.shape[0], c_in)
-            z = _stacked_terms(xc, sides, z3)
-            torch.addmm(gw_flat, z.t(), g, out=gw_flat)
-        if grad_x is not None:
-            dz = torch.mm(g, w_flat.t()).view(rows, weight.shape[0], c_in)  # [rows, T, C_in]
-            gx = grad_x[r]
-            gx.copy_(dz[:, 0])
-            t = 1
-            for _, L_t, k_max in sides:
-                acc = dz[:, t + k_max - 1].contiguous()
-                for k in range(k_max - 1, 0, -1):
-                    acc = torch.mm(L_t, acc).add_(dz[:, t + k - 1])
-                gx.add_(torch.mm(L_t, acc))
-                t += k_max
-    return (grad_x.view(B, n1, c_in) if grad_x is not None else None), grad_w, grad_b
-
-
-class _SCNNLayer(torch.autograd.Function):
-    @staticmethod
-    def forward(
-        ctx: Any,
-        x: Tensor,
-        weight: Tensor,
-        bias: Tensor | None,
-        ops: tuple[tuple[Prepared, int], ...],
-        act: str,
-        b: int,
-    ) -> Tensor:
-        B, n1, _ = x.shape
-        y = _layer_forward(x, weight, bias, ops, act, b)
-        ctx.save_for_backward(x, weight, y if act != "identity" else None)
-        ctx.ops, ctx.act, ctx.b = ops, act, b
-        ctx.has_bias = bias is not None
-        return y.view(B, n1, weight.shape[2])
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        x, weight, y = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        needs = (need_x, need_w, need_b and ctx.has_bias)
-        grads = _layer_backward(x, weight, y, grad, ctx.ops, ctx.act, ctx.b, needs)
-        return (*grads, None, None, None)
-
-
-class _SCNNPair(torch.autograd.Function):
-    """Two layers in one autograd node that keeps the first layer's input and the second
-    layer's output only: the first layer's output (the second's input) is recomputed in
-    the backward pass, from its narrow input (e.g. one channel of edge flow) at a small
-    share of the pair's cost. Values and gradients are those of two :class:`_SCNNLayer`
-    nodes bit for bit (the same chunked functions, in the same order)."""
-
-    @staticmethod
-    def forward(
-        ctx: Any,
-        x: Tensor,
-        w1: Tensor,
-        b1: Tensor | None,
-        w2: Tensor,
-        b2: Tensor | None,
-        ops: tuple[tuple[Prepared, int], ...],
-        act: str,
-        b: int,
-    ) -> Tensor:
-        B, n1, _ = x.shape
-        h = _layer_forward(x, w1, b1, ops, act, b).view(B, n1, w1.shape[2])
-        y = _layer_forward(h, w2, b2, ops, act, b)
-        h = None  # freed: the backward pass recomputes it
-        ctx.save_for_backward(x, w1, b1, w2, y if act != "identity" else None)
-        ctx.ops, ctx.act, ctx.b = ops, act, b
-        ctx.has_bias = (b1 is not None, b2 is not None)
-        return y.view(B, n1, w2.shape[2])
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        x, w1, b1, w2, y = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        B, n1, _ = x.shape
-        h = _layer_forward(x, w1, b1, ctx.ops, ctx.act, ctx.b).view(B, n1, w1.shape[2])
-        needs2 = (need[0] or need[1] or need[2], need[3], need[4] and ctx.has_bias[1])
-        gh, gw2, gb2 = _layer_backward(h, w2, y, grad, ctx.ops, ctx.act, ctx.b, needs2)
-        if gh is None:
-            return None, None, None, gw2, gb2, None, None, None
-        needs1 = (need[0], need[1], need[2] and ctx.has_bias[0])
-        gx, gw1, gb1 = _layer_backward(x, w1, h, gh, ctx.ops, ctx.act, ctx.b, needs1)
-        return gx, gw1, gb1, gw2, gb2, None, None, None
-
-
-def _horner_forward(
-    xc: Tensor,
-    yc: Tensor,
-    weight: Tensor,
-    bias: Tensor | None,
-    sides: list[tuple[Tensor, Tensor, int]],
-    scratch: list[Tensor],
-    rows: int,
-) -> None:
+def _horner_forward(xc: Tensor, yc: Tensor, weight: Tensor, bias: Tensor | None, sides: list,
+                    scratch: list[Tensor], rows: int) -> None:
     """``yc = xc W_0 + b + sum_sides L (xc W_1 + L (xc W_2 + ...))`` for one chunk."""
     if bias is None:
         torch.mm(xc, weight[0], out=yc)
     else:
         torch.addmm(bias, xc, weight[0], out=yc)
-    max_k = max([0, *(k for _, _, k in sides)])  # (torch.compile traces no max(default=))
+    max_k = max([0, *(k for _, _, k in sides)])
     need = min(max_k, 2)
     if len(scratch) < need or (scratch and scratch[0].size(0) != rows):
         scratch[:] = [torch.empty_like(yc) for _ in range(need)]
@@ -485,23 +323,45 @@ def _horner_forward(
         offset += k_max
 
 
-def _horner_backward(
-    xc: Tensor,
-    g: Tensor,
-    weight: Tensor,
-    grad_w: Tensor | None,
-    gx: Tensor | None,
-    sides: list[tuple[Tensor, Tensor, int]],
-    buf: Any,
-    rows: int,
-) -> None:
+def _layer_backward(x: Tensor, weight: Tensor, y: Tensor | None, grad: Tensor, sides: Callable,
+                    act: str, b: int, needs: tuple[bool, bool, bool]) -> tuple:
+    """``(dx [B, N1, C_in], dW, db)`` of one layer from its input ``x``, its output ``y``
+    (``None`` for the identity) and the output's gradient; ``needs`` says which."""
+    B, n1, c_in = x.shape
+    c_out = weight.shape[2]
+    xf, gf = x.view(B * n1, c_in), grad.reshape(B * n1, c_out).contiguous()
+    yf = y.view(B * n1, c_out) if y is not None else None
+    grad_x = torch.empty_like(xf) if needs[0] else None
+    grad_w = torch.zeros_like(weight) if needs[1] else None
+    grad_b = gf.new_zeros(c_out) if needs[2] else None
+    scratch: dict[str, Tensor] = {}
+
+    def buf(name: str, *shape: int) -> Tensor:
+        if name not in scratch or scratch[name].shape != shape:
+            scratch[name] = gf.new_empty(*shape)
+        return scratch[name]
+
+    for lo, hi in _chunks(B, b):
+        rows, r = (hi - lo) * n1, slice(lo * n1, hi * n1)
+        g = gf[r] if act == "identity" else _act_backward(gf[r], yf[r], act, buf("g", rows, c_out))
+        if grad_b is not None:
+            grad_b += g.sum(0)
+        gx = grad_x[r] if grad_x is not None else None
+        if c_in >= c_out:
+            _horner_backward(xf[r], g, weight, grad_w, gx, sides(hi - lo), buf, rows)
+        else:
+            _stacked_backward(xf[r], g, weight, grad_w, gx, sides(hi - lo), buf, rows)
+    return (grad_x.view(B, n1, c_in) if grad_x is not None else None), grad_w, grad_b
+
+
+def _horner_backward(xc: Tensor, g: Tensor, weight: Tensor, grad_w: Tensor | None,
+                     gx: Tensor | None, sides: list, buf: Callable, rows: int) -> None:
     """Gradients of one chunk for the Horner scheme (``dW`` accumulated, ``dX`` written)."""
-    c_out = g.size(1)
     if grad_w is not None:
         torch.addmm(grad_w[0], xc.t(), g, out=grad_w[0])
     if gx is not None:
         torch.mm(g, weight[0].t(), out=gx)
-    bufs = (buf("a", rows, c_out), buf("b", rows, c_out))
+    bufs = (buf("a", rows, g.size(1)), buf("b", rows, g.size(1)))
     offset = 1
     for _, L_t, k_max in sides:
         cur = g
@@ -517,39 +377,152 @@ def _horner_backward(
         offset += k_max
 
 
-def scnn_layer(
-    x: Tensor,
-    weight: Tensor,
-    bias: Tensor | None,
-    ops: tuple[tuple[Prepared, int], ...],
-    act: str = "identity",
-) -> Tensor:
-    """``act(SCNNConv(x))`` for ``x`` ``[B, N1, C_in]``; returns ``[B, N1, C_out]`` contiguous.
-
-    ``ops`` holds the active sides as ``(prepared operator, order K)``; ``act`` is one of
-    :data:`FUSED_ACTIVATIONS`. Differentiable in ``x``, ``weight`` and ``bias``.
-    """
-    x, b = _chunked_input(x)
-    return _SCNNLayer.apply(x, weight, bias, ops, act, b)
-
-
-def _chunked_input(x: Tensor) -> tuple[Tensor, int]:
-    """``x`` ``[B, N1, C]`` contiguous and its samples per chunk (:func:`chunk_samples`)."""
-    if not x.is_contiguous():
-        x = x.contiguous()
-    return x, chunk_samples(x.shape[0], x.shape[1], x.device)
+def _stacked_backward(xc: Tensor, g: Tensor, weight: Tensor, grad_w: Tensor | None,
+                      gx: Tensor | None, sides: list, buf: Callable, rows: int) -> None:
+    """Gradients of one chunk for propagate-then-transform: ``Z = [x, Lx, ...]``
+    (recomputed), ``y = Z W + b``."""
+    terms, c_in = weight.shape[0], xc.size(1)
+    if grad_w is not None:
+        z = _stacked_terms(xc, sides, buf("z", rows, terms, c_in))
+        gw_flat = grad_w.view(-1, g.size(1))
+        torch.addmm(gw_flat, z.t(), g, out=gw_flat)
+    if gx is not None:
+        dz = torch.mm(g, weight.view(-1, g.size(1)).t()).view(rows, terms, c_in)
+        gx.copy_(dz[:, 0])
+        t = 1
+        for _, L_t, k_max in sides:
+            acc = dz[:, t + k_max - 1].contiguous()
+            for k in range(k_max - 1, 0, -1):
+                acc = torch.mm(L_t, acc).add_(dz[:, t + k - 1])
+            gx.add_(torch.mm(L_t, acc))
+            t += k_max
 
 
-def scnn_pair(
-    x: Tensor,
-    first: tuple[Tensor, Tensor | None],
-    second: tuple[Tensor, Tensor | None],
-    ops: tuple[tuple[Prepared, int], ...],
-    act: str = "identity",
-) -> Tensor:
-    """Two layers ``act(conv2(act(conv1(x))))`` on the same operators, ``first`` and
-    ``second`` their ``(weight, bias)``: the values and gradients of two
-    :func:`scnn_layer` calls, with the memory of one (the first layer's output is
-    recomputed in the backward pass instead of kept)."""
-    x, b = _chunked_input(x)
-    return _SCNNPair.apply(x, *first, *second, ops, act, b)
+# ---------------------------------------------------------------------- custom ops
+def _unpack(params: list[Tensor], has_bias: list[bool]) -> list[tuple[Tensor, Tensor | None]]:
+    """``[(weight, bias or None)]`` per layer from ``[W_1, b_1, W_2, ...]``."""
+    out, i = [], 0
+    for has in has_bias:
+        out.append((params[i], params[i + 1] if has else None))
+        i += 2 if has else 1
+    return out
+
+
+def _layers(x: Tensor, params: list[Tensor], has_bias: list[bool], parts: list[Tensor],
+            orders: list[int], symmetric: list[bool], act: str) -> Tensor:
+    """``act(conv_n(... act(conv_1(x))))`` ``[B, N1, C_out]`` of the layers ``params``
+    ``[W_1, b_1, W_2, ...]`` on the operators ``parts`` (see :func:`scnn_layers`)."""
+    B, n1, _ = x.shape
+    b, sides = chunk_samples(B, n1, x.device), _sides(parts, orders, symmetric, n1)
+    x = x.contiguous()
+    for weight, bias in _unpack(params, has_bias):
+        x = _layer_forward(x, weight, bias, sides, act, b).view(B, n1, weight.shape[2])
+    return x
+
+
+def _layers_grad(grad: Tensor, x: Tensor, y: Tensor | None, params: list[Tensor],
+                 has_bias: list[bool], parts: list[Tensor], orders: list[int],
+                 symmetric: list[bool], act: str, needs: list[bool]) -> list[Tensor]:
+    """``[dx, dW_1, db_1, dW_2, ...]`` (``needs`` says which, the others empty) from the
+    output ``y`` (``None`` for the identity); the inner layers' outputs are recomputed."""
+    B, n1, _ = x.shape
+    b, sides = chunk_samples(B, n1, x.device), _sides(parts, orders, symmetric, n1)
+    layers = _unpack(params, has_bias)
+    hs = [x]  # the inputs of the layers
+    for weight, bias in layers[:-1]:
+        hs.append(_layer_forward(hs[-1], weight, bias, sides, act, b).view(B, n1, -1))
+    outs, flags = [*hs[1:], y], iter(needs[1:])
+    need = [(next(flags), next(flags) if has else False) for has in has_bias]
+    grads: list[tuple] = [(None, None)] * len(layers)
+    g: Tensor | None = grad
+    for i in reversed(range(len(layers))):
+        need_in = needs[0] or any(f for pair in need[:i] for f in pair)
+        step = _layer_backward(hs[i], layers[i][0], outs[i], g, sides, act, b, (need_in, *need[i]))
+        g, grads[i] = step[0], step[1:]
+        if g is None:
+            break
+    flat = [g] + [t for pair, has in zip(grads, has_bias, strict=True) for t in pair[: 1 + has]]
+    return [t if t is not None else x.new_empty(0) for t in flat]
+
+
+def _setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
+    x, params, has_bias, parts, orders, symmetric, act = inputs
+    last = len(params) - 1 - has_bias[-1]  # the last layer's weight
+    inner = [t if i <= last else None for i, t in enumerate(params)]  # the last bias: unused
+    ctx.has_bias, ctx.kernel = list(has_bias), (list(orders), list(symmetric), act)
+    ctx.num = (len(params), len(parts))
+    ctx.save_for_backward(x, output if act != "identity" else None, *inner, *parts)
+
+
+def _gradients(ctx: Any, grad: Tensor, needs: list[bool], backward: Callable) -> list:
+    """``[dx, dW_1, db_1, ...]`` (``None`` where not needed) by ``backward``."""
+    x, y, *rest = ctx.saved_tensors
+    params = [t if t is not None else x.new_empty(0) for t in rest[: ctx.num[0]]]
+    parts = list(rest[ctx.num[0] :])
+    out = backward(grad, x, y, params, ctx.has_bias, parts, *ctx.kernel, needs)
+    return [t if need else None for t, need in zip(out, needs, strict=True)]
+
+
+_layers_op = torch.library.custom_op("topo_contrastive::scnn_layers", _layers, mutates_args=())
+_layers_grad_op = torch.library.custom_op(
+    "topo_contrastive::scnn_layers_backward", _layers_grad, mutates_args=()
+)
+
+
+@_layers_op.register_fake
+def _(x, params, has_bias, parts, orders, symmetric, act):
+    return x.new_empty(x.shape[0], x.shape[1], _unpack(params, has_bias)[-1][0].shape[2])
+
+
+@_layers_grad_op.register_fake
+def _(grad, x, y, params, has_bias, parts, orders, symmetric, act, needs):
+    shapes = [x.shape] + [s for w, bias in _unpack(params, has_bias)
+                          for s in (w.shape, w.shape[2:])[: 1 + (bias is not None)]]  # fmt: skip
+    return [x.new_empty(s if need else (0,)) for s, need in zip(shapes, needs, strict=True)]
+
+
+def _op_backward(ctx: Any, grad: Tensor) -> tuple:
+    need_x, need_p = ctx.needs_input_grad[:2]  # a bool per tensor of a list
+    grads = _gradients(ctx, grad, [need_x, *need_p], _layers_grad_op)
+    ints = None if ctx.kernel[0] else []  # the inputs' structure: an empty list is a list
+    return grads[0], grads[1:], None, [None] * ctx.num[1], ints, ints, None
+
+
+_layers_op.register_autograd(_op_backward, setup_context=_setup)
+
+
+class _Layers(torch.autograd.Function):
+    """The op in eager mode: the same functions without the dispatcher's overhead per call
+    (a third of a small layer's time)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, kernel: tuple, num: int, *tensors: Tensor) -> Tensor:
+        inputs = (x, list(tensors[:num]), kernel[0], list(tensors[num:]), *kernel[1:])
+        out = _layers(*inputs)
+        _setup(ctx, inputs, out)
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        need = ctx.needs_input_grad
+        grads = _gradients(ctx, grad, [need[0], *need[3 : 3 + ctx.num[0]]], _layers_grad)
+        return grads[0], None, None, *grads[1:], *[None] * ctx.num[1]
+
+
+def scnn_layers(x: Tensor, params: list[tuple[Tensor, Tensor | None]],
+                ops: list[tuple[Prepared, int]], act: str = "identity") -> Tensor:
+    """``act(conv_n(... act(conv_1(x))))`` for ``x`` ``[B, N1, C_in]`` and the layers'
+    ``(weight, bias)`` on the same operators ``ops`` (``(prepared operator, order K)`` per
+    active side); ``[B, N1, C_out]`` contiguous, differentiable in ``x`` and the parameters.
+    One layer keeps its input and output for the backward pass; several keep the first
+    input and the last output and recompute the others (the same values and gradients).
+    The custom op while ``torch.compile`` traces; the same functions eagerly."""
+    B, n1, _ = x.shape
+    parts = [t for op, _ in ops for t in op.block(chunk_samples(B, n1, x.device))]
+    flat = [t for w, bias in params for t in (w, bias) if t is not None]
+    kernel = ([bias is not None for _, bias in params], [k for _, k in ops],
+              [op.symmetric for op, _ in ops], act)  # fmt: skip
+    if torch.compiler.is_compiling():
+        return _layers_op(x.contiguous(), flat, kernel[0], parts, *kernel[1:])
+    return _Layers.apply(x.contiguous(), kernel, len(flat), *flat, *parts)

@@ -1,66 +1,8 @@
-r"""Harmonic features that scale: the exact canonical basis where it fits a memory budget, a
-seeded sketch of the harmonic space otherwise.
-
-The harmonic coordinates :math:`\mathbf{U}_H^\top \mathbf{x}` (of the
-:class:`~topo_contrastive.nn.HodgeReadout` and of ``evaluate``'s harmonic reference row) need
-an orthonormal basis :math:`\mathbf{U}_H \in \mathbb{R}^{N_1 \times \beta_1}`: on a road
-network of :math:`N_1 = 18{,}830` edges with :math:`\beta_1 = 6{,}835` holes that is 1 GB in
-float64, and the ``"iterative"`` backend keeps none beyond :math:`N_1 \beta_1 = 2^{25}`.
-
-The **sketch** replaces the basis by
-
-.. math::
-    \mathbf{S} = \mathbf{P}_H \mathbf{G} \in \mathbb{R}^{N_1 \times k}, \qquad
-    \mathbf{G}_{ej} = s_e\, g_{ej} / \sqrt{k}, \quad g_{ej} \sim \mathcal{N}(0, 1)
-    \text{ seeded},
-
-computed by :math:`k` projections (:meth:`~topo_contrastive.HodgeDecomposition.project`:
-solves, no stored basis), :math:`s_e = \pm 1` the reference sign of edge :math:`e` (+1 when it
-points from its lower to its higher node id), so that the features turn with the edges. The
-features of a flow are :math:`\mathbf{S}^\top \mathbf{x} = \mathbf{G}^\top (\mathbf{P}_H
-\mathbf{x})`: a Gaussian random projection of its harmonic part alone (gradient and curl
-parts are annihilated exactly). Memory :math:`O(N_1 k)`, :math:`k` fixed.
-
-**What it preserves** (Johnson-Lindenstrauss): for flows :math:`\mathbf{x}, \mathbf{y}` with
-harmonic parts :math:`\mathbf{u} = \mathbf{P}_H\mathbf{x}`, :math:`\mathbf{v} =
-\mathbf{P}_H\mathbf{y}`, :math:`\mathbb{E}\langle \mathbf{S}^\top\mathbf{x},
-\mathbf{S}^\top\mathbf{y}\rangle = \langle \mathbf{u}, \mathbf{v}\rangle` and the error has
-standard deviation :math:`\sqrt{(\lVert\mathbf{u}\rVert^2\lVert\mathbf{v}\rVert^2 +
-\langle\mathbf{u},\mathbf{v}\rangle^2)/k} \le \sqrt{2/k}\,\lVert\mathbf{u}\rVert
-\lVert\mathbf{v}\rVert`. Over a set of :math:`n` flows, with probability at least
-:math:`1 - \delta`,
-
-.. math::
-    \big|\langle \mathbf{S}^\top\mathbf{x}_i, \mathbf{S}^\top\mathbf{x}_j\rangle -
-    \langle \mathbf{P}_H\mathbf{x}_i, \mathbf{P}_H\mathbf{x}_j\rangle\big| \le
-    \varepsilon\, \lVert\mathbf{P}_H\mathbf{x}_i\rVert \lVert\mathbf{P}_H\mathbf{x}_j\rVert
-    \quad \text{for all } i, j, \qquad
-    \frac{\varepsilon^2}{4} - \frac{\varepsilon^3}{6} = \frac{\ln(2 n^2 / \delta)}{k}
-
-(:func:`sketch_distortion_bound`, :math:`0 < \varepsilon < 1`; e.g. :math:`\varepsilon =
-0.59` for :math:`k = 256`, :math:`n = 64`, :math:`\delta = 0.01`, where the typical error
-is :math:`\sqrt{2/k} = 0.09`): the norm bounds of Dasgupta & Gupta (2003),
-:math:`\Pr[\lVert\mathbf{G}^\top\mathbf{w}\rVert^2 \ge 1 + \varepsilon] \le
-e^{-k(\varepsilon^2/2 - \varepsilon^3/3)/2}` and :math:`\Pr[\lVert\mathbf{G}^\top
-\mathbf{w}\rVert^2 \le 1 - \varepsilon] \le e^{-k\varepsilon^2/4}`, on the :math:`n^2` unit
-vectors :math:`\mathbf{w} \propto \hat{\mathbf{u}}_i \pm \hat{\mathbf{u}}_j` and
-:math:`\hat{\mathbf{u}}_i` (:math:`\hat{\mathbf{u}} = \mathbf{u} / \lVert\mathbf{u}\rVert`),
-a union bound, and polarisation, :math:`4\langle\mathbf{a}, \mathbf{b}\rangle =
-\lVert\mathbf{a} + \mathbf{b}\rVert^2 - \lVert\mathbf{a} - \mathbf{b}\rVert^2`. The flows
-must not depend on the seed. Distances, norms and angles of harmonic parts, hence what a linear
-probe or a kernel of them sees, are kept up to that factor; the coordinates themselves are
-not :math:`\mathbf{U}_H^\top\mathbf{x}` (they are a random linear image of them,
-:math:`\mathbf{S}^\top\mathbf{x} = (\mathbf{U}_H^\top\mathbf{G})^\top\mathbf{U}_H^\top
-\mathbf{x}`).
-
-**The choice** (:func:`plan_harmonic_features`): the exact basis where the backend can give
-it and building it fits the budget (``6 x 8 N1 beta_1`` bytes at the peak, float64); else a
-sketch of the most directions ``k <= 256`` whose building fits it (``8 N1 (2k + 5 min(k,
-32) + 13)`` bytes: the matrix, its cached copy, the chunks of projections). The budget bounds
-the memory before anything is allocated (default 256 MiB, the size up to which the
-``"iterative"`` backend keeps a basis) and is :func:`harmonic_budget`, set for a block of
-code with :func:`use_harmonic_budget` (the command line's ``--harmonic-budget``).
-"""
+r"""Harmonic features at any size: the canonical orthonormal basis :math:`\mathbf{U}_H` of
+the harmonic space where building it fits a memory budget, else a seeded sketch
+:math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}` ``[N1, k]`` (a Gaussian random projection of the
+harmonic part, within :func:`sketch_distortion_bound` of it). What the sketch keeps, the
+byte counts of the choice and the measurements: docs/design.md §7.2."""
 
 from __future__ import annotations
 
@@ -73,13 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.nn._harmonic_basis import canonical_harmonic_basis, reference_signs
 from topo_contrastive.utils.checks import check_int, check_seed
 
 __all__ = [
-    "DEFAULT_HARMONIC_BUDGET",
-    "DEFAULT_SKETCH_DIM",
     "HarmonicPlan",
     "harmonic_budget",
     "harmonic_matrix",
@@ -89,43 +29,45 @@ __all__ = [
     "use_harmonic_budget",
 ]
 
-#: Bytes a harmonic feature matrix ``[N1, d]`` (float64) may take by default: 256 MiB, the
-#: size up to which the ``"iterative"`` backend keeps a harmonic basis.
+#: Bytes building a harmonic feature matrix may take by default: 256 MiB, the size up to
+#: which the ``"iterative"`` backend keeps a harmonic basis.
 DEFAULT_HARMONIC_BUDGET = 256 * 2**20
 #: Directions of a sketch when the budget allows them.
 DEFAULT_SKETCH_DIM = 256
 # projections computed together while a sketch is built
 _SKETCH_CHUNK = 32
-# float64 entries per edge held at the peak of building the features, beyond the
-# decomposition (measured with tracemalloc on every backend, 5.1 and 2k + 4.6 min(k, 32)
-# + 12.8 at most; tests/nn/test_harmonic_features.py checks the bound): the canonical basis
-# about 5 [N1, beta_1] arrays; the sketch its result twice (cached and returned), about 5
-# [N1, chunk] arrays (the chunk of G and the projection's) and 12 [N1] (reference signs)
-_EXACT_COPIES = 6
-_CHUNK_COPIES = 5
-_SKETCH_FIXED = 13
+# float64 entries per edge held at the peak of building the features (measured with
+# tracemalloc on every backend; tests/nn/test_harmonic_features.py checks the bound): the
+# basis about 5 [N1, beta_1] arrays; the sketch its result twice (cached and returned),
+# about 5 [N1, chunk] arrays and 12 [N1]
+_EXACT_COPIES, _CHUNK_COPIES, _SKETCH_FIXED = 6, 5, 13
+# relative tolerance under which two residual norms count as tied in the pivot choice
+_TIE_RTOL = 1e-6
 
 _BUDGET: list[int] = [DEFAULT_HARMONIC_BUDGET]
+#: bases and sketches computed so far, by decomposition (dropped with it)
+_BASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SKETCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def harmonic_budget() -> int:
-    """The memory budget in bytes of a harmonic feature matrix (default
+    """The memory budget in bytes of building a harmonic feature matrix (default
     :data:`DEFAULT_HARMONIC_BUDGET`; :func:`use_harmonic_budget` changes it)."""
     return _BUDGET[-1]
 
 
 @contextlib.contextmanager
 def use_harmonic_budget(budget: int) -> Iterator[int]:
-    """Use ``budget`` bytes as the default of :func:`plan_harmonic_features` inside the block.
+    """Use ``budget`` bytes as the default of :func:`plan_harmonic_features` inside the block
+    (the command line's ``--harmonic-budget``).
 
     Raises:
         TypeError: ``budget`` is not an int.
         ValueError: ``budget`` is not positive.
     """
-    budget = _check_budget(budget)
-    _BUDGET.append(budget)
+    _BUDGET.append(_check_budget(budget))
     try:
-        yield budget
+        yield _BUDGET[-1]
     finally:
         _BUDGET.pop()
 
@@ -138,12 +80,10 @@ def _check_budget(budget: object) -> int:
 
 
 def _exact_bytes(num_simplices: int, beta: int) -> int:
-    """Peak bytes of building the canonical harmonic basis ``[N1, beta_1]`` (float64)."""
     return 8 * num_simplices * beta * _EXACT_COPIES
 
 
 def _sketch_bytes(num_simplices: int, k: int) -> int:
-    """Peak bytes of building a sketch of ``k`` directions on ``N1`` edges (float64)."""
     return 8 * num_simplices * (2 * k + _CHUNK_COPIES * min(k, _SKETCH_CHUNK) + _SKETCH_FIXED)
 
 
@@ -188,27 +128,25 @@ def plan_harmonic_features(
     sketch_dim: int | None = None,
     kind: str = "auto",
 ) -> HarmonicPlan:
-    """Choose the exact basis or a sketch for ``hodge``'s complex, by size.
+    """Choose the exact basis or a sketch for ``hodge``'s complex, by size: the basis where
+    the backend holds one and building it (``6 x 8 N1 beta_1`` bytes) fits the budget, else
+    the most directions ``k <= 256`` whose building (``8 N1 (2k + 5 min(k, 32) + 13)``
+    bytes) fits it.
 
     Args:
         hodge: the complex's decomposition.
-        budget: bytes that building the ``float64 [N1, d]`` feature matrix may take at its
-            peak, the matrix and the working memory (default :func:`harmonic_budget`).
-        sketch_dim: directions of a sketch (default: :data:`DEFAULT_SKETCH_DIM`, fewer where
-            the budget holds fewer; a given value is kept, as a checkpoint's).
-        kind: ``"auto"`` (exact where the backend holds a basis and building it fits the
-            budget, else a sketch), ``"exact"`` or ``"sketch"`` (kept, as a checkpoint's).
-
-    Returns:
-        The :class:`HarmonicPlan`.
+        budget: bytes building the ``float64 [N1, d]`` matrix may take at its peak
+            (default :func:`harmonic_budget`).
+        sketch_dim: directions of a sketch (default: by the budget; a given value is kept,
+            as a checkpoint's).
+        kind: ``"auto"``, ``"exact"`` or ``"sketch"`` (kept, as a checkpoint's).
 
     Raises:
         TypeError: ``hodge`` is not a ``HodgeDecomposition``; ``budget`` or ``sketch_dim``
             not an int.
         ValueError: an unknown ``kind``; a non-positive ``budget`` or ``sketch_dim``; a
-            budget that holds not one sketch direction of :math:`N_1` entries (no
-            ``sketch_dim`` given); ``kind="exact"`` where the backend holds no basis (see
-            :meth:`~topo_contrastive.HodgeDecomposition.basis`).
+            budget that holds not one sketch direction; ``kind="exact"`` where the backend
+            holds no basis.
     """
     if not isinstance(hodge, HodgeDecomposition):
         raise TypeError(f"`hodge` must be a HodgeDecomposition, got {type(hodge).__name__}")
@@ -217,16 +155,14 @@ def plan_harmonic_features(
     budget = harmonic_budget() if budget is None else _check_budget(budget)
     if sketch_dim is not None:
         sketch_dim = check_int(sketch_dim, "sketch_dim", 1)
-    beta = int(hodge.dims["harmonic"])
-    n = int(hodge.num_simplices)
+    beta, n = int(hodge.dims["harmonic"]), int(hodge.num_simplices)
     if beta == 0:
         return HarmonicPlan("none", 0, 0, n, budget)
-    if kind == "exact":
-        if not _has_basis(hodge):
-            hodge.basis("harmonic")  # raises, saying why
-        return HarmonicPlan("exact", beta, beta, n, budget)
+    has_basis = _has_basis(hodge)
+    if kind == "exact" and not has_basis:
+        hodge.basis("harmonic")  # raises, saying why
     fits = _exact_bytes(n, beta) <= budget
-    if kind == "auto" and fits and _has_basis(hodge):
+    if kind == "exact" or kind == "auto" and fits and has_basis:
         return HarmonicPlan("exact", beta, beta, n, budget)
     k = DEFAULT_SKETCH_DIM if sketch_dim is None else sketch_dim
     while sketch_dim is None and k and _sketch_bytes(n, k) > budget:
@@ -255,15 +191,17 @@ def _has_basis(hodge: HodgeDecomposition) -> bool:
 
 
 def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> float:
-    r"""The :math:`\varepsilon` of the module's bound for a sketch of ``k`` directions.
-
-    With probability at least ``1 - delta`` over the seed, every pair of ``num_flows`` flows
-    has :math:`|\langle\mathbf{S}^\top\mathbf{x}_i, \mathbf{S}^\top\mathbf{x}_j\rangle -
+    r"""The :math:`\varepsilon` of a sketch of ``k`` directions: with probability at least
+    ``1 - delta`` over the seed, every pair of ``num_flows`` flows chosen independently of
+    it has :math:`|\langle\mathbf{S}^\top\mathbf{x}_i, \mathbf{S}^\top\mathbf{x}_j\rangle -
     \langle\mathbf{P}_H\mathbf{x}_i, \mathbf{P}_H\mathbf{x}_j\rangle| \le \varepsilon
-    \lVert\mathbf{P}_H\mathbf{x}_i\rVert\lVert\mathbf{P}_H\mathbf{x}_j\rVert` (norms:
-    ``i = j``) for flows chosen independently of the seed: the root in ``(0, 1)`` of
-    :math:`\varepsilon^2/4 - \varepsilon^3/6 = \ln(2n^2/\delta)/k`; ``inf`` where there is
-    none (``k`` too small for ``n`` and ``delta``: :math:`\ln(2n^2/\delta)/k > 1/12`).
+    \lVert\mathbf{P}_H\mathbf{x}_i\rVert\lVert\mathbf{P}_H\mathbf{x}_j\rVert`.
+
+    .. math::
+        \frac{\varepsilon^2}{4} - \frac{\varepsilon^3}{6} = \frac{\ln(2 n^2/\delta)}{k}
+
+    the root in ``(0, 1)``, ``inf`` where there is none (Johnson-Lindenstrauss with the
+    norm bounds of Dasgupta & Gupta, 2003).
 
     Example:
         >>> round(sketch_distortion_bound(256, 64), 2)
@@ -287,46 +225,29 @@ def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> floa
 
 
 def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan]:
-    """The harmonic features of flows ``x [S, N1]`` as ``x @ M``: ``M`` the canonical basis
-    (:func:`~topo_contrastive.nn.canonical_harmonic_basis`) or the sketch
-    (:func:`harmonic_sketch`, seed 0), as :func:`plan_harmonic_features` chooses under the
-    current budget.
-
-    Returns:
-        ``(M, plan)``: ``float64 [N1, plan.dim]`` and the :class:`HarmonicPlan`.
+    """The harmonic features of flows ``x [S, N1]`` as ``x @ M``: ``M`` ``float64 [N1, d]``
+    the canonical basis or the sketch (seed 0), as :func:`plan_harmonic_features` chooses
+    under the current budget; returns ``(M, plan)``.
 
     Raises:
         ValueError: as :func:`plan_harmonic_features`.
     """
-
     plan = plan_harmonic_features(hodge)
     if plan.kind == "sketch":
         return harmonic_sketch(hodge, plan.dim), plan
     return canonical_harmonic_basis(hodge)[0], plan
 
 
-#: sketches computed so far, by decomposition, then (k, seed) (dropped with it)
-_SKETCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def harmonic_sketch(hodge: HodgeDecomposition, k: int, seed: int = 0) -> np.ndarray:
-    r"""The sketch :math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}`, ``float64 [N1, k]``.
-
-    :math:`\mathbf{G}` is drawn from ``numpy.random.default_rng(seed)`` (``[N1, k]``
-    standard normal, scaled by :math:`1/\sqrt{k}`, rows signed by the reference orientation
-    of their edge) and projected onto the harmonic space ``32`` columns at a time, so the
-    working memory beyond the result is about :math:`3 \cdot 32 N_1` floats. The same
-    decomposition, ``k`` and ``seed`` give the same matrix (cached while the decomposition
-    lives; each call gets a copy). See the module for what it preserves.
-
-    Args:
-        hodge: the complex's decomposition (any backend, a simplicial or a cell complex).
-        k: directions (columns), an int >= 1.
-        seed: the seed of :math:`\mathbf{G}`, an int in ``[0, 2**31 - 1]`` (default: 0).
+    r"""The sketch :math:`\mathbf{S} = \mathbf{P}_H\mathbf{G}`, ``float64 [N1, k]``:
+    :math:`\mathbf{G}` ``[N1, k]`` standard normal from ``numpy.random.default_rng(seed)``,
+    scaled by :math:`1/\sqrt{k}`, its rows signed by the reference orientation of their edge
+    (so that the features turn with the edges), projected ``32`` columns at a time by
+    :meth:`~topo_contrastive.HodgeDecomposition.project`. The same decomposition, ``k`` and
+    ``seed`` give the same matrix (cached while the decomposition lives; a copy per call).
 
     Raises:
-        TypeError: ``hodge`` not a ``HodgeDecomposition``; ``k`` or ``seed`` not an int
-            (``2.5``, ``"8"``, ``None``).
+        TypeError: ``hodge`` not a ``HodgeDecomposition``; ``k`` or ``seed`` not an int.
         ValueError: ``k`` below 1, ``seed`` outside ``[0, 2**31 - 1]``.
     """
     if not isinstance(hodge, HodgeDecomposition):
@@ -341,10 +262,87 @@ def harmonic_sketch(hodge: HodgeDecomposition, k: int, seed: int = 0) -> np.ndar
 def _sketch(hodge: HodgeDecomposition, k: int, seed: int) -> np.ndarray:
     n = int(hodge.num_simplices)
     rng = np.random.default_rng(seed)
-    signs = reference_signs(hodge.complex, hodge.rank) / math.sqrt(k)
+    signs = _reference_signs(hodge.complex, hodge.rank) / math.sqrt(k)
     out = np.empty((n, k))
     for lo in range(0, k, _SKETCH_CHUNK):  # G's rows (directions) drawn chunk by chunk:
         hi = min(k, lo + _SKETCH_CHUNK)  # the numbers of one [k, N1] draw
         g = rng.standard_normal((hi - lo, n)) * signs
         out[:, lo:hi] = hodge.project(torch.from_numpy(g), "harmonic").numpy().T  # [c, N1]
     return out
+
+
+def _reference_signs(ops: ComplexOperators, rank: int) -> np.ndarray:
+    """``float64 [N_k]``: +1 where a simplex is stored in the orientation of its sorted
+    nodes, else -1 (read from the first face of each column of ``B_k``); a polygon 2-cell
+    +1 where its cycle runs from its smallest node to that node's smaller neighbour."""
+    n = ops.num_simplices(rank)
+    if rank == 0 or n == 0:
+        return np.ones(n)
+    if rank == 2 and not ops.is_simplicial:  # polygons: the smallest node's smaller neighbour
+        nodes, ptr = ops.face_nodes, ops.face_ptr  # next (a triangle's a -> b -> c), else -1
+        return np.where(nodes[ptr[:-1] + 1] < nodes[ptr[1:] - 1], 1.0, -1.0)
+    face_signs = _reference_signs(ops, rank - 1)
+    b = ops.incidence(rank).tocsc()
+    b.sort_indices()
+    first, value = b.indices[b.indptr[:-1]], b.data[b.indptr[:-1]]  # the first face
+    simplex_nodes = np.sort(ops.simplices(rank), axis=1)
+    face_nodes = np.sort(ops.simplices(rank - 1)[first], axis=1)  # [N_k, k]
+    # position of the missing node: the first place where the sorted lists differ
+    differs = np.concatenate(
+        [simplex_nodes[:, :-1] != face_nodes, np.ones((n, 1), dtype=bool)], axis=1
+    )
+    missing = np.argmax(differs, axis=1)
+    return value * np.where(missing % 2 == 0, 1.0, -1.0) * face_signs[first]
+
+
+def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
+    r"""A deterministic orthonormal basis of the harmonic space :math:`\ker \mathbf{L}_1`
+    that depends only on the projector :math:`\mathbf{P}_H` and the edges' node ids (the
+    same for both backends of :class:`~topo_contrastive.HodgeDecomposition`), and turns
+    with the edges: re-orienting them by :math:`\mathbf{S} = \mathrm{diag}(\pm 1)` gives
+    :math:`\mathbf{S}\mathbf{U}_H`, so the coordinates :math:`\mathbf{U}_H^\top\mathbf{x}`
+    of re-oriented flows are unchanged.
+
+    1. **Pivot edges** :math:`p_1, \dots, p_{\beta_1}` by greedy column pivoting on
+       :math:`\mathbf{P}_H` (ties within a relative :math:`10^{-6}` to the lowest index).
+    2. **Columns** by Gram-Schmidt on :math:`\mathbf{P}_H[:, p_j]` (QR, positive diagonal).
+    3. **Sign**: column :math:`j` flows along :math:`p_j` from its lower to its higher node
+       id (at rank :math:`k`: positive on :math:`p_j` in its sorted nodes' orientation).
+
+    Args:
+        hodge: the decomposition of the complex (either backend, any rank :math:`k`).
+
+    Returns:
+        ``(basis, pivots)``: ``float64 [N_k, beta_k]`` and ``int64 [beta_k]`` (computed once
+        per decomposition while it lives; copies per call).
+
+    Raises:
+        ValueError: the backend cannot provide a harmonic basis (see
+            :meth:`~topo_contrastive.HodgeDecomposition.basis`).
+    """
+    if hodge not in _BASES:  # the same decomposition: the same basis
+        _BASES[hodge] = _canonical_harmonic_basis(hodge)
+    basis, pivots = _BASES[hodge]
+    return basis.copy(), pivots.copy()
+
+
+def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
+    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal
+    n1, beta1 = u.shape
+    if beta1 == 0:
+        return np.zeros((n1, 0)), np.zeros(0, dtype=np.int64)
+    residual = u.copy()  # row e: coordinates of P_H e_e left after earlier pivots
+    pivots = []
+    for _ in range(beta1):
+        norms = np.einsum("ij,ij->i", residual, residual)
+        p = int(np.flatnonzero(norms >= norms.max() * (1.0 - _TIE_RTOL))[0])
+        q = residual[p] / np.sqrt(norms[p])
+        residual -= np.outer(residual @ q, q)
+        pivots.append(p)
+    piv = np.asarray(pivots, dtype=np.int64)
+    q, r = np.linalg.qr(u @ u[piv].T)  # P_H[:, pivots], [N1, beta1]
+    q = q * np.sign(np.diag(r))  # q[p_j, j] = r_jj > 0
+    if hodge.rank != 1:
+        return q * _reference_signs(hodge.complex, hodge.rank)[piv], piv
+    edges = hodge.complex.edges  # [N1, 2] tail, head
+    return q * np.where(edges[piv, 0] < edges[piv, 1], 1.0, -1.0), piv

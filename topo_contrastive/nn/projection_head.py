@@ -12,14 +12,12 @@ __all__ = ["ProjectionHead"]
 
 class ProjectionHead(torch.nn.Module):
     r"""Two-layer MLP mapping an embedding :math:`\mathbf{h}` to the representation
-    :math:`\mathbf{z} = g(\mathbf{h})` that enters the contrastive loss (paper eq. 4).
+    :math:`\mathbf{z} = g(\mathbf{h})` of the contrastive loss (paper eq. 4; as in SimCLR,
+    downstream tasks use :math:`\mathbf{h}`).
 
     .. math::
         \mathbf{z} = \mathbf{W}_2\, \mathrm{ReLU}(\mathbf{W}_1 \mathbf{h} + \mathbf{b}_1)
         + \mathbf{b}_2
-
-    As in SimCLR, the head is used only in the loss; downstream tasks use
-    :math:`\mathbf{h}`.
 
     Args:
         in_channels (int): size of :math:`\mathbf{h}`.
@@ -27,27 +25,22 @@ class ProjectionHead(torch.nn.Module):
         out_channels (int): size of :math:`\mathbf{z}`.
 
     Shapes:
-        - **input:** :math:`[B, C_{in}]` (or any :math:`[*, C_{in}]`), floating.
-        - **output:** :math:`[B, C_{out}]` (or :math:`[*, C_{out}]`), same device and
-          dtype.
+        - **input:** :math:`[*, C_{in}]`, floating.
+        - **output:** :math:`[*, C_{out}]`, the input's device and dtype.
 
     Raises:
-        TypeError: (``__init__``) a non-integer size.
-        ValueError: (``__init__``) a size below 1; (``forward``) ``h`` whose last
-            dimension is not ``in_channels``.
+        TypeError: (``__init__``) a non-integer size; (``forward``) ``h`` not floating.
+        ValueError: (``__init__``) a size below 1; (``forward``) a last dimension of ``h``
+            other than ``in_channels``.
     """
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int) -> None:
         super().__init__()
-        for name, val in (
-            ("in_channels", in_channels),
-            ("hidden_channels", hidden_channels),
-            ("out_channels", out_channels),
-        ):
-            check_int(val, name, 1)
-        self.in_channels = int(in_channels)
-        self.hidden_channels = int(hidden_channels)
-        self.out_channels = int(out_channels)
+        sizes = (("in_channels", in_channels), ("hidden_channels", hidden_channels),
+                 ("out_channels", out_channels))  # fmt: skip
+        self.in_channels, self.hidden_channels, self.out_channels = (
+            int(check_int(val, name, 1)) for name, val in sizes
+        )
         self.lin1 = torch.nn.Linear(self.in_channels, self.hidden_channels)
         self.lin2 = torch.nn.Linear(self.hidden_channels, self.out_channels)
         self.reset_parameters()
@@ -58,12 +51,7 @@ class ProjectionHead(torch.nn.Module):
         self.lin2.reset_parameters()
 
     def forward(self, h: Tensor) -> Tensor:
-        """Return :math:`\\mathbf{z} = g(\\mathbf{h})`.
-
-        Raises:
-            TypeError: ``h`` is not a floating tensor.
-            ValueError: the last dimension of ``h`` is not ``in_channels``.
-        """
+        """Return :math:`\\mathbf{z} = g(\\mathbf{h})`."""
         if not isinstance(h, Tensor) or not h.is_floating_point():
             raise TypeError(f"`h` must be a floating tensor, got {type(h).__name__}")
         if h.dim() == 0 or h.size(-1) != self.in_channels:

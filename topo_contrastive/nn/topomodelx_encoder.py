@@ -3,25 +3,28 @@ r"""Any TopoModelX simplicial model as the encoder of the contrastive pipeline:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from topo_contrastive._layout import batch_vector
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.nn._inputs import as_laplacians, check_blocks_batch
+from topo_contrastive.nn._inputs import POOLS, as_laplacians, complexes_batch, edge_samples
+from topo_contrastive.nn._scnn_kernel import kept
 from topo_contrastive.utils.checks import check_int
 
-__all__ = ["KINDS", "TopoModelXEncoder"]
+__all__ = ["TopoModelXEncoder"]
 
 #: The TopoModelX models the adapter builds: name -> (module, class).
-KINDS = {
+_KINDS = {
     "scnn": ("topomodelx.nn.simplicial.scnn", "SCNN"),
     "sccnn": ("topomodelx.nn.simplicial.sccnn", "SCCNN"),
     "san": ("topomodelx.nn.simplicial.san", "SAN"),
     "scn2": ("topomodelx.nn.simplicial.scn2", "SCN2"),
 }
-_READOUTS = ("mean", "sum", "max", "energies")
+_OPERATORS = ("B1", "B2", "L0", "L_down", "L_up", "L1", "L2", "L2_down", "L2_up")
 
 
 def _replicate(t: Tensor, times: int) -> Tensor:
@@ -29,108 +32,74 @@ def _replicate(t: Tensor, times: int) -> Tensor:
     if times == 1:
         return t
     c = t.coalesce()
-    idx, val = c.indices(), c.values()
-    n, m = c.shape
-    steps = torch.arange(times, device=idx.device)
-    rows = (idx[0][None, :] + steps[:, None] * n).reshape(-1)
-    cols = (idx[1][None, :] + steps[:, None] * m).reshape(-1)
+    idx, (n, m) = c.indices(), c.shape
+    steps = torch.arange(times, device=idx.device)[:, None]
+    index = torch.stack([(idx[0][None] + steps * n).ravel(), (idx[1][None] + steps * m).ravel()])
     return torch.sparse_coo_tensor(
-        torch.stack([rows, cols]), val.repeat(times), (times * n, times * m),
-        check_invariants=False,  # in range by construction
+        index, c.values().repeat(times), (times * n, times * m), check_invariants=False
     ).coalesce()
 
 
 def _check_widths(kind: str, kwargs: dict[str, Any]) -> None:
-    """The input widths of the model's arguments are integers >= 1 (a width 0 would make
-    the model ignore its input)."""
+    """The model's input widths are integers >= 1 (a width 0 would ignore the input)."""
     if kind == "sccnn":
         widths = kwargs.get("in_channels_all")
-        if widths is not None:
-            if not isinstance(widths, (tuple, list)) or len(widths) != 3:
-                raise ValueError(
-                    "`in_channels_all` must be three input widths (nodes, edges, 2-cells), "
-                    f"got {widths!r}"
-                )
-            for i, w in enumerate(widths):
-                check_int(w, f"in_channels_all[{i}]", minimum=1)
-    elif kind == "scn2":
-        for k in range(3):
-            if f"in_channels_{k}" in kwargs:
-                check_int(kwargs[f"in_channels_{k}"], f"in_channels_{k}", minimum=1)
-    elif "in_channels" in kwargs:
-        check_int(kwargs["in_channels"], "in_channels", minimum=1)
+        if widths is not None and (not isinstance(widths, (tuple, list)) or len(widths) != 3):
+            raise ValueError(
+                "`in_channels_all` must be three input widths (nodes, edges, 2-cells), "
+                f"got {widths!r}"
+            )
+        for i, w in enumerate(widths or ()):
+            check_int(w, f"in_channels_all[{i}]", minimum=1)
+        return
+    for name in [f"in_channels_{k}" for k in range(3)] if kind == "scn2" else ["in_channels"]:
+        if name in kwargs:
+            check_int(kwargs[name], name, minimum=1)
 
 
 class TopoModelXEncoder(torch.nn.Module):
     r"""A TopoModelX simplicial model (``SCNN``, ``SCCNN``, ``SAN``, ``SCN2``) behind the
     interface of :class:`~topo_contrastive.nn.SCNN`: ``forward(x, laplacians, batch)``
-    returns one embedding per sample, ``[B, D]``, so it drops into the pipeline (views,
-    projection head, losses) unchanged.
+    returns one embedding per sample, ``[B, D]``.
 
-    A batch is one complex (block-diagonal operators, :class:`~topo_contrastive.data.
-    ComplexData`; or ``B`` flows on one shared complex, whose operators are repeated on
-    the diagonal), so the model runs **once per batch**, never per sample, and its per-edge
-    output is pooled per sample with PyG's global pooling over ``batch``. The other
-    operators a model needs (:math:`\mathbf{B}_1`, :math:`\mathbf{B}_2`,
-    :math:`\mathbf{L}_0`, :math:`\mathbf{L}_2`, ...) come from the complex the
-    :class:`~topo_contrastive.complex.Laplacians` carry (:meth:`ComplexOperators.laplacians
-    <topo_contrastive.ComplexOperators.laplacians>` or :meth:`ComplexData.laplacians
-    <topo_contrastive.data.ComplexData.laplacians>`). Models that take signals on nodes
-    and 2-cells get the divergence :math:`\mathbf{B}_1\mathbf{x}` and the curl
-    :math:`\mathbf{B}_2^\top\mathbf{x}` of the edge flow there.
+    A batch is one complex (block-diagonal operators of
+    :class:`~topo_contrastive.data.ComplexData`, or ``B`` flows on one complex whose
+    operators are repeated on the diagonal): the model runs once per batch and its
+    per-edge output is pooled per sample over ``batch``. The other operators a model needs
+    (:math:`\mathbf{B}_1`, :math:`\mathbf{B}_2`, :math:`\mathbf{L}_0`,
+    :math:`\mathbf{L}_2`, ...) come from the complex the ``Laplacians`` carry; models with
+    node and 2-cell signals get the divergence :math:`\mathbf{B}_1\mathbf{x}` and the curl
+    :math:`\mathbf{B}_2^\top\mathbf{x}` of the flow. Per model (TopoModelX 0.0.1):
+    ``"scnn"``: ``model(x, L_down, L_up)``; ``"sccnn"``: ``model((x_0, x, x_2), (L0,
+    L_down, L_up, L2), (B1, B2))`` (``L2_down, L2_up`` with ``sc_order > 2``); ``"san"``:
+    its layers with the harmonic projection :math:`(\mathbf{I} - \epsilon
+    \mathbf{L}_1)^{k}` computed sparse; ``"scn2"``: ``model(x_0, x, x_2, L0, L1, L2)``
+    after linear lifts of the three signals to its widths. TopoModelX's layers build dense
+    :math:`N \times N` identities, so keep batches to a few thousand edges.
 
-    Per model (TopoModelX 0.0.1's signatures):
-
-    - ``"scnn"``: ``model(x, L_down, L_up)``;
-    - ``"sccnn"``: ``model((x_0, x, x_2), (L0, L_down, L_up, L2), (B1, B2))`` (``sc_order=2``;
-      with ``sc_order > 2`` the 2-cells' ``L2_down``, ``L2_up``);
-    - ``"san"``: its layers with the harmonic projection
-      :math:`(\mathbf{I} - \epsilon \mathbf{L}_1)^{k}` computed sparse (TopoModelX's own
-      ``SAN.forward`` builds it dense, :math:`N_1^2`, which a batch cannot afford);
-    - ``"scn2"``: ``model(x_0, x, x_2, L0, L1, L2)`` after linear lifts of the three signals
-      to its input widths (the model keeps the widths).
-
-    TopoModelX's layers build dense identities :math:`N \times N` at every call (their
-    ``torch.eye``): memory and time grow with the square of the batch's simplices, so keep
-    batches of a few thousand edges with this adapter (the library's own
-    :class:`~topo_contrastive.nn.SCNN` has no such limit).
-
-    Source: Hajij et al., "TopoX: a suite of Python packages for machine learning on
-    topological domains", JMLR 2024 (TopoModelX); Yang et al. 2022 (SCNN, SCCNN), Giusti et
+    Source: Hajij et al., "TopoX", JMLR 2024; Yang et al. 2022 (SCNN, SCCNN), Giusti et
     al. 2022 (SAN), Ebli et al. 2020 (SCN2).
 
     Args:
         kind (str): ``"scnn"``, ``"sccnn"``, ``"san"`` or ``"scn2"``.
-        readout (str): pooling of the per-edge output: ``"mean"`` (default), ``"sum"``,
-            ``"max"``, or ``"energies"``: the basis-free
-            :class:`~topo_contrastive.nn.HodgeReadout` without pooling (per channel the
-            energies :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\downarrow\mathbf{h}`,
-            :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\uparrow\mathbf{h}` of each
-            sample: ``2 D`` features that, for a model odd in its input such as TopoModelX's
-            SCNN, do not depend on the edge orientations: for samples on different
-            complexes, whose orientations mean nothing).
-        **model_kwargs: the arguments of the TopoModelX model (e.g. ``in_channels=1,
-            hidden_channels=32, conv_order_down=2, conv_order_up=2`` for ``"scnn"``;
-            ``in_channels_all=(1, 1, 1), hidden_channels_all=(32, 32, 32), conv_order=2,
-            sc_order=2`` for ``"sccnn"``); recorded, so that the encoder can be rebuilt.
+        readout (str, optional): ``"mean"``, ``"sum"``, ``"max"``, or ``"energies"``: per
+            channel :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\downarrow\mathbf{h}`
+            and :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\uparrow\mathbf{h}` of each
+            sample (``2 D`` features independent of the edge orientations for a model odd
+            in its input). (default: ``"mean"``)
+        **model_kwargs: the model's arguments (e.g. ``in_channels=1, hidden_channels=32,
+            conv_order_down=2, conv_order_up=2`` for ``"scnn"``), recorded.
 
     Shapes:
-        - **input:** as :class:`~topo_contrastive.nn.SCNN`: ``x`` ``[N1, C]``,
-          ``[B, N1, C]`` or ``[B * N1, C]`` with ``batch`` on one complex,
-          ``[sum N1, C]`` with ``batch`` on a batch of complexes; float32 on the CPU
-          (TopoModelX builds its identities with the default device and dtype).
-        - **output:** ``[B, out_channels]`` (``out_channels`` = the model's width ``D``, or
-          ``2 D`` with ``readout="energies"``); :meth:`edge_embeddings`: the per-edge
-          output, ``[sum N1, D]`` on a batch of complexes, ``[B, N1, D]`` on one complex.
+        - **input:** as :class:`~topo_contrastive.nn.SCNN`, float32 on the CPU.
+        - **output:** ``[B, out_channels]`` (``D``, or ``2 D`` with ``"energies"``).
 
     Raises:
-        ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
-        TypeError / ValueError: an unknown ``kind`` or ``readout``; an input width
-            (``in_channels``, ``in_channels_all``, ``in_channels_k``) that is not an
-            integer >= 1; (``forward``) ``laplacians`` without their complex (a pair of
-            tensors), the operators of a batch of several complexes without ``batch``
-            (never one pooled embedding), or the errors of the batch layout (see
-            :class:`~topo_contrastive.nn.SCNN`).
+        ImportError: TopoModelX is not installed.
+        TypeError / ValueError: an unknown ``kind`` or ``readout``, an input width that
+            is not an integer >= 1; (``forward``) ``laplacians`` without their complex, a
+            batch of complexes without ``batch``, or the layout errors of
+            :class:`~topo_contrastive.nn.SCNN`.
 
     Example:
         >>> encoder = TopoModelXEncoder("scnn", in_channels=1, hidden_channels=16,
@@ -138,19 +107,19 @@ class TopoModelXEncoder(torch.nn.Module):
         >>> z = encoder(batch.x_1, batch.laplacians(), batch.batch_1)  # doctest: +SKIP
     """
 
+    #: Read the batch vector's values to check its numbering; ``False`` skips it.
+    check_finite: bool = True
+
     def __init__(self, kind: str, readout: str = "mean", **model_kwargs: Any) -> None:
         super().__init__()
-        if not isinstance(kind, str) or kind not in KINDS:
-            raise ValueError(f"`kind` must be one of {tuple(KINDS)}, got {kind!r}")
-        if not isinstance(readout, str) or readout not in _READOUTS:
-            raise ValueError(f"`readout` must be one of {_READOUTS}, got {readout!r}")
+        if not isinstance(kind, str) or kind not in _KINDS:
+            raise ValueError(f"`kind` must be one of {tuple(_KINDS)}, got {kind!r}")
+        readouts = (*POOLS, "energies")
+        if not isinstance(readout, str) or readout not in readouts:
+            raise ValueError(f"`readout` must be one of {readouts}, got {readout!r}")
         _check_widths(kind, model_kwargs)
-        import importlib
-
-        module, cls = KINDS[kind]
-        self.kind = kind
-        self.readout = readout
-        self.model_kwargs = dict(model_kwargs)
+        module, cls = _KINDS[kind]
+        self.kind, self.readout, self.model_kwargs = kind, readout, dict(model_kwargs)
         self.model = getattr(importlib.import_module(module), cls)(**model_kwargs)
         self.lifts = torch.nn.ModuleList()
         if kind == "scn2":  # SCN2 keeps the widths: lift the three signals to them
@@ -175,29 +144,21 @@ class TopoModelXEncoder(torch.nn.Module):
         return int(h.shape[-1])
 
     def _in_channels(self) -> int:
-        kw = self.model_kwargs
         if self.kind == "sccnn":
-            return int(kw["in_channels_all"][1])
-        if self.kind == "scn2":
-            return 1
-        return int(kw["in_channels"])
+            return int(self.model_kwargs["in_channels_all"][1])
+        return 1 if self.kind == "scn2" else int(self.model_kwargs["in_channels"])
 
-    # ------------------------------------------------------------------ operators
     def _operators(self, L: Laplacians, times: int) -> dict[str, Tensor]:
-        ops = L.complex
-        if ops is None:
+        if L.complex is None:
             raise ValueError(
                 "TopoModelXEncoder takes the other operators of its model from the complex of "
                 "`laplacians`: pass ComplexOperators.laplacians() or ComplexData.laplacians() "
                 "(a Laplacians that carries its complex), not a pair of tensors"
             )
-
-        cache, key = L.cache, ("topomodelx", times)
-        if key not in cache:
-            names = ["B1", "B2", "L0", "L_down", "L_up", "L1", "L2", "L2_down", "L2_up"]
-            base = {n: ops.operator(n, device=L.device, dtype=L.dtype) for n in names}
-            cache[key] = {n: _replicate(t, times) for n, t in base.items()}
-        return cache[key]
+        return kept(L, ("topomodelx", times), lambda: {
+            n: _replicate(L.complex.operator(n, device=L.device, dtype=L.dtype), times)
+            for n in _OPERATORS
+        })  # fmt: skip
 
     def _edge_features(self, x: Tensor, L: Laplacians, times: int) -> Tensor:
         """The model's per-edge output ``[rows, D]`` of ``x`` ``[rows, C]``."""
@@ -205,103 +166,62 @@ class TopoModelXEncoder(torch.nn.Module):
         if self.kind == "scnn":
             return model(x, _replicate(L.down, times), _replicate(L.up, times))
         op = self._operators(L, times)
-        x_0 = torch.mm(op["B1"], x)  # divergence of the flow
-        x_2 = torch.mm(op["B2"].t(), x)  # curl of the flow
+        x_0, x_2 = torch.mm(op["B1"], x), torch.mm(op["B2"].t(), x)  # divergence, curl
         if self.kind == "sccnn":
-            if int(self.model_kwargs.get("sc_order", 2)) == 2:
-                laps = (op["L0"], op["L_down"], op["L_up"], op["L2"])
-            else:
-                laps = (op["L0"], op["L_down"], op["L_up"], op["L2_down"], op["L2_up"])
+            two = int(self.model_kwargs.get("sc_order", 2)) == 2
+            low = ("L2",) if two else ("L2_down", "L2_up")
+            laps = tuple(op[n] for n in ("L0", "L_down", "L_up", *low))
             return model((x_0, x, x_2), laps, (op["B1"], op["B2"]))[1]
         if self.kind == "scn2":
             lifted = [lift(s) for lift, s in zip(self.lifts, (x_0, x, x_2), strict=True)]
             return model(*lifted, op["L0"], op["L1"], op["L2"])[1]
-        # SAN: its layers with the harmonic projection (I - eps L1)^order, sparse
+        n = op["L1"].shape[0]  # SAN: its layers with the projection (I - eps L1)^order, sparse
         eye = torch.sparse_coo_tensor(
-            torch.arange(op["L1"].shape[0]).repeat(2, 1), torch.ones(op["L1"].shape[0]),
-            op["L1"].shape, dtype=x.dtype, device=x.device, check_invariants=False,
-        )
-        step = (eye - model.epsilon_harmonic * op["L1"]).coalesce()
-        proj = step
+            torch.arange(n).repeat(2, 1), torch.ones(n), (n, n), dtype=x.dtype, device=x.device,
+            check_invariants=False,
+        )  # fmt: skip
+        step = proj = (eye - model.epsilon_harmonic * op["L1"]).coalesce()
         for _ in range(int(model.order_harmonic) - 1):
             proj = torch.sparse.mm(proj, step).coalesce()
-        h = x
         for layer in model.layers:
-            h = layer(h, op["L_up"], op["L_down"], proj)
-        return h
+            x = layer(x, op["L_up"], op["L_down"], proj)
+        return x
 
-    # ------------------------------------------------------------------ forward
-    def _layout(
-        self, x: Tensor, L: Laplacians, batch: Tensor | None
-    ) -> tuple[Tensor, Tensor, int, int]:
-        """The rows ``[rows, C]`` of ``x``, their batch vector, the number of samples and
-        how many times the operators repeat on the diagonal (``B`` flows on one complex)."""
+    def _layout(self, x: Tensor, L: Laplacians, batch: Tensor | None) -> tuple:
+        """``(rows [rows, C], batch vector, samples, times the operators repeat, complexes)``."""
         if not isinstance(x, Tensor) or not x.is_floating_point():
             raise TypeError(f"`x` must be a floating tensor, got {type(x).__name__}")
-        if x.dim() == 1:
-            x = x.unsqueeze(-1)
-        n1 = L.num_cells
-        if x.dim() == 3:  # dense samples [B, N1, C] on one complex: PyG's rows and batch
-            if batch is not None:
-                raise ValueError("`batch` is only used with a 2-D `x`")
-            if L.num_blocks > 1:
-                raise ValueError("a batch of complexes takes `x` [sum N1, C] with `batch`")
-            num = int(x.shape[0])
-            x = x.reshape(-1, x.shape[-1])
-            batch = torch.arange(num, device=x.device).repeat_interleave(n1)
-        rows = int(x.shape[0])
-        if rows == n1:
-            if L.num_blocks > 1 or (L.ptr is not None and batch is not None):
-                return x, batch, check_blocks_batch(batch, L), 1  # a batch of complexes
-            return x, torch.zeros(rows, dtype=torch.long, device=x.device), 1, 1
-        if batch is None or rows % n1 or L.num_blocks > 1:  # else: B flows on one complex
-            raise ValueError(
-                f"`x` has {rows} rows but the operators are [{n1}, {n1}]; for a PyG batch of "
-                "flows on one complex pass `batch`"
-            )
-        times = rows // n1
-        expected = torch.arange(times, device=x.device).repeat_interleave(n1)
-        if batch.shape != expected.shape or not torch.equal(batch.long(), expected):
-            raise ValueError(f"`batch` must number {times} samples in blocks of N1 = {n1} rows")
-        return x, batch, times, times
+        x = x.unsqueeze(-1) if x.dim() == 1 else x
+        num = complexes_batch(x, L, batch, self.check_finite)
+        if num is not None:  # a batch of complexes
+            return x, batch, num, 1, True
+        x3 = edge_samples(x, L, batch, self._in_channels(), self.check_finite)  # [B, N1, C]
+        times, rows = int(x3.shape[0]), x3.reshape(-1, x3.shape[-1])
+        return rows, batch_vector(times, x3.shape[1], x.device), times, times, False
 
     def edge_embeddings(
         self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None
     ) -> Tensor:
         """The model's per-edge output before the readout: ``[sum N1, D]`` on a batch of
-        complexes (``x`` ``[sum N1, C]`` with ``batch``, one sample or more), ``[B, N1, D]``
-        for the layouts on one complex (as :meth:`SCNN.edge_embeddings
-        <topo_contrastive.nn.SCNN.edge_embeddings>`).
-
-        Raises:
-            TypeError, ValueError: as :meth:`forward`.
-        """
+        complexes, ``[B, N1, D]`` on one complex (as :meth:`SCNN.edge_embeddings
+        <topo_contrastive.nn.SCNN.edge_embeddings>`); errors as :meth:`forward`."""
         L = as_laplacians(laplacians, (1, 1))
-        n1 = L.num_cells
-        complexes = L.ptr is not None and batch is not None and x.dim() <= 2 and (
-            int(x.shape[0]) == n1
-        )
-        rows, batch, num, times = self._layout(x, L, batch)
+        rows, _, _, times, complexes = self._layout(x, L, batch)
         h = self._edge_features(rows, L, times)  # [rows, D]
-        if complexes:
-            return h  # [sum N1, D]: a batch of complexes (one sample or more)
-        return h.reshape(times, n1, h.shape[-1])  # [B, N1, D]
+        return h if complexes else h.reshape(times, L.num_cells, h.shape[-1])
 
     def forward(self, x: Tensor, laplacians: Laplacians, batch: Tensor | None = None) -> Tensor:
-        """Return the embedding ``[B, out_channels]`` (see the class)."""
-        from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
-
+        """The embedding ``[B, out_channels]`` (see the class)."""
         L = as_laplacians(laplacians, (1, 1))
-        rows, batch, num, times = self._layout(x, L, batch)
+        rows, batch, num, times, _ = self._layout(x, L, batch)
         h = self._edge_features(rows, L, times)  # [rows, D]
-        if self.readout == "energies":
-            from topo_contrastive.nn.hodge_readout import HodgeReadout
+        if self.readout != "energies":
+            return POOLS[self.readout](h, batch, size=num)
+        from topo_contrastive.nn.hodge_readout import HodgeReadout
 
-            down, up = _replicate(L.down, times), _replicate(L.up, times)
-            energies = HodgeReadout(None, pool="none", energies=True)
-            return energies(h, batch, Laplacians(down, up, symmetric=True), size=num)
-        pool = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
-        return pool[self.readout](h, batch, size=num)
+        down, up = _replicate(L.down, times), _replicate(L.up, times)
+        energies = HodgeReadout(None, pool="none", energies=True)
+        return energies(h, batch, Laplacians(down, up, symmetric=True), size=num)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.model_kwargs.items())

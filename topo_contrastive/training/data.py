@@ -1,10 +1,6 @@
-"""Loading the two tasks and what the experiments reuse across runs (private helpers).
-
-:class:`ExperimentData` holds, once per dataset, the dataset, its labels and splits, the two
-Laplacians, the flows ``[S, N1]`` as the probes' design matrix and, once per mask setting, the
-dataset fitted by the configuration's ``ContrastiveViews`` (Hodge parts and drop probabilities
-stored on every sample), so that no epoch recomputes them.
-"""
+"""The one data model of the experiments (:class:`ExperimentData`: samples on one shared
+complex or on complexes of their own) and where datasets come from (:func:`load_dataset`,
+:func:`load_data_file`)."""
 
 from __future__ import annotations
 
@@ -204,15 +200,10 @@ def _stored_signals(dataset: Any, key: str, num: int, n: int) -> torch.Tensor | 
         return None
     stored = dataset._data.get(key) if hasattr(dataset._data, "get") else None
     bounds = (dataset.slices or {}).get(key)
-    if (
-        not isinstance(stored, torch.Tensor)
-        or stored.dtype != torch.float32
-        or stored.numel() != num * n
-        or not stored.is_contiguous()
-        or bounds is None
-        or not torch.equal(bounds, torch.arange(num + 1, device=bounds.device) * n)
-    ):
-        return None
+    if (not isinstance(stored, torch.Tensor) or stored.dtype != torch.float32
+            or stored.numel() != num * n or not stored.is_contiguous() or bounds is None
+            or not torch.equal(bounds, torch.arange(num + 1, device=bounds.device) * n)):
+        return None  # fmt: skip
     return stored.view(num, n)
 
 
@@ -258,6 +249,9 @@ class ExperimentData:
         hodge: its :class:`~topo_contrastive.HodgeDecomposition` (of rank k), or ``None``.
         flows: ``float32 [S, N_k]`` the signals on the shared complex, or ``None``.
         label_values: ``int64 [C]``, the label value of every class id, or ``None``.
+        input_scale: the factor of the encoder's inputs (:meth:`batch`, the training views;
+            default 1). The layers expect flows of order one: :meth:`scale_flows` divides
+            flows in physical units by their RMS, as the commands do (``--flow-scale``).
 
     Raises:
         TypeError: labels that are not integral (``0.5``, NaN, strings, booleans).
@@ -271,6 +265,7 @@ class ExperimentData:
     hodge: HodgeDecomposition | None = None
     flows: torch.Tensor | None = None
     label_values: torch.Tensor | None = field(default=None, repr=False)
+    input_scale: float = 1.0
     _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -341,6 +336,31 @@ class ExperimentData:
         return (int(counts[0]), int(counts[1]), int(counts[2]))
 
     @property
+    def flow_rms(self) -> float:
+        """The RMS of the samples' non-zero signal entries (1 for unit path flows)."""
+        if "flow_rms" not in self._fitted:
+            x = self.flows if self.flows is not None else self.dataset._data[self.attr]
+            x = x.reshape(-1).double()
+            x = x[x != 0]
+            self._fitted["flow_rms"] = float(x.square().mean().sqrt()) if x.numel() else 0.0
+        return self._fitted["flow_rms"]
+
+    def scale_flows(self, mode: str = "rms") -> float:
+        """Set and return :attr:`input_scale`: ``"rms"`` divides flows whose :attr:`flow_rms`
+        lies outside ``[1/4, 4]`` (physical units) by it and keeps flows of order one (unit
+        path flows, the paper's tasks) as they are; ``"none"`` keeps every flow.
+
+        Raises:
+            ValueError: another ``mode``.
+        """
+        if mode not in ("rms", "none"):
+            raise ValueError(f"`mode` (--flow-scale) must be 'rms' or 'none', got {mode!r}")
+        rms = self.flow_rms
+        far = mode == "rms" and rms > 0 and not 0.25 <= rms <= 4.0
+        self.input_scale = 1.0 / rms if far else 1.0
+        return self.input_scale
+
+    @property
     def cells_per_sample(self) -> int:
         """:math:`N_k` of the shared complex, or the most of any sample's complex (what the
         memory of a view is planned for)."""
@@ -350,13 +370,12 @@ class ExperimentData:
 
     @property
     def fingerprint(self) -> str | None:
-        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`, or
-        ``None`` (the samples carry their complexes)."""
+        """The shared complex's :meth:`~topo_contrastive.ComplexOperators.fingerprint`."""
         return None if self.complex is None else self.complex.fingerprint()
 
     def record(self) -> dict[str, Any]:
         """What a run records of its data: the complex's sizes and fingerprint, or the
-        layout of samples on complexes of their own with their number and summed sizes."""
+        layout of many complexes, their number and summed sizes."""
         if self.complex is None:
             return {"data_layout": LAYOUT, "samples": self.num_samples,
                     "summed_sizes": list(self.sizes)}  # fmt: skip
@@ -396,14 +415,16 @@ class ExperimentData:
         self, idx: Sequence[int] | np.ndarray | torch.Tensor, device: torch.device | str = "cpu"
     ) -> tuple[torch.Tensor, Laplacians, torch.Tensor]:
         """The samples ``idx`` as one PyG batch (``Batch.from_data_list``, the
-        ``DataLoader``'s collate): their signals ``float32 [rows, 1]``, their
-        :meth:`laplacians` and the batch vector ``int64 [rows]``, on ``device``: the
-        encoder's inputs."""
+        ``DataLoader``'s collate): their signals ``float32 [rows, 1]`` (times
+        :attr:`input_scale`), their :meth:`laplacians` and the batch vector ``int64 [rows]``,
+        on ``device``: the encoder's inputs."""
         from torch_geometric.data import Batch
 
         rows = [int(i) for i in torch.as_tensor(idx).reshape(-1).tolist()]
         batch = Batch.from_data_list([self.dataset[i] for i in rows])
         x = batch[self.attr].reshape(-1, 1).to(device=device, dtype=torch.float32)
+        if self.input_scale != 1.0:
+            x = x * self.input_scale
         L = self.laplacians(batch, device)
         return x, L, L.batch_vector(len(rows), device)
 
@@ -478,21 +499,24 @@ class ExperimentData:
         return ContrastiveViews(mask, hodge=self.hodge, attr=self.attr, hodge_parts=hodge_parts)
 
     def contrastive_dataset(self, views: ContrastiveViews) -> Any:
-        """A copy of :attr:`dataset` fitted by ``views`` (:meth:`ContrastiveViews.fit`: the
-        Hodge parts and, for a spectral mask, the drop probabilities stored on every sample),
-        computed once per mask setting and cached (the original dataset is not modified)."""
+        """A copy of :attr:`dataset` (its flows times :attr:`input_scale`) fitted by ``views``
+        (:meth:`ContrastiveViews.fit`: the Hodge parts and, for a spectral mask, the drop
+        probabilities stored on every sample), once per mask setting (``dataset`` is not
+        modified)."""
         mask = views.mask
         key = ("spectral", repr(mask)) if hasattr(mask, "prob_attr") else ("parts",)
-        key = (*key, views.hodge_parts)
+        key = (*key, views.hodge_parts, self.input_scale)
         if key not in self._fitted:
-            self._fitted[key] = views.fit(_shallow_copy(self.dataset))
+            copy = _shallow_copy(self.dataset)
+            if self.input_scale != 1.0:  # the views, masks and parts of the scaled flows
+                copy._data[self.attr] = copy._data[self.attr] * self.input_scale
+            self._fitted[key] = views.fit(copy)
         return self._fitted[key]
 
     def hodge_cosines(self) -> torch.Tensor:
-        """The cosines ``float64 [3, S, S]`` of the gradient, curl and harmonic parts of
-        every pair of samples on the shared complex
-        (:func:`~topo_contrastive.losses.hodge_cosines`), computed once: the Hodge-debiased
-        loss's weights of any batch, without every sample's parts in memory."""
+        """The cosines ``float64 [3, S, S]`` of the Hodge parts of every pair of samples
+        (:func:`~topo_contrastive.losses.hodge_cosines`), computed once: the loss's weights
+        of any batch without every sample's parts in memory."""
         if ("cosines",) not in self._fitted:
             from topo_contrastive.losses import hodge_cosines
 
@@ -501,8 +525,7 @@ class ExperimentData:
 
     def drop_probabilities_for(self, config: ExperimentConfig) -> torch.Tensor:
         """The spectrally optimised drop probabilities ``float32 [S, N_k]`` (paper eq. 5) of
-        ``config``'s mask that :meth:`contrastive_dataset` stored on the samples of the
-        shared complex.
+        ``config``'s mask, stored on the samples by :meth:`contrastive_dataset`.
 
         Raises:
             ValueError: ``config`` has no spectral mask.

@@ -35,7 +35,10 @@ MIN_SPREAD = 0.05
 
 
 def pretrain_diagnostics(
-    losses: list[float], chance_losses: list[float], embeddings: np.ndarray
+    losses: list[float],
+    chance_losses: list[float],
+    embeddings: np.ndarray,
+    flow_rms: float | None = None,
 ) -> dict[str, Any]:
     r"""The loss-at-chance and collapse checks of a pre-training run.
 
@@ -47,6 +50,9 @@ def pretrain_diagnostics(
             <topo_contrastive.training.loop.PretrainResult>`).
         embeddings: ``[S, D]`` embeddings :math:`\mathbf{h}` of all samples after training
             (:func:`~topo_contrastive.training.embed`).
+        flow_rms: the RMS of the flows the encoder saw (after any scaling); where it lies
+            outside ``[1/4, 4]`` the loss-at-chance warning names it as a likely cause (the
+            layers expect flows of order one). Default ``None``: not checked.
 
     Returns:
         ``{"final_loss", "chance_loss", "loss_drop"`` (``(chance - final) / chance``),
@@ -91,6 +97,12 @@ def pretrain_diagnostics(
             f"against {chance:.4f} for identical embeddings ({100 * drop:.1f} % below; "
             f"expected at least {100 * MIN_LOSS_DROP:.0f} %): the encoder did not learn to "
             "tell the views apart"
+            + (
+                f"; the flows' RMS is {flow_rms:.4g}, far from the order one the layers "
+                "expect: divide them by it (--flow-scale rms)"
+                if flow_rms is not None and flow_rms > 0 and not 0.25 <= flow_rms <= 4.0
+                else ""
+            )
         )
     if relative < MIN_SPREAD:
         warnings.append(

@@ -1,4 +1,5 @@
-"""Packages a core install leaves out (the ``plot`` and ``ocean-raw`` extras of setup.cfg).
+"""Packages a core install leaves out (the ``plot``, ``ocean-raw``, ``power`` and ``water``
+extras of setup.cfg).
 
 ``import topo_contrastive`` and its core subpackages never import them; the functions that
 need one call :func:`require_extra` first, so that a missing package is reported before any
@@ -13,7 +14,7 @@ import importlib
 __all__ = ["EXTRAS", "MissingExtraError", "require_extra"]
 
 #: module -> the extra of setup.cfg that installs it
-EXTRAS = {"matplotlib": "plot", "h5py": "ocean-raw"}
+EXTRAS = {"matplotlib": "plot", "h5py": "ocean-raw", "pandapower": "power", "wntr": "water"}
 
 
 class MissingExtraError(ImportError):
@@ -24,7 +25,8 @@ def require_extra(module: str, purpose: str) -> None:
     """Raise :class:`MissingExtraError` unless ``module`` (a key of :data:`EXTRAS`) imports.
 
     Args:
-        module: ``"matplotlib"`` or ``"h5py"``.
+        module: a key of :data:`EXTRAS` (``"matplotlib"``, ``"h5py"``, ``"pandapower"``,
+            ``"wntr"``).
         purpose: what needs it, for the message (e.g. ``"plot_complex"``).
 
     Raises:

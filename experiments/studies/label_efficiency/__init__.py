@@ -1,15 +1,8 @@
-"""Label efficiency: test accuracy against the labelled fraction of the training split.
-
-Pre-trained encoders probed and fine-tuned, the fine-tune control, the supervised SCNN and
-reference rows, on nested stratified subsets of the training split
-(``python -m experiments label-efficiency``):
-
-- :func:`label_efficiency` runs the curves (resumable; :func:`resolve_rows`, :class:`Row`,
-  :class:`LabelEfficiencyResult`, :func:`reduce_harmonic`);
-- :func:`labelled_subsets` / :func:`subset_sizes`: the labelled subsets;
-- :func:`low_label_probe`: the linear probe for few labels (:class:`LowLabelProbeResult`);
-- :func:`summarize`, :func:`best_line`, :func:`label_efficiency_markdown`,
-  :func:`plot_curves`: the summary, the table and the figure.
+"""Label efficiency: test accuracy against the labelled fraction of the training split
+(``python -m experiments label-efficiency``): pre-trained encoders probed and fine-tuned, the
+fine-tune control, the supervised SCNN and reference rows on nested stratified subsets
+(:mod:`.subsets`), the low-label probe (:mod:`.probe`), the curves (:mod:`.curves`) and their
+tables and figure (:mod:`.report`).
 """
 
 from experiments.studies.label_efficiency.curves import (
@@ -29,17 +22,7 @@ from experiments.studies.label_efficiency.report import (
 from experiments.studies.label_efficiency.subsets import labelled_subsets, subset_sizes
 
 __all__ = [
-    "LabelEfficiencyResult",
-    "LowLabelProbeResult",
-    "Row",
-    "best_line",
-    "label_efficiency",
-    "label_efficiency_markdown",
-    "labelled_subsets",
-    "low_label_probe",
-    "plot_curves",
-    "reduce_harmonic",
-    "resolve_rows",
-    "subset_sizes",
-    "summarize",
-]
+    "LabelEfficiencyResult", "LowLabelProbeResult", "Row", "best_line", "label_efficiency",
+    "label_efficiency_markdown", "labelled_subsets", "low_label_probe", "plot_curves",
+    "reduce_harmonic", "resolve_rows", "subset_sizes", "summarize",
+]  # fmt: skip

@@ -45,6 +45,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ import torch
 
 import topo_contrastive
 from experiments import _names
+from experiments._helpers import COMPLETE_MARKER, count, require_extra
 from experiments.run_folder import RunFolder
 from experiments.studies.label_efficiency import probe as llp
 from experiments.studies.label_efficiency.report import (
@@ -60,35 +62,13 @@ from experiments.studies.label_efficiency.report import (
     plot_curves,
     summarize,
 )
-from experiments.studies.label_efficiency.subsets import (
-    DEFAULT_DRAWS,
-    DEFAULT_FRACTIONS,
-    labelled_subsets,
-    subset_sizes,
-)
+from experiments.studies.label_efficiency.subsets import DEFAULT_FRACTIONS, labelled_subsets
+from experiments.study import Settings, check_counts
 from topo_contrastive.evaluation import finetune as ft
 from topo_contrastive.evaluation.probe import reference_features
 from topo_contrastive.training.configs import EDITIONS, get_config, resolve_edition
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import embed
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import COMPLETE_MARKER
-from topo_contrastive.utils.words import count
-
-__all__ = [
-    "DEFAULT_DRAWS",
-    "DEFAULT_FRACTIONS",
-    "HARMONIC_MAX",
-    "reduce_harmonic",
-    "PRETRAINED_METHODS",
-    "ROW_KINDS",
-    "LabelEfficiencyResult",
-    "Row",
-    "label_efficiency",
-    "labelled_subsets",
-    "resolve_rows",
-    "subset_sizes",
-]
 
 #: The contrastive rows pre-trained for the curves.
 PRETRAINED_METHODS: tuple[str, ...] = ("SSCL_Spec", "SCL")
@@ -277,8 +257,8 @@ class _Features:
         key = ("pretrained", method, edition, pseed)
         if key in self.cache:
             return self.cache[key]
+        from experiments._helpers import pretrain_to_folder
         from topo_contrastive import io
-        from topo_contrastive.cli.runs import pretrain_to_folder
 
         cfg = self.config(method, edition)
         epochs = self.opts["pretrain_epochs"] or cfg.epochs
@@ -373,60 +353,30 @@ def _cell(
     return rec
 
 
-def label_efficiency(
-    data: ExperimentData,
-    out: str | Path,
-    task: str,
-    *,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    draws: int = DEFAULT_DRAWS,
-    split: int = 0,
-    seed: int = 0,
-    pretrain_seeds: int = 1,
-    rows: Sequence[str] | None = None,
-    editions: Sequence[str] = EDITIONS,
-    pretrain_epochs: int | None = None,
-    max_epochs: int | None = None,
-    classifier: str = "ridge",
-    overrides: Mapping[str, Any] | None = None,
-    device: str | torch.device = "cpu",
-    resume: bool = False,
-    progress: Callable[[int], Any] | None = None,
-    log: Callable[[str], None] | None = None,
-    command: str = "",
-) -> LabelEfficiencyResult:
+def label_efficiency(data: ExperimentData, settings: Settings, task: str,
+                     classifier: str = "ridge", split: int = 0) -> LabelEfficiencyResult:
     r"""Test accuracy against the labelled fraction for every row; writes
     ``label_efficiency.json``, ``.csv``, ``.md``, ``.png`` and, last, ``COMPLETE`` into
-    ``out`` (the pre-trained encoders into ``out/encoders/``).
+    ``settings.out`` (the pre-trained encoders into ``<out>/encoders/``).
 
     Args:
         data: the prepared dataset, with labels.
-        out: the output folder (created; must be writable).
+        settings: the run's ``out``, ``fractions`` of the training split (default
+            :data:`DEFAULT_FRACTIONS`), ``draws`` per fraction, ``seed`` (of the draws, of
+            the pre-training, ``seed + j``, and of the fine-tuning runs, ``seed + draw``),
+            ``seeds`` (encoders pre-trained per method and edition), ``rows``
+            (:func:`resolve_rows`; ``None``: all), ``editions`` (of the encoder rows;
+            ``None``: both), ``epochs`` (of pre-training; ``None``: the configurations'),
+            ``label_epochs`` (the largest epoch count of fine-tuning and the supervised
+            SCNN; ``None``: 40 and the configuration's 200), ``hidden`` (the encoders' width;
+            ``None``: the configurations'), ``device``, ``resume``, ``command`` and progress
+            (a line per pre-training, a display of the cells).
         task: the task whose configurations apply (``"trajectory"`` or ``"ocean"``).
-        fractions: labelled fractions of the training split, in ``(0, 1]`` (default
-            :data:`DEFAULT_FRACTIONS`).
-        draws: draws per fraction (default 10).
-        split: the standard split whose training part is subsampled and whose test part
-            scores (default 0).
-        seed: seed of the draws, of the pre-training (``seed + j``) and of the fine-tuning
-            runs (``seed + draw``) (default 0).
-        pretrain_seeds: encoders pre-trained per method and edition (default 1).
-        rows: the rows (:func:`resolve_rows`; default ``None``: all).
-        editions: the editions of the encoder rows (default both).
-        pretrain_epochs: pre-training epochs (default ``None``: the configurations').
-        max_epochs: the largest epoch count of fine-tuning and the supervised SCNN (default
-            ``None``: 40 for fine-tuning, the configuration's 200 for the supervised SCNN).
         classifier: the low-label probe's classifier, ``"ridge"`` (default: the fast probe,
             one SVD per fold and scaling for the whole penalty path), ``"logistic"`` or
             ``"svm"`` (:func:`~experiments.studies.label_efficiency.low_label_probe`).
-        overrides: configuration fields changed for every row (e.g. ``hidden_channels``).
-        device: training device (default ``"cpu"``).
-        resume: keep the finished cells of an earlier call in ``out`` (default ``False``:
-            start over).
-        progress: called once with the number of cells to run; returns a display with
-            ``update(n)``, ``set_postfix(**values)`` and ``close()`` (default: none).
-        log: called with a line per pre-training (default: nothing).
-        command: the command line, recorded in the JSON file.
+        split: the standard split whose training part is subsampled and whose test part
+            scores (default 0).
 
     Returns:
         :class:`LabelEfficiencyResult`.
@@ -437,75 +387,61 @@ def label_efficiency(
             command's folder or a run of other settings (nothing is written then).
         MissingExtraError: matplotlib is not installed (the ``plot`` extra), before any work.
     """
-    start = time.perf_counter()
+    start, s = time.perf_counter(), settings
     require_extra("matplotlib", "the label-efficiency figure")  # before any work
     if classifier not in llp.CLASSIFIERS:
         raise ValueError(
             f"`classifier` must be one of {', '.join(llp.CLASSIFIERS)}, got {classifier!r}"
         )
     labels = data.require_labels("the label-efficiency curves").numpy()
-    chosen = resolve_rows(rows, editions)
+    chosen = resolve_rows(s.rows, EDITIONS if s.editions is None else s.editions)
     idx = data.split(int(split))
     test_idx = np.asarray(idx["test"], dtype=np.int64)
-    subsets = labelled_subsets(labels, idx["train"], fractions, draws, seed)
-    for p in (("draws", draws), ("pretrain_seeds", pretrain_seeds)):
-        if int(p[1]) < 1:
-            raise ValueError(f"`{p[0]}` must be >= 1, got {p[1]}")
-    opts = _options(fractions, draws, split, seed, pretrain_seeds, pretrain_epochs, max_epochs,
-                    classifier, overrides)  # fmt: skip
-    run = RunFolder(out, COMMAND, _settings(data, task, opts), records=RECORDS_FILE,
-                    resume=resume, restart="use another --out, or run without --resume (and "
+    fractions = DEFAULT_FRACTIONS if s.fractions is None else s.fractions
+    subsets = labelled_subsets(labels, idx["train"], fractions, s.draws, s.seed)
+    check_counts(draws=s.draws, pretrain_seeds=s.seeds)
+    opts = _options(fractions, s, split, classifier)
+    run = RunFolder(s.out, COMMAND, _settings(data, task, opts), records=RECORDS_FILE,
+                    resume=s.resume, restart="use another --out, or run without --resume (and "
                     "with --overwrite) to start over")  # fmt: skip
-    folder = run.folder
-    opts["device"] = str(device)
-    planned = [(row, f, d) for row in chosen for f in opts["fractions"] for d in range(draws)]
-    todo = [c for c in planned if not run.done(f"{c[0].key}|{c[1]:g}|{c[2]}")]
-    resumed = len(planned) - len(todo)
+    opts["device"] = str(s.device)
     run.start(task=task, dataset=data.name,
               data={"sizes": list(data.sizes), "complex": data.fingerprint,
-                    "samples": data.num_samples}, **opts, command=command,
+                    "samples": data.num_samples}, **opts, command=s.command,
               torch=torch.__version__, threads=torch.get_num_threads())  # fmt: skip
-    feats = _Features(data, task, folder, opts, log or (lambda _m: None))
-    bar = progress(len(todo)) if progress is not None else None
-    for row, f, d in todo:
-        t0 = time.perf_counter()
+    feats = _Features(data, task, run.folder, opts, s.say)
+
+    def cell(row: Row, f: float, d: int) -> dict[str, Any]:
         subset = subsets[(f, d)]
         rec = _cell(row, subset, test_idx, d, feats, opts)
         label = feats.harmonic_label if row.kind == "harmonic" else row.label
-        run.save(f"{row.key}|{f:g}|{d}", {
-            "row": row.key, "kind": row.kind,
-            "method": row.method, "edition": row.edition, "label": label, "fraction": f,
-            "draw": d, "labelled": int(subset.size), "split": int(split),
-            "subset": hashlib.sha256(subset.tobytes()).hexdigest()[:12], **rec,
-            "seconds": round(time.perf_counter() - t0, 3), "finished_at": time.time(),
-        })  # fmt: skip
-        if bar is not None:
-            bar.set_postfix(row=row.key, frac=f"{f:g}", acc=f"{100 * rec['test_accuracy']:.1f}%")
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+        return {"row": row.key, "kind": row.kind, "method": row.method, "edition": row.edition,
+                "label": label, "fraction": f, "draw": d, "labelled": int(subset.size),
+                "split": int(split), "subset": hashlib.sha256(subset.tobytes()).hexdigest()[:12],
+                **rec}  # fmt: skip
+
+    plan = {f"{row.key}|{f:g}|{d}": partial(cell, row, f, d)
+            for row in chosen for f in opts["fractions"] for d in range(s.draws)}  # fmt: skip
+    run.cells(plan, s.bar(f"label-efficiency {data.name}"), digits=3, finished_at=True)
     summary = summarize(run.records, [r.key for r in chosen])
     _write_report(run, summary, data.name, opts, len(idx["train"]), test_idx.size)
     seconds = time.perf_counter() - start
     run.finish(f"completed in {seconds:.1f} s", wall_time_s=round(seconds, 1))
     return LabelEfficiencyResult(
-        records=run.records, summary=summary, out=folder, resumed_cells=resumed,
-        computed_cells=len(todo), seconds=seconds,
+        records=run.records, summary=summary, out=run.folder, resumed_cells=run.resumed,
+        computed_cells=run.computed, seconds=seconds,
     )  # fmt: skip
 
 
-def _options(
-    fractions: Sequence[float], draws: int, split: int, seed: int, pretrain_seeds: int,
-    pretrain_epochs: int | None, max_epochs: int | None, classifier: str,
-    overrides: Mapping[str, Any] | None,
-) -> dict[str, Any]:
+def _options(fractions: Sequence[float], s: Settings, split: int,
+             classifier: str) -> dict[str, Any]:  # fmt: skip
     """The settings of :func:`label_efficiency` that decide its numbers (fingerprinted: a
     resume with others is refused), with the probe's and fine-tuning's fixed choices."""
     return {
-        "fractions": [float(f) for f in fractions], "draws": int(draws), "split": int(split),
-        "seed": int(seed), "pretrain_seeds": int(pretrain_seeds),
-        "pretrain_epochs": pretrain_epochs, "max_epochs": max_epochs, "classifier": classifier,
-        "overrides": dict(overrides or {}),
+        "fractions": [float(f) for f in fractions], "draws": int(s.draws), "split": int(split),
+        "seed": int(s.seed), "pretrain_seeds": int(s.seeds), "pretrain_epochs": s.epochs,
+        "max_epochs": s.label_epochs, "classifier": classifier,
+        "overrides": {"hidden_channels": s.hidden} if s.hidden else {},
         "probe": {"Cs": list(llp.LOW_LABEL_CS), "default_C": llp.DEFAULT_C,
                   "default_scaling": llp.DEFAULT_SCALING, "min_labels_for_cv": 5}
         if classifier != "ridge" else

@@ -32,6 +32,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -42,20 +43,8 @@ from sklearn.preprocessing import Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
 
 from experiments import _names
+from experiments._helpers import check_disjoint, check_indices, check_seed
 from topo_contrastive.evaluation.ridge_probe import RIDGE_ALPHAS, ridge_path
-
-__all__ = [
-    "CLASSIFIERS",
-    "DEFAULT_ALPHA",
-    "DEFAULT_C",
-    "DEFAULT_SCALING",
-    "LOW_LABEL_ALPHAS",
-    "LOW_LABEL_CS",
-    "MIN_LABELS_FOR_CV",
-    "SCALINGS",
-    "LowLabelProbeResult",
-    "low_label_probe",
-]
 
 #: The classifiers of :func:`low_label_probe`.
 CLASSIFIERS: tuple[str, ...] = _names.CLASSIFIERS
@@ -137,12 +126,38 @@ def _ridge(
 
 
 def _pipeline(classifier: str, scaling: str, C: float, seed: int) -> Pipeline:
-    scale = StandardScaler() if scaling == "standard" else Normalizer(norm="l2")
+    scale = _scaler(scaling)
     if classifier == "logistic":
         model = LogisticRegression(C=C, solver="liblinear", max_iter=MAX_ITER, random_state=seed)
     else:
         model = LinearSVC(C=C, dual="auto", max_iter=MAX_ITER, random_state=seed)
     return Pipeline([("scale", scale), ("clf", model)])
+
+
+def _checked(features: Any, labels: Any, train_idx: Any, test_idx: Any, seed: Any,
+             classifier: Any, default_scaling: Any, scalings: Sequence[str]) -> tuple:
+    """:func:`low_label_probe`'s inputs checked: ``X`` float64, ``y``, the indices, the seed."""
+    for name, value, allowed in (("classifier", classifier, CLASSIFIERS),
+                                 ("default_scaling", default_scaling, SCALINGS)):  # fmt: skip
+        if not isinstance(value, str):
+            raise TypeError(f"`{name}` must be a str, got {type(value).__name__}")
+        if value not in allowed:
+            raise ValueError(f"`{name}` must be one of {', '.join(allowed)}, got {value!r}")
+    for s in scalings:
+        if s not in SCALINGS:
+            raise ValueError(f"`scalings` must hold {' or '.join(SCALINGS)}, got {s!r}")
+    X = np.asarray(features, dtype=np.float64)
+    y = np.asarray(labels).reshape(-1)
+    if X.ndim != 2 or X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"`features` must be [S, D] with S = len(labels) = {y.shape[0]}, got {X.shape}"
+        )
+    if not np.isfinite(X).all():
+        raise ValueError("`features` contains NaN or inf values")
+    train_idx = check_indices(train_idx, "train_idx", len(y))
+    test_idx = check_indices(test_idx, "test_idx", len(y))
+    check_disjoint({"train_idx": train_idx, "test_idx": test_idx})
+    return X, y, train_idx, test_idx, check_seed(seed)
 
 
 def low_label_probe(
@@ -191,36 +206,16 @@ def low_label_probe(
             features, an empty split, fewer than two classes among the labelled samples,
             overlapping training and test samples.
     """
-    for name, value, allowed in (("classifier", classifier, CLASSIFIERS),
-                                 ("default_scaling", default_scaling, SCALINGS)):  # fmt: skip
-        if not isinstance(value, str):
-            raise TypeError(f"`{name}` must be a str, got {type(value).__name__}")
-        if value not in allowed:
-            raise ValueError(f"`{name}` must be one of {', '.join(allowed)}, got {value!r}")
-    for s in scalings:
-        if s not in SCALINGS:
-            raise ValueError(f"`scalings` must hold {' or '.join(SCALINGS)}, got {s!r}")
-    X = np.asarray(features, dtype=np.float64)
-    y = np.asarray(labels).reshape(-1)
-    if X.ndim != 2 or X.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"`features` must be [S, D] with S = len(labels) = {y.shape[0]}, got {X.shape}"
-        )
-    if not np.isfinite(X).all():
-        raise ValueError("`features` contains NaN or inf values")
-    from topo_contrastive.utils.checks import check_disjoint, check_indices, check_seed
-
-    train_idx = check_indices(train_idx, "train_idx", len(y))
-    test_idx = check_indices(test_idx, "test_idx", len(y))
-    check_disjoint({"train_idx": train_idx, "test_idx": test_idx})
-    seed = check_seed(seed)
+    X, y, train_idx, test_idx, seed = _checked(features, labels, train_idx, test_idx, seed,
+                                               classifier, default_scaling, scalings)  # fmt: skip
     classes, counts = np.unique(y[train_idx], return_counts=True)
     if classes.size < 2:
         raise ValueError(f"the labelled samples need at least two classes, got {classes.tolist()}")
     Xtr, ytr = X[train_idx], y[train_idx]
+    grid = alphas if classifier == "ridge" else Cs
+    cv = bool(counts.min() >= MIN_LABELS_FOR_CV and (len(grid) > 1 or len(scalings) > 1))
+    k = int(max(2, min(folds, counts.min()))) if cv else 0
     if classifier == "ridge":
-        cv = bool(counts.min() >= MIN_LABELS_FOR_CV and (len(alphas) > 1 or len(scalings) > 1))
-        k = int(max(2, min(folds, counts.min()))) if cv else 0
         fitted, pred, alpha, scale, cv_acc = _ridge(
             Xtr, ytr, X[test_idx], cv, alphas, scalings, default_alpha, default_scaling, k, seed
         )
@@ -231,32 +226,21 @@ def low_label_probe(
         )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        if counts.min() >= MIN_LABELS_FOR_CV and (len(Cs) > 1 or len(scalings) > 1):
-            k = int(max(2, min(folds, counts.min())))
-            grid = [
-                {"scale": [StandardScaler() if s == "standard" else Normalizer(norm="l2")],
-                 "clf__C": [float(c) for c in Cs]}
-                for s in scalings
-            ]  # fmt: skip
+        if cv:
+            grid_ = [{"scale": [_scaler(s)], "clf__C": [float(c) for c in Cs]} for s in scalings]
             search = GridSearchCV(
-                _pipeline(classifier, scalings[0], float(Cs[0]), seed),
-                grid,
+                _pipeline(classifier, scalings[0], float(Cs[0]), seed), grid_,
                 cv=StratifiedKFold(n_splits=k, shuffle=True, random_state=seed),
                 scoring="accuracy",
-            )
-            search.fit(Xtr, ytr)
+            ).fit(Xtr, ytr)  # fmt: skip
             model = search.best_estimator_
             scale = "standard" if isinstance(model.named_steps["scale"], StandardScaler) else "l2"
-            C, sel, cv = float(search.best_params_["clf__C"]), "cv", float(search.best_score_)
+            C, cv_acc = float(search.best_params_["clf__C"]), float(search.best_score_)
         else:
-            k, C, scale, sel, cv = 0, float(default_C), default_scaling, "default", float("nan")
+            C, scale, cv_acc = float(default_C), default_scaling, float("nan")
             model = _pipeline(classifier, scale, C, seed).fit(Xtr, ytr)
     return LowLabelProbeResult(
         test_accuracy=float(np.mean(model.predict(X[test_idx]) == y[test_idx])),
-        train_accuracy=float(np.mean(model.predict(Xtr) == ytr)),
-        C=C,
-        scaling=scale,
-        selection=sel,
-        cv_accuracy=cv,
-        folds=k,
-    )
+        train_accuracy=float(np.mean(model.predict(Xtr) == ytr)), C=C, scaling=scale,
+        selection="cv" if cv else "default", cv_accuracy=cv_acc, folds=k,
+    )  # fmt: skip

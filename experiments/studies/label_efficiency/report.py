@@ -10,11 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments._helpers import atomic_write, require_extra
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = ["PRETRAINED_KINDS", "best_line", "label_efficiency_markdown", "plot_curves", "summarize"]
 
 #: Row kinds that use a pre-trained encoder (every other row is a reference row).
 PRETRAINED_KINDS: tuple[str, ...] = ("probe", "finetune")

@@ -19,9 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from experiments import _names
-from topo_contrastive.utils.checks import check_indices, check_int, check_seed, label_values
-
-__all__ = ["DEFAULT_DRAWS", "DEFAULT_FRACTIONS", "MAX_DRAWS", "labelled_subsets", "subset_sizes"]
+from experiments._helpers import check_indices, check_int, check_seed, label_values
 
 #: Default labelled fractions of the training split.
 DEFAULT_FRACTIONS: tuple[float, ...] = _names.DEFAULT_FRACTIONS
@@ -139,3 +137,15 @@ def labelled_subsets(
         for f, n in zip(fractions, sizes, strict=True):
             out[(float(f), d)] = np.sort(order[:n])
     return out
+
+
+def study_subsets(
+    labels: np.ndarray, train: np.ndarray, fractions: Sequence[float], draws: int, seed: int
+) -> dict[tuple[float, int], np.ndarray]:
+    """The labelled subsets of the many-complex studies: :func:`labelled_subsets` of the
+    fractions below 1 and, at 1, the whole training split as one draw."""
+    below = [f for f in fractions if f < 1]
+    subsets = labelled_subsets(labels, train, below, draws, seed) if below else {}
+    if 1.0 in fractions:
+        subsets[(1.0, 0)] = np.asarray(train)  # every label: one draw
+    return subsets

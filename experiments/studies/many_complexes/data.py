@@ -17,19 +17,7 @@ import numpy as np
 import torch
 from torch_geometric.data import InMemoryDataset
 
-__all__ = ["PooledSamples", "pool_networks", "trajectory_samples"]
-
-
-class PooledSamples(InMemoryDataset):
-    """An in-memory dataset of the given samples (no files).
-
-    Args:
-        samples: :class:`~topo_contrastive.data.ComplexData`, each on its own complex.
-    """
-
-    def __init__(self, samples: Sequence[Any]) -> None:
-        super().__init__(None, log=False)
-        self.data, self.slices = self.collate(list(samples))
+from experiments.studies.reuse.protocol import PooledSamples, trip_samples
 
 
 def trajectory_samples(root: str | Path, samples: int = 1000, seed: int = 0) -> InMemoryDataset:
@@ -66,8 +54,6 @@ def pool_networks(networks: Sequence[Any]) -> InMemoryDataset:
         ValueError: no network; two networks of one name (``networks``); a network without
             labels or without samples; fewer than two classes among all labels.
     """
-    from experiments.studies.reuse.protocol import trip_samples
-
     if not networks:
         raise ValueError("`networks`: give at least one network (a data file or a name)")
     seen: dict[str, Any] = {}

@@ -8,7 +8,7 @@ pre-training seed ``s`` (seed ``seed + s``):
    ``seed + 1000 + s``); the labelled subsets of the training split as in the
    label-efficiency study (stratified, at least one label per class, ``draws`` per fraction
    below 1, one draw at 100 %;
-   :func:`~experiments.studies.label_efficiency.labelled_subsets`).
+   :func:`~experiments.studies.label_efficiency.subsets.study_subsets`).
 2. **Rows** (:data:`~experiments.studies.many_complexes.rows.ROWS`, or those chosen):
    a probed row's features of every sample are scored on every labelled subset by the
    label-efficiency probe (:func:`~experiments.studies.label_efficiency.low_label_probe`,
@@ -26,18 +26,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import time
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from experiments.studies.label_efficiency.subsets import study_subsets
 from experiments.studies.many_complexes.rows import ROWS, Cell, Row
+from experiments.studies.reuse.encoders import require_own_complexes
 from experiments.studies.reuse.protocol import fraction_key
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["DEFAULT_FRACTIONS", "check_study", "many_complexes_study", "split"]
+from experiments.study import Settings, check_counts, check_fractions, open_cells, summarize_runs
 
 #: The labelled fractions of the training split.
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.01, 0.05, 0.1, 1.0)
@@ -51,26 +49,8 @@ def split(num_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(perm[:cut]), np.sort(perm[cut:])
 
 
-def _subsets(labels: np.ndarray, train: np.ndarray, fractions: Sequence[float], draws: int,
-             seed: int) -> dict[tuple[float, int], np.ndarray]:  # fmt: skip
-    from experiments.studies.label_efficiency import labelled_subsets
-
-    below = [f for f in fractions if f < 1]
-    subsets = labelled_subsets(labels, train, below, draws, seed) if below else {}
-    if 1.0 in fractions:
-        subsets[(1.0, 0)] = train  # every label: one draw
-    return subsets
-
-
 def _labels(dataset: Any) -> np.ndarray:
-    from topo_contrastive.data import ComplexData
-
-    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
-        raise ValueError(
-            "`dataset` must hold samples with complexes of their own (ComplexData with "
-            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
-            " without one"
-        )
+    require_own_complexes(dataset)
     y = np.array([int(d.y) for d in dataset], dtype=np.int64)
     values = np.unique(y)
     if values.size < 2 or not np.array_equal(values, np.arange(values.size)):
@@ -81,38 +61,8 @@ def _labels(dataset: Any) -> np.ndarray:
     return y
 
 
-def check_study(
-    dataset: Any,
-    rows: Sequence[str] | None = None,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    draws: int = 5,
-    seeds: int = 3,
-    epochs: int = 20,
-    seed: int = 0,
-    registry: Mapping[str, Row] | None = None,
-) -> tuple[list[float], list[str], np.ndarray]:
-    """Check the study's arguments before any work (see :func:`many_complexes_study`).
-
-    Returns:
-        The sorted fractions, the rows (in the registry's order) and the labels ``int64 [S]``.
-
-    Raises:
-        ValueError: as :func:`many_complexes_study`.
-    """
-    registry = ROWS if registry is None else registry
-    fr = sorted(float(f) for f in fractions)
-    if not fr:
-        raise ValueError("`fractions` is empty: give at least one labelled fraction in (0, 1]")
-    for f in fr:
-        if not 0 < f <= 1:
-            raise ValueError(f"`fractions` must lie in (0, 1], got {f:g}")
-    if len(set(fr)) != len(fr):
-        raise ValueError(f"`fractions` names a fraction twice: {[f'{f:g}' for f in fr]}")
-    for name, value in (("draws", draws), ("seeds", seeds), ("epochs", epochs)):
-        try:
-            check_int(value, name, 1)
-        except (TypeError, ValueError):
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}") from None
+def _rows(rows: Any, registry: Mapping[str, Row]) -> list[str]:
+    """The chosen rows (default: those that need no extra), in the registry's order."""
     chosen = [r for r, row in registry.items() if row.extra is None] if rows is None else list(rows)
     unknown = [r for r in chosen if r not in registry]
     if unknown or not chosen:
@@ -129,10 +79,27 @@ def check_study(
                 f"`rows`: the row {r!r} needs {extra}, which is not installed (TopoModelX: "
                 "pip install --no-deps topomodelx==0.0.1, see docs/install.md)"
             )
+    return [r for r in registry if r in chosen]
+
+
+def check_study(dataset: Any, settings: Settings, registry: Mapping[str, Row] | None = None
+                ) -> tuple[list[float], list[str], np.ndarray]:  # fmt: skip
+    """Check the study's arguments before any work (see :func:`many_complexes_study`).
+
+    Returns:
+        The sorted fractions, the rows (in the registry's order) and the labels ``int64 [S]``.
+
+    Raises:
+        ValueError: as :func:`many_complexes_study`.
+    """
+    s = settings
+    fr = check_fractions(s.fractions)
+    check_counts(draws=s.draws, seeds=s.seeds, epochs=s.epochs)
+    chosen = _rows(s.rows, ROWS if registry is None else registry)
     labels = _labels(dataset)
-    for s in range(seeds):  # the subsets of every seed can be drawn, before any training
-        _subsets(labels, split(labels.size, seed + 1000 + s)[0], fr, draws, seed + s)
-    return fr, [r for r in registry if r in chosen], labels
+    for i in range(s.seeds):  # the subsets of every seed can be drawn, before any training
+        study_subsets(labels, split(labels.size, s.seed + 1000 + i)[0], fr, s.draws, s.seed + i)
+    return fr, chosen, labels
 
 
 def _fingerprint(dataset: Any) -> str:
@@ -149,11 +116,12 @@ def _fingerprint(dataset: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def _run_row(row: Row, cell: Cell, subsets: Mapping[tuple[float, int], np.ndarray]
-             ) -> dict[str, list[float]]:  # fmt: skip
-    """The test accuracies of one row on every labelled subset of one seed."""
+def _cell(row: Row, seed_cell: Any, i: int) -> dict[str, Any]:
+    """One row on every labelled subset of seed ``i``: ``{"seed", "row", "runs": {fraction:
+    [test accuracy per draw]}}`` (``seed_cell(i)``: the seed's :class:`Cell` and subsets)."""
     from experiments.studies.label_efficiency import low_label_probe
 
+    cell, subsets = seed_cell(i)
     X = row.features(cell) if row.features is not None else None
     out: dict[str, list[float]] = {}
     for (f, d), sub in subsets.items():
@@ -165,52 +133,24 @@ def _run_row(row: Row, cell: Cell, subsets: Mapping[tuple[float, int], np.ndarra
     return out
 
 
-def many_complexes_study(
-    dataset: Any,
-    out: str | Path,
-    *,
-    rows: Sequence[str] | None = None,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    draws: int = 5,
-    seeds: int = 3,
-    epochs: int = 20,
-    label_epochs: int | None = None,
-    hidden: int = 32,
-    layers: int = 2,
-    batch_size: int = 64,
-    budget: float = 0.3,
-    temperature: float = 0.5,
-    seed: int = 0,
-    data: Mapping[str, Any] | None = None,
-    registry: Mapping[str, Row] | None = None,
-    progress: Callable[[int], Any] | None = None,
-) -> dict[str, Any]:
-    """Run the many-complexes protocol (module docstring) and return its summary.
+def many_complexes_study(dataset: Any, settings: Settings, data: Mapping[str, Any] | None = None,
+                         registry: Mapping[str, Row] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Run the many-complexes protocol (module docstring) into ``settings.out`` and return
+    its summary.
 
     Args:
         dataset: an ``InMemoryDataset`` of :class:`~topo_contrastive.data.ComplexData`, each
             sample on its own complex (``x_1`` ``[N1, 1]``, ``y`` class ids ``0 .. C-1``):
             :func:`~experiments.studies.many_complexes.trajectory_samples` or
             :func:`~experiments.studies.many_complexes.pool_networks`.
-        out: the folder of the finished cells (``<out>/cells/``).
-        rows: the rows to run, by name (default: every row of ``registry`` that needs no
-            extra, ``Row.extra``); run and shown in
-            the registry's order.
-        fractions: labelled fractions of the training split, in ``(0, 1]`` (default 1, 5,
-            10, 100 %).
-        draws: labelled subsets per fraction below 1 (default 5).
-        seeds: pre-training seeds, each with its own split (default 3).
-        epochs: pre-training epochs (default 20).
-        label_epochs: epochs of fine-tuning and of the supervised SCNN (default
-            ``max(epochs, 5)``).
-        hidden, layers, batch_size, budget, temperature: the encoder's width and depth, the
-            samples per batch, the masks' budget and the loss's temperature (default 32, 2,
-            64, 0.3, 0.5).
-        seed: base seed (default 0): seed ``s`` trains with ``seed + s``.
+        settings: the run's ``out``, ``rows`` (by name; default: every row of ``registry``
+            that needs no extra, run in the registry's order), ``fractions``, ``draws``,
+            ``seeds`` (each with its own split), ``epochs``, ``label_epochs`` (default
+            ``max(epochs, 5)``), ``hidden``, ``layers``, ``batch_size``, ``budget``,
+            ``temperature``, ``seed`` (seed ``s`` trains with ``seed + s``) and progress.
         data: a description of the data for the summary and the settings (default: none).
         registry: the rows to choose from (default
             :data:`~experiments.studies.many_complexes.rows.ROWS`).
-        progress: ``progress(total)`` returns a bar with ``update()``, called per cell.
 
     Returns:
         A dict with ``settings``, ``data`` (``samples``, ``classes``, ``mean_edges`` and the
@@ -225,63 +165,37 @@ def many_complexes_study(
             unknown or repeated row; a fraction too small for one label per class, or more
             draws than distinct subsets; ``out`` holds a run of other settings (named).
     """
-    from experiments.run_folder import RunFolder
-
-    registry = ROWS if registry is None else registry
-    fr, chosen, labels = check_study(dataset, rows, fractions, draws, seeds, epochs, seed,
-                                     registry)  # fmt: skip
+    registry, s = ROWS if registry is None else registry, settings
+    fr, chosen, labels = check_study(dataset, s, registry)
     edges = [int(d.num_cells(1).sum()) if hasattr(d, "num_cells") else int(d.x_1.shape[0])
              for d in dataset]  # fmt: skip
     info = {**(data or {}), "samples": int(labels.size), "classes": int(labels.max()) + 1,
             "fingerprint": _fingerprint(dataset)}  # fmt: skip
-    st = {"data": info, "fractions": fr, "draws": draws, "epochs": epochs,
-          "label_epochs": label_epochs or max(epochs, 5), "hidden": hidden, "layers": layers,
-          "batch_size": batch_size, "budget": budget, "temperature": temperature, "seed": seed,
-          "rows": chosen}  # fmt: skip
-    files = RunFolder(Path(out) / "cells", "many-complexes", st, records="cells.json",
-                      resume=True, csv=False,
-                      restart="choose another --out, or run with --overwrite")  # fmt: skip
-    files.start()
-    bar = progress(seeds * len(chosen)) if progress else None
-    runs: dict[str, dict[str, list[float]]] = {r: {fraction_key(f): [] for f in fr}
-                                               for r in chosen}  # fmt: skip
+    st = {"data": info, "fractions": fr, "draws": s.draws, "epochs": s.epochs,
+          "label_epochs": s.label_epochs or max(s.epochs, 5), "hidden": s.hidden or 32,
+          "layers": s.layers, "batch_size": s.batch_size, "budget": s.budget,
+          "temperature": s.temperature, "seed": s.seed, "rows": chosen}  # fmt: skip
+    run, cells, shared = open_cells(s, "many-complexes", st), {}, {}
+
+    def seed_cell(i: int) -> tuple[Cell, dict]:  # the split, subsets and cache of seed i
+        if i not in cells:
+            train, test = split(labels.size, s.seed + 1000 + i)
+            cells[i] = (Cell(dataset, labels, int(labels.max()) + 1, st, i, s.seed + i, train,
+                             test, shared=shared),
+                        study_subsets(labels, train, fr, s.draws, s.seed + i))  # fmt: skip
+        return cells[i]
+
+    plan = {f"seed {i}: {row}": (lambda row=row, i=i: {"seed": i, "row": row, "runs": _cell(
+        registry[row], seed_cell, i)}) for i in range(s.seeds) for row in chosen}  # fmt: skip
+    done = run.cells(plan, s.bar("many-complexes"))
+    runs = {r: {fraction_key(f): [] for f in fr} for r in chosen}
     seconds: dict[str, list[float]] = {r: [] for r in chosen}
-    shared: dict[Any, Any] = {}
-    computed = resumed = 0
-    for s in range(seeds):
-        cell: Cell | None = None
-        subsets: dict[tuple[float, int], np.ndarray] = {}
-        for row in chosen:
-            key = f"seed {s}: {row}"
-            if files.done(key):
-                (record,) = files.load(key)
-                resumed += 1
-            else:
-                if cell is None:  # the split, subsets and cache of this seed
-                    train, test = split(labels.size, seed + 1000 + s)
-                    subsets = _subsets(labels, train, fr, draws, seed + s)
-                    cell = Cell(dataset, labels, int(labels.max()) + 1, st, s, seed + s, train,
-                                test, shared=shared)  # fmt: skip
-                t0 = time.perf_counter()
-                accs = _run_row(registry[row], cell, subsets)
-                record = {"seed": s, "row": row, "runs": accs,
-                          "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
-                files.save(key, record)
-                computed += 1
-            seconds[row].append(record["seconds"])
-            for f, accs in record["runs"].items():
-                runs[row][f].extend(accs)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None and hasattr(bar, "close"):
-        bar.close()
-    files.finish(f"{computed} cells computed, {resumed} resumed")
-    return {
-        "settings": {**st, "seeds": seeds},
-        "data": {**info, "mean_edges": float(np.mean(edges))},
-        "rows": {r: {f: {"mean": float(np.mean(v)), "std": float(np.std(v)), "runs": v}
-                     for f, v in per.items()} for r, per in runs.items()},  # fmt: skip
-        "seconds": seconds,
-        "computed": computed,
-        "resumed": resumed,
-    }
+    for (record,) in done.values():
+        seconds[record["row"]].append(record["seconds"])
+        for f, accs in record["runs"].items():
+            runs[record["row"]][f].extend(accs)
+    run.finish(f"{run.computed} cells computed, {run.resumed} resumed")
+    return {"settings": {**st, "seeds": s.seeds},
+            "data": {**info, "mean_edges": float(np.mean(edges))},
+            "rows": {r: summarize_runs(per) for r, per in runs.items()}, "seconds": seconds,
+            "computed": run.computed, "resumed": run.resumed}  # fmt: skip

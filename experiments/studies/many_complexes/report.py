@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
 from experiments.studies.reuse.protocol import fraction_key
-
-__all__ = ["OUTPUTS", "many_complexes_markdown", "plot_many_complexes", "write_many_complexes"]
+from experiments.studies.reuse.report import fraction_bands, summary_rows
+from experiments.study import write_report
 
 #: What the study writes into its folder.
 OUTPUTS: tuple[str, ...] = ("many_complexes.json", "many_complexes.csv", "many_complexes.md",
@@ -53,17 +51,6 @@ def many_complexes_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _csv(summary: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["row", "fraction", "mean", "std", "runs"])
-    for row, per in summary["rows"].items():
-        for f in summary["settings"]["fractions"]:
-            v = per[fraction_key(f)]
-            w.writerow([row, f, v["mean"], v["std"], " ".join(f"{r:.4f}" for r in v["runs"])])
-    return buf.getvalue()
-
-
 def plot_many_complexes(summary: dict[str, Any], path: str | Path) -> None:
     """Test accuracy against the labelled fraction, every row with a ± std band; written
     atomically as PNG (needs matplotlib, the ``plot`` extra)."""
@@ -72,8 +59,7 @@ def plot_many_complexes(summary: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from experiments.studies.reuse.report import fraction_bands
-    from topo_contrastive.utils.files import atomic_write
+    from experiments._helpers import atomic_write
 
     fractions = summary["settings"]["fractions"]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -92,14 +78,6 @@ def write_many_complexes(summary: dict[str, Any], folder: str | Path,
     """Write ``many_complexes.json`` (the summary), ``.csv`` (one line per row and
     fraction), ``.md`` and (``figure``) ``.png`` into ``folder``, atomically; returns the
     Markdown."""
-    from topo_contrastive.utils.files import write_json, write_text
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    md = many_complexes_markdown(summary)
-    write_json(folder / "many_complexes.json", summary)
-    write_text(folder / "many_complexes.csv", _csv(summary))
-    write_text(folder / "many_complexes.md", md)
-    if figure:
-        plot_many_complexes(summary, folder / "many_complexes.png")
-    return md
+    return write_report(folder, "many_complexes", summary, many_complexes_markdown(summary),
+                        summary_rows(summary),
+                        (lambda path: plot_many_complexes(summary, path)) if figure else None)

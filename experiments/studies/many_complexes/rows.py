@@ -1,10 +1,6 @@
-"""The rows of the many-complexes study: a registry, row name -> how the row is built.
-
-A row is either *probed* (its features of every sample, scored by the label-efficiency
-probe on every labelled subset) or *trained* (a test accuracy per labelled subset, from a
-model trained on that subset). Each gets a :class:`Cell`: the dataset, its labels, the
-settings, the seed and split of one pre-training seed, and a cache for what several rows
-share (the pre-trained encoders).
+"""The rows of the many-complexes study: a registry, row name -> how the row is built
+(:class:`Row`: *probed* features or a *trained* accuracy per labelled subset), each given a
+:class:`Cell` (one pre-training seed's data, split and caches).
 
 Adding a row is adding an entry to :data:`ROWS`::
 
@@ -29,27 +25,14 @@ import torch
 from topo_contrastive.training.embeddings import AGNOSTIC_ROWS as REFERENCES
 from topo_contrastive.training.embeddings import agnostic_features as reference_features
 
-__all__ = ["DEFAULT_ROWS", "ROWS", "TOPOMODELX_BATCH", "Cell", "Row"]
-
 
 @dataclass
 class Cell:
-    """What one pre-training seed gives the rows.
-
-    Attributes:
-        dataset: the samples (``InMemoryDataset`` of
-            :class:`~topo_contrastive.data.ComplexData`, each on its own complex; ``x_1``
-            ``[N1, 1]``, ``y`` class ids).
-        labels: ``int64 [S]`` the class ids of every sample.
-        num_classes: the number of classes.
-        settings: the study's settings (``hidden``, ``layers``, ``epochs``, ``label_epochs``,
-            ``batch_size``, ``budget``, ``temperature``, ``seed``, ...).
-        index: the pre-training seed's index ``s`` (0, 1, ...).
-        seed: the seed of its trainings, ``settings["seed"] + index``.
-        train, test: ``int64`` sorted sample indices of its split (80 / 20 %).
-        shared: a cache for the whole run (features that do not depend on the seed).
-        cache: a cache for this seed (its encoders).
-    """
+    """What one pre-training seed gives the rows: the ``dataset`` (samples on complexes of
+    their own, ``x_1`` ``[N1, 1]``, ``y``), its ``labels`` (``int64 [S]`` class ids) and
+    ``num_classes``, the study's fingerprinted ``settings``, the seed's ``index`` and
+    ``seed`` (``settings["seed"] + index``), its ``train`` / ``test`` split (80 / 20 %), a
+    cache ``shared`` by the whole run and one of this seed (its encoders)."""
 
     dataset: Any
     labels: np.ndarray
@@ -69,27 +52,32 @@ class Cell:
             store[key] = build()
         return store[key]
 
-    def pretrained(self, config: str) -> torch.nn.Module:
-        """The encoder pre-trained on every sample without labels with ``config``
-        (``"SSCL_Spec"`` or ``"SCL"``,
-        :func:`~experiments.studies.reuse.pretrain_encoder`), once per seed."""
+    def pretrain(self, config: str, **changes: Any) -> torch.nn.Module:
+        """An encoder pre-trained on every sample without labels with ``config``
+        (:func:`~experiments.studies.reuse.pretrain_encoder` with the study's settings and
+        ``changes``)."""
         from experiments.studies.reuse.encoders import pretrain_encoder
 
         st = self.settings
-        return self.memo(("pretrained", config), lambda: pretrain_encoder(
-            self.dataset, config, hidden=st["hidden"], layers=st["layers"],
-            epochs=st["epochs"], batch_size=st["batch_size"], seed=self.seed,
-            budget=st["budget"], temperature=st["temperature"]))  # fmt: skip
+        kw = {k: st[k] for k in ("hidden", "layers", "epochs", "batch_size", "budget",
+                                 "temperature")}  # fmt: skip
+        return pretrain_encoder(self.dataset, config, **{**kw, "seed": self.seed, **changes})
 
-    def untrained(self) -> torch.nn.Module:
-        """The same encoder at its initialisation under ``torch.manual_seed(seed)``."""
+    def pretrained(self, config: str) -> torch.nn.Module:
+        """The encoder pre-trained with ``config`` (``"SSCL_Spec"`` or ``"SCL"``), once per
+        seed."""
+        return self.memo(("pretrained", config), lambda: self.pretrain(config))
+
+    def untrained(self, layers: int | None = None) -> torch.nn.Module:
+        """The same encoder (of ``layers`` layers; default the study's) at its initialisation
+        under ``torch.manual_seed(seed)``, once per seed."""
         from experiments.studies.reuse.encoders import scnn_encoder
 
         def build() -> torch.nn.Module:
             torch.manual_seed(self.seed)
-            return scnn_encoder(self.settings["hidden"], self.settings["layers"])
+            return scnn_encoder(self.settings["hidden"], layers or self.settings["layers"])
 
-        return self.memo("untrained", build)
+        return self.memo(("untrained", layers), build)
 
     def train_with_labels(self, labelled: np.ndarray, draw: int,
                           encoder: torch.nn.Module | None = None) -> float:  # fmt: skip
@@ -108,23 +96,11 @@ class Cell:
 
 @dataclass(frozen=True)
 class Row:
-    """How one row is built: exactly one of
-
-    Attributes:
-        features: ``features(cell)`` -> ``float [S, D]`` features of every sample of
-            ``cell.dataset``, probed on every labelled subset
-            (:func:`~experiments.studies.label_efficiency.low_label_probe`, logistic
-            regression, selection inside the labelled subset).
-        accuracy: ``accuracy(cell, labelled, draw)`` -> the test accuracy in ``[0, 1]`` on
-            ``cell.test`` of a model trained on the labelled samples ``labelled`` (``int64
-            [n]``) of draw ``draw``.
-        extra: the optional dependency the row needs (its import name, e.g.
-            ``"topomodelx"``): such a row runs only when chosen by name, not by default
-            (default ``None``).
-
-    Raises:
-        TypeError: neither or both given, or one that is not callable.
-    """
+    """How one row is built: exactly one of ``features(cell)`` (``float [S, D]`` features of
+    every sample, probed on every labelled subset by the label-efficiency probe) and
+    ``accuracy(cell, labelled, draw)`` (the test accuracy of a model trained on the labelled
+    samples of draw ``draw``), else a ``TypeError``; ``extra``: the optional package the row
+    needs (such a row runs only when chosen by name)."""
 
     features: Callable[[Cell], np.ndarray] | None = None
     accuracy: Callable[[Cell, np.ndarray, int], float] | None = None
@@ -144,42 +120,22 @@ class Row:
 TOPOMODELX_BATCH = 16
 
 
-def _one_layer(cell: Cell, config: str | None) -> torch.nn.Module:
-    """The encoder with one SCNN layer (no nonlinearity between layers, so each Hodge part
-    of the input reaches the part energies through its own filter and one tanh):
-    pre-trained with ``config``, or untrained (``None``), once per seed."""
-    from experiments.studies.reuse.encoders import pretrain_encoder, scnn_encoder
-
-    st = cell.settings
-
-    def build() -> torch.nn.Module:
-        if config is None:
-            torch.manual_seed(cell.seed)
-            return scnn_encoder(st["hidden"], 1)
-        return pretrain_encoder(
-            cell.dataset, config, hidden=st["hidden"], layers=1, epochs=st["epochs"],
-            batch_size=st["batch_size"], seed=cell.seed, budget=st["budget"],
-            temperature=st["temperature"],
-        )  # fmt: skip
-
-    return cell.memo(("one layer", config), build)
+def _one_layer(cell: Cell) -> torch.nn.Module:
+    """The SSCL_Spec encoder with one SCNN layer (each Hodge part of the input reaches the
+    part energies through its own filter and one tanh), once per seed."""
+    return cell.memo("one layer", lambda: cell.pretrain("SSCL_Spec", layers=1))
 
 
 def _topomodelx(cell: Cell) -> torch.nn.Module:
-    """TopoModelX's SCNN (linear layers) through the adapter, pre-trained with SSCL_Spec
-    in batches of :data:`TOPOMODELX_BATCH` complexes, once per seed."""
-    from experiments.studies.reuse.encoders import pretrain_encoder, topomodelx_encoder
-
-    st = cell.settings
+    """TopoModelX's SCNN through the adapter, pre-trained with SSCL_Spec in batches of
+    :data:`TOPOMODELX_BATCH` complexes, once per seed."""
+    from experiments.studies.reuse.encoders import topomodelx_encoder
 
     def build() -> torch.nn.Module:
         torch.manual_seed(cell.seed)
-        encoder = topomodelx_encoder(st["hidden"], st["layers"])
-        return pretrain_encoder(
-            cell.dataset, "SSCL_Spec", hidden=st["hidden"], epochs=st["epochs"],
-            batch_size=min(st["batch_size"], TOPOMODELX_BATCH), seed=cell.seed,
-            budget=st["budget"], temperature=st["temperature"], encoder=encoder,
-        )  # fmt: skip
+        encoder = topomodelx_encoder(cell.settings["hidden"], cell.settings["layers"])
+        return cell.pretrain("SSCL_Spec", encoder=encoder,
+                             batch_size=min(cell.settings["batch_size"], TOPOMODELX_BATCH))
 
     return cell.memo("topomodelx", build)
 
@@ -219,8 +175,8 @@ ROWS: dict[str, Row] = {
     "SSCL_Spec, part energies": _part_energies(lambda c: c.pretrained("SSCL_Spec")),
     "untrained, part energies": _part_energies(lambda c: c.untrained()),
     # one layer: the parts kept apart up to one tanh, read out by part energies
-    "SSCL_Spec 1 layer, part energies": _part_energies(lambda c: _one_layer(c, "SSCL_Spec")),
-    "untrained 1 layer, part energies": _part_energies(lambda c: _one_layer(c, None)),
+    "SSCL_Spec 1 layer, part energies": _part_energies(_one_layer),
+    "untrained 1 layer, part energies": _part_energies(lambda c: c.untrained(layers=1)),
     # a second architecture: TopoModelX's SCNN (the topomodelx extra; chosen by name)
     "TopoModelX SCNN, SSCL_Spec": _embedded(_topomodelx, TOPOMODELX_BATCH, "topomodelx"),
     "TopoModelX SCNN, SSCL_Spec, part energies": _part_energies(

@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from experiments import _names
+from experiments._helpers import check_int
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["MODES", "unobserved_masks"]
 
 #: How the unobserved edges are chosen: ``"random"`` (a uniform sample of the edges) or
 #: ``"region"`` (the edges nearest a node, as when the sensors of an area are down).

@@ -32,8 +32,7 @@ back instead of recomputing it, and may add splits or datasets.
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,21 +41,14 @@ import numpy as np
 import torch
 
 from experiments.studies.missing_measurements.masks import MODES, unobserved_masks
-from topo_contrastive.utils.checks import check_int
-
-__all__ = [
-    "ALPHAS",
-    "DEFAULT_FRACTIONS",
-    "FILLS",
-    "PAPER_DATASETS",
-    "ROWS",
-    "StudyData",
-    "cell_names",
-    "check_study",
-    "data_fingerprint",
-    "load_study_data",
-    "missing_measurements_study",
-]
+from experiments.study import (
+    DataOptions,
+    Settings,
+    check_counts,
+    check_fractions,
+    check_names,
+    open_cells,
+)
 
 #: The paper's datasets the study runs on by name.
 PAPER_DATASETS: tuple[str, ...] = ("trajectory", "ocean")
@@ -72,14 +64,10 @@ ALPHAS: np.ndarray = np.logspace(-3, 6, 19)
 
 @dataclass(frozen=True)
 class StudyData:
-    """One dataset of the study.
-
-    Attributes:
-        name: its name in the tables (a paper dataset, a `pytspl` network, a file's stem).
-        source: where it came from, as the user gave it (``"--networks anaheim"``, ...).
-        data: its :class:`~topo_contrastive.training.ExperimentData` (flows and labels).
-        task: whose configuration pre-trains its encoder (``"trajectory"`` or ``"ocean"``).
-    """
+    """One dataset of the study: its ``name`` in the tables (a paper dataset, a `pytspl`
+    network, a file's stem), ``source`` (as the user gave it, ``"--networks anaheim"``),
+    ``data`` (its :class:`~topo_contrastive.training.ExperimentData`, flows and labels) and
+    ``task`` (whose configuration pre-trains its encoder: ``"trajectory"`` or ``"ocean"``)."""
 
     name: str
     source: str
@@ -97,84 +85,6 @@ def data_fingerprint(data: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def _check_names(items: Sequence[tuple[str, str]]) -> None:
-    seen: dict[str, str] = {}
-    for name, source in items:
-        if name in seen:
-            raise ValueError(
-                f"{source} has the same name as {seen[name]} ({name!r}): the tables would "
-                "mix them; give each dataset once (rename a data file to tell it apart)"
-            )
-        seen[name] = source
-
-
-def load_study_data(
-    datasets: Sequence[str] = PAPER_DATASETS,
-    networks: Sequence[str] = (),
-    data_files: Sequence[str | Path] = (),
-    *,
-    data_root: str | Path = "data",
-    trips: int = 1000,
-    seed: int = 0,
-    ocean_raw: str | Path | None = None,
-    trajectory_points: int = 400,
-    trajectory_split: Sequence[int] = (200, 100, 100),
-) -> list[StudyData]:
-    """The datasets of the study, in this order: the paper's datasets
-    (:func:`~topo_contrastive.training.data.load_dataset` under ``data_root``), `pytspl`
-    road networks with routed trips (built once by
-    :func:`~experiments.studies.reuse.load_networks` into ``data_root/road_networks``),
-    and edge-flow files of one's own (the ``.npz`` format of
-    :class:`~topo_contrastive.datasets.EdgeFlows`, with labels; named by their stem).
-
-    Every name is checked before anything is built, the data files (cheap) are read before
-    the networks' trips are routed.
-
-    Args:
-        datasets: paper datasets (``"trajectory"``, ``"ocean"``, aliases accepted; default
-            both).
-        networks: `pytspl` TNTP network names (``"anaheim"``, ``"chicago-sketch"``, ...).
-        data_files: ``.npz`` files (only read).
-        data_root: folder of the datasets (default ``"data"``).
-        trips: trips per road network (default 1000).
-        seed: seed of the trips (default 0).
-        ocean_raw, trajectory_points, trajectory_split: as
-            :func:`~topo_contrastive.training.data.load_dataset`.
-
-    Raises:
-        ValueError: an unknown paper dataset; two datasets of the same name; an invalid data
-            file (the message names the key).
-        FileNotFoundError: a data file that does not exist; a network `pytspl` lacks.
-        ModuleNotFoundError: ``networks`` without `pytspl` installed.
-    """
-    from experiments.studies.reuse import load_networks
-    from experiments.studies.reuse.road_trips import find_network
-    from topo_contrastive.training.configs import resolve_dataset_name
-    from topo_contrastive.training.data import ExperimentData, load_data_file, load_dataset
-    from topo_contrastive.utils.files import require_file
-
-    paper = [resolve_dataset_name(d) for d in datasets]
-    for name in networks:
-        find_network(name)
-    files = [require_file(Path(f).expanduser(), "data file") for f in data_files]
-    _check_names([(d, f"--datasets {d}") for d in paper]
-                 + [(n, f"--networks {n}") for n in networks]
-                 + [(f.stem, f"--data-file {f}") for f in files])  # fmt: skip
-    root = Path(data_root).expanduser()
-    own = [StudyData(f.stem, f"--data-file {f}", ExperimentData.from_dataset(
-        load_data_file(f, root), f.stem), "ocean") for f in files]  # fmt: skip
-    _check_labels(own)  # before the networks' trips are routed
-    out = []
-    for name in paper:
-        ds = load_dataset(name, root, ocean_raw, trajectory_points, trajectory_split)
-        out.append(StudyData(name, f"--datasets {name}", ExperimentData.from_dataset(ds, name),
-                             name))  # fmt: skip
-    for net in load_networks(networks, (), root / "road_networks", trips, seed):
-        data = ExperimentData.from_dataset(net.dataset, net.name)
-        out.append(StudyData(net.name, net.source, data, "ocean"))
-    return out + own
-
-
 def _check_labels(items: Sequence[StudyData]) -> None:
     for item in items:
         labels = item.data.labels
@@ -187,58 +97,66 @@ def _check_labels(items: Sequence[StudyData]) -> None:
             raise ValueError(f"`datasets`: {item.source} has a single class: nothing to classify")
 
 
-def _check_fractions(fractions: Sequence[float]) -> list[float]:
-    out = sorted(float(f) for f in fractions)
-    if not out:
-        raise ValueError("`fractions` is empty: give at least one unobserved fraction in (0, 1)")
-    for f in out:
-        if not 0 < f < 1:  # NaN fails too
-            raise ValueError(f"`fractions` must lie in (0, 1), got {f:g}")
-    keys = [f"{f:g}" for f in out]
-    for k in keys:
-        if keys.count(k) > 1:
-            raise ValueError(f"`fractions` names {k} twice: give each fraction once")
-    return out
+def load_study_data(data: DataOptions, seed: int = 0) -> list[StudyData]:
+    """The datasets of the study, in this order: the paper's ``data.datasets`` (built as
+    ``data`` says), the `pytspl` road networks ``data.networks`` with ``data.trips`` routed
+    trips (seed ``seed``; built once into ``<data.root>/road_networks``) and the labelled
+    edge-flow files ``data.files`` (named by their stem). Every name is checked before
+    anything is built, the data files (cheap) are read before the trips are routed.
+
+    Raises:
+        ValueError: an unknown paper dataset; two datasets of the same name; an invalid data
+            file (the message names the key), one without labels or with one class.
+        FileNotFoundError: a data file that does not exist; a network `pytspl` lacks.
+        ModuleNotFoundError: networks without `pytspl` installed.
+    """
+    from experiments._helpers import require_file
+    from experiments.studies.reuse import load_networks
+    from experiments.studies.reuse.road_trips import find_network
+    from topo_contrastive.training import ExperimentData, load_data_file
+    from topo_contrastive.training.configs import resolve_dataset_name
+
+    paper = [resolve_dataset_name(d) for d in data.datasets]
+    for name in data.networks:
+        find_network(name)
+    files = [require_file(Path(f).expanduser(), "data file") for f in data.files]
+    check_names([(d, f"--datasets {d}") for d in paper]
+                 + [(n, f"--networks {n}") for n in data.networks]
+                 + [(f.stem, f"--data-file {f}") for f in files], "dataset")  # fmt: skip
+    root = Path(data.root).expanduser()
+    own = [StudyData(f.stem, f"--data-file {f}", ExperimentData.from_dataset(
+        load_data_file(f, root), f.stem), "ocean") for f in files]  # fmt: skip
+    _check_labels(own)  # before the networks' trips are routed
+    out = [StudyData(name, f"--datasets {name}", data.load(name), name)
+           for name in paper]  # fmt: skip
+    for net in load_networks(data.networks, (), root / "road_networks", data.trips, seed):
+        data_ = ExperimentData.from_dataset(net.dataset, net.name)
+        out.append(StudyData(net.name, net.source, data_, "ocean"))
+    return out + own
 
 
-def _check_modes(modes: Sequence[str]) -> list[str]:
-    for m in modes:
-        if m not in MODES:
-            raise ValueError(f"`modes` must be among {', '.join(MODES)}, got {m!r}")
-    if not modes or len(set(modes)) != len(modes):
-        raise ValueError(f"`modes` must name each of {', '.join(MODES)} at most once and at "
-                         f"least one, got {list(modes)}")  # fmt: skip
-    return [m for m in MODES if m in modes]
-
-
-def check_study(
-    items: Sequence[StudyData],
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    modes: Sequence[str] = MODES,
-    splits: int = 3,
-    epochs: int | None = None,
-) -> tuple[list[float], list[str]]:
-    """Check the study's arguments before any work (see :func:`missing_measurements_study`);
-    returns the fractions in increasing order and the modes in the order of
-    :data:`~.masks.MODES`.
+def check_study(items: Sequence[StudyData], settings: Settings,
+                modes: Sequence[str] = MODES) -> tuple[list[float], list[str]]:  # fmt: skip
+    """Check the study's arguments (``settings.fractions``, ``splits`` and ``epochs``)
+    before any work; returns the sorted fractions and modes.
 
     Raises:
         ValueError: as :func:`missing_measurements_study`.
     """
     if not items:
         raise ValueError("`datasets` is empty: give at least one dataset, network or data file")
-    _check_names([(i.name, i.source) for i in items])
+    check_names([(i.name, i.source) for i in items], "dataset")
     _check_labels(items)
-    fr = _check_fractions(fractions)
-    md = _check_modes(modes)
-    for name, value in (("splits", splits), ("epochs", epochs)):
-        if value is None and name == "epochs":
-            continue
-        try:
-            check_int(value, name, 1)
-        except (TypeError, ValueError):
-            raise ValueError(f"`{name}` must be a positive integer, got {value!r}") from None
-    return fr, md
+    fr = check_fractions(settings.fractions, one=False)
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"`modes` must be among {', '.join(MODES)}, got {m!r}")
+    if not modes or len(set(modes)) != len(modes):
+        raise ValueError(f"`modes` must name each of {', '.join(MODES)} at most once and at "
+                         f"least one, got {list(modes)}")  # fmt: skip
+    check_counts(splits=settings.splits,
+                 **({} if settings.epochs is None else {"epochs": settings.epochs}))
+    return fr, [m for m in MODES if m in modes]
 
 
 def cell_names(fractions: Sequence[float], modes: Sequence[str]) -> list[str]:
@@ -337,36 +255,20 @@ class _Encoders:
         return encoder
 
 
-def _sizes(item: StudyData, basis: np.ndarray) -> dict[str, int]:
-    return {"N1": int(item.data.complex.num_edges), "flows": int(item.data.flows.shape[0]),
-            "beta_1": int(item.data.hodge.dims["harmonic"])}  # fmt: skip
-
-
-def missing_measurements_study(
-    items: Sequence[StudyData],
-    out: str | Path,
-    *,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    modes: Sequence[str] = MODES,
-    splits: int = 3,
-    epochs: int | None = None,
-    seed: int = 0,
-    device: str | torch.device = "cpu",
-    progress: Callable[[int], Any] | None = None,
-) -> dict[str, Any]:
-    """Run the protocol (module docstring) on every dataset and return its summary.
+def missing_measurements_study(items: Sequence[StudyData], settings: Settings,
+                               modes: Sequence[str] = MODES) -> dict[str, Any]:  # fmt: skip
+    """Run the protocol (module docstring) on every dataset into ``settings.out`` and return
+    its summary.
 
     Args:
         items: :func:`load_study_data`'s output (labelled datasets of distinct names).
-        out: the folder of the finished cells (``<out>/cells/``) and the encoders
-            (``<out>/encoders/``).
-        fractions: unobserved fractions of the edges, in ``(0, 1)`` (default 0.1, 0.3, 0.5).
+        settings: the run's ``out`` (the finished cells go to ``<out>/cells/``, the
+            encoders to ``<out>/encoders/``), ``fractions`` (unobserved fractions of the
+            edges, in ``(0, 1)``), ``splits`` (random splits ``0 .. splits - 1`` of every
+            dataset), ``epochs`` (pre-training epochs; ``None``: the configuration's),
+            ``seed`` (of the pre-training and of the masks), ``device`` (of the
+            pre-training; the probes run on the CPU) and progress.
         modes: ``"random"`` and/or ``"region"`` (default both).
-        splits: random splits ``0 .. splits - 1`` of every dataset (default 3).
-        epochs: pre-training epochs (default ``None``: the configuration's).
-        seed: seed of the pre-training and of the masks (default 0).
-        device: the pre-training device (default ``"cpu"``; the probes run on the CPU).
-        progress: ``progress(total)`` returns a bar with ``update()``, called per cell.
 
     Returns:
         A dict with ``settings``, ``datasets`` (per dataset: ``source``, ``fingerprint``,
@@ -381,59 +283,49 @@ def missing_measurements_study(
             settings (named) or a finished cell of a dataset that has changed since (all
             before anything is written).
     """
-    from experiments.run_folder import RunFolder
     from topo_contrastive.nn.harmonic_features import harmonic_matrix
 
-    fr, md = check_study(items, fractions, modes, splits, epochs)
-    st = {"fractions": fr, "modes": md, "epochs": epochs, "seed": seed}
+    s = settings
+    fr, md = check_study(items, s, modes)
+    st = {"fractions": fr, "modes": md, "epochs": s.epochs, "seed": s.seed}
     prints = {item.name: data_fingerprint(item.data) for item in items}
-    folder = Path(out)
-    run = RunFolder(folder / "cells", "missing-measurements", st, records="cells.json",
-                    resume=True, csv=False,
-                    restart="choose another --out, or run with --overwrite")  # fmt: skip
+    run = open_cells(s, "missing-measurements", st)
     for item in items:  # a finished cell of a dataset changed since: refused before writing
-        for s in range(splits):
-            key = f"{item.name}__split{s}"
+        for i in range(s.splits):
+            key = f"{item.name}__split{i}"
             if run.done(key) and run.load(key)[0]["fingerprint"] != prints[item.name]:
                 raise ValueError(
-                    f"cannot resume in '{folder}': {item.source} has changed since its cell "
+                    f"cannot resume in '{s.out}': {item.source} has changed since its cell "
                     f"{key} was computed (data fingerprint {run.load(key)[0]['fingerprint']} "
                     f"then, {prints[item.name]} now). Nothing was overwritten; choose another "
                     "--out, or run with --overwrite"
                 )
-    run.start()
-    encoders = _Encoders(folder / "encoders", epochs, seed, device)
-    bar = progress(len(items) * splits) if progress else None
+    encoders = _Encoders(Path(s.out) / "encoders", s.epochs, s.seed, s.device)
+    bases: dict[str, np.ndarray] = {}
+
+    def compute(item: StudyData, i: int) -> dict[str, Any]:
+        if item.name not in bases:
+            bases[item.name] = harmonic_matrix(item.data.hodge)[0]  # U_H, or a sketch at scale
+        basis = bases[item.name]
+        accs = _cell(item, encoders(item, prints[item.name]), basis, i, st)
+        return {"dataset": item.name, "split": i, "fingerprint": prints[item.name], "rows": accs}
+
+    plan = {f"{item.name}__split{i}": (lambda item=item, i=i: compute(item, i))
+            for item in items for i in range(s.splits)}  # fmt: skip
+    done = run.cells(plan, s.bar("missing-measurements"))
     results: dict[str, Any] = {}
-    computed = resumed = 0
     for item in items:
-        basis, _ = harmonic_matrix(item.data.hodge)  # U_H, or a sketch at scale
-        rows: dict[str, Any] = {r: {f: {} for f in FILLS} for r in ROWS}
-        seconds = []
-        for s in range(splits):
-            key = f"{item.name}__split{s}"
-            if run.done(key):
-                record = run.load(key)[0]
-                resumed += 1
-            else:
-                t0 = time.perf_counter()
-                accs = _cell(item, encoders(item, prints[item.name]), basis, s, st)
-                record = {"dataset": item.name, "split": s, "fingerprint": prints[item.name],
-                          "rows": accs, "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
-                run.save(key, record)
-                computed += 1
-            seconds.append(record["seconds"])
-            for r in ROWS:
-                for fill in FILLS:
-                    for c, acc in record["rows"][r][fill].items():
-                        rows[r][fill].setdefault(c, []).append(acc)
-            if bar is not None:
-                bar.update(1)
-        results[item.name] = {"source": item.source, "fingerprint": prints[item.name],
-                              "sizes": _sizes(item, basis), "rows": rows,
-                              "seconds": seconds}  # fmt: skip
-    if bar is not None and hasattr(bar, "close"):
-        bar.close()
-    run.finish(f"{computed} cells computed, {resumed} resumed")
-    return {"settings": {**st, "splits": splits}, "datasets": results, "computed": computed,
-            "resumed": resumed}  # fmt: skip
+        records = [done[f"{item.name}__split{i}"][0] for i in range(s.splits)]
+        rows = {r: {f: {c: [rec["rows"][r][f][c] for rec in records]
+                        for c in records[0]["rows"][r][f]} for f in FILLS}
+                for r in ROWS}  # fmt: skip
+        data = item.data
+        results[item.name] = {
+            "source": item.source, "fingerprint": prints[item.name],
+            "sizes": {"N1": int(data.complex.num_edges), "flows": int(data.flows.shape[0]),
+                      "beta_1": int(data.hodge.dims["harmonic"])},
+            "rows": rows, "seconds": [rec["seconds"] for rec in records],
+        }  # fmt: skip
+    run.finish(f"{run.computed} cells computed, {run.resumed} resumed")
+    return {"settings": {**st, "splits": s.splits}, "datasets": results,
+            "computed": run.computed, "resumed": run.resumed}  # fmt: skip

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from experiments.studies.missing_measurements.protocol import FILLS, ROWS, cell_names
-
-__all__ = ["OUTPUTS", "missing_markdown", "missing_rows", "plot_missing", "write_missing"]
+from experiments.study import write_report
 
 #: What the study writes into its folder.
 OUTPUTS: tuple[str, ...] = (
@@ -77,7 +76,7 @@ def plot_missing(summary: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from topo_contrastive.utils.files import atomic_write
+    from experiments._helpers import atomic_write
 
     names = list(summary["datasets"])
     modes = summary["settings"]["modes"]
@@ -115,14 +114,6 @@ def write_missing(summary: dict[str, Any], folder: str | Path, figure: bool = Tr
     """Write ``missing_measurements.json`` (the summary), ``.csv`` (:func:`missing_rows`),
     ``.md`` (:func:`missing_markdown`) and (``figure``) ``.png`` (:func:`plot_missing`) into
     ``folder``, each atomically; returns the Markdown."""
-    from topo_contrastive.utils.files import write_csv, write_json, write_text
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    md = missing_markdown(summary)
-    write_json(folder / "missing_measurements.json", summary)
-    write_csv(folder / "missing_measurements.csv", missing_rows(summary))
-    write_text(folder / "missing_measurements.md", md)
-    if figure:
-        plot_missing(summary, folder / "missing_measurements.png")
-    return md
+    return write_report(folder, "missing_measurements", summary, missing_markdown(summary),
+                        missing_rows(summary),
+                        (lambda path: plot_missing(summary, path)) if figure else None)

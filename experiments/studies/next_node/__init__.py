@@ -1,16 +1,9 @@
-"""Next-node trajectory prediction (SCoNe's task) as a second downstream task.
-
-Reuse of a pre-trained encoder, frozen and fine-tuned, beside the same SCNN from scratch,
-a first-order Markov chain and a uniform choice (``python -m experiments predict-next``):
-
-- :func:`next_node_samples` (:class:`NextNodeSamples`): node paths as prefix flows, next
-  nodes and candidates;
-- :class:`NextNodeHead`: SCoNe's output map ``B1 H w`` over the candidates;
-- :func:`train_next_node`, :func:`next_node_rows`, :func:`next_node_cell` and the splits
-  (:func:`next_node_split`, :func:`labelled_split`); the baselines
-  :func:`markov_accuracy` and :func:`uniform_accuracy`;
-- :func:`next_node_transfer`: SCoNe's generalisation tests (reversed paths, another region);
-- :class:`SCoNeEncoder`: TopoModelX's SCoNe as a baseline (:func:`scone_available`).
+"""Next-node trajectory prediction (SCoNe's task) as a second downstream task
+(``python -m experiments predict-next``): a pre-trained encoder reused frozen and fine-tuned,
+beside the same SCNN from scratch, a Markov chain and a uniform choice. The samples
+(:mod:`.samples`), SCoNe's output map (:mod:`.head`), the models and rows (:mod:`.rows`),
+SCoNe's generalisation tests (:mod:`.transfer`), TopoModelX's SCoNe (:mod:`.scone`) and the
+tables (:mod:`.report`).
 """
 
 from experiments.studies.next_node.head import NextNodeHead
@@ -34,21 +27,8 @@ from experiments.studies.next_node.transfer import (
 )
 
 __all__ = [
-    "NextNodeHead",
-    "NextNodeResult",
-    "NextNodeSamples",
-    "SCoNeEncoder",
-    "concat_samples",
-    "labelled_split",
-    "markov_accuracy",
-    "next_node_cell",
-    "next_node_rows",
-    "next_node_samples",
-    "next_node_split",
-    "next_node_transfer",
-    "require_paths",
-    "scone_available",
-    "train_next_node",
-    "transfer_splits",
-    "uniform_accuracy",
-]
+    "NextNodeHead", "NextNodeResult", "NextNodeSamples", "SCoNeEncoder", "concat_samples",
+    "labelled_split", "markov_accuracy", "next_node_cell", "next_node_rows",
+    "next_node_samples", "next_node_split", "next_node_transfer", "require_paths",
+    "scone_available", "train_next_node", "transfer_splits", "uniform_accuracy",
+]  # fmt: skip

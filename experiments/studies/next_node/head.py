@@ -6,10 +6,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from experiments._helpers import check_finite, check_int
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_finite, check_int
-
-__all__ = ["NextNodeHead"]
 
 
 class NextNodeHead(torch.nn.Module):

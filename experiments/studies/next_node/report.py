@@ -9,8 +9,6 @@ from typing import Any
 from experiments.studies.next_node.rows import _ROW_LABELS
 from topo_contrastive.training.formatting import format_mean_std
 
-__all__ = ["rows_markdown", "transfer_markdown"]
-
 
 def rows_markdown(
     summary: dict[str, Any], dataset: str, encoder: str, epochs: int, fraction: float

@@ -1,22 +1,15 @@
-r"""Next-node trajectory prediction: the models and the rows (reuse of a pre-trained
-encoder as a second downstream task).
+r"""Next-node trajectory prediction (SCoNe's task, :mod:`.samples`) with a pre-trained encoder:
+the models and the rows.
 
-The task and data preparation follow SCoNe (Roddenberry, Glaze & Segarra, ICML 2021;
-:mod:`experiments.studies.next_node.samples`): one prefix flow per path, the next node
-among the neighbours of the prefix's last node. Models:
-
-- :func:`train_next_node`: an :class:`~topo_contrastive.nn.SCNN`'s per-edge features
-  (:meth:`~topo_contrastive.nn.SCNN.edge_embeddings`) and a
-  :class:`~experiments.studies.next_node.NextNodeHead`, trained with cross-entropy over
-  the candidates:
-  ``"frozen"`` (a given encoder, only the head trained: reuse without changing it),
-  ``"finetune"`` (a given encoder trained with the head, its own learning rate) or
-  ``"scratch"`` (the same from a fresh encoder) or ``"untrained"`` (a fresh encoder of the same
-  architecture, frozen: the reference row that tells what pre-training adds to the frozen
-  reuse); the epoch with the best validation accuracy is kept (the test samples only score);
-- :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py`` with
+- :func:`train_next_node`: an SCNN's per-edge features and a :class:`.NextNodeHead`, trained
+  with cross-entropy over the candidates: ``"frozen"`` (a given encoder, only the head
+  trained), ``"finetune"`` (the encoder trained too, at its own learning rate),
+  ``"scratch"`` (a fresh encoder of the same architecture, trained) or ``"untrained"`` (a
+  fresh encoder, frozen: what pre-training adds to the frozen reuse); the epoch with the
+  best validation accuracy is kept (the test samples only score);
+- :func:`markov_accuracy`: a first-order Markov chain (SCoNe's ``markov_model.py``,
   ``order=1``): the candidate with the most transitions from the last node in the training
-  samples (their prefixes and next nodes); ties and unseen nodes go to the lowest node id;
+  samples; ties and unseen nodes go to the lowest node id;
 - :func:`uniform_accuracy`: a uniform choice among the candidates (its expected accuracy).
 """
 
@@ -30,11 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from experiments.studies.next_node.head import NextNodeHead
-from experiments.studies.next_node.samples import NextNodeSamples
-from topo_contrastive.nn import SCNN
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.checks import (
+from experiments._helpers import (
     MAX_EPOCHS,
     check_bool,
     check_disjoint,
@@ -45,21 +34,10 @@ from topo_contrastive.utils.checks import (
     check_seed,
     check_seeds,
 )
-
-__all__ = [
-    "MAX_EPOCHS",
-    "MODES",
-    "ROWS",
-    "NextNodeResult",
-    "markov_accuracy",
-    "next_node_cell",
-    "next_node_rows",
-    "next_node_split",
-    "labelled_split",
-    "require_paths",
-    "train_next_node",
-    "uniform_accuracy",
-]
+from experiments.studies.next_node.head import NextNodeHead
+from experiments.studies.next_node.samples import NextNodeSamples
+from topo_contrastive.nn import SCNN
+from topo_contrastive.training.data import ExperimentData
 
 #: How :func:`train_next_node` treats the encoder.
 MODES = ("frozen", "finetune", "scratch", "untrained")
@@ -68,19 +46,9 @@ MODES = ("frozen", "finetune", "scratch", "untrained")
 
 @dataclass(frozen=True)
 class NextNodeResult:
-    """What :func:`train_next_node` returns (accuracies are fractions).
-
-    Attributes:
-        test_accuracy: accuracy on the test samples at the kept epoch.
-        val_accuracy: the kept epoch's validation accuracy.
-        train_accuracy: the kept epoch's training accuracy.
-        epoch: the kept epoch (1-based).
-        epochs: epochs run.
-        test_parts: accuracy of each part of the test samples asked for with
-            ``test_parts`` (empty otherwise).
-        test_predictions: the node the kept epoch predicts for each test sample, in the
-            order of ``test_idx`` (node ids; e.g. to draw predicted paths).
-    """
+    """What :func:`train_next_node` returns: the kept epoch's (1-based) test, validation and
+    training accuracy (fractions), the epochs run, the accuracy of each of ``test_parts``
+    and the predicted node of every test sample (in the order of ``test_idx``)."""
 
     test_accuracy: float
     val_accuracy: float
@@ -92,12 +60,7 @@ class NextNodeResult:
 
 
 def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
-    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``.
-
-    Raises:
-        TypeError, ValueError: ``idx`` is not a set of sample indices (see
-            :func:`train_next_node`).
-    """
+    """Expected accuracy of a uniform choice among the candidates of the samples ``idx``."""
     idx = check_indices(idx, "idx", len(samples))
     counts = samples.candidates[torch.as_tensor(idx)].sum(1)
     return float((1.0 / counts.double()).mean())
@@ -105,13 +68,8 @@ def uniform_accuracy(samples: NextNodeSamples, idx: np.ndarray) -> float:
 
 def markov_accuracy(samples: NextNodeSamples, train_idx: np.ndarray, test_idx: np.ndarray) -> float:
     """Accuracy of a first-order Markov chain fitted on the training samples (every step of
-    their prefixes and the step to their next node), scored on ``test_idx``.
-
-    Raises:
-        ValueError: empty ``train_idx`` or ``test_idx``, indices out of range or repeated
-            (scoring the training samples themselves is allowed: a training accuracy).
-        TypeError: indices given as a boolean mask or fractional numbers.
-    """
+    their prefixes and the step to their next node), scored on ``test_idx`` (the training
+    samples themselves allowed); ``ValueError`` for empty or bad indices."""
     train_idx = check_indices(train_idx, "train_idx", len(samples), allow_empty=True)
     test_idx = check_indices(test_idx, "test_idx", len(samples), allow_empty=True)
     if train_idx.size == 0 or test_idx.size == 0:
@@ -136,10 +94,28 @@ def _predict(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Ten
         return torch.cat(out) if out else torch.zeros(0, dtype=torch.long, device=x.device)
 
 
-def _accuracy(encoder: SCNN, head: NextNodeHead, x: torch.Tensor, cand: torch.Tensor,
-              target: torch.Tensor, L: tuple[Any, Any]) -> float:  # fmt: skip
-    pred = _predict(encoder, head, x, cand, L)
-    return float((pred == target).double().mean()) if pred.numel() else float("nan")
+def _checked(samples: NextNodeSamples, encoder: Any, mode: str, data: ExperimentData,
+             idx: Sequence[Any], test_parts: Sequence[int]) -> tuple[list[np.ndarray], list[int]]:
+    """:func:`train_next_node`'s checks of its inputs; the checked train, val and test
+    indices and ``test_parts``."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
+    if not isinstance(encoder, SCNN) and not hasattr(encoder, "edge_embeddings"):
+        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    if not isinstance(samples, NextNodeSamples):
+        raise TypeError(f"`samples` must be NextNodeSamples, got {type(samples).__name__}")
+    m = len(samples)
+    tr, va, te = (check_indices(i, f"{name}_idx", m, allow_empty=name == "val")
+                  for i, name in zip(idx, ("train", "val", "test"), strict=True))  # fmt: skip
+    check_disjoint({"train_idx": tr, "val_idx": va, "test_idx": te})
+    parts = [check_int(n, "test_parts[]", 0) for n in test_parts]
+    if parts and sum(parts) != te.size:
+        raise ValueError(f"`test_parts` {tuple(parts)} must add up to the {te.size} test "
+                         "samples")  # fmt: skip
+    if samples.flows.shape[1] != data.sizes[1]:
+        raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
+                         f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    return [tr, va, te], parts
 
 
 def train_next_node(
@@ -160,70 +136,42 @@ def train_next_node(
     device: str | torch.device = "cpu",
     test_parts: Sequence[int] = (),
 ) -> NextNodeResult:
-    """Train a :class:`~experiments.studies.next_node.NextNodeHead` on ``encoder`` (see
-    the module docstring for the modes) with Adam and cross-entropy over the candidates; keep
-    the epoch with the best validation accuracy (ties: the earlier) and score it on ``test_idx``.
-    Without validation samples (``val_idx`` empty: too few labelled prefixes to select on,
-    see :func:`labelled_split`) nothing is selected: the last epoch is kept and its
-    ``val_accuracy`` is NaN.
+    """Train a :class:`~experiments.studies.next_node.NextNodeHead` on ``encoder`` (the
+    module docstring gives the modes) with Adam and cross-entropy over the candidates; keep
+    the epoch with the best validation accuracy (ties: the earlier) and score it on
+    ``test_idx``. Without validation samples nothing is selected: the last epoch is kept
+    and its ``val_accuracy`` is NaN.
 
     Args:
         data: the dataset (its Laplacians).
-        samples: the next-node samples (:func:`~experiments.studies.next_node.samples.
-            next_node_samples`) of ``data``'s complex.
-        encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"`` only
-            its architecture is used (a fresh copy re-initialised from ``seed``).
-        mode: ``"frozen"``, ``"finetune"``, ``"scratch"`` or ``"untrained"`` (a fresh
-            copy re-initialised from ``seed``, as with ``"scratch"``, then frozen).
-        train_idx, val_idx, test_idx: sample indices (disjoint; the test samples only score).
-        epochs: epochs (default 100).
-        head_lr: the head's learning rate (default 1e-2; also the encoder's with
-            ``"scratch"``).
-        encoder_lr: the encoder's learning rate with ``"finetune"`` (default 1e-3).
-        weight_decay: Adam's weight decay (default 0).
-        batch_size: samples per step (default 100).
-        seed: seed of the head's (and a scratch encoder's) initialisation and of the order.
-        device: training device (default ``"cpu"``); the initialisation and the order are
-            drawn on the CPU, so a seed gives the same start on every device.
-        test_parts: sizes of consecutive parts of ``test_idx`` to score separately as well
-            (e.g. forward and reversed test paths; default none); they must add up to its
-            length.
-
-    Returns:
-        :class:`NextNodeResult`.
+        samples: the next-node samples of ``data``'s complex.
+        encoder: an SCNN (copied, never changed); with ``"scratch"`` and ``"untrained"``
+            only its architecture is used (a fresh copy re-initialised from ``seed``).
+        mode: ``"frozen"``, ``"finetune"``, ``"scratch"`` or ``"untrained"``.
+        train_idx, val_idx, test_idx: disjoint sample indices (the test samples only score).
+        epochs, head_lr, encoder_lr, weight_decay, batch_size: the training (``head_lr`` is
+            also the encoder's with ``"scratch"``, ``encoder_lr`` its own with
+            ``"finetune"``).
+        seed: seed of the head's (and a scratch encoder's) initialisation and of the order,
+            drawn on the CPU (the same start on every device).
+        device: training device (default ``"cpu"``).
+        test_parts: sizes of consecutive parts of ``test_idx`` also scored separately (e.g.
+            forward and reversed test paths); they add up to its length.
 
     Raises:
-        TypeError: ``encoder`` not an SCNN; indices given as a boolean mask or fractional
+        TypeError: ``encoder`` not an SCNN; indices as a boolean mask or fractional
             numbers; counts, rates or the seed of another type.
-        ValueError: an unknown ``mode``; empty training or test indices; indices that are
-            negative, out of range, repeated or shared between the parts; ``epochs``
-            outside ``[1, MAX_EPOCHS]``, ``batch_size < 1``, a learning rate that is not a
-            finite number > 0, a negative ``weight_decay``, a seed outside ``[0, 2**31 -
-            1]``; ``test_parts`` that do not add up; samples of another complex (``N1``).
+        ValueError: an unknown ``mode``; empty training or test indices; indices out of
+            range, repeated or shared between the parts; ``epochs`` outside ``[1,
+            MAX_EPOCHS]`` and other bad counts or rates; ``test_parts`` that do not add up;
+            samples of another complex.
     """
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}")
-    if not isinstance(encoder, SCNN) and not hasattr(encoder, "edge_embeddings"):
-        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
-    if not isinstance(samples, NextNodeSamples):
-        raise TypeError(f"`samples` must be NextNodeSamples, got {type(samples).__name__}")
     epochs = check_int(epochs, "epochs", 1, MAX_EPOCHS)
     head_lr, encoder_lr = check_lr(head_lr, "head_lr"), check_lr(encoder_lr, "encoder_lr")
     weight_decay = check_real(weight_decay, "weight_decay", minimum=0.0)
-    batch_size = check_int(batch_size, "batch_size", 1)
-    seed = check_seed(seed)
-    m = len(samples)
-    tr = check_indices(train_idx, "train_idx", m)
-    va = check_indices(val_idx, "val_idx", m, allow_empty=True)
-    te = check_indices(test_idx, "test_idx", m)
-    check_disjoint({"train_idx": tr, "val_idx": va, "test_idx": te})
-    parts = [check_int(n, "test_parts[]", 0) for n in test_parts]
-    if parts and sum(parts) != te.size:
-        raise ValueError(f"`test_parts` {tuple(parts)} must add up to the {te.size} test "
-                         "samples")  # fmt: skip
-    if samples.flows.shape[1] != data.sizes[1]:
-        raise ValueError(f"the samples have N1 = {samples.flows.shape[1]} edges, the data "
-                         f"{data.sizes[1]}: samples of another complex")  # fmt: skip
+    batch_size, seed = check_int(batch_size, "batch_size", 1), check_seed(seed)
+    (tr, va, te), parts = _checked(samples, encoder, mode, data, (train_idx, val_idx, test_idx),
+                                   test_parts)  # fmt: skip
     from topo_contrastive.training.loop import resolve_device
 
     dev = resolve_device(device)
@@ -246,32 +194,34 @@ def train_next_node(
     L = data.complex.laplacians(device=dev)
     x = samples.flows.unsqueeze(-1).to(dev)  # [M, N1, 1]
     candidates, targets = samples.candidates.to(dev), samples.targets.to(dev)
-    best: tuple[float, int, float, float] | None = None
+
+    def predict(i: np.ndarray) -> torch.Tensor:
+        j = torch.as_tensor(i, device=dev)
+        return _predict(enc, head, x[j], candidates[j], L), targets[j]
+
+    def acc(i: np.ndarray) -> float:
+        pred, want = predict(i)
+        return float((pred == want).double().mean()) if pred.numel() else float("nan")
+
+    best: tuple | None = None
     for epoch in range(1, int(epochs) + 1):
         enc.train(trained)
         order = tr[torch.randperm(tr.size, generator=gen).numpy()]
         for s in range(0, order.size, batch_size):
             b = torch.as_tensor(order[s : s + batch_size], device=dev)
-            logits = head(enc.edge_embeddings(x[b], L), candidates[b])
-            loss = torch.nn.functional.cross_entropy(logits, targets[b])
+            loss = torch.nn.functional.cross_entropy(
+                head(enc.edge_embeddings(x[b], L), candidates[b]), targets[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
         enc.eval()
-
-        def acc(i: np.ndarray) -> float:
-            j = torch.as_tensor(i, device=dev)
-            return _accuracy(enc, head, x[j], candidates[j], targets[j], L)
-
         val = acc(va) if va.size else float("nan")
-        keep = best is None or val > best[0] or (va.size == 0 and epoch == int(epochs))
-        if keep:  # test and training accuracy of kept epochs only
-            te_t = torch.as_tensor(te, device=dev)
-            pred = _predict(enc, head, x[te_t], candidates[te_t], L)  # [len(te)]
-            hit = (pred == targets[te_t]).double()
+        if best is None or val > best[0] or (va.size == 0 and epoch == int(epochs)):
+            pred, want = predict(te)  # test and training accuracy of kept epochs only
+            hit = (pred == want).double()
             scores = tuple(float(h.mean()) for h in torch.split(hit, parts)) if parts else ()
             best = (val, epoch, float(hit.mean()), acc(tr), scores, tuple(pred.tolist()))
-    val_acc, epoch, test_acc, train_acc, scores, pred = best  # type: ignore[misc]  (epochs >= 1)
+    val_acc, epoch, test_acc, train_acc, scores, pred = best  # type: ignore[misc]
     return NextNodeResult(
         test_accuracy=test_acc, val_accuracy=val_acc, train_accuracy=train_acc,
         epoch=epoch, epochs=int(epochs), test_parts=scores, test_predictions=pred,
@@ -291,12 +241,22 @@ _ROW_LABELS = {
 }
 
 
-def require_paths(data: ExperimentData) -> list[Any]:
-    """The node paths of ``data``'s samples.
+def row_table(cells: dict[str, list[dict[str, Any]]], labels: bool = False
+              ) -> list[dict[str, Any]]:  # fmt: skip
+    """Per row with cells (``{row: [cell per seed]}``): its ``label`` (with ``labels``), the
+    ``mean_accuracy`` and ``std_accuracy`` of its test accuracies in %, its ``splits``."""
+    out = []
+    for row, recs in cells.items():
+        if recs:
+            acc = 100 * np.array([c["test_accuracy"] for c in recs])
+            out.append({"row": row, **({"label": _ROW_LABELS[row]} if labels else {}),
+                        "mean_accuracy": float(acc.mean()), "std_accuracy": float(acc.std()),
+                        "splits": recs})  # fmt: skip
+    return out
 
-    Raises:
-        ValueError: the dataset has no node paths (e.g. a data file of flows only).
-    """
+
+def require_paths(data: ExperimentData) -> list[Any]:
+    """The node paths of ``data``'s samples; ``ValueError`` for a dataset without them."""
     paths_of = getattr(data.dataset, "paths", None)
     paths = paths_of() if callable(paths_of) else None
     if not paths or all(len(p) == 0 for p in paths):
@@ -328,30 +288,12 @@ def next_node_split(data: ExperimentData, seed: int) -> dict[str, np.ndarray]:
 def labelled_split(
     split: dict[str, np.ndarray], fraction: float, seed: int, min_val: int = 5
 ) -> dict[str, np.ndarray]:
-    """The split with only ``fraction`` of its training and of its validation samples
-    labelled (label efficiency of the reuse; the test samples unchanged).
-
-    Each part keeps a random ``round(fraction * size)`` of its samples (drawn with
-    ``seed``; at least one training sample), so the labels used are ``fraction`` of what the
-    full split uses and no extra label selects anything. A validation part left with fewer
-    than ``min_val`` samples is dropped: :func:`train_next_node` then keeps its last epoch
-    instead of selecting one (the label-efficiency command's rule: select only where the
-    labelled subset allows it, else a fixed budget). ``fraction = 1`` returns the split.
-
-    Args:
-        split: ``{"train", "val", "test"}`` sample indices (:func:`next_node_split`).
-        fraction: labelled fraction in ``(0, 1]``.
-        seed: seed of the draw.
-        min_val: least validation samples to select on (default 5).
-
-    Returns:
-        ``{"train", "val", "test"}`` (sorted ``int64``; ``"val"`` may be empty).
-
-    Raises:
-        ValueError: ``fraction`` outside ``(0, 1]``; ``min_val`` below 1; a seed outside
-            ``[0, 2**31 - 1]``.
-        TypeError: ``fraction``, ``min_val`` or ``seed`` of another type.
-    """
+    """``split`` (:func:`next_node_split`) with only ``fraction`` in ``(0, 1]`` of its
+    training and of its validation samples labelled: each part keeps a random
+    ``round(fraction * size)`` (drawn with ``seed``; at least one training sample); a
+    validation part left with fewer than ``min_val`` samples is dropped (the last epoch is
+    then kept: select only where the labelled subset allows it). ``fraction = 1`` returns the
+    split; bad arguments raise ``ValueError`` / ``TypeError``."""
     fraction = check_real(fraction, "fraction", minimum=0.0, maximum=1.0, open_low=True)
     min_val = check_int(min_val, "min_val", 1)
     seed = check_seed(seed)
@@ -369,13 +311,8 @@ def labelled_split(
 
 
 def _trained_row(row: str, data: ExperimentData, encoder: SCNN) -> tuple[Any, str]:
-    """The encoder and :func:`train_next_node` mode of a trained row: ``"scone"`` is
-    TopoModelX's SCoNe (the topomodelx extra) trained from scratch, the others ``encoder``
-    with ``row`` as the mode.
-
-    Raises:
-        ValueError: ``row`` is neither a trained row of :data:`ROWS` nor ``"scone"``.
-    """
+    """The encoder and :func:`train_next_node` mode of a trained row (``"scone"``:
+    TopoModelX's SCoNe from scratch; an unknown row: ``ValueError``)."""
     if row == "scone":
         from experiments.studies.next_node.scone import SCoNeEncoder
 
@@ -398,21 +335,10 @@ def next_node_cell(
     predictions: bool = False,
     encoder_lr: float = 1e-3,
 ) -> dict[str, Any]:
-    """One row of :data:`ROWS` on one split: ``{"test_accuracy"}`` for the baselines, plus
-    ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
-    (:func:`train_next_node` with ``row`` as its mode; ``"scratch"`` re-initialises a copy
-    of ``encoder`` from ``seed``; ``"scone"``: TopoModelX's SCoNe trained from scratch the same
-    way, :class:`~experiments.studies.next_node.SCoNeEncoder`; the trained rows
-    run on ``device``). With ``predictions`` a trained row also gives ``test_predictions``,
-    the kept epoch's predicted node per test sample (:attr:`NextNodeResult.test_predictions`;
-    default ``False``).
-
-    ``encoder_lr`` is the fine-tuned row's encoder learning rate (:func:`train_next_node`;
-    default 1e-3; the other rows ignore it).
-
-    Raises:
-        ValueError: an unknown ``row``; see :func:`train_next_node`.
-    """
+    """One row of :data:`ROWS` (or ``"scone"``) on one split: ``{"test_accuracy"}`` for the
+    baselines, plus ``val_accuracy``, ``train_accuracy`` and ``epoch`` for the trained rows
+    (:func:`train_next_node` with the row as its mode, on ``device``; ``encoder_lr``: the
+    fine-tuned row's) and, with ``predictions``, ``test_predictions``."""
     if not hasattr(split, "keys") or not {"train", "val", "test"} <= set(split.keys()):
         raise ValueError(
             "`split` must be a mapping with the sample indices 'train', 'val' and 'test' "
@@ -447,36 +373,22 @@ def next_node_rows(
     scone: bool = False,
     fraction: float = 1.0,
 ) -> dict[str, Any]:
-    """Every row of the next-node task for a saved encoder, on the splits ``seeds``: per seed,
-    the samples cut with that seed (:func:`~experiments.studies.next_node.next_node_samples`),
-    the dataset's split of that seed (without a validation part: 20 %
-    of its training samples, stratified by the flows' labels where there are labels, else at
-    random), and the rows of :data:`ROWS` (:func:`train_next_node` with ``seed``).
-
-    Args:
-        encoder: the encoder to reuse (frozen and fine-tuned; its architecture from scratch).
-        data: the dataset, whose ``dataset.paths()`` gives the node paths.
-        seeds: the seeds.
-        epochs: head training epochs (default 100).
-        truncate: cut the paths as SCoNe does (default ``True``).
-        progress: called as ``progress(row, seed, accuracy)`` after every cell.
-        device: training device of the trained rows (default ``"cpu"``).
-        scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` (default
-            ``False``; needs the ``topomodelx`` extra).
-        fraction: labelled fraction of the training (and validation) prefixes, the same
-            for every row of a seed (:func:`labelled_split` with the seed; default 1).
+    """Every row of the next-node task for a saved ``encoder`` on ``data`` (its
+    ``dataset.paths()``), per seed of ``seeds``: the paths cut with the seed (``truncate``:
+    as SCoNe does), the dataset's split of the seed (:func:`next_node_split`) with
+    ``fraction`` of its training and validation prefixes labelled (:func:`labelled_split`)
+    and the rows of :data:`ROWS` (and, with ``scone``, TopoModelX's SCoNe) trained for
+    ``epochs`` on ``device``; ``progress(row, seed, accuracy)`` after every cell.
 
     Returns:
-        A dict with ``rows`` (one dict per row of :data:`ROWS`: ``row``, ``label``,
-        ``mean_accuracy`` and ``std_accuracy`` in percent, ``splits`` with one dict per
-        seed), ``seeds``, ``epochs``, ``samples``, ``fraction`` and ``labelled`` (per seed:
-        the labelled training and validation prefixes and the split's totals: the fraction
-        really labelled, after rounding).
+        A dict with ``rows`` (per row: ``row``, ``label``, ``mean_accuracy`` and
+        ``std_accuracy`` in percent, ``splits``: one dict per seed), ``seeds``, ``epochs``,
+        ``samples``, ``fraction`` and ``labelled`` (per seed: the labelled training and
+        validation prefixes and the split's totals).
 
     Raises:
-        ValueError: empty or repeated ``seeds``, a seed outside ``[0, 2**31 - 1]``,
-            ``epochs`` outside ``[1, MAX_EPOCHS]``, ``fraction`` outside ``(0, 1]``, a
-            dataset without node paths; see :func:`train_next_node`.
+        ValueError: empty or repeated ``seeds`` or bad counts, a dataset without node paths;
+            see :func:`train_next_node`.
         TypeError: a seed, ``epochs``, ``fraction`` or flag of another type.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
@@ -508,11 +420,6 @@ def next_node_rows(
             cells[row].append(rec)
             if progress is not None:
                 progress(row, int(s), rec["test_accuracy"])
-    rows = []
-    for row in rows_run:
-        acc = 100 * np.array([c["test_accuracy"] for c in cells[row]])
-        rows.append({"row": row, "label": _ROW_LABELS[row], "mean_accuracy": float(acc.mean()),
-                     "std_accuracy": float(acc.std()), "splits": cells[row]})  # fmt: skip
-    return {"rows": rows, "seeds": [int(s) for s in seeds], "epochs": int(epochs),
-            "samples": len(paths), "fraction": float(fraction),
+    return {"rows": row_table(cells, labels=True), "seeds": [int(s) for s in seeds],
+            "epochs": int(epochs), "samples": len(paths), "fraction": float(fraction),
             "labelled": labelled}  # fmt: skip

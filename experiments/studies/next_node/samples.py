@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from experiments._helpers import check_bool, check_seed
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_bool, check_seed
-
-__all__ = ["NextNodeSamples", "next_node_samples"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,38 @@ def _neighbours(ops: ComplexOperators) -> list[np.ndarray]:
     both = both[order]
     ptr = np.searchsorted(both[:, 0], np.arange(n0 + 1))
     return [both[ptr[v] : ptr[v + 1], 1] for v in range(n0)]
+
+
+def _walk(ops: ComplexOperators, k: int, raw: Any) -> np.ndarray:
+    """Path ``k`` as ``int64`` node ids, checked: 1-D integer ids of the complex, at least 4
+    nodes, every step an edge."""
+    n0 = int(ops.num_nodes)
+    p = np.asarray(raw.detach().cpu().numpy() if isinstance(raw, torch.Tensor) else raw)
+    if p.ndim != 1:
+        raise ValueError(f"path {k} must be a 1-D sequence of node ids, got shape {tuple(p.shape)}")
+    if p.dtype == bool or (p.size and p.dtype.kind not in "iuf"):
+        raise TypeError(f"path {k} must hold integer node ids, got dtype {p.dtype}")
+    if p.dtype.kind == "f":
+        bad = ~np.isfinite(p) | (np.nan_to_num(p) % 1 != 0)
+        if bad.any():
+            raise TypeError(f"path {k} must hold integer node ids, got {p[bad][0].item()!r} "
+                            f"(position {int(np.flatnonzero(bad)[0])})")  # fmt: skip
+        if np.abs(p).max() >= 2.0**62:
+            raise ValueError(f"path {k} has node ids outside [0, {n0})")
+    p = p.astype(np.int64)
+    if p.size < 4:
+        raise ValueError(
+            f"path {k} has {p.size} node(s); a next-node sample needs at least 4: the "
+            "prefix (all but the last two nodes) must take at least one step, so that "
+            "its flow is not zero, and the next node follows it"
+        )
+    if p.min() < 0 or p.max() >= n0:
+        raise ValueError(f"path {k} has node ids outside [0, {n0}): {p.min()}..{p.max()}")
+    try:  # the whole path must be a walk (says which step is not an edge)
+        ops.path_to_flow(p)
+    except ValueError as err:
+        raise ValueError(f"path {k} is not a walk on the complex: {err}") from err
+    return p
 
 
 def next_node_samples(
@@ -127,35 +158,7 @@ def next_node_samples(
     rng = np.random.default_rng(seed)
     flows, last, target, cands, prefixes = [], [], [], [], []
     for k, raw in enumerate(paths):
-        p = np.asarray(raw.detach().cpu().numpy() if isinstance(raw, torch.Tensor) else raw)
-        if p.ndim != 1:
-            raise ValueError(
-                f"path {k} must be a 1-D sequence of node ids, got shape {tuple(p.shape)}"
-            )
-        if p.dtype == bool or (p.size and p.dtype.kind not in "iuf"):
-            raise TypeError(f"path {k} must hold integer node ids, got dtype {p.dtype}")
-        if p.dtype.kind == "f":
-            bad = ~np.isfinite(p) | (np.nan_to_num(p) % 1 != 0)
-            if bad.any():
-                raise TypeError(
-                    f"path {k} must hold integer node ids, got {p[bad][0].item()!r} (position "
-                    f"{int(np.flatnonzero(bad)[0])})"
-                )
-            if np.abs(p).max() >= 2.0**62:
-                raise ValueError(f"path {k} has node ids outside [0, {n0})")
-        p = p.astype(np.int64)
-        if p.size < 4:
-            raise ValueError(
-                f"path {k} has {p.size} node(s); a next-node sample needs at least 4: the "
-                "prefix (all but the last two nodes) must take at least one step, so that "
-                "its flow is not zero, and the next node follows it"
-            )
-        if p.min() < 0 or p.max() >= n0:
-            raise ValueError(f"path {k} has node ids outside [0, {n0}): {p.min()}..{p.max()}")
-        try:  # the whole path must be a walk (says which step is not an edge)
-            ops.path_to_flow(p)
-        except ValueError as err:
-            raise ValueError(f"path {k} is not a walk on the complex: {err}") from err
+        p = _walk(ops, k, raw)
         if reverse:  # as SCoNe: the whole path reversed, then cut
             p = p[::-1].copy()
         if truncate and p.size >= 7:

@@ -32,8 +32,6 @@ from torch import Tensor
 
 from topo_contrastive.complex import ComplexOperators
 
-__all__ = ["SCoNeEncoder", "scone_available"]
-
 
 def scone_available() -> bool:
     """Whether TopoModelX's SCoNe can be imported here."""

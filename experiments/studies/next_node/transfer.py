@@ -1,25 +1,13 @@
-r"""SCoNe's generalisation tests of next-node prediction: reversed paths and another region.
-
-Roddenberry, Glaze & Segarra, "Principled Simplicial Neural Networks for Trajectory
-Prediction", ICML 2021, §5 (their ``trajectory_experiments.py``, options ``reverse`` and
-``regional``): a model trained on the training paths is scored
-
-- on the **test paths** as they are (the standard test,
-  :func:`~experiments.studies.next_node.next_node_rows`' number);
-- on the **test paths reversed** (each test path walked backwards, then cut and split into
-  prefix and next node as usual): a model that learnt the complex's shape, not the direction
-  of the training traffic, scores alike;
-- on **another region**: trained (and selected) on the training paths of one region only,
-  scored on the test paths of the other. SCoNe splits its synthetic paths into an upper and
-  a lower region by how it generated them; here a path's region is its class label, because
-  both paper datasets label a path by where it runs (the synthetic trajectories: which of the
-  two holes a path passes; the ocean drifters: which side of Madagascar, see
-  ``docs/design.md``). Trained on class 0, scored on class 1. Data without labels have no
-  region test.
-
-Every row of :data:`~experiments.studies.next_node.rows.ROWS` (and, with ``scone=True``,
-TopoModelX's SCoNe from scratch) is scored under each test, on the same seeds, with the same
-cuts of the paths (``seed``) for both directions.
+r"""SCoNe's generalisation tests of next-node prediction (Roddenberry, Glaze & Segarra, ICML
+2021, §5; their ``trajectory_experiments.py`` options ``reverse`` and ``regional``): a model
+trained on the training paths is scored on the **test paths** (:func:`.next_node_rows`'
+number), on the **test paths reversed** (walked backwards, then cut as usual: a model that
+learnt the complex's shape, not the direction of the traffic, scores alike) and, trained and
+selected on the training paths of one region only, on the test paths of **another region**.
+A path's region is its class label (both paper datasets label a path by where it runs:
+which hole it passes, which side of Madagascar); trained on class 0, scored on class 1; data
+without labels have no region test. Every row (and, with ``scone=True``, TopoModelX's SCoNe)
+is scored under each test, on the same seeds and cuts of the paths.
 """
 
 from __future__ import annotations
@@ -30,18 +18,19 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from experiments._helpers import check_seeds
 from experiments.studies.next_node.rows import (
     ROWS,
+    _trained_row,
     next_node_cell,
     next_node_split,
     require_paths,
+    row_table,
+    train_next_node,
 )
 from experiments.studies.next_node.samples import NextNodeSamples, next_node_samples
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.utils.checks import check_seeds
-
-__all__ = ["TESTS", "concat_samples", "next_node_transfer", "transfer_splits"]
 
 #: The generalisation tests, in order.
 TESTS: tuple[str, ...] = ("test", "reversed", "other region")
@@ -73,7 +62,8 @@ def concat_samples(first: NextNodeSamples, second: NextNodeSamples) -> NextNodeS
 def transfer_splits(
     data: ExperimentData, seed: int, truncate: bool = True
 ) -> tuple[NextNodeSamples, dict[str, dict[str, np.ndarray] | None]]:
-    """The samples and the split of every test of :data:`TESTS` for seed ``seed``.
+    """The samples and the split of every test of :data:`TESTS` for seed ``seed``
+    (``ValueError`` for data without node paths).
 
     Returns:
         ``(samples, splits)``: ``samples`` holds the forward samples of every path
@@ -81,9 +71,6 @@ def transfer_splits(
         ``seed``; ``splits[test]`` is ``{"train", "val", "test"}`` indices into ``samples``
         (``None`` for ``"other region"`` where the data have no labels or either region
         lacks training, validation or test paths).
-
-    Raises:
-        ValueError: data without node paths.
     """
     paths = require_paths(data)
     forward = next_node_samples(data.complex, paths, truncate=truncate, seed=int(seed))
@@ -119,38 +106,21 @@ def next_node_transfer(
     scone: bool = False,
     rows: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Every row of :data:`~experiments.studies.next_node.rows.ROWS` under every test of
-    :data:`TESTS` (see the module docstring), on the splits ``seeds``.
-
-    The ``"test"`` and ``"reversed"`` tests share one training run per row and seed (the
-    model trained on the forward training paths is scored on both test sets); ``"other
-    region"`` trains its own.
-
-    Args:
-        encoder: the encoder to reuse (frozen and fine-tuned; its architecture from scratch).
-        data: the dataset, whose ``dataset.paths()`` gives the node paths.
-        seeds: the seeds (cuts of the paths, split, initialisation).
-        epochs: head training epochs (default 100; the epoch with the best validation
-            accuracy is kept).
-        truncate: cut the paths as SCoNe does (default ``True``).
-        device: training device (default ``"cpu"``).
-        progress: called as ``progress(test, row, seed, accuracy)`` after every cell.
-        scone: add TopoModelX's SCoNe from scratch as a last row ``"scone"`` under every test
-            (default ``False``; needs the ``topomodelx`` extra).
-        rows: run only these rows of :data:`~experiments.studies.next_node.rows.ROWS`
-            (and ``"scone"``), in this order (default: all; e.g. to add a row to an earlier
-            run: every cell depends only on its row and seed).
+    """Every row of :data:`.ROWS` (``rows``: only these, in this order; with ``scone``, also
+    TopoModelX's SCoNe) under every test of :data:`TESTS`, on the seeds ``seeds``, as
+    :func:`.next_node_rows` does (``epochs``, ``truncate``, ``device``); ``progress(test, row,
+    seed, accuracy)`` after every cell. The test and the reversed test share one training
+    run per row and seed; the other region trains its own.
 
     Returns:
-        A dict with ``tests`` (per test of :data:`TESTS` that applies to the data: ``rows``,
-        one dict per row with ``row``, ``mean_accuracy`` and ``std_accuracy`` in percent and
-        ``splits``, one dict per seed), ``seeds`` and ``epochs``.
+        A dict with ``tests`` (per test that applies to the data: ``rows``, per row ``row``,
+        ``mean_accuracy`` and ``std_accuracy`` in percent and ``splits``), ``seeds`` and
+        ``epochs``.
 
     Raises:
         TypeError: ``seeds`` not a sequence of ints.
-        ValueError: no seeds, a seed twice or out of range; an unknown row in ``rows``;
-            data without node paths; see
-            :func:`~experiments.studies.next_node.train_next_node`.
+        ValueError: no seeds, a seed twice or out of range; an unknown row; data without
+            node paths; see :func:`.train_next_node`.
         ImportError: ``scone`` without TopoModelX (before any training).
     """
     seeds = check_seeds(seeds)  # no seeds used to give empty results
@@ -189,18 +159,9 @@ def next_node_transfer(
                 cells[test][row].append({**rec, "seed": int(s)})
                 if progress is not None:
                     progress(test, row, int(s), rec["test_accuracy"])
-    out: dict[str, Any] = {"tests": {}, "seeds": [int(s) for s in seeds], "epochs": int(epochs)}
-    for test in TESTS:
-        table = []
-        for row in rows_run:
-            if not cells[test][row]:
-                continue
-            acc = 100 * np.array([c["test_accuracy"] for c in cells[test][row]])
-            table.append({"row": row, "mean_accuracy": float(acc.mean()),
-                          "std_accuracy": float(acc.std()), "splits": cells[test][row]})
-        if table:
-            out["tests"][test] = {"rows": table}
-    return out
+    tables = {test: row_table(cells[test]) for test in TESTS}
+    return {"tests": {t: {"rows": rows} for t, rows in tables.items() if rows},
+            "seeds": [int(s) for s in seeds], "epochs": int(epochs)}  # fmt: skip
 
 
 def _score_both(
@@ -219,8 +180,6 @@ def _score_both(
     fwd, rev = cast(dict, splits["test"]), cast(dict, splits["reversed"])  # always made
     joint = {"train": fwd["train"], "val": fwd["val"],
              "test": np.concatenate([fwd["test"], rev["test"]])}  # fmt: skip
-    from experiments.studies.next_node.rows import _trained_row, train_next_node
-
     encoder, mode = _trained_row(row, data, encoder)
     res = train_next_node(data, samples, encoder, mode, joint["train"], joint["val"],
                           joint["test"], epochs=epochs, seed=seed, device=device,

@@ -1,26 +1,14 @@
-"""The encoders of the many-complex studies: one SCNN, pre-trained, embedded, trained with labels.
+"""The encoders of the many-complex studies (reuse, many complexes): one SCNN, pre-trained,
+embedded, trained with labels, on samples with complexes of their own
+(:class:`~topo_contrastive.data.ComplexData`; a ``DataLoader`` batch is one complex with
+block-diagonal operators, ``batch.laplacians()``, pooled by ``batch.batch_1``).
 
-Everything runs through the public PyG pipeline on samples with complexes of their own
-(:class:`~topo_contrastive.data.ComplexData`): a ``DataLoader`` batch is one complex with
-block-diagonal operators (``batch.laplacians()``), pooled by the batch vector
-``batch.batch_1``; the views come from an unbound
-:class:`~topo_contrastive.ContrastiveViews`, fitted once per dataset (drop probabilities and
-Hodge parts, each on its own complex).
-
-- :func:`scnn_encoder`: the encoder (bias-free, basis-free
-  :class:`~topo_contrastive.nn.HodgeReadout` with energies);
-- :func:`topomodelx_encoder`: TopoModelX's SCNN through the adapter, as a second architecture;
-- :func:`pretrain_encoder`: contrastive pre-training without labels (``"SSCL_Spec"``:
-  Hodge-aware masks and the Hodge-debiased loss; ``"SCL"``: uniform masks and InfoNCE);
-- :func:`embed_samples`: the embeddings of a dataset;
-- :func:`part_energy_features`: a readout for the probe that keeps the harmonic energy:
-  the energy fractions of every channel's Hodge parts;
-- :func:`train_with_labels`: the encoder and a linear layer trained with cross-entropy on
-  labelled samples (from scratch: the supervised SCNN; from a pre-trained encoder: fine-tuning),
-  scored on test samples.
-
-Source: Möllers et al., "Hodge-Aware Contrastive Learning", ICASSP 2024 (the encoder, the
-masks and the loss); the many-complex layout of PyG's ``Batch``.
+:func:`pretrain_encoder` keeps its own loop rather than the library's
+:func:`~topo_contrastive.training.pretrain`: the studies' documented results
+(docs/results/reuse.md, many_complexes.md) come from its sample order (a seeded
+``DataLoader`` shuffle), its masks' generators and its two forward passes; the library's
+loop draws another order (a ``DistributedSampler``) and other masks, so the numbers would
+change.
 """
 
 from __future__ import annotations
@@ -31,29 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = [
-    "CONFIGS",
-    "embed_samples",
-    "part_energy_features",
-    "pretrain_encoder",
-    "scnn_encoder",
-    "topomodelx_encoder",
-    "train_with_labels",
-]
-
 #: The pre-training configurations.
 CONFIGS: tuple[str, ...] = ("SSCL_Spec", "SCL")
 
 
 def scnn_encoder(hidden: int, layers: int) -> torch.nn.Module:
-    """An :class:`~topo_contrastive.nn.SCNN` of ``layers`` layers of width ``hidden``
-    (``K_down = K_up = 2``, no bias) with the basis-free
-    :class:`~topo_contrastive.nn.HodgeReadout` ``(None, energies=True)``: its output does not
-    depend on the complex, so one encoder reads samples of any complex.
-
-    Raises:
-        ValueError: ``hidden`` or ``layers`` below 1 (from the SCNN).
-    """
+    """An :class:`~topo_contrastive.nn.SCNN` (``layers`` x ``hidden``, ``K_down = K_up = 2``,
+    no bias) with the basis-free ``HodgeReadout(None, energies=True)``: one encoder reads
+    samples of any complex."""
     from topo_contrastive.nn import SCNN, HodgeReadout
 
     # bias-free layers: per-edge features turn with the edges, so the energies of the
@@ -63,23 +36,27 @@ def scnn_encoder(hidden: int, layers: int) -> torch.nn.Module:
 
 
 def topomodelx_encoder(hidden: int, layers: int) -> torch.nn.Module:
-    r"""TopoModelX's ``SCNN`` (``layers`` layers of width ``hidden``, filter orders 2 and 2, no
-    nonlinearity: TopoModelX 0.0.1's default) behind the adapter
-    :class:`~topo_contrastive.nn.TopoModelXEncoder` with the basis-free ``"energies"`` readout
-    (per channel :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\downarrow\mathbf{h}` and
-    :math:`\tfrac{1}{N_1}\mathbf{h}^\top\mathbf{L}_\uparrow\mathbf{h}`), which reads samples
-    of any complex.
-
-    TopoModelX's layers build a dense identity of the batch's edges: keep batches to a few
-    thousand edges (a few dozen complexes of a few hundred edges).
-
-    Raises:
-        ImportError: TopoModelX is not installed (the ``topomodelx`` extra).
-    """
+    """TopoModelX's ``SCNN`` (``layers`` x ``hidden``, filter orders 2, TopoModelX 0.0.1's
+    linear layers) behind :class:`~topo_contrastive.nn.TopoModelXEncoder` with the basis-free
+    ``"energies"`` readout; its layers build a dense identity of the batch's edges (keep
+    batches to a few thousand edges). Raises ``ImportError`` without TopoModelX."""
     from topo_contrastive.nn import TopoModelXEncoder
 
     return TopoModelXEncoder("scnn", readout="energies", in_channels=1, hidden_channels=hidden,
                              conv_order_down=2, conv_order_up=2, n_layers=layers)  # fmt: skip
+
+
+def require_own_complexes(dataset: Any) -> None:
+    """Refuse an empty ``dataset``, or one whose samples have no complexes of their own
+    (:class:`~topo_contrastive.data.ComplexData` with incidences), with a ``ValueError``."""
+    from topo_contrastive.data import ComplexData
+
+    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
+        raise ValueError(
+            "`dataset` must hold samples with complexes of their own (ComplexData with "
+            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
+            " without one"
+        )
 
 
 def embed_samples(encoder: torch.nn.Module, dataset: Any, batch_size: int = 256
@@ -107,30 +84,18 @@ def part_energy_features(encoder: torch.nn.Module, dataset: Any, batch_size: int
         f_{k,c} = \lVert \mathbf{P}_k \mathbf{h}_c \rVert^2 \,/\,
         \lVert \mathbf{h}_c \rVert^2, \qquad k \in \{G, C, H\}
 
-    (paper eq. 1; zero for an all-zero channel). Basis-free like the encoder's readout, but
-    with the harmonic part, which the readout's gradient and curl energies leave out.
-
-    Args:
-        encoder: an SCNN (its ``edge_embeddings``).
-        dataset: samples with their own complexes (``x_1``).
-        batch_size: samples per batch (default 256).
+    (paper eq. 1; zero for an all-zero channel): basis-free like the encoder's readout, but
+    with the harmonic part. ``encoder``: an SCNN (its ``edge_embeddings``).
 
     Raises:
-        ValueError: ``dataset`` is empty or its samples carry no complex of their own
-            (``ComplexData`` with incidences); flows of another size (from the encoder).
+        ValueError: ``dataset`` is empty or its samples have no complexes of their own.
     """
     from torch_geometric.loader import DataLoader
 
-    from topo_contrastive.data import ComplexData
     from topo_contrastive.hodge import HodgeDecomposition
     from topo_contrastive.losses import energy_fractions
 
-    if len(dataset) == 0 or not isinstance(dataset[0], ComplexData) or dataset[0].is_shared:
-        raise ValueError(
-            "`dataset` must hold samples with complexes of their own (ComplexData with "
-            f"incidences), got {'no sample' if len(dataset) == 0 else type(dataset[0]).__name__}"
-            " without one"
-        )
+    require_own_complexes(dataset)
     encoder.eval()
     out = []
     with torch.no_grad():
@@ -160,34 +125,22 @@ def pretrain_encoder(
     fit: bool = True,
     encoder: torch.nn.Module | None = None,
 ) -> torch.nn.Module:
-    """Pre-train an encoder (by default a new :func:`scnn_encoder`) with two masked views of
-    every sample, no labels.
+    """Pre-train an encoder with two masked views of every sample, no labels; returns it (in
+    training mode).
 
     Args:
         dataset: an ``InMemoryDataset`` of samples with their own complexes (``x_1``
-            ``[N1, 1]``); it is not modified (a copy gets the views as its transform).
-        config: ``"SSCL_Spec"`` (:class:`~topo_contrastive.HodgeSpectralMask` and
-            :class:`~topo_contrastive.losses.HodgeDebiasedInfoNCE`, energy-fraction weights)
-            or ``"SCL"`` (:class:`~topo_contrastive.EdgeFlowMask` and InfoNCE).
-        hidden, layers: the encoder's width and depth (default 32, 2).
-        epochs: passes over ``dataset`` (default 20).
-        batch_size: samples per batch (default 64).
-        seed: seed of the weights, the views and the order (default 0).
-        budget: the masks' budget (default 0.3).
-        temperature: the loss's temperature (default 0.5).
-        fit: compute the drop probabilities and Hodge parts (``ContrastiveViews.fit``);
-            ``False`` when the samples carry them already (``drop_prob``, ``hodge_parts``
-            of a fitted dataset with the same budget; default ``True``).
-        encoder: the module to pre-train, in place, after ``torch.manual_seed(seed)`` (any
-            module with the SCNN's ``forward(x, (L_down, L_up), batch) -> [B, D]`` and
-            ``out_channels``, e.g. :func:`topomodelx_encoder`; default ``None``: a new
-            :func:`scnn_encoder` ``(hidden, layers)`` built after the seed).
-
-    Returns:
-        The encoder (in training mode).
-
-    Raises:
-        ValueError: an unknown ``config``.
+            ``[N1, 1]``); not modified (a copy gets the views as its transform).
+        config: ``"SSCL_Spec"`` (``HodgeSpectralMask`` and ``HodgeDebiasedInfoNCE``) or
+            ``"SCL"`` (``EdgeFlowMask`` and ``InfoNCE``); an unknown one: ``ValueError``.
+        hidden, layers, epochs, batch_size, budget, temperature: the encoder, the passes
+            over ``dataset``, the samples per batch, the masks' budget, the temperature.
+        seed: seed of the weights, the views and the order.
+        fit: compute the drop probabilities and Hodge parts (``False``: the samples of a
+            dataset fitted with the same budget carry them).
+        encoder: the module to pre-train in place, after ``torch.manual_seed(seed)`` (the
+            SCNN's interface, e.g. :func:`topomodelx_encoder`; default: a new
+            :func:`scnn_encoder`).
     """
     from torch_geometric.loader import DataLoader
 
@@ -245,22 +198,11 @@ def train_with_labels(
     num_classes: int = 2,
 ) -> float:
     """Test accuracy of an encoder and a linear layer trained with cross-entropy on the
-    labelled samples ``train_idx`` for a fixed number of epochs (no selection: with a few
-    labels there is nothing to select on), Adam at learning rate 1e-3.
-
-    Args:
-        dataset: an ``InMemoryDataset`` of samples with their own complexes (``x_1``, ``y``).
-        train_idx, test_idx: ``int [n]`` / ``int [m]`` sample indices.
-        hidden, layers: the width and depth of a new encoder (default 32, 2).
-        epochs: passes over the labelled samples (default 20).
-        batch_size: samples per batch (default 64).
-        seed: seed of the weights and the order (default 0).
-        encoder: start from (a copy of) this encoder, all its weights trained: fine-tuning
-            (default ``None``: a new :func:`scnn_encoder`, the supervised SCNN).
-        num_classes: classes of the linear layer (default 2).
-
-    Returns:
-        The test accuracy in ``[0, 1]``.
+    labelled samples ``train_idx`` (of ``dataset``: samples with their own complexes, ``x_1``
+    and ``y``) for ``epochs`` passes (no selection: with a few labels there is nothing to
+    select on), Adam at learning rate 1e-3, seeded ``seed``; scored on ``test_idx``. With
+    ``encoder``: a copy of it, every weight trained (fine-tuning); else a new
+    :func:`scnn_encoder` ``(hidden, layers)`` (the supervised SCNN).
     """
     from torch_geometric.loader import DataLoader
 

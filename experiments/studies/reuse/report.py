@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 from typing import Any
@@ -11,9 +9,7 @@ from typing import Any
 import numpy as np
 
 from experiments.studies.reuse.protocol import ROWS, fraction_key
-
-__all__ = ["OUTPUTS", "TARGET_POINTS", "plot_reuse", "reuse_markdown", "target_check",
-           "write_reuse"]  # fmt: skip
+from experiments.study import write_report
 
 #: What the study writes into its folder.
 OUTPUTS: tuple[str, ...] = ("reuse.json", "reuse.csv", "reuse.md", "reuse.png", "cells")
@@ -101,16 +97,16 @@ def reuse_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _csv(summary: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["held_out", "row", "fraction", "mean", "std", "runs"])
-    for name, res in summary["held_out"].items():
-        for row, per in res["rows"].items():
-            for f, v in per.items():
-                w.writerow([name, row, f, v["mean"], v["std"],
-                            " ".join(f"{r:.4f}" for r in v["runs"])])  # fmt: skip
-    return buf.getvalue()
+def summary_rows(summary: dict[str, Any], key: str | None = None) -> list[dict[str, Any]]:
+    """The CSV of a many-complex study: one line per row and fraction (per ``key``: the entry
+    of ``summary`` above the rows, e.g. ``"held_out"``; without, the fractions of the
+    settings), with the mean, std and runs of its test accuracies."""
+    fractions = summary["settings"]["fractions"]
+    groups = summary[key].items() if key else [(None, summary)]
+    return [{**({key: name} if key else {}), "row": row, "fraction": f if key else fractions[i],
+             "mean": v["mean"], "std": v["std"], "runs": " ".join(f"{r:.4f}" for r in v["runs"])}
+            for name, res in groups for row, per in res["rows"].items()
+            for i, (f, v) in enumerate(per.items())]  # fmt: skip
 
 
 def fraction_bands(ax: Any, rows: dict[str, dict[str, dict[str, float]]],
@@ -147,7 +143,7 @@ def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from topo_contrastive.utils.files import atomic_write
+    from experiments._helpers import atomic_write
 
     fractions = summary["settings"]["fractions"]
     held = list(summary["held_out"])
@@ -170,14 +166,6 @@ def plot_reuse(summary: dict[str, Any], path: str | Path) -> None:
 def write_reuse(summary: dict[str, Any], folder: str | Path, figure: bool = True) -> str:
     """Write ``reuse.json`` (the summary and the target check), ``reuse.csv``, ``reuse.md``
     and (``figure``) ``reuse.png`` into ``folder``, atomically; returns the Markdown."""
-    from topo_contrastive.utils.files import write_json, write_text
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    md = reuse_markdown(summary)
-    write_json(folder / "reuse.json", {**summary, "target": target_check(summary)})
-    write_text(folder / "reuse.csv", _csv(summary))
-    write_text(folder / "reuse.md", md)
-    if figure:
-        plot_reuse(summary, folder / "reuse.png")
-    return md
+    return write_report(folder, "reuse", {**summary, "target": target_check(summary)},
+                        reuse_markdown(summary), summary_rows(summary, "held_out"),
+                        (lambda path: plot_reuse(summary, path)) if figure else None)

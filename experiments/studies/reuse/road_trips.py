@@ -28,22 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = [
-    "RADIUS_FACTORS",
-    "SIGMA",
-    "build_complex",
-    "choose_landmark",
-    "find_network",
-    "load_tntp",
-    "network_trips",
-    "route_side",
-    "sample_trips",
-    "trip_arrays",
-    "winding_number",
-    "write_trips_file",
-]
+from experiments._helpers import atomic_write
 
 #: Spread of the per-trip log-normal perturbation of the link costs.
 SIGMA = 0.5

@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 
 from experiments.studies.label_efficiency import curves as le
-from experiments.studies.label_efficiency.curves import (
-    label_efficiency,
-    labelled_subsets,
-    resolve_rows,
-)
+from experiments.studies.label_efficiency.curves import labelled_subsets, resolve_rows
+from experiments.study import Settings
 from topo_contrastive.cli import runs
 from topo_contrastive.evaluation import finetune
 
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
-TINY = dict(fractions=(0.1, 1.0), draws=2, max_epochs=2, overrides={"hidden_channels": 8})
+TINY = dict(fractions=(0.1, 1.0), draws=2, label_epochs=2, hidden=8)
+
+
+def label_efficiency(data, out, task, **kw):
+    return le.label_efficiency(data, Settings(out, **kw), task)
 
 
 def test_subsets_are_stratified_nested_and_fixed(tiny_data):
@@ -112,7 +113,7 @@ def test_encoders_are_pretrained_once(tiny_data, tmp_path, monkeypatch):
     monkeypatch.setattr(
         runs, "pretrain_to_folder", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
-    opts = dict(TINY, fractions=(0.5,), pretrain_epochs=1)
+    opts = dict(TINY, fractions=(0.5,), epochs=1)
     label_efficiency(tiny_data, tmp_path, "trajectory", rows=["probe:SCL:paper"], **opts)
     assert len(calls) == 1 and (tmp_path / "encoders" / "SCL-paper-seed0" / "COMPLETE").is_file()
     res = label_efficiency(tiny_data, tmp_path, "trajectory", resume=True,

@@ -13,12 +13,21 @@ from experiments.studies.many_complexes import (
     ROWS,
     PooledSamples,
     Row,
-    check_study,
     many_complexes_study,
 )
+from experiments.studies.many_complexes import check_study as _check
+from experiments.study import Settings
 from tests._many_complexes import many_complexes
 
 KW = {"fractions": [0.5, 1.0], "draws": 2, "seeds": 2, "epochs": 1}
+
+
+def study(dataset, out, registry=None, **kw):
+    return many_complexes_study(dataset, Settings(out, **kw), registry=registry)
+
+
+def check_study(dataset, registry=None, **kw):
+    return _check(dataset, Settings(".", **{"epochs": 20, "draws": 5, "seeds": 3, **kw}), registry)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +70,7 @@ def test_the_registry_holds_every_row_and_the_references_last():
 def test_an_interrupted_run_resumes_without_recomputing_finished_cells(tmp_path, dataset):
     calls: list = []
     with pytest.raises(KeyboardInterrupt):  # seed 1's trained row is interrupted
-        many_complexes_study(dataset, tmp_path / "out", registry=_registry(calls, ("trained", 1)),
+        study(dataset, tmp_path / "out", registry=_registry(calls, ("trained", 1)),
                              **KW)  # fmt: skip
     assert calls == [("probed", 0), ("trained", 0), ("trained", 0), ("trained", 0),
                      ("probed", 1), ("trained", 1)]  # fmt: skip
@@ -70,11 +79,11 @@ def test_an_interrupted_run_resumes_without_recomputing_finished_cells(tmp_path,
                                                        "seed 1: probed"]  # fmt: skip
     assert not records["complete"]
     calls.clear()
-    resumed = many_complexes_study(dataset, tmp_path / "out", registry=_registry(calls), **KW)
+    resumed = study(dataset, tmp_path / "out", registry=_registry(calls), **KW)
     assert calls == [("trained", 1)] * 3  # only the unfinished cell: 2 draws at 0.5, 1 at 1
     assert (resumed["computed"], resumed["resumed"]) == (1, 3)
     assert (tmp_path / "out" / "cells" / "COMPLETE").is_file()
-    fresh = many_complexes_study(dataset, tmp_path / "fresh", registry=_registry([]), **KW)
+    fresh = study(dataset, tmp_path / "fresh", registry=_registry([]), **KW)
     assert resumed["rows"] == fresh["rows"] and fresh["computed"] == 4
     # 2 seeds x (2 draws of 10 labels at 0.5 + 1 of 19 at 1), in seed and draw order
     runs = fresh["rows"]["trained"]
@@ -84,7 +93,7 @@ def test_an_interrupted_run_resumes_without_recomputing_finished_cells(tmp_path,
 
 
 def test_a_finished_cell_is_read_back_and_other_settings_are_refused(tmp_path, dataset):
-    first = many_complexes_study(dataset, tmp_path / "out", registry=_registry([]), **KW)
+    first = study(dataset, tmp_path / "out", registry=_registry([]), **KW)
     cells = tmp_path / "out" / "cells" / "cells.json"
     payload = json.loads(cells.read_text())
     record = next(r for r in payload["records"] if r["cell"] == "seed 1: probed")
@@ -92,24 +101,24 @@ def test_a_finished_cell_is_read_back_and_other_settings_are_refused(tmp_path, d
     assert record["runs"] == {"0.5": probed["0.5"]["runs"][2:], "1": probed["1"]["runs"][1:]}
     record["runs"]["1"] = [0.123]  # a marker: read back, not recomputed
     cells.write_text(json.dumps(payload))
-    again = many_complexes_study(dataset, tmp_path / "out", registry=_registry([]), **KW)
+    again = study(dataset, tmp_path / "out", registry=_registry([]), **KW)
     assert again["rows"]["probed"]["1"]["runs"][-1] == 0.123 and again["computed"] == 0
     payload = json.loads(cells.read_text())
     with pytest.raises(ValueError, match=r"they differ in .*temperature \(0.5 then, 0.25 now\)"):
-        many_complexes_study(dataset, tmp_path / "out", registry=_registry([]),
+        study(dataset, tmp_path / "out", registry=_registry([]),
                              temperature=0.25, **KW)  # fmt: skip
     with pytest.raises(ValueError, match=r"they differ in rows \(\['probed', 'trained'\] then, "
                                          r"\['probed'\] now\)"):  # fmt: skip
-        many_complexes_study(dataset, tmp_path / "out", registry=_registry([]), rows=["probed"],
+        study(dataset, tmp_path / "out", registry=_registry([]), rows=["probed"],
                              **KW)  # fmt: skip
     other = PooledSamples(many_complexes(24, seed=2))
     with pytest.raises(ValueError, match=r"they differ in data.fingerprint"):
-        many_complexes_study(other, tmp_path / "out", registry=_registry([]), **KW)
+        study(other, tmp_path / "out", registry=_registry([]), **KW)
     assert json.loads(cells.read_text()) == payload  # untouched
 
 
 def test_rows_run_in_the_registrys_order_and_the_summary_names_them(tmp_path, dataset):
-    out = many_complexes_study(dataset, tmp_path / "out", registry=_registry([]),
+    out = study(dataset, tmp_path / "out", registry=_registry([]),
                                rows=["trained", "probed"], **KW)  # fmt: skip
     assert list(out["rows"]) == ["probed", "trained"]
     assert out["settings"]["rows"] == ["probed", "trained"] and out["settings"]["seeds"] == 2
@@ -122,7 +131,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, dataset):
         ({"fractions": [0.0, 1.0]}, r"`fractions` must lie in \(0, 1\], got 0"),
         ({"fractions": [1.5]}, r"`fractions` must lie in \(0, 1\], got 1.5"),
         ({"fractions": []}, "`fractions` is empty"),
-        ({"fractions": [0.5, 0.5]}, "names a fraction twice"),
+        ({"fractions": [0.5, 0.5]}, "names 0.5 twice"),
         ({"draws": 0}, "`draws` must be a positive integer, got 0"),
         ({"seeds": 1.5}, "`seeds` must be a positive integer"),
         ({"rows": ["probed", "nope"]}, r"unknown row\(s\) \['nope'\]; the rows are"),
@@ -141,7 +150,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, dataset):
     with pytest.raises(ValueError, match="complexes of their own"):
         check_study([], fractions=[1.0], registry=reg)
     with pytest.raises(ValueError, match="unknown row"):
-        many_complexes_study(dataset, tmp_path / "out", registry=reg, rows=["x"], **KW)
+        study(dataset, tmp_path / "out", registry=reg, rows=["x"], **KW)
     assert not (tmp_path / "out").exists()
 
 
@@ -166,7 +175,7 @@ def test_topomodelx_rows_run_through_the_study(tmp_path, dataset):
     share it: both rows give accuracies for every subset."""
     pytest.importorskip("topomodelx")
     names = ["TopoModelX SCNN, SSCL_Spec", "TopoModelX SCNN, SSCL_Spec, part energies"]
-    out = many_complexes_study(dataset, tmp_path / "out", rows=names,
+    out = study(dataset, tmp_path / "out", rows=names,
                                **{**KW, "seeds": 1}, hidden=4)  # fmt: skip
     assert list(out["rows"]) == names
     for per in out["rows"].values():

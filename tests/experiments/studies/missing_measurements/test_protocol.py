@@ -13,14 +13,28 @@ from experiments.studies.missing_measurements import (
     FILLS,
     ROWS,
     cell_names,
-    check_study,
     load_study_data,
-    missing_measurements_study,
     protocol,
 )
+from experiments.study import DataOptions, Settings
 from tests.experiments.studies.reuse._networks import grid_network
 
 TINY = {"fractions": (0.3,), "splits": 2, "epochs": 1}
+
+
+def missing_measurements_study(items, out, modes=("random", "region"), **kw):
+    return protocol.missing_measurements_study(items, Settings(out, **kw), modes)
+
+
+def check_study(items, fractions=(0.1, 0.3, 0.5), modes=("random", "region"), splits=3,
+                epochs=None):  # fmt: skip
+    settings = Settings(".", fractions=fractions, splits=splits, epochs=epochs)
+    return protocol.check_study(items, settings, modes)
+
+
+def _load(datasets, networks, files, data_root):
+    return load_study_data(DataOptions(root=data_root, datasets=tuple(datasets),
+                                       networks=tuple(networks), files=tuple(files)))
 
 
 @pytest.fixture
@@ -29,7 +43,7 @@ def grid(tmp_path):
 
 
 def _items(tmp_path, *files):
-    return load_study_data((), (), files, data_root=tmp_path / "data")
+    return _load((), (), files, data_root=tmp_path / "data")
 
 
 @pytest.fixture
@@ -152,7 +166,7 @@ def test_bad_datasets_are_refused_before_anything_is_built(tmp_path, grid):
     with pytest.raises(ValueError, match=r"--data-file .*other/g.npz has the same name as"):
         _items(tmp_path, grid, copy)
     with pytest.raises(ValueError, match="unknown dataset 'oceans'"):
-        load_study_data(["oceans"], (), (), data_root=tmp_path / "data")
+        _load(["oceans"], (), (), data_root=tmp_path / "data")
     with pytest.raises(FileNotFoundError):
         _items(tmp_path, tmp_path / "missing.npz")
     assert not (tmp_path / "data").exists()  # refused before anything was built
@@ -161,7 +175,7 @@ def test_bad_datasets_are_refused_before_anything_is_built(tmp_path, grid):
 def test_a_data_file_without_labels_or_with_one_class_is_refused(tmp_path, grid):
     plain = grid_network(tmp_path / "plain.npz", 4, 3, trips=10, labels=False)
     with pytest.raises(ValueError, match=r"--data-file .*plain.npz has no labels"):
-        load_study_data(["ocean"], (), [grid, plain], data_root=tmp_path / "data")
+        _load(["ocean"], (), [grid, plain], data_root=tmp_path / "data")
     assert not (tmp_path / "data" / "ocean_drifters").exists()  # before the paper datasets
     one = grid_network(tmp_path / "one.npz", 4, 3, trips=10, one_class=True)
     with pytest.raises(ValueError, match=r"one.npz has a single class"):
@@ -174,10 +188,10 @@ def test_an_unknown_network_is_refused_before_anything_is_built(tmp_path):
 
     if find_spec("pytspl") is None:
         with pytest.raises(ModuleNotFoundError, match="pytspl"):
-            load_study_data((), ["nowhere"], (), data_root=tmp_path)
+            _load((), ["nowhere"], (), data_root=tmp_path)
     else:
         with pytest.raises(FileNotFoundError, match="nowhere_net.tntp"):
-            load_study_data(["ocean"], ["nowhere"], (), data_root=tmp_path)
+            _load(["ocean"], ["nowhere"], (), data_root=tmp_path)
     assert not any(tmp_path.iterdir())
 
 

@@ -16,6 +16,7 @@ from experiments.studies.reuse import (
     reuse_study,
     scnn_encoder,
 )
+from experiments.study import Settings
 from tests.experiments.studies.reuse._networks import grid_network
 
 TINY = {"fractions": (0.25, 1.0), "draws": 2, "seeds": 1, "epochs": 1, "label_epochs": 1,
@@ -25,6 +26,10 @@ TINY = {"fractions": (0.25, 1.0), "draws": 2, "seeds": 1, "epochs": 1, "label_ep
 @pytest.fixture
 def files(tmp_path):
     return [grid_network(tmp_path / f"g{w}.npz", w, 4, seed=w) for w in (4, 5, 6)]
+
+
+def _study(nets, out, held_out=None, **kw):
+    return reuse_study(nets, Settings(out, **kw), held_out)
 
 
 def _nets(tmp_path, files):
@@ -55,7 +60,7 @@ def test_one_network_alone_and_an_unknown_held_out_name_are_refused(tmp_path, fi
 @pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, float("nan")])
 def test_a_fraction_outside_0_1_is_refused(tmp_path, files, bad):
     with pytest.raises(ValueError, match=r"`fractions` must lie in \(0, 1\]"):
-        reuse_study(_nets(tmp_path, files), tmp_path / "out", **{**TINY, "fractions": (bad, 1)})
+        _study(_nets(tmp_path, files), tmp_path / "out", **{**TINY, "fractions": (bad, 1)})
     assert not (tmp_path / "out").exists()
 
 
@@ -79,7 +84,7 @@ def test_the_held_out_networks_trips_never_reach_pre_training(tmp_path, files, m
         return scnn_encoder(hidden, layers)
 
     monkeypatch.setattr(protocol, "pretrain_encoder", fake_pretrain)
-    reuse_study(nets, tmp_path / "out", held_out=["g5"], **TINY)
+    _study(nets, tmp_path / "out", held_out=["g5"], **TINY)
     (transfer_net, transfer_trip), (own_net, own_trip) = seen
     sizes = [len(n.dataset) for n in nets]
     # the transferred encoder: every trip of g4 and g6, none of g5
@@ -102,18 +107,18 @@ def test_finished_cells_are_read_back_not_recomputed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(protocol, "pretrain_encoder", counting)
     one = {**TINY, "held_out": ["s3"], "fractions": (1.0,), "draws": 1}
-    first = reuse_study(nets, tmp_path / "out", **one)
+    first = _study(nets, tmp_path / "out", **one)
     assert len(calls) == 2 and first["computed"] == 1  # transferred and in-domain
     cells = json.loads((tmp_path / "out" / "cells" / "cells.json").read_text())
     assert [r["cell"] for r in cells["records"]] == ["s3__seed0"]
-    again = reuse_study(nets, tmp_path / "out", **one)
+    again = _study(nets, tmp_path / "out", **one)
     assert len(calls) == 2 and again["resumed"] == 1 and again["held_out"] == first["held_out"]
     # one more seed: only its cell is computed
-    more = reuse_study(nets, tmp_path / "out", **{**one, "seeds": 2})
+    more = _study(nets, tmp_path / "out", **{**one, "seeds": 2})
     assert len(calls) == 4 and (more["computed"], more["resumed"]) == (1, 1)
     # other settings: refused, naming them, nothing computed
     with pytest.raises(ValueError, match="temperature"):
-        reuse_study(nets, tmp_path / "out", **{**one, "temperature": 0.25})
+        _study(nets, tmp_path / "out", **{**one, "temperature": 0.25})
     assert len(calls) == 4
 
 
