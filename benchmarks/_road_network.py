@@ -22,7 +22,7 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 from scipy.spatial import Delaunay
 
-from topo_contrastive.utils.files import atomic_write
+from topo_contrastive._utils.files import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from road_networks import SIGMA, route_side  # noqa: E402

@@ -34,10 +34,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 from topo_contrastive.datasets import generate_trajectory_complex  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead  # noqa: E402
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
 
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 RESULTS = Path(__file__).resolve().parent / "results"

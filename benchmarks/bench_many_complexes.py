@@ -269,7 +269,7 @@ def _report(r: dict, out: Path | None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if out is not None:
-        from topo_contrastive.utils.files import write_json, write_text
+        from topo_contrastive._utils.files import write_json, write_text
 
         out.parent.mkdir(parents=True, exist_ok=True)
         write_text(out.with_suffix(".md"), text)

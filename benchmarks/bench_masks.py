@@ -323,7 +323,7 @@ def main(
         )
     print("\n\n".join(tables))
     if out:
-        from topo_contrastive.utils.files import atomic_write
+        from topo_contrastive._utils.files import atomic_write
 
         def write(tmp: str) -> None:
             with open(tmp, "w") as f:

@@ -35,7 +35,7 @@ from topo_contrastive import (  # noqa: E402
     HodgeSpectralMask,
     ProjectionHead,
 )
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 
 
 def _train(ds, epochs: int, batch_size: int, many: bool) -> dict[str, float]:

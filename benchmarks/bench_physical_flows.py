@@ -338,7 +338,7 @@ def main(out: str, seed: int = 0, samples: int = 500, big_samples: int = 1000, j
 
 
 def _save(root: Path, results: dict[str, Any], docs: bool) -> None:
-    from topo_contrastive.utils.files import write_csv, write_json, write_text
+    from topo_contrastive._utils.files import write_csv, write_json, write_text
 
     write_json(root / "physical_flows.json", results)
     for key in ("energy", "probe", "interpolation", "target"):

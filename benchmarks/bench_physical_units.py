@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 
 RUNS = (("as given, --flow-scale none", "raw", ["--flow-scale", "none"]),
         ("as given (default)", "raw", []), ("divided by their RMS", "rms", []))  # fmt: skip

@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run(args.root, args.epochs, args.batch_size, args.unfitted_samples, args.seed)
     print(format_table(result))
     if args.out:
-        from topo_contrastive.utils.files import write_json
+        from topo_contrastive._utils.files import write_json
 
         write_json(args.out, result)
     return 0

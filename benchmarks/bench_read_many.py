@@ -49,7 +49,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from topo_contrastive.utils.files import write_text  # noqa: E402
+from topo_contrastive._utils.files import write_text  # noqa: E402
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 

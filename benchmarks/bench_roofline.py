@@ -76,8 +76,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._complexes import delaunay_complex, random_path_supports  # noqa: E402
 from benchmarks.bench_scaling import _sizes, _sync  # noqa: E402
 from benchmarks.bench_scnn import gemm_rate  # noqa: E402
-from topo_contrastive.utils.files import write_text  # noqa: E402
-from topo_contrastive.utils.numerics import KEEP_FREED_BYTES  # noqa: E402
+from topo_contrastive._utils.files import write_text  # noqa: E402
+from topo_contrastive._utils.numerics import KEEP_FREED_BYTES  # noqa: E402
 
 
 # ---------------------------------------------------------------------- machine
@@ -224,7 +224,7 @@ def baseline_rss() -> int:
     """Peak resident bytes of a process that only imports what ``pretrain`` imports
     (torch, PyG, the package): the constant of the memory model."""
     code = ("import torch, torch_geometric, scipy.sparse, topo_contrastive.cli, "
-            "topo_contrastive.cli.runs\n" + _PEAK_WRAPPER.split("atexit.register")[0]
+            "topo_contrastive.cli._runs\n" + _PEAK_WRAPPER.split("atexit.register")[0]
             + "_peak()\n")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE,
                             text=True)
@@ -280,7 +280,9 @@ def memory_model(n1: int, samples: int, views: int, per_view: int, basis_columns
 
 def _load(data_args: list[str], workdir: Path) -> tuple[Any, Any, str]:
     """The command's data and configuration, parsed by its own parser."""
-    from topo_contrastive.cli import build_parser, common, inputs
+    from topo_contrastive.cli import _common as common
+    from topo_contrastive.cli import _inputs as inputs
+    from topo_contrastive.cli import build_parser
     from topo_contrastive.training.configs import get_config
 
     args = build_parser().parse_args(
@@ -297,7 +299,7 @@ def epoch_case(data_args: list[str], epochs: int, device: str, busy: bool,
                base_rss: int = 0) -> dict[str, Any]:
     """One data set's epoch against its roofline (idle and, with ``busy``, beside a busy
     process), and the command's peak memory against :func:`memory_model`."""
-    from topo_contrastive.training.loop import activation_bytes, kept_bytes
+    from topo_contrastive.training.gradient_caching import activation_bytes, kept_bytes
 
     data, config, edition = _load(data_args, workdir)
     encoder = data.encoder(config)

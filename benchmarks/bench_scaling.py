@@ -48,8 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._complexes import delaunay_complex  # noqa: E402
 from benchmarks.bench_masks import _reset_peak as reset_peak  # noqa: E402
 from benchmarks.protocol_flops import encoder_flops  # noqa: E402
+from topo_contrastive._utils.files import write_text  # noqa: E402
 from topo_contrastive.nn import SCNN  # noqa: E402
-from topo_contrastive.utils.files import write_text  # noqa: E402
 
 DEFAULT_EDGES = (1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000)
 

@@ -351,7 +351,7 @@ def main(
     text = "\n".join(lines)
     print("\n" + text)
     if out is not None:
-        from topo_contrastive.utils.files import write_json, write_text
+        from topo_contrastive._utils.files import write_json, write_text
 
         write_json(out.with_suffix(".json"), rows)
         write_text(out.with_suffix(".md"), text + "\n")

@@ -49,10 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scnn import Case, build, gemm_rate, step, step_flops  # noqa: E402
 
 from topo_contrastive import __version__  # noqa: E402
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 from topo_contrastive.complex import Laplacians  # noqa: E402
-from topo_contrastive.nn._locality import locality_order  # noqa: E402
 from topo_contrastive.nn._scnn_kernel import chunk_samples, prepare_operator  # noqa: E402
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
+from topo_contrastive.nn.scnn import locality_order  # noqa: E402
 
 
 def empty_like(L: torch.Tensor) -> torch.Tensor:
@@ -175,11 +175,11 @@ def _row_loop_kernel():
 
 def product_times(L: torch.Tensor, batch: int, channels: int, repeats: int) -> dict:
     """Seconds for one ``L X`` over the whole batch per variant of :func:`product_variants`
-    (``<name>_s``; ``L`` in the kernel's edge order from ``nn._locality.MIN_EDGES`` edges
+    (``<name>_s``; ``L`` in the kernel's edge order from ``nn._scnn_kernel.MIN_EDGES`` edges
     on), plus ``library_1thread_s``: the library's product with one torch thread
     (CSR threading: the second thread's speed-up is ``library_1thread_s / library_s``)."""
     order = locality_order(Laplacians(L, None, symmetric=True))
-    if order is not None:  # the edge order the kernel runs in (nn/_locality.py)
+    if order is not None:  # the edge order the kernel runs in (nn/scnn.py)
         L = order.laplacians.down
     n1 = L.shape[0]
     x = torch.randn(batch * n1, channels)  # sample-major rows [B*N1, C]

@@ -31,7 +31,6 @@ from topo_contrastive.training.configs import get_config  # noqa: E402
 from topo_contrastive.training.data import ExperimentData, load_dataset  # noqa: E402
 from topo_contrastive.training.loop import (  # noqa: E402
     ContrastiveModel,
-    _both_views,
     _make_loss,
     make_optimizer,
 )
@@ -59,16 +58,19 @@ def main(
     torch.manual_seed(seed)
     encoder = data.encoder(cfg)
     head = ProjectionHead(encoder.out_channels, cfg.projection_channels, cfg.projection_channels)
-    model = ContrastiveModel(encoder, head, data.complex.laplacians(rank=data.rank))
+    model = ContrastiveModel(encoder, head)
     loss_fn = _make_loss(cfg, distributed=False)
     opt = make_optimizer(model.parameters(), cfg)
     views = data.contrastive_views(cfg, torch.Generator().manual_seed(seed))
     dataset = data.contrastive_dataset(views)
     batch = Batch.from_data_list([dataset[i] for i in range(batch_size)])  # the collate
 
+    x_device = torch.device("cpu")
+
     def one_step() -> None:
-        x, rows = _both_views(*views.draw(batch), batch_size)  # [2 * B * N1, 1], [2 B N1]
-        _, z = model(x, rows)
+        view1, view2 = views.draw(batch)
+        x, both = torch.cat([view1, view2]), data.laplacians(batch, x_device).repeat(2)
+        _, z = model(x, both, both.batch_vector(2 * batch_size, x.device))  # [2B, D]
         loss = loss_fn(z[:batch_size], z[batch_size:])
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -108,7 +110,7 @@ def main(
     report = "\n".join(lines)
     print(report)
     if out is not None:
-        from topo_contrastive.utils.files import write_text
+        from topo_contrastive._utils.files import write_text
 
         write_text(out, report + "\n")
     return report

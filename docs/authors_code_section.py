@@ -36,11 +36,11 @@ from tqdm.auto import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
 
 from topo_contrastive import HodgeDecomposition, SyntheticTrajectories
+from topo_contrastive._utils.files import write_json, write_text
 from topo_contrastive.losses import hodge_negative_weights
 from topo_contrastive.losses.functional import hodge_debiased_info_nce, info_nce
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.transforms import optimize_drop_probabilities
-from topo_contrastive.utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "_data" / "authors_code"

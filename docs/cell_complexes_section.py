@@ -35,8 +35,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from topo_contrastive._utils.files import write_json, write_text
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 PAGE = DOCS / "cell_complexes.md"

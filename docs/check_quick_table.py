@@ -14,7 +14,7 @@ the run's by at most the table's tolerance (:data:`TOLERANCE`, in accuracy point
 with ``--subset`` it may leave some out (every cell it shows must still match).
 
 **Why a tolerance, and how large.** The quick preset pins its numerics (one torch thread, the
-AVX2 code paths of PyTorch, MKL, oneDNN and OpenBLAS: ``topo_contrastive/utils/numerics.py``), so
+AVX2 code paths of PyTorch, MKL, oneDNN and OpenBLAS: ``topo_contrastive/_utils/numerics.py``), so
 that a machine of this kind repeats it; what pinning cannot rule out (another CPU family, a
 library build) moves a one-epoch training run by a last-bit difference that training amplifies.
 The tolerances are derived from the spread measured over runs with other thread counts and

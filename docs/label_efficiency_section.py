@@ -30,7 +30,7 @@ from experiments.studies.label_efficiency.report import (  # noqa: E402
     plot_curves,
     summarize,
 )
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent
 

@@ -38,7 +38,7 @@ def main(data_root: Path, out: Path = OUT, seed: int = 0, hidden: int = 32,
 
     from experiments.studies.many_complexes import reference_features, trajectory_samples
     from experiments.studies.reuse import part_energy_features, scnn_encoder
-    from topo_contrastive.utils.files import write_json, write_text
+    from topo_contrastive._utils.files import write_json, write_text
 
     dataset = trajectory_samples(data_root / "many_complexes", samples, seed)  # as the command
     y = np.array([int(d.y) for d in dataset])

@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/ beside the package
 from experiments.studies.next_node.transfer import TESTS  # noqa: E402
+from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 from topo_contrastive.training.formatting import format_mean_std  # noqa: E402
-from topo_contrastive.utils.files import write_json, write_text  # noqa: E402
 
 LABELS = {
     "uniform": "uniform among the neighbours",

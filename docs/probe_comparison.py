@@ -40,8 +40,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from topo_contrastive._utils.files import write_json, write_text
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))
@@ -61,9 +61,9 @@ def encoder_of(name: str, data: Any, task: str, cache: Path, seed: int) -> Any:
     """The SSCL_Spec encoder of ``pretrain``'s defaults on ``data``, from ``cache/<name>`` or
     pre-trained into it."""
     from topo_contrastive import io
-    from topo_contrastive.cli.runs import pretrain_to_folder
+    from topo_contrastive._utils.files import COMPLETE_MARKER
+    from topo_contrastive.cli._runs import pretrain_to_folder
     from topo_contrastive.training.configs import get_config
-    from topo_contrastive.utils.files import COMPLETE_MARKER
 
     folder = cache / name
     if (folder / COMPLETE_MARKER).is_file():

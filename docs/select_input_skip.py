@@ -37,8 +37,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from topo_contrastive._utils.files import write_json, write_text
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "_data" / "selection"

@@ -44,8 +44,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from topo_contrastive._utils.files import write_json, write_text
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))

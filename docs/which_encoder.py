@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from topo_contrastive.utils.files import write_json, write_text
+from topo_contrastive._utils.files import write_json, write_text
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS))

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/ beside the package
 from experiments.figure1 import figure1, plot_figure1, summarize_figure1  # noqa: E402
+from topo_contrastive._utils.files import write_csv, write_json, write_text  # noqa: E402
 from topo_contrastive.datasets import SyntheticTrajectories  # noqa: E402
 from topo_contrastive.hodge import HodgeDecomposition  # noqa: E402
-from topo_contrastive.utils.files import write_csv, write_json, write_text  # noqa: E402
 
 
 def main(

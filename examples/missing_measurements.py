@@ -51,7 +51,7 @@ def main(
         write_missing,
     )
     from experiments.study import DataOptions, Settings
-    from topo_contrastive.utils.outputs import output_run
+    from topo_contrastive._utils.outputs import output_run
 
     data = DataOptions(root=data_root, datasets=tuple(datasets), networks=tuple(networks),
                        trips=trips)

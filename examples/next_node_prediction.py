@@ -77,8 +77,8 @@ def draw_predictions(data: Any, samples: Any, split: dict[str, np.ndarray], pred
     ``test_predictions``) follow ``split["test"]``; ``accuracy`` (a fraction) goes in the title."""
     from matplotlib.figure import Figure
 
+    from topo_contrastive._utils.files import atomic_write
     from topo_contrastive.datasets.plot import plot_complex
-    from topo_contrastive.utils.files import atomic_write
 
     te = np.asarray(split["test"])
     pred = np.asarray(predictions)
@@ -134,7 +134,7 @@ def _encoder(data: Any, name: str, seed: int, quick: bool, cache: Path,
         encoder.load_state_dict(torch.load(path, weights_only=True))
         return encoder.eval()
     encoder = pretrain(data, cfg, seed=seed, epochs=1 if quick else None).encoder.cpu().eval()
-    from topo_contrastive.utils.files import atomic_write
+    from topo_contrastive._utils.files import atomic_write
 
     cache.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda tmp: torch.save(encoder.state_dict(), tmp))
@@ -161,7 +161,7 @@ def main(datasets: list[str], seeds: int, epochs: int, out: Path, data_root: str
     if shape not in SHAPES:
         raise ValueError(f"`shape` must be one of {tuple(SHAPES)}, got {shape!r}")
     from experiments.run_folder import RunFolder
-    from topo_contrastive.utils.outputs import output_run
+    from topo_contrastive._utils.outputs import output_run
 
     settings = {"epochs": epochs, "shape": shape, "encoder_lr": encoder_lr, "quick": quick}
     with output_run(out, resume=True) as folder:  # a lock: one run at a time writes there

@@ -47,11 +47,11 @@ import scipy.sparse.csgraph as csgraph
 import torch
 from tqdm.auto import tqdm
 
+from topo_contrastive._utils.files import atomic_write, write_json, write_text
 from topo_contrastive.datasets import EdgeFlows, plot_complex
 from topo_contrastive.evaluation import linear_probe
 from topo_contrastive.training import ExperimentData, embed, get_config, pretrain, write_embeddings
 from topo_contrastive.training.formatting import format_mean_std
-from topo_contrastive.utils.files import atomic_write, write_json, write_text
 
 #: Where the Chicago sketch network lies inside the installed package.
 CHICAGO = Path("data") / "transportation_networks" / "chicago-sketch"

@@ -33,11 +33,11 @@ from sklearn.svm import LinearSVC
 from torch_geometric.loader import DataLoader
 from tqdm.auto import tqdm
 
+from topo_contrastive._utils.files import write_json
 from topo_contrastive.datasets import SyntheticTrajectories
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.transforms import ContrastiveViews, HodgeSpectralMask
-from topo_contrastive.utils.files import write_json
 
 
 def main(

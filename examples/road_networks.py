@@ -84,7 +84,7 @@ from experiments.studies.reuse.road_trips import (  # noqa: E402, F401 (the scri
     trip_arrays,
     winding_number,
 )
-from topo_contrastive.utils.files import atomic_write, write_json, write_text  # noqa: E402
+from topo_contrastive._utils.files import atomic_write, write_json, write_text  # noqa: E402
 
 #: The networks this script builds, by their folder name in pytspl.
 NETWORKS: tuple[str, ...] = ("chicago-sketch", "anaheim")

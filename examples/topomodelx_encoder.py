@@ -54,11 +54,11 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from topo_contrastive import ComplexOperators  # noqa: E402
+from topo_contrastive._utils.files import atomic_write, write_json, write_text  # noqa: E402
 from topo_contrastive.complex import Laplacians  # noqa: E402
 from topo_contrastive.losses import InfoNCE  # noqa: E402
 from topo_contrastive.nn import SCNN, ProjectionHead, SCNNConv  # noqa: E402
 from topo_contrastive.transforms import EdgeFlowMask  # noqa: E402
-from topo_contrastive.utils.files import atomic_write, write_json, write_text  # noqa: E402
 
 
 class TopoModelXEncoder(torch.nn.Module):

@@ -58,12 +58,12 @@ from torch_geometric.data import Data, InMemoryDataset
 from tqdm.auto import tqdm
 
 from topo_contrastive import ComplexOperators
+from topo_contrastive._utils.files import write_csv, write_json, write_text
 from topo_contrastive.evaluation.probe import probe_splits, reference_features
 from topo_contrastive.evaluation.supervised import train_supervised
 from topo_contrastive.training import ExperimentData, get_config
 from topo_contrastive.training.formatting import format_mean_std
 from topo_contrastive.training.loop import embed, pretrain
-from topo_contrastive.utils.files import write_csv, write_json, write_text
 
 #: Centres of the two cavities inside the unit cube.
 CAVITY_CENTRES = ((0.3, 0.5, 0.5), (0.7, 0.5, 0.5))

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from topo_contrastive.utils.checks import check_int
+from topo_contrastive._utils.checks import check_int
 
 
 def simplex_words(rank: int) -> tuple[str, str, str]:

@@ -31,10 +31,10 @@ from typing import Any
 
 import torch
 
+from topo_contrastive._utils.files import atomic_torch_save, require_file
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout, TopoModelXEncoder
-from topo_contrastive.utils.files import atomic_torch_save, require_file
 
 __all__ = [
     "ENCODER_FORMAT",

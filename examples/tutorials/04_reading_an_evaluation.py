@@ -23,7 +23,7 @@ the package), evaluates it as ``topo-contrastive evaluate`` does, and reads the 
 # -----------------
 # ``SSCL_Spec`` (Hodge-aware masks and the Hodge-debiased loss) with the paper's encoder,
 # for a few epochs only (the configuration's own number is far larger).
-from topo_contrastive.cli.runs import evaluate_saved
+from topo_contrastive.cli._runs import evaluate_saved
 from topo_contrastive.evaluation.references import references_markdown
 from topo_contrastive.training import (
     PAPER_TABLE1,

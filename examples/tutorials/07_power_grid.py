@@ -27,7 +27,7 @@ import torch
 from matplotlib.collections import LineCollection
 
 from topo_contrastive import HodgeDecomposition
-from topo_contrastive.cli.runs import evaluate_saved
+from topo_contrastive.cli._runs import evaluate_saved
 from topo_contrastive.datasets import PowerGridFlows
 from topo_contrastive.evaluation.references import references_markdown
 from topo_contrastive.training import ExperimentData, get_config, pretrain

@@ -58,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def pins_numerics(args: argparse.Namespace) -> bool:
     """Whether the run's numbers are pinned (``--quick``: one torch thread, the AVX2 code
-    paths of :mod:`topo_contrastive.utils.numerics`), so that it runs in the pinned environment."""
+    paths of :mod:`topo_contrastive._utils.numerics`), so that it runs in the pinned environment."""
     return bool(args.quick)
 
 

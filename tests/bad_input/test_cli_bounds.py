@@ -77,7 +77,7 @@ THREADS = [
 def test_threads_above_the_usable_cores_are_refused(files, tmp_path, words):
     """Every command with ``--threads``: more threads than this process's cores is refused
     (status 2, the option and the valid range named) before ``--out`` is made."""
-    from topo_contrastive.utils.numerics import usable_cores
+    from topo_contrastive._utils.numerics import usable_cores
 
     out = tmp_path / "out"
     fill = {k: str(v) for k, v in files.items()} | {"out": str(out), "root": str(tmp_path / "dr")}

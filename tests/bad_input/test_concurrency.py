@@ -156,7 +156,7 @@ def test_full_disk_during_overwrite(data_root, tmp_path):
     before = _snapshot(out)
     prelude = (
         "import errno, pathlib\n"
-        "import topo_contrastive.utils.files as files\n"
+        "import topo_contrastive._utils.files as files\n"
         "real = files.atomic_write\n"
         "def full(path, write):\n"
         "    if pathlib.Path(path).name == 'encoder.pt':\n"

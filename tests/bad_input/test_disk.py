@@ -20,9 +20,9 @@ import pytest
 import torch
 
 from tests.bad_input.conftest import run_cli
+from topo_contrastive._utils import files as _files
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN
-from topo_contrastive.utils import files as _files
 
 
 class _FullFile:
@@ -199,7 +199,7 @@ def test_overwrite_of_a_symlinked_out_file_is_refused(files, tmp_path):
 # ---------------------------------------------------------------------------- links never followed
 @pytest.mark.parametrize("kind", ["to-a-users-file", "dangling"])
 def test_a_lock_file_that_is_a_link_is_refused_not_followed(files, tmp_path, kind):
-    from topo_contrastive.utils.outputs import OutputLock
+    from topo_contrastive._utils.outputs import OutputLock
 
     mine = tmp_path / "mine.txt"
     if kind == "to-a-users-file":
@@ -220,7 +220,7 @@ def test_a_lock_file_that_is_a_link_is_refused_not_followed(files, tmp_path, kin
 
 
 def test_a_lock_file_that_is_a_hard_link_is_refused(tmp_path):
-    from topo_contrastive.utils.outputs import OutputLock
+    from topo_contrastive._utils.outputs import OutputLock
 
     mine = tmp_path / "mine.txt"
     mine.write_text("the user's notes")

@@ -129,7 +129,7 @@ def _temporaries(folder: Path) -> list[Path]:
 def test_killed_writer_leaves_a_complete_or_clearly_incomplete_folder(
     context, tmp_path, monkeypatch, writer
 ):
-    from topo_contrastive.utils import files as _files
+    from topo_contrastive._utils import files as _files
 
     write, check = WRITERS[writer]
     rng = random.Random(f"{SEED}-{writer}")

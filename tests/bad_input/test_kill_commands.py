@@ -242,7 +242,7 @@ def context():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([
         "torch", "numpy", "sklearn.svm", "sklearn.linear_model", "matplotlib.pyplot",
-        "topo_contrastive.cli", "topo_contrastive.cli.runs",
+        "topo_contrastive.cli", "topo_contrastive.cli._runs",
         "experiments.reproduce", "experiments.search",
         "experiments.studies.label_efficiency.curves", __name__,
     ])  # fmt: skip
@@ -293,7 +293,7 @@ def _temporaries(folder: Path) -> list[Path]:
 def test_killed_command_leaves_a_complete_or_clearly_incomplete_folder(
     context, data_root, checkpoint, tmp_path, monkeypatch, writer
 ):
-    from topo_contrastive.utils import files as _files
+    from topo_contrastive._utils import files as _files
 
     command, check, resumable = WRITERS[writer]
     ref = tmp_path / "reference"

@@ -279,7 +279,7 @@ def test_views_refuse_probabilities_of_another_budget(tmp_path, files):
 def test_check_finite_reduction_first_is_exact():
     """``check_finite`` tests one sum first: a finite tensor whose sum overflows passes (the
     elementwise test decides), and NaN / inf / -inf in any row are named."""
-    from topo_contrastive.utils.checks import check_finite
+    from topo_contrastive._utils.checks import check_finite
 
     big = torch.full((3, 4), 3e38)
     assert not torch.isfinite(big.sum())

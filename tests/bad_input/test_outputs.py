@@ -1,5 +1,5 @@
 """Nothing lost: a refused, failed, concurrent or interrupted run never deletes or mixes an
-earlier result in ``--out`` (``topo_contrastive/utils/outputs.py`` and the commands built on it).
+earlier result in ``--out`` (``topo_contrastive/_utils/outputs.py`` and the commands built on it).
 
 Fast cases (the default suite): the lock, the staging folder and its swap, a full disk made
 by an ``OSError``-raising writer, refusals before ``--out`` is touched. The kill and
@@ -19,8 +19,8 @@ import pytest
 
 from tests.bad_input.conftest import EDGES, TRIANGLES, run_cli
 from topo_contrastive import ComplexOperators
+from topo_contrastive._utils.outputs import OutputBusyError, OutputLock, output_run
 from topo_contrastive.datasets import EdgeFlows
-from topo_contrastive.utils.outputs import OutputBusyError, OutputLock, output_run
 
 
 def _names(folder: Path) -> list[str]:
@@ -69,7 +69,7 @@ def test_full_disk_leaves_the_earlier_result(tmp_path, monkeypatch):
     """An ``OSError`` (ENOSPC) from a writer inside the run: the earlier files as they were."""
     import errno
 
-    from topo_contrastive.utils import files as _files
+    from topo_contrastive._utils import files as _files
 
     out = tmp_path / "run"
     out.mkdir()
@@ -124,7 +124,7 @@ def test_a_held_lock_names_its_holder(tmp_path):
 def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path):
     out = tmp_path / "run"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom topo_contrastive.utils.outputs import "
+        [sys.executable, "-c", "import sys, time\nfrom topo_contrastive._utils.outputs import "
          "OutputLock\nOutputLock(sys.argv[1]).acquire()\nprint('held', flush=True)\n"
          "time.sleep(120)", str(out)],
         stdout=subprocess.PIPE, text=True,
@@ -173,7 +173,7 @@ def test_predict_next_full_disk_keeps_the_earlier_result(files, paths_file, tmp_
     named, the earlier JSON and Markdown unchanged (not a new table beside an old JSON)."""
     import errno
 
-    from topo_contrastive.utils import files as _files
+    from topo_contrastive._utils import files as _files
 
     out = tmp_path / "pn.json"
     assert run_cli(_predict(files, paths_file, out))[0] == 0

@@ -11,7 +11,7 @@ import pytest
 
 from tests._commands import main
 from topo_contrastive.training import get_config
-from topo_contrastive.training.loop import (
+from topo_contrastive.training.gradient_caching import (
     activation_bytes,
     kept_bytes,
     plan_chunk_samples,

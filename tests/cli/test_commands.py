@@ -127,7 +127,7 @@ def test_evaluate_a_saved_encoder(checkpoint, data_root, tmp_path, capsys):
 def test_interrupted_evaluate_never_leaves_the_json_of_another_report(
     checkpoint, data_root, tmp_path, monkeypatch, capsys
 ):
-    import topo_contrastive.cli.runs as runs
+    import topo_contrastive.cli._runs as runs
 
     out = tmp_path / "eval.json"
     argv = ["evaluate", "--checkpoint", str(checkpoint), "--dataset", "trajectory", "--out",
@@ -493,7 +493,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     checkpoint, data_root, tmp_path, capsys, monkeypatch
 ):
     """Without a terminal (logs, CI) progress comes as plain lines, not a tqdm bar."""
-    from topo_contrastive.cli import common as _common
+    from topo_contrastive.cli import _common
 
     monkeypatch.setattr(_common, "LINE_INTERVAL", 0.0)  # a line per step (default: every 30 s)
     flags = [f for f in _flags(data_root) if f != "--no-progress"]

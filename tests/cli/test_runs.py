@@ -1,4 +1,4 @@
-"""The commands' runs called from Python (:mod:`topo_contrastive.cli.runs`)."""
+"""The commands' runs called from Python (:mod:`topo_contrastive.cli._runs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from topo_contrastive import io
-from topo_contrastive.cli.runs import (
+from topo_contrastive.cli._runs import (
     embed_to_folder,
     evaluate_saved,
     pretrain_to_folder,
@@ -54,7 +54,7 @@ def test_require_contrastive_refuses_the_supervised_row(tiny_data, tmp_path):
 
 
 def test_evaluate_saved_reports_reference_rows_and_writes_markdown(tiny_data, tmp_path):
-    from topo_contrastive.cli.runs import markdown_path
+    from topo_contrastive.cli._runs import markdown_path
     from topo_contrastive.evaluation.probe import probe_splits, reference_features
 
     config = get_config("SCL", "trajectory", hidden_channels=8)

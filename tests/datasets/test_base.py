@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from topo_contrastive._utils.files import temporary_name
 from topo_contrastive.datasets import SyntheticTrajectories
 from topo_contrastive.datasets.edge_flows import _settings_repr
-from topo_contrastive.utils.files import temporary_name
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = {"num_points": 150, "num_train": 4, "num_val": 2, "num_test": 2, "seed": 0, "log": False}
@@ -102,7 +102,7 @@ def test_a_processed_file_of_an_earlier_version_is_reprocessed(tmp_path):
 # ---------------------------------------------------------------------------- temporaries
 _KILLED_WRITER = """
 import sys, time
-from topo_contrastive.utils.files import atomic_write
+from topo_contrastive._utils.files import atomic_write
 
 def write(tmp):
     with open(tmp, "wb") as f:

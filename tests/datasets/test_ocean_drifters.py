@@ -10,8 +10,8 @@ import torch
 
 import topo_contrastive.datasets._ocean_source as source
 import topo_contrastive.datasets.ocean_drifters as od
+from topo_contrastive._utils.files import sha256_of
 from topo_contrastive.datasets import OceanDrifters
-from topo_contrastive.utils.files import sha256_of
 
 SHA = "4b312f54fb451d989629b5330cd4633c61f23dc90ea7e1bff6e6fb00a3ed5caa"
 

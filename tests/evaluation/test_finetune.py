@@ -138,7 +138,7 @@ def test_bad_input(tiny_data, setup):
 def test_evaluate_adds_fine_tuned_rows_on_the_same_splits(tiny_data, setup, tmp_path, monkeypatch):
     import functools
 
-    from topo_contrastive.cli.runs import evaluate_saved
+    from topo_contrastive.cli._runs import evaluate_saved
     from topo_contrastive.evaluation import references
 
     fast = functools.partial(references.fine_tune_rows, max_epochs=2)
@@ -163,7 +163,7 @@ def test_evaluate_adds_the_supervised_row_trained_as_supervised_from_scratch(
     """``evaluate --supervised``: on every split, the row equals supervised_from_scratch with
     the encoder's architecture (same seed, same labels, epoch on the validation part), and the
     test labels do not change what is trained (only the score)."""
-    from topo_contrastive.cli.runs import evaluate_saved
+    from topo_contrastive.cli._runs import evaluate_saved
     from topo_contrastive.evaluation import references
 
     _, encoder, _ = setup

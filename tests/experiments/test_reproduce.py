@@ -13,7 +13,7 @@ import experiments
 from experiments import PRESETS
 from experiments.reproduce import _split_assignment, format_table, summarize
 from experiments.study import DataOptions, Settings
-from topo_contrastive.utils import numerics as _numerics
+from topo_contrastive._utils import numerics as _numerics
 
 TINY = dataclasses.replace(
     PRESETS["quick"],

@@ -33,7 +33,7 @@ def test_bad_input():
 
 
 def test_counted_nouns_are_singular_for_exactly_one():
-    from topo_contrastive.utils.words import count
+    from topo_contrastive._utils.words import count
 
     assert count(1, "epoch") == "1 epoch"
     assert [count(n, "torch thread") for n in (0, 2)] == ["0 torch threads", "2 torch threads"]

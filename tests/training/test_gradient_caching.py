@@ -174,7 +174,7 @@ def test_bad_chunks_kept_counts_and_view_counts_name_themselves(tiny_data):
 
 
 def test_bad_caching_budgets_are_refused():
-    from topo_contrastive.training.loop import plan_gradient_caching
+    from topo_contrastive.training.gradient_caching import plan_gradient_caching
 
     cfg = get_config("SSCL_Spec", "trajectory")
     assert plan_gradient_caching(10**6, cfg, 2**30) is not None

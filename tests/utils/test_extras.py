@@ -1,4 +1,4 @@
-"""The extras (``topo_contrastive/utils/extras.py``): a core install needs neither matplotlib nor
+"""The extras (``topo_contrastive/_utils/extras.py``): a core install needs neither matplotlib nor
 h5py, and what needs one refuses before any work with the line that installs it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from tests._commands import main
 from tests._tiny import TINY_FLAGS
-from topo_contrastive.utils.extras import EXTRAS, MissingExtraError, require_extra
+from topo_contrastive._utils.extras import EXTRAS, MissingExtraError, require_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ("complex", "data", "hodge", "nn", "transforms", "losses", "datasets", "io")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from topo_contrastive.utils.files import (
+from topo_contrastive._utils.files import (
     atomic_torch_save,
     atomic_write,
     begin_outputs,
@@ -253,7 +253,7 @@ def test_read_npz_refuses_a_zip_bomb_before_expanding_it(tmp_path):
 
 
 def test_read_npz_refuses_arrays_beyond_the_memory_it_may_use(tmp_path, monkeypatch):
-    from topo_contrastive.utils import files
+    from topo_contrastive._utils import files
 
     path = tmp_path / "big.npz"
     np.savez(path, a=np.zeros(1000), b=np.zeros(1000))  # 8000 bytes each
@@ -268,7 +268,7 @@ def test_read_npz_refuses_arrays_beyond_the_memory_it_may_use(tmp_path, monkeypa
 def test_the_memory_limit_follows_a_cap(tmp_path):
     # the limit a capped process sees is its cap (ulimit -v), not the machine's memory
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
-            "from topo_contrastive.utils.files import _memory_limit; print(_memory_limit())")
+            "from topo_contrastive._utils.files import _memory_limit; print(_memory_limit())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -291,7 +291,7 @@ def test_write_json_writes_tensors_and_arrays_and_names_what_it_cannot(tmp_path)
 
 def test_require_file_names_a_folder_and_a_missing_file(tmp_path):
     """Issue 26 case 15: a folder where a file is expected used to say "does not exist"."""
-    from topo_contrastive.utils.files import require_file
+    from topo_contrastive._utils.files import require_file
 
     with pytest.raises(ValueError, match=r"checkpoint '.*' is a folder, expected a file"):
         require_file(tmp_path, "checkpoint")

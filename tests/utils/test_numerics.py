@@ -1,4 +1,4 @@
-"""Thread count and pinned code paths (topo_contrastive/utils/numerics.py and the CLI's line)."""
+"""Thread count and pinned code paths (topo_contrastive/_utils/numerics.py and the CLI's line)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests._commands import main
-from topo_contrastive.utils import numerics as _numerics
+from topo_contrastive._utils import numerics as _numerics
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ def test_a_restarted_process_runs_with_the_pins_in_effect():
     torch loads there on the pinned code paths."""
     code = (
         "import os, sys; print('start', os.getpid(), 'torch' in sys.modules, flush=True); "
-        "from topo_contrastive.utils import numerics as _numerics; "
+        "from topo_contrastive._utils import numerics as _numerics; "
         "_numerics.restart_pinned(); import torch; "
         "print(os.getpid(), _numerics.pinned_line()); "
         "print(torch.backends.cpu.get_cpu_capability(), os.environ['OPENBLAS_CORETYPE'])"
@@ -105,7 +105,7 @@ def test_the_thread_line(monkeypatch, capsys, threads, quick, idle, expected):
 
     import torch
 
-    from topo_contrastive.cli import common as _common
+    from topo_contrastive.cli import _common
 
     before = torch.get_num_threads()
     monkeypatch.setattr(_numerics, "idle_cores", lambda: idle)
@@ -132,7 +132,7 @@ def test_the_first_line_of_the_quick_preset_is_plain_words(monkeypatch, capsys, 
 
     import torch
 
-    from topo_contrastive.cli import common as _common
+    from topo_contrastive.cli import _common
 
     if pinned:
         monkeypatch.setenv(_numerics.PINNED_MARKER, "1")
@@ -216,7 +216,7 @@ def test_keep_freed_memory_reuses_large_blocks():
     pages are not faulted in anew (without it, every round faults in all 16,384 pages)."""
     code = (
         "import resource, sys, torch\n"
-        "from topo_contrastive.utils import numerics as _numerics\n"
+        "from topo_contrastive._utils import numerics as _numerics\n"
         "if sys.argv[1] == '1':\n"
         "    assert _numerics.keep_freed_memory()\n"
         "def faults(rounds):\n"
@@ -243,7 +243,7 @@ def test_release_freed_memory_gives_kept_blocks_back():
     below ``keep`` stays, and ``release_freed_memory()`` gives it back to the kernel."""
     code = (
         "import sys, torch\n"
-        "from topo_contrastive.utils import numerics as _numerics\n"
+        "from topo_contrastive._utils import numerics as _numerics\n"
         "def rss():\n"
         "    line = [ln for ln in open('/proc/self/status') if ln.startswith('VmRSS')][0]\n"
         "    return int(line.split()[1]) * 1024\n"

@@ -20,7 +20,7 @@ labels are needed by ``evaluate`` only).
 Every command checks its arguments and inputs before it touches ``--out``, holds a lock on
 ``--out`` while it writes (a second run into it is refused, naming the holder) and, with
 ``--overwrite`` over an earlier result, writes the new one beside it and swaps it in only
-once complete (``topo_contrastive/utils/outputs.py``; docs/guarantees.md).
+once complete (``topo_contrastive/_utils/outputs.py``; docs/guarantees.md).
 
 Run ``topo-contrastive <subcommand> --help`` for the options. Also runs as
 ``python -m topo_contrastive.cli``. The paper's reproduction and the studies are commands of
@@ -29,11 +29,11 @@ clone), built with :func:`main` and the shared option groups.
 
 The package only parses and dispatches: each subcommand is one module here (its options in
 ``add_parser``, and ``run``, which turns them into calls of :mod:`topo_contrastive.training`
-and :mod:`topo_contrastive.evaluation`, chiefly :mod:`topo_contrastive.cli.runs`); the
-options they share are groups in :mod:`~topo_contrastive.cli.common`. Nothing here imports
+and :mod:`topo_contrastive.evaluation`, chiefly :mod:`topo_contrastive.cli._runs`); the
+options they share are groups in :mod:`~topo_contrastive.cli._common`. Nothing here imports
 torch or numpy at import time: ``--help`` answers at once, and a command whose numbers are
 pinned re-executes its process in the pinned environment
-(:func:`topo_contrastive.utils.numerics.restart_pinned`) before loading them.
+(:func:`topo_contrastive._utils.numerics.restart_pinned`) before loading them.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 
-from topo_contrastive.cli import common, embed, evaluate, pretrain
+from topo_contrastive._utils.extras import MissingExtraError
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import embed, evaluate, pretrain
 from topo_contrastive.cli._conflicts import check_conflicts, given_options
-from topo_contrastive.utils.extras import MissingExtraError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -104,10 +105,10 @@ def main(
     and raise ``SystemExit(2)``.
 
     A command whose numbers are pinned (``reproduce --quick``: one torch thread and the AVX2
-    code paths, :mod:`topo_contrastive.utils.numerics`) needs the pinned environment from the
+    code paths, :mod:`topo_contrastive._utils.numerics`) needs the pinned environment from the
     start of its process: run as a program (``argv`` is ``None``), it re-executes the process
     in that environment once, before anything else
-    (:func:`~topo_contrastive.utils.numerics.restart_pinned`); called with ``argv`` it runs in
+    (:func:`~topo_contrastive._utils.numerics.restart_pinned`); called with ``argv`` it runs in
     the caller's process as it is, and its first line says whether the code paths are pinned.
 
     Args:
@@ -127,7 +128,7 @@ def main(
     args._prog = parser.prog  # the program's name in its messages
     pinned = None
     if getattr(commands[args.command], "pins_numerics", lambda _args: False)(args):
-        from topo_contrastive.utils import numerics as _numerics
+        from topo_contrastive._utils import numerics as _numerics
 
         if argv is None:  # the program: restarted pinned (returns once it runs pinned)
             _numerics.restart_pinned()
@@ -141,7 +142,7 @@ def main(
         print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a folder made read-only meanwhile, ...
-        from topo_contrastive.utils.files import describe_os_error
+        from topo_contrastive._utils.files import describe_os_error
 
         common.PENDING.clear()
         print(

@@ -7,16 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from topo_contrastive.cli.common import mebibytes, say
-
-__all__ = [
-    "add_activation_budget",
-    "add_harmonic_budget",
-    "harmonic_budget",
-    "plan_chunks",
-    "say_harmonic",
-    "say_plans",
-]
+from topo_contrastive.cli._common import mebibytes, say
 
 
 def add_harmonic_budget(p: argparse.ArgumentParser, what: str) -> None:
@@ -53,7 +44,7 @@ def plan_chunks(
     """The gradient caching for ``--activation-budget``
     (:class:`~topo_contrastive.training.loop.CachingPlan`; ``None``: whole batches), said
     in one line (where ``loud``) when the batch is chunked."""
-    from topo_contrastive.training.loop import activation_bytes, plan_gradient_caching
+    from topo_contrastive.training.gradient_caching import activation_bytes, plan_gradient_caching
 
     plan = plan_gradient_caching(num_edges, config, int(args.activation_budget))
     if plan is not None and loud:

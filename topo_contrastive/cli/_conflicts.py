@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-__all__ = ["check_conflicts", "given_options"]
-
 # options that build one of the paper's datasets, by the dataset they apply to
 _DATASET_OPTIONS = {
     "ocean_raw": ("--ocean-raw", "ocean"),

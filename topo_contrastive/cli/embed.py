@@ -1,12 +1,13 @@
 """``topo-contrastive embed``: the embeddings of every sample by a saved encoder, as ``.npz``
-and ``.csv`` (:func:`~topo_contrastive.cli.runs.embed_to_folder`)."""
+and ``.csv`` (:func:`~topo_contrastive.cli._runs.embed_to_folder`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from topo_contrastive.cli import common, inputs
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import _inputs as inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -47,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
             ``ValueError``).
     """
     from topo_contrastive import io
-    from topo_contrastive.cli.runs import EMBED_OUTPUTS, embed_to_folder
-    from topo_contrastive.utils.files import require_file
-    from topo_contrastive.utils.outputs import output_run
+    from topo_contrastive._utils.files import require_file
+    from topo_contrastive._utils.outputs import output_run
+    from topo_contrastive.cli._runs import EMBED_OUTPUTS, embed_to_folder
 
     if args.data_file is not None:
         require_file(args.data_file, "data file")

@@ -1,7 +1,7 @@
 """``topo-contrastive evaluate``: linear-probe evaluation of a saved encoder over several random
 splits, with reference rows on the same splits (an untrained encoder of the same architecture
 and seed, raw flows, |flows|, harmonic coordinates) and a line saying which of them beat the
-encoder (:func:`~topo_contrastive.cli.runs.evaluate_saved`). The probe is the fast
+encoder (:func:`~topo_contrastive.cli._runs.evaluate_saved`). The probe is the fast
 ridge probe by default, the paper's linear SVM with ``--probe svm``."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import common, inputs
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import _inputs as inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         common.check_json_out(args.out)
         common.check_file_out(args)
         if not args.no_references or args.fine_tune or args.supervised:
-            from topo_contrastive.cli.runs import markdown_path
+            from topo_contrastive.cli._runs import markdown_path
 
             md = markdown_path(Path(args.out).expanduser())
             if md.exists() and not args.overwrite:
@@ -142,12 +143,12 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> int:
     """The work of :func:`run` once the options are checked."""
     from topo_contrastive import io
-    from topo_contrastive.cli.runs import evaluate_saved
+    from topo_contrastive._utils.files import require_file
+    from topo_contrastive.cli._runs import evaluate_saved
     from topo_contrastive.evaluation.probe import check_probe_splits
     from topo_contrastive.evaluation.references import FINE_TUNE_ROWS, reference_names
     from topo_contrastive.training.configs import get_config
     from topo_contrastive.training.formatting import format_mean_std
-    from topo_contrastive.utils.files import require_file
 
     require_file(args.checkpoint, "checkpoint")
     data = inputs.load_data(args)
@@ -183,8 +184,8 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
 
     held, out = contextlib.nullcontext(None), None
     if args.out:  # locked; the report, then the JSON (the marker), put in place when complete
-        from topo_contrastive.cli.runs import markdown_path
-        from topo_contrastive.utils.outputs import output_run
+        from topo_contrastive._utils.outputs import output_run
+        from topo_contrastive.cli._runs import markdown_path
 
         out = Path(args.out).expanduser().absolute()
         files = [markdown_path(out), out] if refs else [out]  # the report only with rows

@@ -1,6 +1,6 @@
 """``topo-contrastive pretrain``: contrastive pre-training of one configuration into a folder
-(:func:`~topo_contrastive.cli.runs.pretrain_to_folder`), under ``torchrun`` with
-DistributedDataParallel (:func:`~topo_contrastive.cli.runs.process_group`)."""
+(:func:`~topo_contrastive.cli._runs.pretrain_to_folder`), under ``torchrun`` with
+DistributedDataParallel (:func:`~topo_contrastive.cli._runs.process_group`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from topo_contrastive.cli import _budgets as budgets
-from topo_contrastive.cli import common, inputs
+from topo_contrastive.cli import _common as common
+from topo_contrastive.cli import _inputs as inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -81,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
             ``torchrun``.
         FileNotFoundError: the ``--data-file`` does not exist (a folder: ``ValueError``).
     """
-    from topo_contrastive.cli.runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
-    from topo_contrastive.utils.outputs import output_run
-    from topo_contrastive.utils.words import count
+    from topo_contrastive._utils.outputs import output_run
+    from topo_contrastive._utils.words import count
+    from topo_contrastive.cli._runs import PRETRAIN_OUTPUTS, pretrain_to_folder, process_group
 
     config, task = inputs.command_config(args, contrastive=True)
     with budgets.harmonic_budget(args), process_group(

@@ -11,9 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._utils.checks import check_device, check_int
 from topo_contrastive.complex._build import _find
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.utils.checks import check_device, check_int
 
 #: Highest rank of a simplex the class stores.
 MAX_RANK = 3

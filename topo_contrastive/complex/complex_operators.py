@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from topo_contrastive._utils.checks import check_int
 from topo_contrastive.complex._build import (
     face_cycles,
     incidence_from_cells,
@@ -17,9 +18,6 @@ from topo_contrastive.complex._build import (
     oriented_simplices,
 )
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["ComplexOperators"]
 
 #: Names of the simplices of each rank (for messages).
 _SIMPLEX_NAMES = ("nodes", "edges", "triangles", "tetrahedra")

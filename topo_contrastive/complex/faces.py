@@ -8,9 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive.utils.checks import check_finite, check_int, check_real
-
-__all__ = ["edge_crossings", "planar_faces", "short_cycles"]
+from topo_contrastive._utils.checks import check_finite, check_int, check_real
 
 
 def _edge_array(edges: Any) -> np.ndarray:

@@ -8,8 +8,6 @@ from typing import Any
 import torch
 from torch import Tensor
 
-__all__ = ["Laplacians"]
-
 _LAYOUTS = (torch.sparse_coo, torch.sparse_csr)
 
 

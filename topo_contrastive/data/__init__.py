@@ -2,6 +2,7 @@
 a PyG ``Batch`` of many complexes as one block-diagonal complex, or many samples on one
 complex stored once."""
 
-from topo_contrastive.data.complex_data import ComplexData, MixedLayoutError, as_complex
+from topo_contrastive.data._layouts import MixedLayoutError
+from topo_contrastive.data.complex_data import ComplexData, as_complex
 
 __all__ = ["ComplexData", "MixedLayoutError", "as_complex"]

@@ -8,8 +8,6 @@ from typing import Any
 import torch
 from torch_geometric.data.storage import GlobalStorage
 
-__all__ = ["SHARED_MARK", "MixedLayoutError"]
-
 #: The key that marks a sample on the shared complex (a tensor ``[1]``, ``True``): samples
 #: of the two layouts have different keys, so that PyG's collation refuses to mix them.
 SHARED_MARK = "shared_complex"

@@ -13,17 +13,14 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
 
+from topo_contrastive._utils.checks import check_device, check_finite
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.data._layouts import (
     _INCIDENCE_KEYS,
     SHARED_MARK,
-    MixedLayoutError,
     _ComplexStorage,
 )
-from topo_contrastive.utils.checks import check_device, check_finite
-
-__all__ = ["ComplexData", "MixedLayoutError", "as_complex"]
 
 #: Ranks whose signals and sizes a ``ComplexData`` carries (nodes, edges, 2-cells).
 RANKS = (0, 1, 2)

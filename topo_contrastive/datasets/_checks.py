@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._utils.checks import label_values
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import label_values
 
 # the most nodes (summed over the blocks) a file may declare: 10^8 nodes already take 0.8 GB
 # of row pointers

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._utils.files import atomic_write, read_npz
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._checks import (
     ARGUMENTS,
@@ -27,7 +28,6 @@ from topo_contrastive.datasets._checks import (
     shown,
 )
 from topo_contrastive.datasets._legacy_file import read_legacy
-from topo_contrastive.utils.files import atomic_write, read_npz
 
 FORMAT = "topo_contrastive.complex_data"
 VERSION = 2

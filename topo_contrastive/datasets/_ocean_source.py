@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write, read_npz, sha256_of
+from topo_contrastive._utils.extras import require_extra
+from topo_contrastive._utils.files import atomic_write, read_npz, sha256_of
 
 #: The original ``dataBuoys.jld2`` (``nglaze00/SCoNe_GCN``, MIT licence).
 RAW_URL = (

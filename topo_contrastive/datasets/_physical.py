@@ -23,11 +23,11 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from topo_contrastive._utils.checks import check_int, check_real
 from topo_contrastive.complex import ComplexOperators, short_cycles
 from topo_contrastive.datasets._checks import stratified_masks
 from topo_contrastive.datasets._file import content_of
 from topo_contrastive.datasets.edge_flows import EdgeFlows
-from topo_contrastive.utils.checks import check_int, check_real
 
 LIFTINGS = ("triangles", "cycles")
 SPLIT_RATIO = (0.6, 0.2, 0.2)

@@ -36,13 +36,11 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.data.dataset import _repr as _pyg_repr
 from torch_geometric.data.dataset import files_exist
 
+from topo_contrastive._utils.checks import check_int
+from topo_contrastive._utils.files import atomic_torch_save, remove_stale_temporaries, sha256_of
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._checks import SPLITS, resplit, stratified_masks
 from topo_contrastive.datasets._file import collated, content_of, read_file, write_file
-from topo_contrastive.utils.checks import check_int
-from topo_contrastive.utils.files import atomic_torch_save, remove_stale_temporaries, sha256_of
-
-__all__ = ["EdgeFlows"]
 
 #: Name of the raw file the constructors write into ``root/raw``.
 RAW_FILE = "edge_flows.npz"

@@ -10,14 +10,12 @@ import numpy as np
 import torch
 from torch_geometric.data import download_url
 
+from topo_contrastive._utils.checks import check_bool
+from topo_contrastive._utils.files import temporary_name
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets import _ocean_source as source
 from topo_contrastive.datasets._file import content_of
 from topo_contrastive.datasets.edge_flows import EdgeFlows
-from topo_contrastive.utils.checks import check_bool
-from topo_contrastive.utils.files import temporary_name
-
-__all__ = ["OceanDrifters"]
 
 
 class OceanDrifters(EdgeFlows):

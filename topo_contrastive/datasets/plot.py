@@ -8,12 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._utils.extras import require_extra
+from topo_contrastive._utils.files import atomic_write
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._checks import numpy as _numpy
-from topo_contrastive.utils.extras import require_extra
-from topo_contrastive.utils.files import atomic_write
-
-__all__ = ["plot_complex"]
 
 _COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
 

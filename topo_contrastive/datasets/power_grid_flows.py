@@ -54,11 +54,9 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._utils.checks import check_real
+from topo_contrastive._utils.extras import require_extra
 from topo_contrastive.datasets import _physical as phys
-from topo_contrastive.utils.checks import check_real
-from topo_contrastive.utils.extras import require_extra
-
-__all__ = ["PowerGridFlows"]
 
 #: The pandapower cases accepted by name (``pandapower.networks.<case>()``).
 POWER_CASES = (

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from topo_contrastive._utils.checks import check_int
 from topo_contrastive.data import ComplexData
 from topo_contrastive.datasets._file import content_of
 from topo_contrastive.datasets.edge_flows import EdgeFlows
@@ -16,9 +17,6 @@ from topo_contrastive.datasets.synthetic_trajectories import (
     generate_trajectories,
     generate_trajectory_complex,
 )
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["RandomComplexTrajectories"]
 
 #: Centre ranges ``(lo, hi)`` of the large hole (lower left) and the small hole (upper right).
 _CENTRES = ((0.28, 0.42), (0.58, 0.72))

@@ -12,12 +12,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial import Delaunay
 
+from topo_contrastive._utils.checks import check_int
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._file import content_of
 from topo_contrastive.datasets.edge_flows import EdgeFlows
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["SyntheticTrajectories", "generate_trajectory_complex", "generate_trajectories"]
 
 #: The two square holes ``[x_min, x_max] x [y_min, y_max]``.
 HOLES = ((0.2, 0.4, 0.2, 0.4), (0.6, 0.8, 0.6, 0.8))

@@ -11,11 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from topo_contrastive._utils.checks import check_real
+from topo_contrastive._utils.extras import require_extra
 from topo_contrastive.datasets import _physical as phys
-from topo_contrastive.utils.checks import check_real
-from topo_contrastive.utils.extras import require_extra
-
-__all__ = ["WaterNetworkFlows"]
 
 #: The EPANET networks bundled with wntr, accepted by name.
 WATER_NETWORKS = ("Net1", "Net2", "Net3", "Net6", "ky4", "ky10")

@@ -50,11 +50,7 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 from torch import Tensor, nn
 
-from topo_contrastive.nn import SCNN
-from topo_contrastive.training.configs import ExperimentConfig
-from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.loop import resolve_device
-from topo_contrastive.utils.checks import (
+from topo_contrastive._utils.checks import (
     MAX_EPOCHS,
     check_bool,
     check_disjoint,
@@ -64,19 +60,10 @@ from topo_contrastive.utils.checks import (
     check_real,
     check_seed,
 )
-
-__all__ = [
-    "DEFAULT_ENCODER_LR",
-    "DEFAULT_EPOCHS",
-    "DEFAULT_HEAD_LR",
-    "HEADS",
-    "MIN_LABELS_FOR_CV",
-    "FineTuneResult",
-    "Selection",
-    "fine_tune",
-    "select_hyperparameters",
-    "supervised_from_scratch",
-]
+from topo_contrastive.nn import SCNN
+from topo_contrastive.training.configs import ExperimentConfig
+from topo_contrastive.training.data import ExperimentData
+from topo_contrastive.training.loop import resolve_device
 
 #: Epochs of a fine-tuning run when they are not selected (fewer than
 #: :data:`MIN_LABELS_FOR_CV` labels in some class and no validation split), and the largest

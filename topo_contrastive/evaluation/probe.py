@@ -27,27 +27,12 @@ if TYPE_CHECKING:
 
     from topo_contrastive.training.data import ExperimentData
 
-__all__ = [
-    "DEFAULT_CS",
-    "DEFAULT_PROBE",
-    "PROBES",
-    "RowSpace",
-    "WideLinearSVC",
-    "linear_probe",
-    "max_iter_for",
-    "check_probe",
-    "evaluate_encoder",
-    "check_probe_splits",
-    "probe_splits",
-    "uses_row_space",
-    "reference_features",
-]
 
 #: The probes of :func:`probe_splits`: ``"ridge"`` (the fast probe,
 #: :func:`~topo_contrastive.evaluation.ridge_probe.ridge_probe`) and ``"svm"`` (the paper's,
 #: :func:`linear_probe`).
 PROBES: tuple[str, ...] = _names.PROBES
-#: The probe of ``evaluate`` and of :func:`~topo_contrastive.cli.runs.evaluate_saved`
+#: The probe of ``evaluate`` and of :func:`~topo_contrastive.cli._runs.evaluate_saved`
 #: (``reproduce`` and every Table 1 protocol keep ``"svm"``).
 DEFAULT_PROBE = _names.DEFAULT_PROBE
 #: Grid of the SVM penalty ``C`` searched by cross-validation.
@@ -428,8 +413,8 @@ def evaluate_encoder(
         ValueError: no split seeds, a seed given twice or outside ``[0, 2**31 - 1]``; a split
             the probe cannot run on.
     """
+    from topo_contrastive._utils.checks import check_seeds
     from topo_contrastive.training.loop import embed
-    from topo_contrastive.utils.checks import check_seeds
 
     split_seeds = check_seeds(split_seeds, "split_seeds")
     check_probe_splits(data, split_seeds, probe)  # before the forward passes

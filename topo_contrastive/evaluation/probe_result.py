@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ProbeResult"]
-
 
 @dataclass(frozen=True)
 class ProbeResult:

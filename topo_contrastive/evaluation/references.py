@@ -56,23 +56,6 @@ from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.formatting import format_mean_std
 from topo_contrastive.training.loop import embed
 
-__all__ = [
-    "FINE_TUNE_ROWS",
-    "REFERENCE_ROWS",
-    "SUPERVISED_ROW",
-    "fine_tune_line",
-    "fine_tune_rows",
-    "below_line",
-    "protocol_line",
-    "protocol_summary",
-    "reference_rows",
-    "references_markdown",
-    "supervised_line",
-    "supervised_row",
-    "reference_names",
-    "untrained_like",
-]
-
 #: The reference rows, in the order they are probed and printed.
 REFERENCE_ROWS: tuple[str, ...] = ("untrained", "raw", "abs", "harmonic")
 
@@ -496,7 +479,7 @@ def references_markdown(summary: Mapping[str, Any]) -> str:
     a table (row, features, test accuracy mean ± std over the splits) and the below line.
 
     Args:
-        summary: the dict of :func:`~topo_contrastive.cli.runs.evaluate_saved` (with
+        summary: the dict of :func:`~topo_contrastive.cli._runs.evaluate_saved` (with
             its ``references`` block).
 
     Raises:

@@ -39,8 +39,6 @@ import numpy as np
 
 from topo_contrastive.evaluation.probe_result import ProbeResult
 
-__all__ = ["RIDGE_ALPHAS", "RidgePath", "ridge_path", "ridge_probe"]
-
 #: Grid of the ridge penalty :math:`\alpha`, from the strongest to the weakest (a tie of the
 #: selection goes to the stronger penalty, as the SVM's goes to the smaller ``C``).
 RIDGE_ALPHAS: tuple[float, ...] = tuple(float(10.0**e) for e in np.arange(6.0, -3.5, -0.5))
@@ -212,7 +210,7 @@ def ridge_probe(
         TypeError: labels that are not integer class ids (NaN, fractional values, strings);
             indices given as a boolean mask or fractional numbers.
     """
-    from topo_contrastive.utils.checks import check_disjoint, check_indices, label_values
+    from topo_contrastive._utils.checks import check_disjoint, check_indices, label_values
 
     X = np.asarray(embeddings, dtype=np.float64)
     y = label_values(labels, "labels")  # integer class ids: NaN / fractional refused

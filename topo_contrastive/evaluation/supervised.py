@@ -18,8 +18,6 @@ from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.loop import make_optimizer, resolve_device
 
-__all__ = ["SupervisedResult", "carve_validation", "train_supervised"]
-
 #: Fraction of the training split held out for model selection when a task has no validation
 #: split (the ocean drifters).
 VALIDATION_FRACTION = 0.2
@@ -63,7 +61,7 @@ def carve_validation(
     Raises:
         ValueError: a seed outside ``[0, 2**31 - 1]``.
     """
-    from topo_contrastive.utils.checks import check_seed
+    from topo_contrastive._utils.checks import check_seed
 
     seed = check_seed(seed)
     tr, va = train_test_split(
@@ -127,7 +125,7 @@ def train_supervised(
     epochs = config.epochs if epochs is None else int(epochs)
     dev = resolve_device(device)
     labels_np = data.require_labels("the supervised baseline").numpy()
-    from topo_contrastive.utils.checks import check_seed
+    from topo_contrastive._utils.checks import check_seed
 
     seed = check_seed(seed)
     train_idx, val_idx, test_idx, carved = _split_indices(split, labels_np, seed)

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from topo_contrastive._layout import as_samples
+from topo_contrastive._utils.checks import check_int, check_real
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge._exact import (
     MAX_EXACT_BYTES,
@@ -21,9 +22,6 @@ from topo_contrastive.hodge._exact import (
 from topo_contrastive.hodge._iterative import iterative_backend
 from topo_contrastive.hodge._linalg import check_supports
 from topo_contrastive.hodge.parts import COMPONENTS, HodgeParts
-from topo_contrastive.utils.checks import check_int, check_real
-
-__all__ = ["HodgeDecomposition"]
 
 
 class _OrthogonalProjections(torch.autograd.Function):

@@ -8,10 +8,8 @@ import scipy.sparse.linalg as sla
 import torch
 from torch import Tensor
 
+from topo_contrastive._utils.checks import check_real
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.utils.checks import check_real
-
-__all__ = ["interpolate_flows"]
 
 
 def interpolate_flows(

@@ -6,8 +6,6 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["COMPONENTS", "HodgeParts"]
-
 #: Names of the three Hodge components, in the order used everywhere in the library.
 COMPONENTS = ("gradient", "curl", "harmonic")
 

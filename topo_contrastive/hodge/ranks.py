@@ -9,8 +9,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["exact_rank", "independent_columns"]
-
 #: The two primes of the modular elimination (the largest primes below ``2**31``: products
 #: of two residues fit in int64).
 _PRIMES = (2_147_483_647, 2_147_483_629)

@@ -12,7 +12,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from topo_contrastive.utils.checks import check_bool, check_real
+from topo_contrastive._utils.checks import check_bool, check_real
 
 #: Smallest accepted temperature: ``1 / temperature`` stays far below float32's largest value
 #: (3.4e38), so the logits never overflow (practical temperatures are 0.05-1).

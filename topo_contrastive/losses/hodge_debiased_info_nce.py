@@ -10,8 +10,6 @@ from topo_contrastive.losses._nt_xent import Loss
 from topo_contrastive.losses.functional import check_similarity, hodge_debiased_info_nce
 from topo_contrastive.losses.hodge_weights import check_eps, check_gamma
 
-__all__ = ["HodgeDebiasedInfoNCE"]
-
 
 class HodgeDebiasedInfoNCE(Loss):
     r"""Hodge-debiased InfoNCE: the negatives reweighted by their spectral dissimilarity

@@ -7,11 +7,9 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
+from topo_contrastive._utils import checks
+from topo_contrastive._utils.checks import check_int, check_real
 from topo_contrastive.losses._nt_xent import check_finite, eager
-from topo_contrastive.utils import checks
-from topo_contrastive.utils.checks import check_int, check_real
-
-__all__ = ["energy_fractions", "hodge_cosines", "hodge_negative_weights", "weights_from_cosines"]
 
 _COMPONENTS = ("gradient", "curl", "harmonic")
 #: Bytes of the Hodge parts of one chunk of flows in :func:`hodge_cosines` (512 MiB).

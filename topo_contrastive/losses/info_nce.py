@@ -7,8 +7,6 @@ from torch import Tensor
 from topo_contrastive.losses._nt_xent import Loss
 from topo_contrastive.losses.functional import info_nce
 
-__all__ = ["InfoNCE"]
-
 
 class InfoNCE(Loss):
     r"""The temperature-scaled InfoNCE loss of the paper's eq. (4) in the NT-Xent layout.

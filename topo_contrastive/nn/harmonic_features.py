@@ -15,19 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from topo_contrastive._utils.checks import check_int, check_seed
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.utils.checks import check_int, check_seed
-
-__all__ = [
-    "HarmonicPlan",
-    "harmonic_budget",
-    "harmonic_matrix",
-    "harmonic_sketch",
-    "plan_harmonic_features",
-    "sketch_distortion_bound",
-    "use_harmonic_budget",
-]
 
 #: Bytes building a harmonic feature matrix may take by default: 256 MiB, the size up to
 #: which the ``"iterative"`` backend keeps a harmonic basis.

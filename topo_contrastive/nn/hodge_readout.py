@@ -10,6 +10,7 @@ from torch import Tensor
 from torch_geometric.nn import global_add_pool
 
 from topo_contrastive._layout import check_num_simplices, rows_to_samples, simplex_words
+from topo_contrastive._utils.checks import check_bool, check_finite, check_int
 from topo_contrastive.complex import ComplexOperators, Laplacians
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._inputs import POOLS, as_laplacians
@@ -19,10 +20,6 @@ from topo_contrastive.nn.harmonic_features import (
     harmonic_sketch,
     plan_harmonic_features,
 )
-from topo_contrastive.utils.checks import check_bool, check_finite, check_int
-
-__all__ = ["HodgeReadout"]
-
 
 
 class HodgeReadout(torch.nn.Module):

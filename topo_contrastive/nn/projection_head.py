@@ -5,9 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["ProjectionHead"]
+from topo_contrastive._utils.checks import check_int
 
 
 class ProjectionHead(torch.nn.Module):

@@ -9,6 +9,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
+from topo_contrastive._utils.checks import check_bool, check_finite, check_int
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn import _scnn_kernel as kernel
 from topo_contrastive.nn._inputs import (
@@ -20,9 +21,6 @@ from topo_contrastive.nn._inputs import (
 )
 from topo_contrastive.nn.hodge_readout import HodgeReadout
 from topo_contrastive.nn.scnn_conv import SCNNConv
-from topo_contrastive.utils.checks import check_bool, check_finite, check_int
-
-__all__ = ["SCNN"]
 
 #: The values of ``act`` (PyG's ``activation_resolver``; ``"identity"`` is ``Identity``).
 _ACTIVATIONS = ("tanh", "relu", "leaky_relu", "elu", "gelu", "sigmoid", "identity")

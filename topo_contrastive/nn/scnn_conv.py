@@ -6,12 +6,10 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
+from topo_contrastive._utils.checks import check_bool, check_int
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn import _scnn_kernel as kernel
 from topo_contrastive.nn._inputs import as_laplacians, edge_samples
-from topo_contrastive.utils.checks import check_bool, check_int
-
-__all__ = ["SCNNConv"]
 
 
 class SCNNConv(torch.nn.Module):

@@ -10,12 +10,10 @@ import torch
 from torch import Tensor
 
 from topo_contrastive._layout import batch_vector
+from topo_contrastive._utils.checks import check_int
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn._inputs import POOLS, as_laplacians, complexes_batch, edge_samples
 from topo_contrastive.nn._scnn_kernel import kept
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["TopoModelXEncoder"]
 
 #: The TopoModelX models the adapter builds: name -> (module, class).
 _KINDS = {

@@ -46,18 +46,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "CONFIG_NAMES",
-    "DATASET_NAMES",
-    "EDITIONS",
-    "PAPER_TABLE1",
-    "ExperimentConfig",
-    "get_config",
-    "resolve_config_name",
-    "resolve_dataset_name",
-    "resolve_edition",
-]
-
 #: The rows of Table 1, in the paper's order.
 CONFIG_NAMES: tuple[str, ...] = ("SSCL_Spec", "SCNN", "SSCL", "SCL_Spec", "SCL", "SCL_low")
 #: The two tasks of the paper's §5.

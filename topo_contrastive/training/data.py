@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from topo_contrastive._utils.files import atomic_write, require_file, sha256_of
 from topo_contrastive.complex import ComplexOperators, Laplacians
 from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.training.configs import ExperimentConfig, resolve_dataset_name
-from topo_contrastive.utils.files import atomic_write, require_file, sha256_of
 
 if TYPE_CHECKING:
     from topo_contrastive.transforms import ContrastiveViews
 
-__all__ = ["ExperimentData", "find_ocean_file", "load_data_file", "load_dataset"]
 
 #: Environment variable naming a local copy of ``dataBuoys.jld2`` (optional: the task ships
 #: with the package).
@@ -269,7 +268,7 @@ class ExperimentData:
     _fitted: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        from topo_contrastive.utils.checks import check_finite, class_ids
+        from topo_contrastive._utils.checks import check_finite, class_ids
 
         if self.flows is not None:
             check_finite(self.flows, "flows")

@@ -23,9 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive.utils.words import count
-
-__all__ = ["MIN_LOSS_DROP", "MIN_SPREAD", "pretrain_diagnostics"]
+from topo_contrastive._utils.words import count
 
 #: Relative drop of the final loss below the chance loss under which a warning is given.
 MIN_LOSS_DROP = 0.02

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topo_contrastive.utils.files import (
+from topo_contrastive._utils.files import (
     COMPLETE_MARKER,
     atomic_write,
     begin_outputs,
@@ -22,8 +22,6 @@ from topo_contrastive.utils.files import (
     write_json,
     write_text,
 )
-
-__all__ = ["AGNOSTIC_ROWS", "agnostic_features", "read_embeddings", "write_embeddings"]
 
 _FILES = {"npz": "embeddings.npz", "csv": "embeddings.csv", "json": "embeddings.json"}
 
@@ -84,7 +82,7 @@ def write_embeddings(
     arrays: dict[str, np.ndarray] = {"embeddings": emb, "sample_ids": ids}
     lab = None
     if labels is not None:
-        from topo_contrastive.utils.checks import label_values
+        from topo_contrastive._utils.checks import label_values
 
         raw = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels)
         if raw.shape != (num,):

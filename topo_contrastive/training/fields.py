@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["IDENTITY_FIELDS", "parse_grid", "set_fields", "settable_fields"]
-
 #: ``--grid`` words for booleans (case-insensitive) and for ``None`` (optional fields).
 _TRUE_WORDS = ("true", "1")
 _FALSE_WORDS = ("false", "0")

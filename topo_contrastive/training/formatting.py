@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["format_mean_std"]
-
 
 def format_mean_std(
     mean: float | Sequence[float],
@@ -43,7 +41,7 @@ def format_mean_std(
         >>> format_mean_std([0.5, 1.0], scale=100)
         '75.0 ± 25.0'
     """
-    from topo_contrastive.utils.checks import check_int
+    from topo_contrastive._utils.checks import check_int
 
     digits = check_int(digits, "digits", 0)
     if std is None:

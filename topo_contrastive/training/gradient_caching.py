@@ -11,29 +11,15 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from topo_contrastive._utils.checks import check_int
+from topo_contrastive._utils.numerics import KEEP_FREED_BYTES, release_freed_memory
 from topo_contrastive.complex import Laplacians
 from topo_contrastive.training.configs import ExperimentConfig
-from topo_contrastive.utils.checks import check_int
-from topo_contrastive.utils.numerics import KEEP_FREED_BYTES, release_freed_memory
-
-__all__ = [
-    "ACTIVATION_BYTES_PER_CHANNEL",
-    "CHUNK_SHARE",
-    "DEFAULT_ACTIVATION_BUDGET",
-    "FRAGMENTS_KEPT",
-    "CachingPlan",
-    "activation_bytes",
-    "cached_gradient_step",
-    "kept_bytes",
-    "plan_chunk_samples",
-    "plan_gradient_caching",
-]
-
 
 #: Free heap bytes a training step may leave behind before
 #: :func:`~topo_contrastive.training.pretrain` and
 #: :func:`cached_gradient_step` give them back to the kernel
-#: (:func:`~topo_contrastive.utils.numerics.release_freed_memory`): twice the freed memory
+#: (:func:`~topo_contrastive._utils.numerics.release_freed_memory`): twice the freed memory
 #: the commands keep for reuse, so that a step on a small complex never trims (no page
 #: faults) and one on 10^6 edges, whose chunks fragment the heap, holds at most this much.
 FRAGMENTS_KEPT = 2 * KEEP_FREED_BYTES

@@ -35,43 +35,17 @@ from torch import Tensor, nn
 from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 
+from topo_contrastive._utils.checks import MAX_EPOCHS, check_int, check_seed
+from topo_contrastive._utils.numerics import release_freed_memory
 from topo_contrastive.complex import Laplacians
 from topo_contrastive.losses import HodgeDebiasedInfoNCE, InfoNCE, weights_from_cosines
 from topo_contrastive.nn import SCNN, ProjectionHead
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.gradient_caching import (
-    ACTIVATION_BYTES_PER_CHANNEL,
-    DEFAULT_ACTIVATION_BUDGET,
     FRAGMENTS_KEPT,
-    CachingPlan,
-    activation_bytes,
     cached_gradient_step,
-    kept_bytes,
-    plan_chunk_samples,
-    plan_gradient_caching,
 )
-from topo_contrastive.utils.checks import MAX_EPOCHS, check_int, check_seed
-from topo_contrastive.utils.numerics import release_freed_memory
-
-__all__ = [
-    "ContrastiveModel",
-    "PretrainResult",
-    "ACTIVATION_BYTES_PER_CHANNEL",
-    "DEFAULT_ACTIVATION_BUDGET",
-    "EMBED_ROWS",
-    "STORED_PARTS_BYTES",
-    "activation_bytes",
-    "CachingPlan",
-    "cached_gradient_step",
-    "kept_bytes",
-    "plan_chunk_samples",
-    "plan_gradient_caching",
-    "embed",
-    "make_optimizer",
-    "pretrain",
-    "resolve_device",
-]
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -146,7 +120,7 @@ class PretrainResult:
             :func:`~topo_contrastive.training.diagnostics.pretrain_diagnostics` compares
             :attr:`losses` with.
         diagnostics: filled by
-            :func:`~topo_contrastive.cli.runs.pretrain_to_folder` (empty otherwise).
+            :func:`~topo_contrastive.cli._runs.pretrain_to_folder` (empty otherwise).
     """
 
     encoder: SCNN
@@ -361,7 +335,6 @@ def pretrain(
         if isinstance(encoder, SCNN):
             encoder.recompute_first_layer = recompute
     return result
-
 
 
 def _step(

@@ -20,10 +20,10 @@ from topo_contrastive._layout import (
     samples_to_rows,
     simplex_words,
 )
+from topo_contrastive._utils.checks import check_finite
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
-from topo_contrastive.utils.checks import check_finite
 
 #: Rows of a mask drawn at once on the CPU (more are drawn a chunk at a time: the same draws).
 DRAW_ROWS = 2**22

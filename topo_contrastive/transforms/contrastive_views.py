@@ -15,6 +15,7 @@ from torch_geometric.data import Batch, InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
 from topo_contrastive._layout import batch_vector
+from topo_contrastive._utils.checks import check_bool
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.data import ComplexData
 from topo_contrastive.hodge import HodgeDecomposition
@@ -34,9 +35,6 @@ from topo_contrastive.transforms._common import (
     store,
 )
 from topo_contrastive.transforms.hodge_spectral_mask import HodgeSpectralMask
-from topo_contrastive.utils.checks import check_bool
-
-__all__ = ["ContrastiveViews"]
 
 #: Attribute holding the Hodge parts ``[rows, 3]`` (gradient, curl, harmonic columns).
 PARTS_ATTR = "hodge_parts"

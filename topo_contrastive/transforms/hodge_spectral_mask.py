@@ -12,6 +12,7 @@ from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._utils.checks import check_bool, check_int, check_real
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.hodge import COMPONENTS, HodgeDecomposition
 from topo_contrastive.transforms._common import (
@@ -32,9 +33,6 @@ from topo_contrastive.transforms._common import (
     store,
 )
 from topo_contrastive.transforms._drop_probabilities import optimize
-from topo_contrastive.utils.checks import check_bool, check_int, check_real
-
-__all__ = ["HodgeSpectralMask", "optimize_drop_probabilities"]
 
 #: Keyword options of :func:`optimize_drop_probabilities` that the mask passes on.
 OPTIMIZER_OPTIONS = ("num_steps", "lr", "tol", "max_block_elements")

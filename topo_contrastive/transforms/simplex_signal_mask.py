@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch_geometric.transforms import BaseTransform
 
+from topo_contrastive._utils.checks import check_int
 from topo_contrastive.transforms._common import (
     check_attr,
     draw_generator,
@@ -16,9 +17,6 @@ from topo_contrastive.transforms._common import (
     make_generator,
 )
 from topo_contrastive.transforms.hodge_spectral_mask import check_budget
-from topo_contrastive.utils.checks import check_int
-
-__all__ = ["EdgeFlowMask", "SimplexSignalMask"]
 
 
 class SimplexSignalMask(BaseTransform):

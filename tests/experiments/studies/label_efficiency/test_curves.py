@@ -12,7 +12,7 @@ import pytest
 from experiments.studies.label_efficiency import curves as le
 from experiments.studies.label_efficiency.curves import labelled_subsets, resolve_rows
 from experiments.study import Settings
-from topo_contrastive.cli import runs
+from topo_contrastive.cli import _runs as runs
 from topo_contrastive.evaluation import finetune
 
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)

@@ -28,19 +28,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = [
-    "PINNED_ENV",
-    "PINNED_MARKER",
-    "idle_cores",
-    "keep_freed_memory",
-    "pinned_environment",
-    "pinned_line",
-    "release_freed_memory",
-    "restart_pinned",
-    "runs_pinned",
-    "usable_cores",
-]
-
 #: The environment that pins the kernels' code paths to AVX2 (see the module docstring).
 PINNED_ENV = {
     "ATEN_CPU_CAPABILITY": "avx2",

@@ -25,10 +25,10 @@ PENDING: list[str] = []
 
 
 # ---------------------------------------------------------------------------- limits
-#: The largest seed (``topo_contrastive.utils.checks.MAX_SEED``: generators take seeds below 2**32;
+#: The largest seed (``topo_contrastive._utils.checks.MAX_SEED``: generators take seeds below 2**32;
 #: the half range leaves room for the derived seeds ``seed + s``).
 MAX_SEED = 2**31 - 1
-#: The most epochs (``topo_contrastive.utils.checks.MAX_EPOCHS``).
+#: The most epochs (``topo_contrastive._utils.checks.MAX_EPOCHS``).
 MAX_EPOCHS = 100_000
 #: The most splits or seeds a command runs (``--seeds``).
 MAX_SPLITS = 1000
@@ -312,7 +312,7 @@ def check_out(
         kind: ``"folder"`` or ``"file"``.
         resume_hint: name ``--resume`` in the message (``reproduce``).
         writable: also check, creating nothing, that the folder could be made and written
-            (:func:`~topo_contrastive.utils.files.check_output_possible`).
+            (:func:`~topo_contrastive._utils.files.check_output_possible`).
 
     Raises:
         ValueError: ``path`` exists (a file) or is a non-empty folder, without ``overwrite``;
@@ -320,8 +320,8 @@ def check_out(
             than to an existing folder; another run holds ``path`` (``OutputBusyError``,
             naming it); with ``writable``, a folder that cannot be written.
     """
-    from topo_contrastive.utils.files import check_output_possible
-    from topo_contrastive.utils.outputs import _resolve_out, check_not_busy, is_machinery
+    from topo_contrastive._utils.files import check_output_possible
+    from topo_contrastive._utils.outputs import _resolve_out, check_not_busy, is_machinery
 
     out = Path(path).expanduser()
     hint = ", or --resume to continue the run there" if resume_hint else ""
@@ -355,7 +355,7 @@ def check_out(
 def read_files(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The files a command reads, as ``(option, path)`` pairs: ``--data-file`` (one or
     several), ``--checkpoint``, ``--ocean-raw``; an output run refuses to replace one
-    (``reads`` of :func:`~topo_contrastive.utils.outputs.output_run`)."""
+    (``reads`` of :func:`~topo_contrastive._utils.outputs.output_run`)."""
     pairs = []
     for dest in ("data_file", "checkpoint", "ocean_raw"):
         given = getattr(args, dest, None)
@@ -371,7 +371,7 @@ def check_file_out(args: argparse.Namespace) -> None:
     Raises:
         ValueError: the file exists, or its folder cannot be written.
     """
-    from topo_contrastive.utils.files import check_output_dir
+    from topo_contrastive._utils.files import check_output_dir
 
     check_out(args.out, args.overwrite, kind="file")
     check_output_dir(Path(args.out).expanduser().absolute().parent, "--out")
@@ -402,8 +402,8 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     Args:
         args: the parsed options (``threads``, and ``quick`` where the command has it).
         pinned: whether the code paths are pinned
-            (:func:`~topo_contrastive.utils.numerics.pinned_line`): the thread line ends with
-            its plain words (:func:`~topo_contrastive.utils.numerics.pinned_words`) and a second
+            (:func:`~topo_contrastive._utils.numerics.pinned_line`): the thread line ends with
+            its plain words (:func:`~topo_contrastive._utils.numerics.pinned_words`) and a second
             line gives it (the environment variables).
 
     Raises:
@@ -411,7 +411,7 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
     """
     import torch
 
-    from topo_contrastive.utils import numerics as _numerics
+    from topo_contrastive._utils import numerics as _numerics
 
     if args.threads:
         threads, why = args.threads, "--threads"
@@ -432,7 +432,7 @@ def setup(args: argparse.Namespace, pinned: str | None = None) -> None:
             why = f"{idle} of {cores} cores idle at the start"
     torch.set_num_threads(threads)
     _numerics.keep_freed_memory()  # large tensors reuse freed heap memory (no page faults)
-    from topo_contrastive.utils.words import count
+    from topo_contrastive._utils.words import count
 
     prog = getattr(args, "_prog", PROG)
     line = f"{prog}: {count(threads, 'torch thread')} ({why})"

@@ -14,7 +14,7 @@ its arguments and inputs:
   one, and ``--resume`` continues there.
 - **Replacing an earlier result** (``overwrite``, the target not empty): the run writes into a
   hidden staging folder beside the target (a temporary of
-  :func:`~topo_contrastive.utils.files.temporary_name`); only when the run
+  :func:`~topo_contrastive._utils.files.temporary_name`); only when the run
   returns normally is the result swapped in. A folder is swapped in one step
   (``renameat2(RENAME_EXCHANGE)`` on Linux; elsewhere two renames a moment apart, during which
   the folder is absent, never mixed); the earlier folder's entries that are not outputs of the
@@ -23,7 +23,7 @@ its arguments and inputs:
   is refused, runs out of disk space or is killed leaves the earlier result as it was (a killed
   run's staging folder is a stale temporary, removed by the next run beside it).
 
-Imports nothing else from the package but :mod:`topo_contrastive.utils.files`.
+Imports nothing else from the package but :mod:`topo_contrastive._utils.files`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.utils.files import (
+from topo_contrastive._utils.files import (
     _pid_alive,
     check_output_dir,
     remove_stale_temporaries,
@@ -56,15 +56,6 @@ try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
-
-__all__ = [
-    "OutputBusyError",
-    "OutputLock",
-    "check_not_busy",
-    "is_empty_folder",
-    "is_machinery",
-    "output_run",
-]
 
 
 class OutputBusyError(ValueError):

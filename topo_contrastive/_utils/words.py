@@ -1,8 +1,6 @@
 """Counted nouns in messages: ``count(1, "epoch") == "1 epoch"``, ``count(2, "epoch") ==
 "2 epochs"`` (every printed or written count of the package reads as English)."""
 
-__all__ = ["count"]
-
 
 def count(n: int | float, noun: str, plural: str | None = None) -> str:
     """``"{n} {noun}"`` in the singular for exactly one, else in the plural (``noun + "s"``,

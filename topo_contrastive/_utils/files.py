@@ -39,27 +39,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "require_file",
-    "COMPLETE_MARKER",
-    "atomic_torch_save",
-    "atomic_write",
-    "begin_outputs",
-    "describe_os_error",
-    "check_output_dir",
-    "check_output_possible",
-    "mark_complete",
-    "marker_beside",
-    "read_npz",
-    "remove_stale_temporaries",
-    "sha256_of",
-    "temporary_name",
-    "write_csv",
-    "write_json",
-    "write_problem",
-    "write_text",
-]
-
 #: Name of the marker file written last into a finished output folder.
 COMPLETE_MARKER = "COMPLETE"
 

@@ -18,23 +18,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "MAX_EPOCHS",
-    "MAX_SEED",
-    "check_bool",
-    "check_device",
-    "check_disjoint",
-    "check_finite",
-    "check_indices",
-    "check_int",
-    "check_lr",
-    "check_real",
-    "check_seed",
-    "check_seeds",
-    "class_ids",
-    "label_values",
-]
-
 #: The largest seed accepted: NumPy's ``RandomState`` (scikit-learn's ``random_state``)
 #: takes seeds below 2**32; the half range leaves room for the derived seeds (``seed + s``).
 MAX_SEED = 2**31 - 1

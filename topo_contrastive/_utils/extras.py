@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["EXTRAS", "MissingExtraError", "require_extra"]
-
 #: module -> the extra of setup.cfg that installs it
 EXTRAS = {"matplotlib": "plot", "h5py": "ocean-raw", "pandapower": "power", "wntr": "water"}
 

@@ -12,16 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from topo_contrastive.cli.common import edition, edition_overrides
-
-__all__ = [
-    "MANY_COMPLEX_COMMANDS",
-    "command_config",
-    "config_task",
-    "load",
-    "load_data",
-    "refuse_many_file",
-]
+from topo_contrastive.cli._common import edition, edition_overrides
 
 
 def config_task(args: argparse.Namespace) -> str:
@@ -36,7 +27,7 @@ def config_task(args: argparse.Namespace) -> str:
 
     if args.data_file is None:
         return resolve_dataset_name(args.dataset)
-    from topo_contrastive.utils.files import require_file
+    from topo_contrastive._utils.files import require_file
 
     require_file(args.data_file, "data file")
     return args.tuned_for

@@ -27,6 +27,13 @@ import torch
 import torch.distributed as dist
 
 from topo_contrastive import io
+from topo_contrastive._utils.files import (
+    COMPLETE_MARKER,
+    begin_outputs,
+    mark_complete,
+    write_json,
+    write_text,
+)
 from topo_contrastive.evaluation.probe import DEFAULT_PROBE, check_probe_splits, evaluate_encoder
 from topo_contrastive.evaluation.references import (
     reference_rows,
@@ -37,24 +44,6 @@ from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
 from topo_contrastive.training.diagnostics import pretrain_diagnostics
 from topo_contrastive.training.embeddings import write_embeddings
-from topo_contrastive.utils.files import (
-    COMPLETE_MARKER,
-    begin_outputs,
-    mark_complete,
-    write_json,
-    write_text,
-)
-
-__all__ = [
-    "EmbedOutputs",
-    "ProcessGroup",
-    "embed_to_folder",
-    "evaluate_saved",
-    "markdown_path",
-    "pretrain_to_folder",
-    "process_group",
-    "require_contrastive",
-]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +151,7 @@ def pretrain_to_folder(
         data: the prepared dataset (one complex, or samples on complexes of their own).
         config: a contrastive configuration.
         out: an existing, writable folder
-            (:func:`~topo_contrastive.utils.files.check_output_dir`).
+            (:func:`~topo_contrastive._utils.files.check_output_dir`).
         seed: the pre-training seed (default: 0).
         epochs: epochs (default ``None``: the configuration's).
         group: the process group of :func:`process_group` (default ``None``: a single
