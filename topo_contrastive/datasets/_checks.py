@@ -52,6 +52,23 @@ class Names:
         return f"`{key}`" if self.file is None else f"key '{key}' of '{self.file}'"
 
 
+def check_header(arrays: Mapping[str, np.ndarray], name: Names, keys: frozenset[str],
+                 fmt: str, versions: tuple[int, ...]) -> None:  # fmt: skip
+    """No unknown key; ``format`` and ``version``, where given, are ``fmt`` and one of
+    ``versions``."""
+    unknown = sorted(set(arrays) - keys)
+    if unknown:
+        raise ValueError(f"'{name.file}' has the unknown key(s) {unknown}; the keys of the "
+                         f"format are {sorted(keys)}")
+    given, ver = arrays.get("format"), arrays.get("version")
+    if given is not None and (given.shape != () or str(given) != fmt):
+        raise ValueError(f"{name('format')} is {shown(given)}, expected the string {fmt!r}")
+    if ver is not None and (ver.shape != () or ver.dtype.kind not in "iu"
+                            or int(ver) not in versions):  # fmt: skip
+        raise ValueError(f"{name('version')} is {shown(ver)}, expected the integer "
+                         f"{' or '.join(map(str, versions))}")
+
+
 def _sample_blocks(arr: Any, num_blocks: int, name: Names) -> np.ndarray:
     arr = numpy(arr)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or (

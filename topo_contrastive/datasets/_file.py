@@ -21,11 +21,11 @@ from topo_contrastive.datasets._checks import (
     MAX_NODES,
     SPLITS,
     Names,
+    check_header,
     checked,
     numpy,
     path_arrays,
     sample_parts,
-    shown,
 )
 from topo_contrastive.datasets._legacy_file import read_legacy
 
@@ -193,17 +193,7 @@ def read_file(path: str | os.PathLike) -> dict[str, Any]:
     if "cell_counts" not in arrays:
         return read_legacy(arrays, path)
     name = Names(path)
-    unknown = sorted(set(arrays) - _KEYS)
-    if unknown:
-        raise ValueError(f"'{path}' has the unknown key(s) {unknown}; the keys of the format "
-                         f"are {sorted(_KEYS)}")
-    fmt, ver = arrays.get("format"), arrays.get("version")
-    if fmt is not None and (fmt.shape != () or str(fmt) != FORMAT):
-        raise ValueError(f"{name('format')} must be the string {FORMAT!r}, got {shown(fmt)}")
-    if ver is not None and (ver.shape != () or ver.dtype.kind not in "iu"
-                            or int(ver) not in (1, VERSION)):  # fmt: skip
-        raise ValueError(f"{name('version')} must be the integer {VERSION} (or 1), got "
-                         f"{shown(ver)}")
+    check_header(arrays, name, _KEYS, FORMAT, (VERSION, 1))
     ops, counts = _blocks(arrays, path, name)
     return checked(ops, counts, name, **sample_parts(arrays, path, name))
 

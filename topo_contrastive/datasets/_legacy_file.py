@@ -13,7 +13,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.datasets._checks import MAX_NODES, SPLITS, Names, checked, sample_parts, shown
+from topo_contrastive.datasets._checks import (
+    MAX_NODES,
+    SPLITS,
+    Names,
+    check_header,
+    checked,
+    sample_parts,
+    shown,
+)
 
 _FORMAT = "topo_contrastive.edge_flows"
 _B1, _B2 = ("B1_index", "B1_value", "B1_shape"), ("B2_index", "B2_value", "B2_shape")
@@ -33,16 +41,7 @@ def read_legacy(arrays: dict[str, np.ndarray], path: str) -> dict[str, Any]:
             a complex given twice or malformed, bad samples (naming the key).
     """
     name = Names(path, {"x_1": "flows", "y": "labels"})
-    unknown = sorted(set(arrays) - _KEYS)
-    if unknown:
-        raise ValueError(f"'{path}' has the unknown key(s) {unknown}; the keys of the format "
-                         f"are {sorted(_KEYS)}")
-    fmt, ver = arrays.get("format"), arrays.get("version")
-    if fmt is not None and (fmt.shape != () or str(fmt) != _FORMAT):
-        raise ValueError(f"{name('format')} is {shown(fmt)}, expected the string {_FORMAT!r}")
-    if ver is not None and (ver.shape != () or ver.dtype.kind not in "iu" or int(ver) != 1):
-        raise ValueError(f"{name('version')} is {shown(ver)}, expected the integer 1 (this "
-                         "library reads version 1 files)")
+    check_header(arrays, name, _KEYS, _FORMAT, (1,))
     ops = _complex(arrays, path, name)
     parts = sample_parts({**arrays, "x_1": arrays.get("flows"), "y": arrays.get("labels")},
                          path, name)  # fmt: skip

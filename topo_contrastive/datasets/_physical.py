@@ -232,13 +232,21 @@ class PhysicalFlowDataset(EdgeFlows):
     :meth:`_save_physical`) and ``processed_file_names``.
     """
 
-    def _save_physical(self, edges: np.ndarray, cells: list[list[int]], num_nodes: int,
-                       pos: np.ndarray, true_flows: np.ndarray, labels: np.ndarray,
-                       extra: dict[str, Any]) -> None:  # fmt: skip
-        """Write the processed file: samples ``x_1`` = the measured flows (:func:`observe`),
-        ``y`` = ``labels``; ``extra`` holds ``edge_weights``, ``injections``, ``losses``
-        (or ``None``), ``regions``, ``sample_info`` (dict of ``[S]`` arrays), ``num_failed``
-        and ``settings`` (a JSON-able dict)."""
+    def _save_physical(self, name: str, edges: np.ndarray, num_nodes: int, pos: np.ndarray,
+                       out: dict[str, np.ndarray], labels: np.ndarray, extra: dict[str, Any],
+                       started: float) -> None:  # fmt: skip
+        """Lift the network to its 2-cells and write the processed file: samples ``x_1`` = the
+        measured flows (:func:`observe`) of :func:`run_chunks`' ``out``, ``y`` = ``labels``;
+        ``extra`` holds ``edge_weights``, ``losses`` (or ``None``), ``regions``,
+        ``sample_info`` (dict of ``[S]`` arrays) and ``settings`` (a JSON-able dict, to which
+        the failed solves and the seconds since ``started`` are added)."""
+        failed = int(out["failed"].sum())
+        report_failures(name, failed, self.num_samples)
+        cells = lift(edges, num_nodes, self.lifting, self.max_cycle_length)
+        extra["settings"].update(num_failed=failed, seconds={
+            "solve": float(out["solve_s"].sum()), "total": float(out["total_s"].sum()),
+            "wall": time.perf_counter() - started})  # the making, saving aside  # fmt: skip
+        true_flows = out["flows"]
         ops = ComplexOperators.from_cells(edges, cells or None, num_nodes)
         measured, mask = observe(true_flows, self.observed, self.noise, self.seed)
         masks = stratified_masks(labels, labels.size, SPLIT_RATIO, self.seed)
@@ -250,11 +258,11 @@ class PhysicalFlowDataset(EdgeFlows):
             "cell_ptr": t(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)),
             "flows": t(true_flows.astype(np.float64)),
             "observed_mask": t(mask),
-            "injections": t(np.asarray(extra["injections"], dtype=np.float64)),
+            "injections": t(np.asarray(out["injections"], dtype=np.float64)),
             "losses": t(extra["losses"]),
             "regions": t(np.asarray(extra["regions"], dtype=np.int64)),
             "sample_info": {k: t(np.asarray(v)) for k, v in extra["sample_info"].items()},
-            "num_failed": int(extra["num_failed"]),
+            "num_failed": failed,
             "settings": json.dumps(extra["settings"], sort_keys=True),
         })  # fmt: skip
 
