@@ -10,7 +10,9 @@ vehicles per hour along one route between two far nodes, the others along a seco
 - ``as given, --flow-scale none``: the flows in vehicles per hour (what the library did
   before it scaled flows);
 - ``as given (default)``: the same file at the defaults (``--flow-scale rms``);
-- ``divided by their RMS``: a file of the flows divided by their RMS, at the defaults.
+- ``divided by their RMS``: a file of the flows divided by their RMS, at the defaults;
+- ``centred``: a file of the flows minus their mean over the samples (the copies share one
+  large flow; what tells them apart is the noise and the detour), at the defaults.
 
 Results: ``benchmarks/results/bench_physical_units.{json,md}``.
 
@@ -34,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 
 RUNS = (("as given, --flow-scale none", "raw", ["--flow-scale", "none"]),
-        ("as given (default)", "raw", []), ("divided by their RMS", "rms", []))  # fmt: skip
+        ("as given (default)", "raw", []), ("divided by their RMS", "rms", []),
+        ("centred (mean flow subtracted), default", "centred", []))  # fmt: skip
 
 
 def anaheim_flows(samples: int, noise: float, detour: float, seed: int) -> dict:
@@ -92,7 +95,9 @@ def main(samples: int = 400, noise: float = 0.1, detour: float = 500.0, seed: in
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         # the RMS-scaled file as the library scales: float32 flows times float32(1 / RMS)
-        for name, x in (("raw", flows), ("rms", flows * np.float32(1.0 / rms))):
+        centred = flows - flows.mean(axis=0, keepdims=True)  # what tells the samples apart
+        for name, x in (("raw", flows), ("rms", flows * np.float32(1.0 / rms)),
+                        ("centred", centred)):  # fmt: skip
             EdgeFlows.write_npz(work / f"{name}.npz", task["ops"], flows=x,
                                 labels=task["labels"])  # fmt: skip
         for label, file, extra in RUNS:

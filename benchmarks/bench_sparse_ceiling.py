@@ -51,7 +51,11 @@ from bench_scnn import Case, build, gemm_rate, step, step_flops  # noqa: E402
 from topo_contrastive import __version__  # noqa: E402
 from topo_contrastive._utils.files import write_json, write_text  # noqa: E402
 from topo_contrastive.complex import Laplacians  # noqa: E402
-from topo_contrastive.nn._scnn_kernel import chunk_samples, prepare_operator  # noqa: E402
+from topo_contrastive.nn._scnn_kernel import (  # noqa: E402
+    _leading_blocks,
+    chunk_samples,
+    prepare_operator,
+)
 from topo_contrastive.nn.scnn import locality_order  # noqa: E402
 
 
@@ -100,7 +104,8 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     b = chunk_samples(batch, n1, torch.device("cpu"))
     chunks = [(lo, min(lo + b, batch)) for lo in range(0, batch, b)]
     prepared = prepare_operator(Laplacians(L, None, symmetric=True), "down", False)
-    blocks = {hi - lo: prepared.block(hi - lo)[0] for lo, hi in chunks}
+    blocks = {hi - lo: _leading_blocks(prepared.block(hi - lo)[:3], n1, hi - lo)
+              for lo, hi in chunks}  # fmt: skip
     coo = {k: v.to_sparse_coo().coalesce() for k, v in blocks.items()}
     sci = {k: sp.csr_matrix((v.values().numpy(), v.col_indices().numpy(),
                              v.crow_indices().numpy()), shape=v.shape)
@@ -110,7 +115,7 @@ def product_variants(L: torch.Tensor, x: torch.Tensor, batch: int) -> dict:
     sq = torch.sparse_coo_tensor(*_indices_values(L_sp @ L_sp), L.shape,
                                  check_invariants=True).coalesce()  # fmt: skip
     sq_prepared = prepare_operator(Laplacians(sq, None), "down", False)
-    sq_blocks = {k: sq_prepared.block(k)[0] for k in blocks}
+    sq_blocks = {k: _leading_blocks(sq_prepared.block(k)[:3], n1, k) for k in blocks}
     x_np = x.numpy()
 
     def run(ops: dict) -> list:

@@ -243,6 +243,45 @@ def _fail(path: Any, why: str) -> ValueError:
     return ValueError(f"'{path}' is not a usable topo_contrastive encoder checkpoint: {why}")
 
 
+def _read_checkpoint(path: Any) -> tuple[dict, dict, dict, bool, Any]:
+    """The metadata, weights and architecture of a checkpoint file, whether its encoder is
+    a TopoModelX one, and its weights' recorded digest; a ``ValueError`` naming the file for
+    anything else."""
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # truncated, foreign or pickled-class file
+        raise _fail(
+            path, f"it cannot be read with weights_only=True ({type(err).__name__})"
+        ) from err
+    if not isinstance(obj, dict) or obj.get("format") != ENCODER_FORMAT:
+        raise _fail(path, f"it has no 'format' entry {ENCODER_FORMAT!r}")
+    if obj.get("version") != _VERSION:
+        raise _fail(path, f"unsupported version {obj.get('version')!r}")
+    meta = obj.get("metadata")
+    state = obj.get("state_dict")
+    if not isinstance(meta, dict) or not isinstance(state, dict):
+        raise _fail(path, "missing metadata or state_dict")
+    if not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise _fail(path, "its state_dict holds entries that are not tensors")
+    arch = meta.get("architecture", {})
+    tmx = isinstance(arch, dict) and arch.get("kind") == "topomodelx"
+    if not isinstance(arch, dict) or (not tmx and any(k not in arch for k in _ARCH_KEYS)):
+        raise _fail(path, f"its architecture metadata lacks some of {_ARCH_KEYS}")
+    return meta, state, arch, tmx, obj.get("weights_sha256")
+
+
+def _check_same_complex(path: Any, ops: Any, saved: dict) -> None:
+    """Refuse a checkpoint trained on another complex than ``ops``."""
+    sizes = tuple(saved.get("sizes", ()))
+    own = (int(ops.num_nodes), int(ops.num_edges), int(ops.num_faces))
+    if sizes != own or saved.get("fingerprint") != ops.fingerprint():
+        raise ValueError(
+            f"checkpoint '{path}' was trained on another complex: (N0, N1, N2) = {sizes}, "
+            f"fingerprint {saved.get('fingerprint')}, but the given complex has {own}, "
+            f"fingerprint {ops.fingerprint()}; use it on the complex it was trained on"
+        )
+
+
 def load_encoder(
     path: str | os.PathLike,
     complex: ComplexOperators | HodgeDecomposition | None = None,
@@ -281,36 +320,10 @@ def load_encoder(
     """
     ops = _operators(complex)
     require_file(path, "checkpoint")
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # truncated, foreign or pickled-class file
-        raise _fail(
-            path, f"it cannot be read with weights_only=True ({type(err).__name__})"
-        ) from err
-    if not isinstance(obj, dict) or obj.get("format") != ENCODER_FORMAT:
-        raise _fail(path, f"it has no 'format' entry {ENCODER_FORMAT!r}")
-    if obj.get("version") != _VERSION:
-        raise _fail(path, f"unsupported version {obj.get('version')!r}")
-    meta = obj.get("metadata")
-    state = obj.get("state_dict")
-    if not isinstance(meta, dict) or not isinstance(state, dict):
-        raise _fail(path, "missing metadata or state_dict")
-    if not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise _fail(path, "its state_dict holds entries that are not tensors")
-    arch = meta.get("architecture", {})
-    tmx = isinstance(arch, dict) and arch.get("kind") == "topomodelx"
-    if not isinstance(arch, dict) or (not tmx and any(k not in arch for k in _ARCH_KEYS)):
-        raise _fail(path, f"its architecture metadata lacks some of {_ARCH_KEYS}")
+    meta, state, arch, tmx, digest = _read_checkpoint(path)
     saved = meta.get("complex") or {}
     if ops is not None and saved:
-        sizes = tuple(saved.get("sizes", ()))
-        own = (int(ops.num_nodes), int(ops.num_edges), int(ops.num_faces))
-        if sizes != own or saved.get("fingerprint") != ops.fingerprint():
-            raise ValueError(
-                f"checkpoint '{path}' was trained on another complex: (N0, N1, N2) = {sizes}, "
-                f"fingerprint {saved.get('fingerprint')}, but the given complex has {own}, "
-                f"fingerprint {ops.fingerprint()}; use it on the complex it was trained on"
-            )
+        _check_same_complex(path, ops, saved)
     if expected:
         diff = {k: (arch.get(k), v) for k, v in expected.items() if k in arch and arch[k] != v}
         if diff:
@@ -340,7 +353,7 @@ def load_encoder(
             f"weight {nonfinite[0]!r} holds NaN or inf values ({len(nonfinite)} of "
             f"{len(state)} tensors do; a diverged run or a corrupted file)",
         )
-    _check_digest(path, obj.get("weights_sha256"), state)
+    _check_digest(path, digest, state)
     encoder.load_state_dict(state)
     encoder.eval()
     return encoder, meta

@@ -251,6 +251,32 @@ def test_a_one_complex_file_is_the_format_with_one_block(tmp_path):
     assert torch.equal(hand._data.x_1, ds._data.x_1) and torch.equal(hand.labels, ds.labels)
 
 
+def test_the_weights_give_the_weighted_complex_and_go_with_each_sample(tmp_path):
+    """A weighted complex's Hodge stars are written and give it back (the same fingerprint,
+    so the same operators); ``edge_weights`` alone weights W1; on many complexes every sample
+    carries its block's weights."""
+    tri, square = _two_blocks()
+    weighted = tri.with_weights(node=[1.0, 2.0, 4.0], edge=[0.5, 1.5, 3.0], cell=[2.0])
+    EdgeFlows.write_npz(tmp_path / "w.npz", weighted, np.ones((2, 3)))
+    ds = EdgeFlows(str(tmp_path / "w"), file=tmp_path / "w.npz", log=False)
+    assert ds.complex.fingerprint() == weighted.fingerprint() != tri.fingerprint()
+    assert ds.edge_weights.tolist() == [0.5, 1.5, 3.0]
+    edge = EdgeFlows.from_incidence(str(tmp_path / "e"), tri.B1, tri.B2, np.ones((2, 3)),
+                                    edge_weights=[0.5, 1.5, 3.0], log=False)  # fmt: skip
+    assert edge.complex.hodge_star(1).tolist() == [0.5, 1.5, 3.0]
+    assert edge.complex.hodge_star(0).tolist() == [1.0] * 3
+    unit = EdgeFlows.from_incidence(str(tmp_path / "u"), tri.B1, tri.B2, np.ones((2, 3)),
+                                    log=False)  # fmt: skip
+    assert unit.complex.metric == "unweighted" and unit.edge_weights is None
+    samples = [ComplexData.from_complex(ops, x_1=torch.ones(ops.num_edges, 1))
+               for ops in (tri, square)]  # fmt: skip
+    EdgeFlows.write_npz(tmp_path / "m.npz", samples, edge_weights=np.arange(1.0, 8.0))
+    many = EdgeFlows(str(tmp_path / "m"), file=tmp_path / "m.npz", log=False)
+    assert many[1].edge_weights.tolist() == [4.0, 5.0, 6.0, 7.0] and many.complex is None
+    with pytest.raises(ValueError, match=r"`edge_weights` must be a real array of shape \[N1\]"):
+        EdgeFlows.write_npz(tmp_path / "x.npz", samples, edge_weights=np.ones(3))
+
+
 def test_samples_of_one_complex_among_many_are_stored_once_in_the_file(tmp_path):
     """``sample_block``: five samples on two complexes; each sample gets its complex."""
     tri, square = _two_blocks()

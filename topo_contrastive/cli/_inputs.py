@@ -105,6 +105,16 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
         )
 
 
+def metric_words(data: Any) -> str:
+    """``", in the <metric> metric (<which> weights)"`` for data on a weighted complex (the
+    commands' one-line summaries; docs/weights.md), ``""`` on an unweighted one."""
+    ops = getattr(data, "complex", None)
+    if ops is None or ops.metric == "unweighted":
+        return ""
+    which = [n for k, n in enumerate(("node", "edge", "cell")) if (ops.hodge_star(k) != 1).any()]
+    return f", in the {ops.metric} metric ({'/'.join(which)} weights)"
+
+
 def load_data(args: argparse.Namespace) -> Any:
     """The :class:`~topo_contrastive.training.ExperimentData` of ``--dataset`` or
     ``--data-file`` (named by its stem; one complex, or many in the commands of

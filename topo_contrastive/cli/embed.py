@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out).expanduser().absolute()
     samples, dims = done.shape
     common.say(
-        f"embedded {samples} samples of {data.name} into {dims} dimensions "
+        f"embedded {samples} samples of {data.name}{inputs.metric_words(data)} into {dims} "
+        "dimensions "
         f"({done.encoder.get('config', '?')} encoder); wrote {out / done.paths['npz'].name} and "
         f"{out / done.paths['csv'].name}"
     )

@@ -15,6 +15,18 @@ from topo_contrastive.cli import _budgets as budgets
 from topo_contrastive.cli import _common as common
 from topo_contrastive.cli import _inputs as inputs
 
+#: the options that add or leave out rows of the report
+_ROW_FLAGS = {
+    "--no-references": "probe the encoder alone, without the reference rows (untrained "
+    "encoder, raw flows, |flows|, harmonic coordinates)",
+    "--fine-tune": "add two rows on the same splits: the encoder fine-tuned end to end with a "
+    "linear head (epochs chosen on the validation split, else by 3-fold CV inside the "
+    "training split), and the same recipe from the untrained encoder (the control)",
+    "--supervised": "add a row on the same splits: an SCNN of the checkpoint's architecture "
+    "trained from scratch with a linear head on the training labels (the supervised SCNN's "
+    "learning rate and at most its epochs, the epoch chosen on the validation split)",
+}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand and its options to ``sub``."""
@@ -65,26 +77,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "the table of the rows to the Markdown file beside it (eval.json -> eval.md; a name "
         "ending in .md is refused)",
     )
-    p.add_argument(
-        "--no-references",
-        action="store_true",
-        help="probe the encoder alone, without the reference rows (untrained encoder, raw "
-        "flows, |flows|, harmonic coordinates)",
-    )
-    p.add_argument(
-        "--fine-tune",
-        action="store_true",
-        help="add two rows on the same splits: the encoder fine-tuned end to end with a linear "
-        "head (epochs chosen on the validation split, else by 3-fold CV inside the training "
-        "split), and the same recipe from the untrained encoder (the control)",
-    )
-    p.add_argument(
-        "--supervised",
-        action="store_true",
-        help="add a row on the same splits: an SCNN of the checkpoint's architecture trained "
-        "from scratch with a linear head on the training labels (the supervised SCNN's "
-        "learning rate and at most its epochs, the epoch chosen on the validation split)",
-    )
+    for flag, text in _ROW_FLAGS.items():
+        p.add_argument(flag, action="store_true", help=text)
     budgets.add_harmonic_budget(p, "the harmonic reference row")
     common.add_overwrite(p, "exists")
     common.add_run_options(p)
@@ -202,7 +196,7 @@ def _evaluate(args: argparse.Namespace, task: str, expected: dict[str, Any]) -> 
     how = ("ridge probe, alpha by leave-one-out" if args.probe == "ridge"
            else "linear SVM, C by 10-fold CV")  # fmt: skip
     print(
-        f"{name} on {data.name}: test accuracy "
+        f"{name} on {data.name}{inputs.metric_words(data)}: test accuracy "
         f"{format_mean_std(summary['mean_accuracy'], summary['std_accuracy'])} % over "
         f"{len(seeds)} splits ({how})"
     )

@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     if group.rank == 0:
         out = Path(args.out).expanduser().absolute()
         lines = [
-            f"pretrained {config.name} on {data.name} ({count(epochs, 'epoch')}, "
+            f"pretrained {config.name} on {data.name}{inputs.metric_words(data)} "
+            f"({count(epochs, 'epoch')}, "
             f"{result.seconds:.1f} s, world size {result.world_size}, final loss "
             f"{result.losses[-1]:.4f}); wrote {out / 'encoder.pt'}",
             *(f"warning: {w}" for w in result.diagnostics.get("warnings", [])),

@@ -21,20 +21,29 @@ MAX_RANK = 3
 OPERATORS = ("B1", "B2", "B3", "L0", "L_down", "L_up", "L1", "L2", "L3") + tuple(
     f"L{k}_{part}" for k in range(4) for part in ("down", "up")
 )
-#: How each cached operator is computed (``L_down`` is ``L1_down``, ``L_up`` ``L1_up``).
+#: How each cached operator is computed (``L_down`` is ``L1_down``, ``L_up`` ``L1_up``), from
+#: the incidences in the metric (:meth:`OperatorsMixin._scaled`: ``B_k`` itself unweighted).
 _PRODUCTS: dict[str, Any] = {
-    "L0": lambda s: s.B1 @ s.B1.T,
+    "L0": lambda s: s._scaled(1) @ s._scaled(1).T,
     "L0_down": lambda s: sp.csr_matrix((s.num_nodes, s.num_nodes)),
-    "L1_down": lambda s: s.B1.T @ s.B1,
-    "L1_up": lambda s: s.B2 @ s.B2.T,
+    "L1_down": lambda s: s._scaled(1).T @ s._scaled(1),
+    "L1_up": lambda s: s._scaled(2) @ s._scaled(2).T,
     "L1": lambda s: s.L_down + s.L_up,
-    "L2_down": lambda s: s.B2.T @ s.B2,
-    "L2_up": lambda s: s.B3 @ s.B3.T,
+    "L2_down": lambda s: s._scaled(2).T @ s._scaled(2),
+    "L2_up": lambda s: s._scaled(3) @ s._scaled(3).T,
     "L2": lambda s: s._get("L2_down") + s._get("L2_up") if s.num_tetrahedra else s._get("L2_down"),
-    "L3": lambda s: s.B3.T @ s.B3,
-    "L3_down": lambda s: s.B3.T @ s.B3,
+    "L3": lambda s: s._scaled(3).T @ s._scaled(3),
+    "L3_down": lambda s: s._scaled(3).T @ s._scaled(3),
     "L3_up": lambda s: sp.csr_matrix((s.num_tetrahedra, s.num_tetrahedra)),
 }
+
+
+def _canonical(m: Any) -> sp.csr_matrix:
+    """``m`` as a CSR matrix without stored zeros, its indices sorted."""
+    m = sp.csr_matrix(m)
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
 
 
 def _cached(name: str, doc: str) -> Any:
@@ -59,12 +68,15 @@ class OperatorsMixin:
         _key_order: np.ndarray
         _sorted_keys: np.ndarray
         _cache: dict[str, sp.csr_matrix]
+        _stars: tuple[np.ndarray | None, ...]
+        metric: str
 
         def check_rank(self, rank: Any, what: str = "rank") -> int: ...
 
         def num_simplices(self, rank: int) -> int: ...
 
     # ------------------------------------------------------------------ scipy CSR, cached
+    # on a weighted complex these are the symmetric forms (products of _scaled incidences)
     L0 = _cached("L0", "Graph Laplacian :math:`B_1 B_1^T`, CSR ``float64 [N0, N0]``.")
     L_down = _cached("L_down", "Lower Laplacian :math:`B_1^T B_1`, CSR ``float64 [N1, N1]``.")
     L_up = _cached("L_up", "Upper Laplacian :math:`B_2 B_2^T`, CSR ``float64 [N1, N1]``.")
@@ -98,11 +110,59 @@ class OperatorsMixin:
         self.num_simplices(rank)
         return self._get(f"L{int(rank)}_up")
 
-    def hodge_laplacian(self, rank: int) -> sp.csr_matrix:
-        """Hodge Laplacian :math:`L_k = L_{k,\\downarrow} + L_{k,\\uparrow}` ``float64 [N_k,
-        N_k]``; a ``ValueError`` for a rank outside ``0 .. 3``."""
+    def hodge_laplacian(self, rank: int, symmetric: bool = True) -> sp.csr_matrix:
+        r"""Hodge Laplacian :math:`L_k = L_{k,\downarrow} + L_{k,\uparrow}` ``float64 [N_k,
+        N_k]``; a ``ValueError`` for a rank outside ``0 .. 3``. On a weighted complex
+        (:meth:`~topo_contrastive.ComplexOperators.with_weights`) it is the symmetric form
+        :math:`\mathbf{W}_k^{1/2} \mathbf{L}_k \mathbf{W}_k^{-1/2}` (as are all the
+        Laplacians of the complex), or with ``symmetric=False`` the weighted Hodge Laplacian
+        :math:`\mathbf{L}_k = \mathbf{B}_k^* \mathbf{B}_k + \mathbf{B}_{k+1}
+        \mathbf{B}_{k+1}^*` itself (:meth:`adjoint`), self-adjoint in the metric
+        :math:`\mathbf{W}_k` (docs/weights.md)."""
         self.num_simplices(rank)
-        return self._get(f"L{int(rank)}")
+        k = int(rank)
+        if symmetric or self.metric == "unweighted":
+            return self._get(f"L{k}")
+        up = self.incidence(k + 1) @ self.adjoint(k + 1)
+        return _canonical(up + self.adjoint(k) @ self.incidence(k) if k else up)
+
+    # ------------------------------------------------------------------ the metric
+    def _star(self, rank: int) -> np.ndarray | None:
+        """The weights of rank ``rank`` (``None``: all one)."""
+        return self._stars[rank] if rank < len(self._stars) else None
+
+    def hodge_star(self, rank: int) -> np.ndarray:
+        r"""The Hodge star :math:`\mathbf{W}_k`: the weights ``float64 [N_k]`` of the cells of
+        rank ``rank`` (``0 .. 3``) on its diagonal, ones on an unweighted complex; the inner
+        product of :math:`k`-chains is :math:`\langle a, b \rangle = a^\top \mathbf{W}_k b`
+        (:meth:`~topo_contrastive.ComplexOperators.with_weights`). A ``ValueError`` for
+        another rank."""
+        n = self.num_simplices(rank)  # checks the rank
+        star = self._star(int(rank))
+        return np.ones(n) if star is None else star.copy()
+
+    def adjoint(self, rank: int) -> sp.csr_matrix:
+        r"""The adjoint :math:`\mathbf{B}_k^* = \mathbf{W}_k^{-1} \mathbf{B}_k^\top
+        \mathbf{W}_{k-1}` of :math:`\mathbf{B}_k` in the metric, CSR ``float64 [N_k,
+        N_{k-1}]`` for ``rank`` = k in ``1 .. 4`` (``B_k^T`` on an unweighted complex):
+        :math:`\langle \mathbf{B}_k a, b \rangle_{W_{k-1}} = \langle a, \mathbf{B}_k^* b
+        \rangle_{W_k}`. A ``ValueError`` for another rank."""
+        m = self.incidence(rank).T
+        lo, hi = self._star(int(rank) - 1), self._star(int(rank))
+        m = m if hi is None else sp.diags(1.0 / hi) @ m
+        return _canonical(m if lo is None else m @ sp.diags(lo))
+
+    def _scaled(self, rank: int) -> sp.csr_matrix:
+        """``W_{k-1}^{1/2} B_k W_k^{-1/2}`` (cached; ``B_k`` itself where both stars are
+        unit): the products of these are the symmetric forms of the Laplacians."""
+        b, lo, hi = self.incidence(rank), self._star(rank - 1), self._star(rank)
+        if lo is None and hi is None:
+            return b
+        if f"B{rank}~" not in self._cache:
+            rows = np.ones(b.shape[0]) if lo is None else np.sqrt(lo)
+            cols = np.ones(b.shape[1]) if hi is None else 1.0 / np.sqrt(hi)
+            self._cache[f"B{rank}~"] = _canonical(sp.diags(rows) @ b @ sp.diags(cols))
+        return self._cache[f"B{rank}~"]
 
     def _get(self, name: str) -> sp.csr_matrix:
         """The operator ``name`` of :data:`OPERATORS` as a canonical CSR matrix, cached."""
@@ -110,10 +170,7 @@ class OperatorsMixin:
             return self.incidence(int(name[1]))
         name = {"L_down": "L1_down", "L_up": "L1_up", "L0_up": "L0"}.get(name, name)
         if name not in self._cache:
-            m = sp.csr_matrix(_PRODUCTS[name](self))
-            m.eliminate_zeros()
-            m.sort_indices()
-            self._cache[name] = m
+            self._cache[name] = _canonical(_PRODUCTS[name](self))
         return self._cache[name]
 
     # ------------------------------------------------------------------ torch sparse

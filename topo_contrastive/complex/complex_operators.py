@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Any
 
@@ -17,6 +18,7 @@ from topo_contrastive.complex._build import (
     incidence_from_simplices,
     oriented_simplices,
 )
+from topo_contrastive.complex._metric import preset_stars, toponetx_stars
 from topo_contrastive.complex._operators import MAX_RANK, OperatorsMixin
 
 #: Names of the simplices of each rank (for messages).
@@ -79,6 +81,11 @@ class ComplexOperators(OperatorsMixin):
         >>> ops.path_to_flow([0, 1, 2]).tolist()
         [1.0, 0.0, 1.0]
     """
+
+    #: The metric of the chains: ``"unweighted"`` (every Hodge star the identity),
+    #: ``"normalized"``, ``"resistance"`` or ``"weighted"`` (:meth:`with_weights`).
+    metric: str = "unweighted"
+    _stars: tuple[np.ndarray | None, ...] = (None, None, None)  # W0, W1, W2 (None: identity)
 
     def __init__(
         self,
@@ -236,8 +243,8 @@ class ComplexOperators(OperatorsMixin):
         return cls(b1, b2, b3, _validated=True)
 
     @classmethod
-    def from_toponetx(cls, complex: Any) -> ComplexOperators:
-        """Build the operators of a TopoNetX ``SimplicialComplex`` or ``CellComplex``.
+    def from_toponetx(cls, complex: Any, weight: str | None = None) -> ComplexOperators:
+        r"""Build the operators of a TopoNetX ``SimplicialComplex`` or ``CellComplex``.
 
         Uses TopoNetX's own signed incidence matrices and its node, edge and 2-cell order;
         tetrahedra give ``B3``, higher simplices are ignored, and a complex without 2-cells
@@ -249,13 +256,24 @@ class ComplexOperators(OperatorsMixin):
 
         Args:
             complex: a ``toponetx.SimplicialComplex`` or ``toponetx.CellComplex``.
+            weight: the name of the node, edge and 2-cell attribute holding the Hodge stars
+                :math:`\mathbf{W}_0, \mathbf{W}_1, \mathbf{W}_2` (TopoNetX's ``weight``
+                convention; a cell without it weighs 1), or ``None`` (default): unweighted
+                (see :meth:`with_weights`).
 
         Raises:
             TypeError: ``complex`` is neither.
             ValueError: the complex has no edges, a 2-cell that is not a simple cycle (a
                 node twice, ``[0, 1, 2, 1, 3]``: named), or its incidences are invalid (see
-                :meth:`from_incidence`).
+                :meth:`from_incidence`); a ``weight`` attribute that is not a positive
+                number.
         """
+        ops = cls._toponetx_operators(complex)
+        return ops if weight is None else ops.with_weights(**toponetx_stars(ops, complex, weight))
+
+    @classmethod
+    def _toponetx_operators(cls, complex: Any) -> ComplexOperators:
+        """The unweighted operators of a TopoNetX complex (:meth:`from_toponetx`)."""
         kind = type(complex).__name__
         cell = kind == "CellComplex"
         if kind not in ("CellComplex", "SimplicialComplex") or not hasattr(
@@ -310,6 +328,67 @@ class ComplexOperators(OperatorsMixin):
         self.node_labels = tuple(labels)
         self._label_rows = {label: row for row, label in enumerate(labels)}
         return self
+
+    # ------------------------------------------------------------------ the metric
+    def with_weights(self, metric: str | None = None, *, node: Any = None, edge: Any = None,
+                     cell: Any = None) -> ComplexOperators:  # fmt: skip
+        r"""The complex with positive diagonal Hodge stars :math:`\mathbf{W}_0,
+        \mathbf{W}_1, \mathbf{W}_2` (node, edge and 2-cell weights): the inner product of
+        :math:`k`-chains becomes :math:`\langle a, b \rangle = a^\top \mathbf{W}_k b`.
+
+        .. math::
+            \mathbf{B}_1^* = \mathbf{W}_1^{-1} \mathbf{B}_1^\top \mathbf{W}_0, \quad
+            \mathbf{B}_2^* = \mathbf{W}_2^{-1} \mathbf{B}_2^\top \mathbf{W}_1, \quad
+            \mathbf{L}_1 = \mathbf{B}_1^* \mathbf{B}_1 + \mathbf{B}_2 \mathbf{B}_2^*
+
+        The new complex's Laplacians (:attr:`L_down`, :attr:`L_up`, :meth:`laplacians`, ...)
+        are the symmetric forms :math:`\mathbf{W}_1^{1/2} \mathbf{L}_1
+        \mathbf{W}_1^{-1/2}` (what the layers filter with); its
+        :class:`~topo_contrastive.HodgeDecomposition` is orthogonal in :math:`\mathbf{W}_1`
+        (docs/weights.md). The weights replace any the complex has; where every weight is one
+        the complex is unweighted and every result is the unweighted one bit for bit. The
+        weights enter :meth:`fingerprint`. ``B1``, ``B2``, the edges and the node labels are
+        shared.
+
+        Source: Schaub, Benson, Horn, Lippner, Jadbabaie, "Random walks on simplicial
+        complexes and the normalized Hodge 1-Laplacian", SIAM Review 62(2), 2020 (the
+        ``"normalized"`` preset); Lim, "Hodge Laplacians on graphs", SIAM Review 62(3), 2020.
+
+        Args:
+            metric: a preset, or ``None`` (default) for the weights given: ``"unweighted"``
+                (every star the identity); ``"normalized"`` (Schaub et al.'s normalised Hodge
+                1-Laplacian: :math:`\mathbf{W}_1 = \mathbf{D}_2^{-1}` with
+                :math:`\mathbf{D}_2 = \max(\operatorname{diag}(|\mathbf{B}_2| \mathbf{1}),
+                \mathbf{I})`, :math:`\mathbf{W}_0 = \mathbf{D}_1^{-1}` with
+                :math:`\mathbf{D}_1 = 2 \operatorname{diag}(|\mathbf{B}_1| \mathbf{D}_2
+                \mathbf{1})`, :math:`\mathbf{W}_2 = 3 \mathbf{I}`, a 2-cell's number of
+                edges for polygons); ``"resistance"`` (``edge`` is a per-edge resistance,
+                reactance or length :math:`r`: :math:`\mathbf{W}_1 = \operatorname{diag}(r)`,
+                in which a flow :math:`\operatorname{diag}(1/r) \mathbf{B}_1^\top \theta`
+                driven by node potentials is a gradient flow).
+            node: ``float [N0]`` the diagonal of :math:`\mathbf{W}_0` (``None``: ones).
+            edge: ``float [N1]`` the diagonal of :math:`\mathbf{W}_1` (``None``: ones).
+            cell: ``float [N2]`` the diagonal of :math:`\mathbf{W}_2` (``None``: ones).
+
+        Raises:
+            ValueError: an unknown ``metric``; weights given with ``"unweighted"`` or
+                ``"normalized"``, or other than ``edge`` with ``"resistance"``; weights of
+                another shape, not positive or not finite (naming the argument and entry).
+
+        Example:
+            >>> ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2]], [[0, 1, 2]])
+            >>> weighted = ops.with_weights("resistance", edge=[1.0, 2.0, 4.0])
+            >>> weighted.metric, weighted.hodge_star(1).tolist()
+            ('resistance', [1.0, 2.0, 4.0])
+            >>> ops.with_weights(edge=[1, 1, 1]).fingerprint() == ops.fingerprint()
+            True
+        """
+        stars, name = preset_stars(self, metric, {"node": node, "edge": edge, "cell": cell})
+        out = copy.copy(self)
+        for key in ("_laplacian_pairs", "_fingerprint"):
+            out.__dict__.pop(key, None)
+        out._cache, out._stars, out.metric = {}, stars, name
+        return out
 
     # ------------------------------------------------------------------ 2-cells
     @property
@@ -419,7 +498,8 @@ class ComplexOperators(OperatorsMixin):
     # ------------------------------------------------------------------ identity
     def fingerprint(self) -> str:
         """Identifier of the complex: 16 lowercase hex digits of the sha256 of its oriented
-        edges, 2-cells and number of nodes, the same where edge flows and per-edge weights of
+        edges, 2-cells and number of nodes (and its Hodge stars where weighted: an unweighted
+        complex keeps its fingerprint), the same where edge flows and per-edge weights of
         one complex are valid on the other (saved encoders store it to refuse another).
 
         Example:
@@ -441,12 +521,16 @@ class ComplexOperators(OperatorsMixin):
             digest.update(b"/")
             digest.update(np.ascontiguousarray(self.face_ptr, dtype=np.int64).tobytes())
         digest.update(f"|{self.num_nodes}".encode())
+        for star in self._stars if self.metric != "unweighted" else ():  # the metric, if any
+            digest.update(b"|" + (b"1" if star is None else star.tobytes()))
         self._fingerprint: str = digest.hexdigest()[:16]  # the complex is immutable
         return self._fingerprint
 
     def __repr__(self) -> str:
         extra = f", num_tetrahedra={self.num_tetrahedra}" if self.num_tetrahedra else ""
         cells = "num_triangles" if self.is_simplicial else "num_faces"
+        if self.metric != "unweighted":
+            extra += f", metric={self.metric!r}"
         return (
             f"{type(self).__name__}(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
             f"{cells}={self.num_faces}{extra})"

@@ -498,65 +498,17 @@ def _assemble(data: ComplexData) -> ComplexOperators:
     :meth:`ComplexData.validate`)."""
     counts = data._store["cell_counts"].reshape(-1, 3).cpu().numpy()
     totals = counts.sum(0)
-    ends = np.concatenate([[0], np.cumsum(counts[:, 1])])  # edge offsets per sample
-    face_ends = np.concatenate([[0], np.cumsum(counts[:, 2])])
-
-    def sample_of(col: int, rank: int) -> int:
-        e = ends if rank == 1 else face_ends
-        return int(np.searchsorted(e, col, side="right") - 1)
-
-    mats = []
-    for k in (1, 2):
-        idx = data._store[f"incidence_{k}_index"].detach().cpu().numpy()
-        val = data._store[f"incidence_{k}_value"].detach().cpu().numpy().astype(np.float64)
-        shape = (int(totals[k - 1]), int(totals[k]))
-        if idx.size and (
-            idx.min() < 0 or idx[0].max() >= shape[0] or idx[1].max() >= shape[1]
-        ):
-            raise ValueError(
-                f"`incidence_{k}_index` holds indices outside [0, {shape[0]}) x [0, "
-                f"{shape[1]}): the incidences do not fit the samples' cell_counts"
-            )
-        m = sp.csc_matrix((val, (idx[0], idx[1])), shape=shape)
-        m.sum_duplicates()
-        m.eliminate_zeros()
-        counts_k = np.diff(m.indptr)
-        bad_val = ~np.isin(m.data, (-1.0, 1.0))
-        if k == 1:
-            bad = np.flatnonzero(counts_k != 2)
-        else:
-            bad = np.flatnonzero(counts_k < 3)
-        if bad.size or bad_val.any():
-            c = int(bad[0]) if bad.size else int(
-                np.searchsorted(m.indptr, np.flatnonzero(bad_val)[0], side="right") - 1
-            )
-            s = sample_of(c, k)
-            local = c - int((ends if k == 1 else face_ends)[s])
-            what = "edge" if k == 1 else "2-cell"
-            need = "one -1 and one +1" if k == 1 else "at least three entries +-1"
-            got = m.data[m.indptr[c] : m.indptr[c + 1]].tolist()
-            raise ValueError(
-                f"sample {s}: `incidence_{k}` column {local} ({what}) has entries {got}; "
-                f"expected {need}"
-            )
-        if k == 1:  # two entries per column: one -1 and one +1
-            pair = m.data.reshape(-1, 2)
-            wrong = np.flatnonzero(pair.sum(1) != 0)
-            if wrong.size:
-                s = sample_of(int(wrong[0]), 1)
-                raise ValueError(
-                    f"sample {s}: `incidence_1` column {int(wrong[0]) - int(ends[s])} has "
-                    f"entries {pair[wrong[0]].tolist()}; expected one -1 and one +1"
-                )
-        mats.append(m.tocsr())
-    b1, b2 = mats
+    # the first column of every sample per rank: edges (rank 1), 2-cells (rank 2)
+    starts = {k: np.concatenate([[0], np.cumsum(counts[:, k])]) for k in (1, 2)}
+    b1, b2 = (_checked_incidence(data, k, (int(totals[k - 1]), int(totals[k])), starts[k])
+              for k in (1, 2))  # fmt: skip
     prod = (b1 @ b2).tocsc()
     prod.eliminate_zeros()
     if prod.nnz:
         c = int(np.flatnonzero(np.diff(prod.indptr))[0])
-        s = sample_of(c, 2)
+        s = _sample_of(c, starts[2])
         raise ValueError(
-            f"sample {s}: B1 @ B2 != 0 at its 2-cell {c - int(face_ends[s])}: the column of "
+            f"sample {s}: B1 @ B2 != 0 at its 2-cell {c - int(starts[2][s])}: the column of "
             "`incidence_2` is not a closed oriented cycle of the edges of `incidence_1`"
         )
     with warnings.catch_warnings():
@@ -564,3 +516,50 @@ def _assemble(data: ComplexData) -> ComplexOperators:
         b1.sort_indices()
         b2.sort_indices()
     return ComplexOperators(b1, b2, None, _validated=True)
+
+
+def _sample_of(col: int, starts: np.ndarray) -> int:
+    """The sample of the batch's column ``col`` (its samples' first columns ``starts``)."""
+    return int(np.searchsorted(starts, col, side="right") - 1)
+
+
+def _checked_incidence(
+    data: ComplexData, k: int, shape: tuple[int, int], starts: np.ndarray
+) -> sp.csr_matrix:
+    """The batch's ``incidence_k`` ``shape`` as CSR, its indices in range and its columns
+    of the form of rank ``k`` (``_assemble``); a bad column named by its sample."""
+    idx = data._store[f"incidence_{k}_index"].detach().cpu().numpy()
+    val = data._store[f"incidence_{k}_value"].detach().cpu().numpy().astype(np.float64)
+    if idx.size and (idx.min() < 0 or idx[0].max() >= shape[0] or idx[1].max() >= shape[1]):
+        raise ValueError(
+            f"`incidence_{k}_index` holds indices outside [0, {shape[0]}) x [0, "
+            f"{shape[1]}): the incidences do not fit the samples' cell_counts"
+        )
+    m = sp.csc_matrix((val, (idx[0], idx[1])), shape=shape)
+    m.sum_duplicates()
+    m.eliminate_zeros()
+    counts_k = np.diff(m.indptr)
+    bad_val = ~np.isin(m.data, (-1.0, 1.0))
+    bad = np.flatnonzero(counts_k != 2) if k == 1 else np.flatnonzero(counts_k < 3)
+    if bad.size or bad_val.any():
+        c = int(bad[0]) if bad.size else int(
+            np.searchsorted(m.indptr, np.flatnonzero(bad_val)[0], side="right") - 1
+        )
+        s = _sample_of(c, starts)
+        what = "edge" if k == 1 else "2-cell"
+        need = "one -1 and one +1" if k == 1 else "at least three entries +-1"
+        got = m.data[m.indptr[c] : m.indptr[c + 1]].tolist()
+        raise ValueError(
+            f"sample {s}: `incidence_{k}` column {c - int(starts[s])} ({what}) has entries "
+            f"{got}; expected {need}"
+        )
+    if k == 1:  # two entries per column: one -1 and one +1
+        pair = m.data.reshape(-1, 2)
+        wrong = np.flatnonzero(pair.sum(1) != 0)
+        if wrong.size:
+            s = _sample_of(int(wrong[0]), starts)
+            raise ValueError(
+                f"sample {s}: `incidence_1` column {int(wrong[0]) - int(starts[s])} has "
+                f"entries {pair[wrong[0]].tolist()}; expected one -1 and one +1"
+            )
+    return m.tocsr()

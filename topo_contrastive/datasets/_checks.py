@@ -21,6 +21,8 @@ from topo_contrastive.complex import ComplexOperators
 MAX_NODES = 10**8
 SPLITS = ("train", "val", "test")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: The optional keys of the Hodge stars' diagonals W0, W1, W2 (node, edge and 2-cell weights).
+WEIGHTS = ("node_weights", "edge_weights", "cell_weights")
 #: How the arguments of the constructors are named in the messages.
 ARGUMENTS = {"x_1": "flows", "y": "labels", "path_nodes": "paths"}
 
@@ -234,12 +236,14 @@ def _masks(masks: Any, num: int, name: Names) -> dict[str, np.ndarray]:
     return out
 
 
-def _per_cell(arr: Any, rows: int, name: str, pos: bool) -> np.ndarray:
-    """``pos`` ``[N0, 2]`` (finite) or ``edge_weights`` ``[N1]`` (finite, positive), float64."""
-    arr = numpy(arr)
+def _per_cell(arr: Any, rows: int, name: str, rank: int | None) -> np.ndarray:
+    """``pos`` ``[N0, 2]`` (``rank=None``; finite) or the weights of the ``rank``-cells
+    ``[N_rank]`` (finite, positive), float64."""
+    arr, pos = numpy(arr), rank is None
     if arr.shape != ((rows, 2) if pos else (rows,)) or arr.dtype.kind not in "iuf":
-        what = "[N0, 2] with N0" if pos else "[N1] with N1"
-        means = "x, y of every node" if pos else "one positive weight per edge"
+        cell = ("node", "edge", "2-cell")[rank or 0]
+        what = "[N0, 2] with N0" if pos else f"[N{rank}] with N{rank}"
+        means = "x, y of every node" if pos else f"one positive weight per {cell}"
         raise ValueError(f"{name} must be a real array of shape {what} = {rows} ({means}), got "
                          f"dtype {arr.dtype} and shape {tuple(arr.shape)}")
     arr = arr.astype(np.float64)
@@ -255,15 +259,15 @@ def checked(ops: ComplexOperators, counts: np.ndarray, name: Names, matrix: bool
             **parts: Any) -> dict[str, Any]:  # fmt: skip
     """Check the samples on the blocks of ``ops`` (``counts`` ``[B, 3]``): the parts ``x_1``,
     ``paths`` (``path_nodes``, ``path_ptr``, checked by :func:`path_arrays`),
-    ``sample_block``, ``y``, ``sample_ids``, ``masks``, ``pos``, ``edge_weights`` (each
+    ``sample_block``, ``y``, ``sample_ids``, ``masks``, ``pos`` and the :data:`WEIGHTS` (each
     optional, ``None`` when absent); ``matrix``: the flows of one block as ``[S, N1]`` only
     (the constructors' arguments and files of the earlier one-complex layout).
 
     Returns:
         The content: ``complex``, ``counts`` and ``block`` ``int64 [S]``, ``x_1`` (float32;
         float64 kept) ``[sum N1]``, ``paths``, ``y`` ``int64 [S]``, ``sample_ids``, ``masks``
-        ``{split: bool [S]}``, ``pos`` ``float64 [sum N0, 2]``, ``edge_weights``
-        ``float64 [sum N1]`` (``None`` when absent).
+        ``{split: bool [S]}``, ``pos`` ``float64 [sum N0, 2]``, ``node_weights`` /
+        ``edge_weights`` / ``cell_weights`` ``float64 [sum N_k]`` (``None`` when absent).
 
     Raises:
         ValueError / TypeError: naming the input (``name``), as the module docstring says.
@@ -296,16 +300,16 @@ def checked(ops: ComplexOperators, counts: np.ndarray, name: Names, matrix: bool
     num = block.size
     if num == 0:
         raise ValueError(f"{name('x_1')} holds no samples (S = 0)")
-    opt = {k: get(k) is not None for k in ("y", "sample_ids", "masks", "pos", "edge_weights")}
+    opt = {k: get(k) is not None for k in ("y", "sample_ids", "masks", "pos", *WEIGHTS)}
     return {
         "complex": ops, "counts": counts, "block": block, "x_1": x_1, "paths": paths,
         "y": _labels(get("y"), num, name("y")) if opt["y"] else None,
         "sample_ids": sample_ids(get("sample_ids"), num, name("sample_ids"))
         if opt["sample_ids"] else None,
         "masks": _masks(get("masks"), num, name) if opt["masks"] else None,
-        "pos": _per_cell(get("pos"), ops.num_nodes, name("pos"), True) if opt["pos"] else None,
-        "edge_weights": _per_cell(get("edge_weights"), ops.num_edges, name("edge_weights"),
-                                  False) if opt["edge_weights"] else None,
+        "pos": _per_cell(get("pos"), ops.num_nodes, name("pos"), None) if opt["pos"] else None,
+        **{k: _per_cell(get(k), ops.sizes[r], name(k), r) if opt[k] else None
+           for r, k in enumerate(WEIGHTS)},
     }  # fmt: skip
 
 
@@ -316,7 +320,7 @@ def sample_parts(arrays: dict[str, np.ndarray], path: str, name: Names) -> dict[
     masks = [k for k in SPLITS if f"{k}_mask" in arrays]
     return {
         **{k: arrays.get(k) for k in ("x_1", "y", "sample_ids", "sample_block", "pos",
-                                      "edge_weights")},  # fmt: skip
+                                      *WEIGHTS)},  # fmt: skip
         "paths": path_arrays(arrays["path_nodes"], arrays["path_ptr"], name)
         if "path_nodes" in arrays else None,
         "masks": {k: arrays[f"{k}_mask"] for k in masks} if masks else None,

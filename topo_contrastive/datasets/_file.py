@@ -20,6 +20,7 @@ from topo_contrastive.datasets._checks import (
     ARGUMENTS,
     MAX_NODES,
     SPLITS,
+    WEIGHTS,
     Names,
     check_header,
     checked,
@@ -34,7 +35,7 @@ VERSION = 2
 _KEYS = frozenset({
     "cell_counts", "incidence_1_index", "incidence_1_value", "incidence_2_index",
     "incidence_2_value", "sample_block", "x_1", "path_nodes", "path_ptr", "y", "sample_ids",
-    "pos", "edge_weights", *(f"{s}_mask" for s in SPLITS), "format", "version",
+    "pos", *WEIGHTS, *(f"{s}_mask" for s in SPLITS), "format", "version",
 })  # fmt: skip
 
 
@@ -215,7 +216,7 @@ def write_file(path: str | os.PathLike, content: dict[str, Any]) -> None:
         arrays["sample_block"] = block
     if content["paths"] is not None:
         arrays["path_nodes"], arrays["path_ptr"] = content["paths"]
-    for key in ("y", "sample_ids", "pos", "edge_weights"):
+    for key in ("y", "sample_ids", "pos", *WEIGHTS):
         if content[key] is not None:
             arrays[key] = content[key]
     for split, mask in (content["masks"] or {}).items():
@@ -257,7 +258,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def collated(content: dict[str, Any]) -> tuple[Any, dict[str, torch.Tensor]]:
     """The collated storage of the samples (that of ``InMemoryDataset.collate`` of their
     ``ComplexData``), built at once: on one block, samples of the shared complex; on many,
-    each with its block's incidences (and ``pos``, ``edge_weights`` where given)."""
+    each with its block's incidences (and ``pos`` and the weights where given)."""
     from topo_contrastive.data import ComplexData
 
     counts, block, y = content["counts"], content["block"], content["y"]
@@ -282,7 +283,7 @@ def collated(content: dict[str, Any]) -> tuple[Any, dict[str, torch.Tensor]]:
         store[f"incidence_{k}_value"] = torch.from_numpy(mat.data[take].astype(np.float32))
         slices[f"incidence_{k}_index"] = slices[f"incidence_{k}_value"] = torch.from_numpy(
             np.concatenate([[0], size.cumsum()]))
-    for key, rank in (("pos", 0), ("edge_weights", 1)):
+    for key, rank in (("pos", 0), *((k, r) for r, k in enumerate(WEIGHTS))):
         if content[key] is not None:
             store[key] = torch.from_numpy(content[key][_ranges(ends[rank][block], n[:, rank])])
             slices[key] = torch.from_numpy(np.concatenate([[0], n[:, rank].cumsum()]))
@@ -340,7 +341,11 @@ def content_of(complex: Any, flows: Any, what: str = "complex", *, paths: Any = 
              edge_weights: Any = None) -> dict[str, Any]:  # fmt: skip
     """The checked content of the constructors' arguments: one complex and its flows (or
     paths), or a list of ``ComplexData`` samples on complexes of their own."""
-    rest = {"masks": masks, "sample_ids": sample_ids, "edge_weights": edge_weights}
+    rest = {"masks": masks, "sample_ids": sample_ids}
+    if isinstance(complex, ComplexOperators) and complex.metric != "unweighted":
+        rest.update({k: complex.hodge_star(r) for r, k in enumerate(WEIGHTS)})  # its metric
+    if edge_weights is not None:
+        rest["edge_weights"] = edge_weights
     if not isinstance(complex, ComplexOperators):
         if any(v is not None for v in (flows, paths, labels, pos)):
             raise TypeError(f"`{what}` must be a ComplexOperators (with `flows` or `paths`) or a "

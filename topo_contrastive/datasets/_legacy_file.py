@@ -2,7 +2,7 @@
 ``B1_*`` / ``B2_*`` COO arrays or as ``edge_index`` with ``triangles`` (oriented by their
 sorted nodes) or ``cell_nodes`` / ``cell_ptr`` (node cycles) and ``num_nodes``; the samples as
 ``flows`` ``[S, N1]`` and/or ``path_nodes`` / ``path_ptr``, ``labels``, ``pos``, masks,
-``sample_ids``, ``edge_weights``, checked as the current layout's (messages name these keys).
+``sample_ids``, the weights, checked as the current layout's (messages name these keys).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets._checks import (
     MAX_NODES,
     SPLITS,
+    WEIGHTS,
     Names,
     check_header,
     checked,
@@ -28,7 +29,7 @@ _B1, _B2 = ("B1_index", "B1_value", "B1_shape"), ("B2_index", "B2_value", "B2_sh
 _KEYS = frozenset({
     *_B1, *_B2, *(f"{s}_mask" for s in SPLITS), "edge_index", "triangles", "cell_nodes",
     "cell_ptr", "num_nodes", "flows", "path_nodes", "path_ptr", "labels", "pos", "sample_ids",
-    "edge_weights", "format", "version",
+    *WEIGHTS, "format", "version",
 })  # fmt: skip
 
 

@@ -4,8 +4,8 @@ regions, the observed flows, the parallel sample loop and the processed file's e
 :class:`~topo_contrastive.datasets.PowerGridFlows` and
 :class:`~topo_contrastive.datasets.WaterNetworkFlows` build on :class:`PhysicalFlowDataset`.
 Their processed file is :class:`~topo_contrastive.datasets.EdgeFlows`' (the measured flows, the
-labels, the complex, its ``pos`` and ``edge_weights``) with one more key, ``physical``: a dict of
-tensors and strings (the 2-cells as node cycles, the true flows, the node injections, the
+labels, the complex and its ``pos``) with one more key, ``physical``: a dict of tensors and
+strings (the 2-cells as node cycles, the edge weights, the true flows, the node injections, the
 losses, the observed edges, the regions, per-sample draws, the failed solves and the settings
 as JSON), so that it still loads with ``weights_only=True``.
 """
@@ -252,12 +252,12 @@ class PhysicalFlowDataset(EdgeFlows):
         masks = stratified_masks(labels, labels.size, SPLIT_RATIO, self.seed)
         lengths = np.array([len(c) for c in cells], dtype=np.int64)
         t = lambda a: None if a is None else torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-        self._save(content_of(ops, measured, labels=labels, pos=pos, masks=masks,
-                              edge_weights=extra["edge_weights"]), physical={
+        self._save(content_of(ops, measured, labels=labels, pos=pos, masks=masks), physical={
             "cell_nodes": t(np.array([v for c in cells for v in c], dtype=np.int64)),
             "cell_ptr": t(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)),
             "flows": t(true_flows.astype(np.float64)),
             "observed_mask": t(mask),
+            "edge_weights": t(np.asarray(extra["edge_weights"], dtype=np.float64)),
             "injections": t(np.asarray(out["injections"], dtype=np.float64)),
             "losses": t(extra["losses"]),
             "regions": t(np.asarray(extra["regions"], dtype=np.int64)),
@@ -284,7 +284,7 @@ class PhysicalFlowDataset(EdgeFlows):
     def edge_weights(self) -> torch.Tensor:
         """Per-edge weights of the physical metric, ``float64 [N1]`` (the diagonal of
         :math:`\\mathbf{W}_1`; see the subclass)."""
-        return self._stored["edge_weights"]
+        return self._physical["edge_weights"]
 
     @property
     def flows(self) -> torch.Tensor:

@@ -13,9 +13,11 @@ sample's block) with offsets ``path_ptr`` ``int [S + 1]``, whose flows are used 
 is absent; ``sample_block`` ``int [S]``, the block of every sample (default: all samples on
 the one block, or sample ``i`` on block ``i``). Optional: ``y`` ``int [S]``, ``sample_ids``
 ``[S]`` (unique ints or strings), ``train_mask`` / ``val_mask`` / ``test_mask`` ``bool [S]``,
-``pos`` ``float [sum N0, 2]``, ``edge_weights`` ``float [sum N1]`` (positive: the diagonal of an
-edge metric :math:`\mathbf{W}_1`, e.g. a line's reactance); ``format`` =
-``"topo_contrastive.complex_data"``, ``version`` = 2. Any other key is an error. Files of the
+``pos`` ``float [sum N0, 2]``, ``node_weights`` / ``edge_weights`` / ``cell_weights``
+``float [sum N_k]`` (positive: the diagonals of the Hodge stars :math:`\mathbf{W}_0,
+\mathbf{W}_1, \mathbf{W}_2`, e.g. a line's reactance; on one complex the dataset's
+``complex`` is then :meth:`ComplexOperators.with_weights` of them, docs/weights.md); ``format``
+= ``"topo_contrastive.complex_data"``, ``version`` = 2. Any other key is an error. Files of the
 earlier layouts read as they are: one complex as ``B1_*`` / ``B2_*`` COO arrays or
 ``edge_index`` with ``triangles`` or ``cell_nodes`` / ``cell_ptr``, samples as ``flows``
 ``[S, N1]``, ``labels``, ...; many complexes as version 1 of the format (one sample each).
@@ -39,7 +41,7 @@ from torch_geometric.data.dataset import files_exist
 from topo_contrastive._utils.checks import check_int
 from topo_contrastive._utils.files import atomic_torch_save, remove_stale_temporaries, sha256_of
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.datasets._checks import SPLITS, resplit, stratified_masks
+from topo_contrastive.datasets._checks import SPLITS, WEIGHTS, resplit, stratified_masks
 from topo_contrastive.datasets._file import collated, content_of, read_file, write_file
 
 #: Name of the raw file the constructors write into ``root/raw``.
@@ -190,7 +192,9 @@ class EdgeFlows(InMemoryDataset):
             pos: ``float [N0, 2]`` node coordinates (default ``None``).
             masks: ``{"train": bool [S], "val": ..., "test": ...}`` (default ``None``).
             sample_ids: ``S`` unique ints or strings (default ``None``: ``0 .. S-1``).
-            edge_weights: ``float [N1]`` positive per-edge weights (default ``None``).
+            edge_weights: ``float [N1]`` positive per-edge weights, the diagonal of
+                :math:`\\mathbf{W}_1` (the dataset's complex is then weighted; default
+                ``None``).
             **kwargs: passed to :class:`EdgeFlows` (``split_ratio``, ``transform``, ...).
 
         Raises:
@@ -292,11 +296,12 @@ class EdgeFlows(InMemoryDataset):
         Args:
             path: the file to write (conventionally ending in ``.npz``).
             complex: the :class:`ComplexOperators` the flows live on (its edge order and
-                orientation), or a list of :class:`~topo_contrastive.data.ComplexData`
-                samples on complexes of their own (as :meth:`from_samples`; then ``flows``,
-                ``paths``, ``labels`` and ``pos`` are theirs).
-            flows, paths, labels, pos, masks, sample_ids, edge_weights: as
-                :meth:`from_incidence`.
+                orientation, and its Hodge stars where it is weighted), or a list of
+                :class:`~topo_contrastive.data.ComplexData` samples on complexes of their own
+                (as :meth:`from_samples`; then ``flows``, ``paths``, ``labels`` and ``pos``
+                are theirs).
+            flows, paths, labels, pos, masks, sample_ids: as :meth:`from_incidence`.
+            edge_weights: as :meth:`from_incidence` (default ``None``: the complex's own).
 
         Raises:
             TypeError: ``complex`` is neither a :class:`ComplexOperators` nor a list of
@@ -372,7 +377,7 @@ class EdgeFlows(InMemoryDataset):
                 ("B1_index", "B1_value", "B2_index", "B2_value", "counts"),
                 (*_coo(ops.B1), *_coo(ops.B2), content["counts"]), strict=True)} if one else None,
             "pos": tensor(content["pos"]) if one else None,
-            "edge_weights": tensor(content["edge_weights"]) if one else None,
+            **{k: tensor(content[k]) if one else None for k in WEIGHTS},
             "path_nodes": tensor(paths[0]), "path_ptr": tensor(paths[1]),
             **{f"{s}_mask": tensor(m) for s, m in content["masks"].items()},
             "sample_ids": ids,
@@ -403,14 +408,19 @@ class EdgeFlows(InMemoryDataset):
     @property
     def complex(self) -> ComplexOperators | None:
         """The complex all samples share (:class:`ComplexOperators`, in the edge order and
-        orientation of ``x_1``), or ``None`` on complexes of their own (``sample.complex()``)."""
+        orientation of ``x_1``; weighted by the file's ``node_weights`` / ``edge_weights`` /
+        ``cell_weights`` where it has them), or ``None`` on complexes of their own
+        (``sample.complex()``)."""
         stored = self._stored["complex"]
         if self._complex is None and stored is not None:
             n0, n1, n2 = stored["counts"][0].tolist()
             B1, B2 = (sp.csr_matrix((stored[f"B{k}_value"].numpy(), tuple(
                 stored[f"B{k}_index"].numpy())), shape=shape)
                 for k, shape in ((1, (n0, n1)), (2, (n1, n2))))  # fmt: skip
-            self._complex = ComplexOperators.from_incidence(B1, B2)
+            ops = ComplexOperators.from_incidence(B1, B2)
+            stars = {k.removesuffix("_weights"): self._stored[k].numpy() for k in WEIGHTS
+                     if self._stored.get(k) is not None}  # fmt: skip
+            self._complex = ops.with_weights(**stars) if stars else ops
         return self._complex
 
     @property
@@ -428,8 +438,9 @@ class EdgeFlows(InMemoryDataset):
 
     @property
     def edge_weights(self) -> torch.Tensor | None:
-        """Positive per-edge weights of the shared complex, ``float64 [N1]``, or ``None`` when
-        none were given (on many complexes: every sample's ``edge_weights``)."""
+        """Positive per-edge weights of the shared complex (the diagonal of its
+        :math:`\\mathbf{W}_1`), ``float64 [N1]``, or ``None`` when none were given (on many
+        complexes: every sample's ``edge_weights``)."""
         return self._stored["edge_weights"]
 
     # ------------------------------------------------------------------ the samples

@@ -362,6 +362,36 @@ def select_hyperparameters(
 
 
 # ---------------------------------------------------------------------------- fine-tuning
+def _check_models(encoder: Any, config: Any, head: Any) -> None:
+    """Refuse an encoder that is not an SCNN, a configuration that is not one, an unknown
+    head (fine_tune's checks of its models)."""
+    if not isinstance(encoder, SCNN):
+        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
+    if config is not None and not isinstance(config, ExperimentConfig):
+        raise TypeError(
+            f"`config` must be an ExperimentConfig or None, got {type(config).__name__} "
+            f"({config!r}); e.g. get_config('SCL', task)"
+        )
+    if not isinstance(head, str) or head not in HEADS:
+        raise ValueError(f"`head` must be one of {', '.join(HEADS)}, got {head!r}")
+
+
+def _by_validation(
+    run: _Run, train_idx: np.ndarray, val_idx: np.ndarray, max_epochs: int, encoder_lr: float
+) -> tuple[Selection, list[float]]:
+    """Train ``max_epochs`` epochs, keep the weights of the epoch with the best validation
+    accuracy (ties: the earlier epoch); the selection and the kept epochs' losses."""
+    losses, curve, best, state = [], [], -1.0, None
+    for _ in range(max_epochs):
+        losses.append(run.epoch(train_idx))
+        curve.append(run.accuracy(val_idx))
+        if curve[-1] > best:  # ties: the earlier epoch
+            best, state = curve[-1], copy.deepcopy(run.model.state_dict())
+    run.model.load_state_dict(state)
+    n = _best(curve)
+    return Selection(n, encoder_lr, "validation", score=best, curve=tuple(curve)), losses[:n]
+
+
 def fine_tune(
     data: ExperimentData,
     encoder: SCNN,
@@ -428,15 +458,7 @@ def fine_tune(
             a non-finite loss.
     """
     start = time.perf_counter()
-    if not isinstance(encoder, SCNN):
-        raise TypeError(f"`encoder` must be an SCNN, got {type(encoder).__name__}")
-    if config is not None and not isinstance(config, ExperimentConfig):
-        raise TypeError(
-            f"`config` must be an ExperimentConfig or None, got {type(config).__name__} "
-            f"({config!r}); e.g. get_config('SCL', task)"
-        )
-    if not isinstance(head, str) or head not in HEADS:
-        raise ValueError(f"`head` must be one of {', '.join(HEADS)}, got {head!r}")
+    _check_models(encoder, config, head)
     frozen = check_bool(frozen, "frozen")
     labels = data.require_labels("fine-tuning").numpy()
     S = data.num_samples
@@ -470,16 +492,7 @@ def fine_tune(
         losses = [run.epoch(train_idx) for _ in range(sel.epochs)]
     elif val_idx.size:
         run = make_run(encoder_lr)
-        curve, best, state = [], -1.0, None
-        for _ in range(max_epochs):
-            losses.append(run.epoch(train_idx))
-            curve.append(run.accuracy(val_idx))
-            if curve[-1] > best:  # ties: the earlier epoch
-                best, state = curve[-1], copy.deepcopy(run.model.state_dict())
-        run.model.load_state_dict(state)
-        n = _best(curve)
-        losses = losses[:n]
-        sel = Selection(n, encoder_lr, "validation", score=best, curve=tuple(curve))
+        sel, losses = _by_validation(run, train_idx, val_idx, max_epochs, encoder_lr)
     else:
         sel = select_hyperparameters(
             labels, train_idx, make_run, max_epochs=max_epochs, default_epochs=max_epochs,

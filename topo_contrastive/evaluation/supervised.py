@@ -83,6 +83,20 @@ class _Classifier(nn.Module):
         return self.linear(self.encoder(x, laplacians, batch))  # [B, classes]
 
 
+def _scores(
+    model: nn.Module, data: ExperimentData, labels: torch.Tensor, idx: np.ndarray, dev: torch.device
+) -> tuple[float, float]:
+    """(accuracy, mean cross-entropy) of ``model`` on samples ``idx`` (in eval mode, then
+    back in training mode)."""
+    model.eval()
+    with torch.no_grad():
+        logits = model(*data.batch(idx, dev)).cpu()
+    model.train()
+    y = labels[torch.as_tensor(idx)]
+    acc = float((logits.argmax(dim=1) == y).float().mean())
+    return acc, float(nn.functional.cross_entropy(logits, y))
+
+
 def train_supervised(
     data: ExperimentData,
     config: ExperimentConfig,
@@ -139,14 +153,7 @@ def train_supervised(
     labels = data.labels
 
     def evaluate(idx: np.ndarray) -> tuple[float, float]:
-        """(accuracy, mean cross-entropy) of the current model on samples ``idx``."""
-        model.eval()
-        with torch.no_grad():
-            logits = model(*data.batch(idx, dev)).cpu()
-        model.train()
-        y = labels[torch.as_tensor(idx)]
-        acc = float((logits.argmax(dim=1) == y).float().mean())
-        return acc, float(nn.functional.cross_entropy(logits, y))
+        return _scores(model, data, labels, idx, dev)
 
     patience = config.patience
     start = time.perf_counter()

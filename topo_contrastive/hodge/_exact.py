@@ -29,7 +29,9 @@ class HodgeBackend(ABC):
 
     The decomposition validates inputs and restores layouts, dtypes and devices; a backend
     answers on ``float64 [B, N_k]`` signals. Every backend projects orthogonally in the
-    standard inner product of :math:`\\mathbb{R}^{N_k}`.
+    standard inner product of :math:`\\mathbb{R}^{N_k}`: on a weighted complex that of the
+    scaled signals :math:`\\mathbf{W}_k^{1/2} \\mathbf{x}`, with the incidences
+    :meth:`incidence` in the metric (docs/weights.md).
     """
 
     name: ClassVar[str]
@@ -38,6 +40,18 @@ class HodgeBackend(ABC):
 
     def __init__(self, complex: ComplexOperators, rank: int, tol: float) -> None:
         self.complex, self.rank, self.tol = complex, rank, tol
+        star = complex._star(rank)  # W_k (None: the identity)
+        self.scale = None if star is None else 1.0 / np.sqrt(star)  # W_k^-1/2, [N_k]
+
+    def incidence(self, k: int) -> sp.csr_matrix:
+        """``B_k`` (``k`` = rank) or ``B_{k+1}`` (``k`` = rank + 1) in the metric of the rank:
+        ``B_k W_k^-1/2`` and ``W_k^1/2 B_{k+1}`` (the incidence itself where unweighted)."""
+        b = self.complex.incidence(k)
+        if self.scale is None:
+            return b
+        lower = k == self.rank
+        d = sp.diags(self.scale if lower else 1.0 / self.scale)
+        return sp.csr_matrix(b @ d if lower else d @ b)
 
     @property
     def num_simplices(self) -> int:
@@ -116,9 +130,10 @@ class ExactBackend(HodgeBackend):
             grad = np.zeros((self.num_simplices, 0))
             if rank > 0:
                 b = complex.incidence(rank)
-                grad = nonzero_eigenbasis(b, "right", exact_rank(b, f"B{rank}"))
+                grad = nonzero_eigenbasis(self.incidence(rank), "right", exact_rank(b, f"B{rank}"))
             b = complex.incidence(rank + 1)
-            curl = nonzero_eigenbasis(b, "left", exact_rank(b, f"B{rank + 1}"))
+            curl = nonzero_eigenbasis(self.incidence(rank + 1), "left",
+                                      exact_rank(b, f"B{rank + 1}"))  # fmt: skip
         self._bases = [grad, curl, _complement_basis(grad, curl)]
         self.dims = {k: int(u.shape[1]) for k, u in zip(COMPONENTS, self._bases, strict=True)}
 
@@ -126,20 +141,22 @@ class ExactBackend(HodgeBackend):
         """Rank 1: ``U_G = B1^T V / sqrt(lam)`` from the eigenpairs of ``L0`` with ``lam > 0``
         (on the nodes with edges), ``U_C = B2 W / sqrt(mu)`` from the ``rank B2`` largest of
         ``L2``."""
-        ops = self.complex
-        num_components, _ = connected_components(ops.L0)
+        ops, weighted = self.complex, self.scale is not None
+        b1, b2 = self.incidence(1), self.incidence(2)  # in the metric (W0 = W2 = I)
+        l0 = b1 @ b1.T if weighted else ops.L0
+        num_components, _ = connected_components(l0)
         grad = np.zeros((ops.num_edges, 0))
         if ops.num_nodes - num_components > 0:
             used = _nodes_with_edges(ops)  # nodes without edges: a zero eigenvalue each
             skip = num_components - (ops.num_nodes - used.size)  # components with edges
-            evals, evecs = np.linalg.eigh(ops.L0[used][:, used].toarray())
+            evals, evecs = np.linalg.eigh(l0[used][:, used].toarray())
             lam, v = evals[skip:], evecs[:, skip:]
-            grad = (ops.B1[used].T @ v) / np.sqrt(lam)  # [N1, N0 - beta_0]
+            grad = (b1[used].T @ v) / np.sqrt(lam)  # [N1, N0 - beta_0]
         curl = np.zeros((ops.num_edges, 0))
         if ops.num_faces:
-            evals, evecs = np.linalg.eigh(ops.L2_down.toarray())
+            evals, evecs = np.linalg.eigh((b2.T @ b2 if weighted else ops.L2_down).toarray())
             nz = np.arange(evals.size) >= evals.size - exact_rank(ops.B2, "B2")
-            curl = (ops.B2 @ evecs[:, nz]) / np.sqrt(evals[nz])  # [N1, N2 - beta_2]
+            curl = (b2 @ evecs[:, nz]) / np.sqrt(evals[nz])  # [N1, N2 - beta_2]
         return grad, curl
 
     def basis(self, index: int) -> np.ndarray:
@@ -215,7 +232,7 @@ class BlockwiseBackend(HodgeBackend):
         # dropped) of the gradient and the curl
         self._groups: list[tuple[np.ndarray, torch.Tensor, torch.Tensor]] = []
         dims = [0, 0]
-        b1, b2c = ops.B1.tocoo(), b2.tocoo()
+        b1, b2c = self.incidence(1).tocoo(), self.incidence(2).tocoo()
         for comps in _groups(np.flatnonzero(n1 > 0), n1, n0, n2):
             g = len(self._groups)
             self._group_of[comps] = g
@@ -238,7 +255,8 @@ class BlockwiseBackend(HodgeBackend):
             grad, kept0 = _eigenbasis(B1.transpose(1, 2), B1 @ B1.transpose(1, 2), n0[comps] - 1)
             curl, kept2 = torch.zeros(comps.size, m1, 0, dtype=torch.float64), 0
             if m2:
-                curl, kept2 = _eigenbasis(B2, B2.transpose(1, 2) @ B2, None, tol)
+                curl, kept2 = _eigenbasis(B2, B2.transpose(1, 2) @ B2, None, tol,
+                                          relative=self.scale is not None)  # fmt: skip
             dims[0] += kept0
             dims[1] += kept2
             self._groups.append((edges, grad, curl))
@@ -304,10 +322,12 @@ def _groups(comps: np.ndarray, n1: np.ndarray, n0: np.ndarray, n2: np.ndarray) -
 
 
 def _eigenbasis(
-    B: torch.Tensor, gram: torch.Tensor, keep: np.ndarray | None, tol: float = 0.0
+    B: torch.Tensor, gram: torch.Tensor, keep: np.ndarray | None, tol: float = 0.0,
+    relative: bool = False,
 ) -> tuple[torch.Tensor, int]:
     """``B V diag(lam)^-1/2`` ``[G, n, m]`` for the non-zero eigenpairs of ``gram`` per
-    component (``keep`` largest, or ``lam > 1e3 tol max(1, lam_max)``), and their count."""
+    component (``keep`` largest, or ``lam > 1e3 tol max(1, lam_max)``; ``relative``: ``lam >
+    1e3 tol lam_max``, for weights of any scale), and their count."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # many small problems: threads only add overhead (30x measured)
     try:
@@ -319,6 +339,6 @@ def _eigenbasis(
         first = m - torch.from_numpy(np.asarray(keep, dtype=np.int64))  # [G]
         mask = torch.arange(m)[None, :] >= first[:, None]
     else:
-        mask = lam > tol * 1e3 * lam[:, -1:].clamp_min(1.0)
+        mask = lam > tol * 1e3 * lam[:, -1:].clamp_min(0.0 if relative else 1.0)
     scale = torch.where(mask, lam.clamp_min(1e-300).rsqrt(), torch.zeros_like(lam))
     return (B @ vec) * scale[:, None, :], int(mask.sum())

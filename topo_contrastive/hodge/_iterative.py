@@ -37,7 +37,13 @@ DualForest = tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]
 
 
 def iterative_backend(complex: ComplexOperators, rank: int, tol: float) -> IterativeBackend:
-    """The iterative backend of signals of rank ``rank`` (0, 1 or 2)."""
+    """The iterative backend of signals of rank ``rank`` (0, 1 or 2; edge flows only on a
+    weighted complex)."""
+    if rank != 1 and complex._star(rank) is not None:
+        raise ValueError(
+            f"the 'iterative' backend decomposes signals of rank {rank} on an unweighted "
+            f"complex only (this one's metric is {complex.metric!r}): use backend='exact'"
+        )
     return (NodeIterative, EdgeIterative, TriangleIterative)[rank](complex, tol)
 
 
@@ -201,21 +207,23 @@ class EdgeIterative(SolverBackend):
         self._head = np.ascontiguousarray(ops.edges[:, 1], dtype=np.intp)  # [N1]
         self._keep_index = np.full(n0, -1, dtype=np.int64)  # node -> row, -1 if ground
         self._keep_index[self._keep] = np.arange(self._keep.size)
+        self._b1 = self.incidence(1)  # B1 W1^-1/2 (B1 where unweighted)
         if self._keep.size:
-            self._a0 = ops.L0[self._keep][:, self._keep].tocsc()
+            l0 = ops.L0 if self.scale is None else self._b1 @ self._b1.T  # B1 W1^-1 B1^T
+            self._a0 = l0[self._keep][:, self._keep].tocsc()
             self._lu0 = factor_spd(self._a0)
             self._order0 = np.argsort(self._lu0.perm_c)  # position -> row
         forest = dual_forest(ops) if ops.num_faces else None
         # exact dimensions: rank B1 = N0 - beta_0, rank B2 = N2 where the dual sweep applies
         # (ker B2 = 0), else by elimination; with closed 2-cycles the curl part is the
         # projection on the independent columns S of B2 (no solve with the singular L2)
-        self._b2 = ops.B2  # [N1, rank B2]: the columns the curl part is solved on
+        self._b2 = self.incidence(2)  # [N1, rank B2]: the columns the curl part is solved on
         rank_b2 = ops.num_faces
         if ops.num_faces and forest is None:
             independent = independent_columns(ops.B2, "B2")
             rank_b2 = independent.size
             if rank_b2 < ops.num_faces:
-                self._b2 = ops.B2[:, independent].tocsr()
+                self._b2 = self._b2[:, independent].tocsr()
             self._factor_l2()
         grad, beta = n0 - ncomp, ops.num_edges - (n0 - ncomp) - rank_b2
         self.dims = {"gradient": grad, "curl": rank_b2, "harmonic": beta}
@@ -231,11 +239,11 @@ class EdgeIterative(SolverBackend):
 
     def _lower(self, x: np.ndarray) -> np.ndarray:
         """``P_G x = B1^T phi``, ``L0 phi = B1 x`` (grounded), for ``x [N1, k]``."""
-        rhs = self.complex.B1 @ x
+        rhs = self._b1 @ x
         phi = np.zeros_like(rhs)
         if self._lu0 is not None:
             phi[self._keep] = self._lu0.solve(np.asfortranarray(rhs[self._keep]))
-        return self.complex.B1.T @ phi
+        return self._b1.T @ phi
 
     def _upper(self, x: np.ndarray) -> np.ndarray:
         """``P_C x = B2 psi``, ``L2 psi = B2^T x`` (on the independent 2-cells), ``x [N1, k]``."""
@@ -252,7 +260,8 @@ class EdgeIterative(SolverBackend):
         def probes() -> np.ndarray:
             rng = np.random.default_rng(0)
             if forest is not None:
-                z = cocycles(ops, forest, beta + 2, rng)
+                z = cocycles(ops, forest, beta + 2, rng)  # B2^T z = 0
+                z = z if self.scale is None else z * self.scale[:, None]  # in the metric
                 return z - lower(z)
             z = rng.standard_normal((n1, beta + 2))
             return z - lower(z) - self._upper(z)
@@ -267,6 +276,7 @@ class EdgeIterative(SolverBackend):
         """Gradient parts of flows ``x [k, N1]`` in row layout: the divergence by ``bincount``,
         the gradient by gathers, the solves on transposed views (cache-friendly)."""
         n0, tail, head = self.complex.num_nodes, self._tail, self._head
+        x = x if self.scale is None else x * self.scale  # B1 W1^-1/2 x: the metric's
         # divergence B1 x (B1[tail, e] = -1, B1[head, e] = +1)
         r = np.stack([np.bincount(head, xi, n0) - np.bincount(tail, xi, n0) for xi in x])
         phi = np.zeros_like(r)  # [k, N0]
@@ -275,6 +285,8 @@ class EdgeIterative(SolverBackend):
             phi[:, self._keep] = sol.T
         grad = phi[:, head]  # [k, N1]: B1^T phi
         grad -= phi[:, tail]
+        if self.scale is not None:
+            grad *= self.scale  # W1^-1/2 B1^T phi
         return grad
 
     def _group_sets(self, sets: list[np.ndarray]) -> list[list[int]]:
@@ -289,7 +301,7 @@ class EdgeIterative(SolverBackend):
         rows = self._keep_index[np.unique(ops.edges[cols])]
         nodes = np.sort(rows[rows >= 0])  # ground nodes have phi = 0
         z = inverse_block(self._a0, self._lu0, self._order0, nodes)
-        b = ops.B1[self._keep[nodes]][:, cols].tocsc()  # [|V|, |E|], two entries per column
+        b = self._b1[self._keep[nodes]][:, cols].tocsc()  # [|V|, |E|], two entries a column
         g = b.T @ (b.T @ z).T  # B^T (B^T Z)^T = B^T Z B (Z symmetric)
         return 0.5 * (g + g.T)
 

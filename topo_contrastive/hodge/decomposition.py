@@ -25,8 +25,8 @@ from topo_contrastive.hodge.parts import COMPONENTS, HodgeParts
 
 
 class _OrthogonalProjections(torch.autograd.Function):
-    """The three parts of ``x [B, N_k]``, differentiable: the projections are symmetric, so
-    the gradient is ``sum_k P_k g_k``, one more decomposition of the stacked gradients."""
+    """The three parts of ``x [B, N_k]``, differentiable: the gradient is ``sum_k P_k^T g_k``,
+    one more decomposition of the stacked gradients (``P_k^T = W P_k W^-1``: the adjoint)."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, rows: Any) -> tuple[torch.Tensor, ...]:
@@ -37,7 +37,7 @@ class _OrthogonalProjections(torch.autograd.Function):
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple[torch.Tensor | None, None]:
         used = [(k, g) for k, g in enumerate(grads) if g is not None]
         B = used[0][1].shape[0]
-        parts = ctx.rows(torch.cat([g for _, g in used]))  # 3 x [len(used) * B, N_k]
+        parts = ctx.rows(torch.cat([g for _, g in used]), True)  # 3 x [len(used) * B, N_k]
         grad = sum(parts[k][i * B : (i + 1) * B] for i, (k, _) in enumerate(used))
         return grad, None
 
@@ -182,6 +182,8 @@ class HodgeDecomposition:
                     backend = "blocks"
         self.backend = backend
         self._backend: HodgeBackend = _BACKENDS[backend](complex, self.rank, self.tol)
+        star = complex._star(self.rank)  # the metric W_k (None: unweighted)
+        self._root = None if star is None else np.sqrt(star)  # W_k^1/2, [N_k]
 
     @property
     def dims(self) -> dict[str, int]:
@@ -245,11 +247,18 @@ class HodgeDecomposition:
             return list(_OrthogonalProjections.apply(x, self._decompose_values))
         return self._decompose_values(x)
 
-    def _decompose_values(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """The parts of the values of ``x`` (numpy in float64 or float32, and back)."""
+    def _decompose_values(self, x: torch.Tensor, adjoint: bool = False) -> list[torch.Tensor]:
+        """The parts of the values of ``x`` (numpy in float64 or float32, and back); in a
+        metric ``W^-1/2 P~ W^1/2 x`` with the backend's orthogonal ``P~`` (``adjoint``: the
+        transposed projections ``W^1/2 P~ W^-1/2 x``)."""
         xc = x.detach().cpu()  # [B, N_k]; float16/bfloat16 go via float32
         keep_dtype = x.dtype in (torch.float32, torch.float64)
-        out = self._backend.decompose((xc if keep_dtype else xc.float()).numpy())
+        xn = (xc if keep_dtype else xc.float()).numpy()
+        if self._root is None:
+            out = self._backend.decompose(xn)
+        else:
+            into = 1.0 / self._root if adjoint else self._root
+            out = [o / into for o in self._backend.decompose(xn.astype(np.float64) * into)]
         return [torch.from_numpy(o).to(x.dtype).to(x.device) for o in out]
 
     __call__ = decompose
@@ -265,11 +274,13 @@ class HodgeDecomposition:
     def basis(self, component: str) -> torch.Tensor:
         """Orthonormal basis :math:`\\mathbf{U}_k` ``float64 [N1, dim_k]`` of the exact
         backend; the iterative one has the harmonic basis while :math:`N_1 \\beta_1 \\le
-        2^{25}`. A ``ValueError`` for an unknown ``component`` or a basis the backend lacks."""
+        2^{25}`. On a weighted complex it is orthonormal in the metric,
+        :math:`\\mathbf{U}_k^\\top \\mathbf{W}_1 \\mathbf{U}_k = \\mathbf{I}`. A ``ValueError``
+        for an unknown ``component`` or a basis the backend lacks."""
         idx = _component(component)
         u = self._backend.basis(idx)
         if u is not None:
-            return torch.from_numpy(u.copy())
+            return torch.from_numpy(u.copy() if self._root is None else u / self._root[:, None])
         if self.backend == "blocks":
             raise ValueError(
                 f"the 'blocks' backend keeps one {component} basis per connected component, "
@@ -288,12 +299,16 @@ class HodgeDecomposition:
 
     def coordinates(self, x: torch.Tensor, component: str, batch: torch.Tensor | None = None,
                     num_graphs: int | None = None) -> torch.Tensor:  # fmt: skip
-        """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`:
+        """Spectral embedding :math:`\\tilde{\\mathbf{x}}_k = \\mathbf{U}_k^\\top \\mathbf{x}`
+        (:math:`\\mathbf{U}_k^\\top \\mathbf{W}_1 \\mathbf{x}` on a weighted complex):
         ``[dim_k]`` for one flow ``[N1]``, else ``[B, dim_k]``, on ``x``'s device and dtype
         (``component`` and errors as :meth:`basis`, the other arguments as :meth:`decompose`)."""
         x2, _ = as_samples(x, self.num_simplices, self.rank, batch, num_graphs)
         u = self.basis(component).to(x.device, torch.float64)
-        out = (x2.double() @ u).to(x.dtype)  # linear: keeps x's autograd graph
+        x2 = x2.double()
+        if self._root is not None:  # U^T W x
+            x2 = x2 * torch.from_numpy(np.square(self._root)).to(x.device)
+        out = (x2 @ u).to(x.dtype)  # linear: keeps x's autograd graph
         single = x.dim() == 1 and batch is None and num_graphs is None
         return out[0] if single else out
 
@@ -307,6 +322,11 @@ class HodgeDecomposition:
 
         Needed by the closed-form mask objective (docs/design.md §2.2); exact to about
         :math:`10^{-12}` with every backend (how each computes them: docs/design.md §7.1).
+        On a weighted complex these are the blocks of the symmetric forms
+        :math:`\\mathbf{W}_1^{1/2} \\mathbf{P}_k \\mathbf{W}_1^{-1/2}` (orthogonal
+        projectors, as the Laplacians are symmetric forms; the metric's
+        :math:`\\mathbf{W}_1 \\mathbf{P}_k` is :math:`\\mathbf{W}_1^{1/2}` times them on both
+        sides, docs/weights.md).
 
         Args:
             supports: one integer index set (edge columns) per sample; sets may

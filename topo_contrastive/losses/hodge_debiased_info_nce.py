@@ -56,7 +56,9 @@ class HodgeDebiasedInfoNCE(Loss):
     Shapes:
         - **input:** ``z1``, ``z2`` ``[B, D]``; ``hodge_parts`` ``[sum N1, 3]`` (columns
           gradient, curl, harmonic, from
-          :class:`~topo_contrastive.transforms.ContrastiveViews`) and optionally ``batch``
+          :class:`~topo_contrastive.transforms.ContrastiveViews`; on a weighted complex
+          the parts scaled by :math:`\mathbf{W}_1^{1/2}`, as it stores them, so that the
+          cosines and energies are those of the metric, docs/weights.md) and optionally ``batch``
           ``[sum N1]``; or ``weights`` ``[B, M]`` (``M`` the global batch when distributed).
         - **output:** scalar, or ``[2, B]`` for ``reduction="none"``.
 

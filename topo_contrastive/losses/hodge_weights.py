@@ -237,8 +237,9 @@ def hodge_cosines(
     chunk_size: int | None = None,
 ) -> Tensor:
     r"""The cosines :math:`c^{(k)}_{ij}` of the gradient, curl and harmonic parts of every
-    pair of ``S`` flows on one complex, for :func:`weights_from_cosines`. The projectors are
-    orthogonal, so :math:`(\mathbf{P}_k\mathbf{x}_i)^\top\mathbf{P}_k\mathbf{x}_j =
+    pair of ``S`` flows on one complex, for :func:`weights_from_cosines` (on a weighted
+    complex in its metric: :math:`\mathbf{W}_1` between the parts, docs/weights.md). The
+    projectors are orthogonal, so :math:`(\mathbf{P}_k\mathbf{x}_i)^\top\mathbf{P}_k\mathbf{x}_j =
     \mathbf{x}_i^\top\mathbf{P}_k\mathbf{x}_j`: the Gram matrices are accumulated from the
     parts of ``chunk_size`` flows at a time (float64, symmetrised; memory ``[3, S, S]``),
 
@@ -280,12 +281,17 @@ def hodge_cosines(
     chunk_size = check_int(chunk_size, "chunk_size", 1)
     rows = max(1, COSINE_CHUNK_BYTES // max(1, 32 * n1))  # flows read as float64 at once
     gram = torch.zeros(3, S, S, dtype=torch.float64, device=flows.device)
+    ops = getattr(hodge, "complex", None)
+    star = None  # W_k of a weighted complex: (P_k x_i)^T W P_k x_j = (W x_i)^T P_k x_j
+    if ops is not None and getattr(ops, "metric", "unweighted") != "unweighted":
+        star = torch.from_numpy(ops.hodge_star(hodge.rank)).to(flows.device)
     for lo in range(0, S, chunk_size):
         hi = min(lo + chunk_size, S)
         parts = torch.stack(list(hodge(flows[lo:hi].double())))  # [3, c, N1]
         for r0 in range(0, S, rows):
             r1 = min(r0 + rows, S)
-            gram[:, r0:r1, lo:hi] = torch.matmul(flows[r0:r1].double(), parts.transpose(1, 2))
+            rows_x = flows[r0:r1].double() if star is None else flows[r0:r1].double() * star
+            gram[:, r0:r1, lo:hi] = torch.matmul(rows_x, parts.transpose(1, 2))
         del parts
     gram = (gram + gram.transpose(1, 2)) / 2
     energy = gram.diagonal(dim1=1, dim2=2).clamp_min(0.0)  # [3, S]: ||P_k x_i||^2

@@ -15,7 +15,7 @@ from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_poo
 
 from topo_contrastive._layout import check_batch_vector
 from topo_contrastive.complex.laplacians import Laplacians
-from topo_contrastive.nn._scnn_kernel import kept
+from topo_contrastive.nn._scnn_kernel import kept_cache
 
 #: PyG's pools of rows by a batch vector.
 POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_pool}
@@ -24,8 +24,10 @@ POOLS = {"mean": global_mean_pool, "sum": global_add_pool, "max": global_max_poo
 def operator_info(L: Laplacians) -> tuple[int, torch.dtype, torch.device, bool, bool]:
     """``(N, dtype, device, has L_down, has L_up)`` of the operators, kept on the value (so
     that ``torch.compile`` reads them without touching a sparse tensor)."""
-    return kept(L, "info", lambda: (L.num_cells, L.dtype, L.device, L.down is not None,
-                                    L.up is not None))  # fmt: skip
+    cache = kept_cache(L, "info")
+    if "info" not in cache:
+        cache["info"] = (L.num_cells, L.dtype, L.device, L.down is not None, L.up is not None)
+    return cache["info"]
 
 
 def as_laplacians(laplacians: Any, sides: tuple[int, int]) -> Laplacians | None:

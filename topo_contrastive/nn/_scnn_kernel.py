@@ -37,23 +37,24 @@ NUMPY_TANH_MIN_EDGES = MIN_EDGES
 
 
 # ---------------------------------------------------------------------- operators
-def kept(laplacians: Laplacians, key: Any, build: Callable[[], Any]) -> Any:
-    """``build()``, computed once per ``Laplacians`` value and kept in its ``cache``. While
-    ``torch.compile`` traces, the cache is read without the operators' version check
-    (Dynamo touches no sparse tensor) and must hold it already.
+def kept_cache(laplacians: Laplacians, key: Any) -> dict:
+    """The dict in which what the layers compute once per ``Laplacians`` value is kept
+    under ``key`` (the value's ``cache``; the caller fills it: no callback, so the flows'
+    path enters this module and leaves it once). While ``torch.compile`` traces, the cache
+    is read without the operators' version check (Dynamo touches no sparse tensor) and
+    must hold ``key`` already.
 
     Raises:
         RuntimeError: not prepared yet while ``torch.compile`` traces.
     """
-    cache = laplacians._memo if torch.compiler.is_compiling() else laplacians.cache
-    if key not in cache:
-        if torch.compiler.is_compiling():
-            raise RuntimeError(
-                "under torch.compile the operators must be prepared before tracing: call the "
-                "model once eagerly on this Laplacians value (e.g. under torch.no_grad())"
-            )
-        cache[key] = build()
-    return cache[key]
+    if not torch.compiler.is_compiling():
+        return laplacians.cache
+    if key not in laplacians._memo:
+        raise RuntimeError(
+            "under torch.compile the operators must be prepared before tracing: call the "
+            "model once eagerly on this Laplacians value (e.g. under torch.no_grad())"
+        )
+    return laplacians._memo
 
 
 class Prepared:
@@ -158,7 +159,10 @@ def prepare_operator(laplacians: Laplacians, side: str, normalize: bool) -> Prep
         ValueError: the operator holds NaN or inf values (the message names it).
     """
     key = ("prepared", side, normalize)
-    return kept(laplacians, key, lambda: _prepare(laplacians, side, normalize))
+    cache = kept_cache(laplacians, key)
+    if key not in cache:
+        cache[key] = _prepare(laplacians, side, normalize)
+    return cache[key]
 
 
 def _prepare(laplacians: Laplacians, side: str, normalize: bool) -> Prepared:

@@ -217,15 +217,25 @@ def sketch_distortion_bound(k: int, num_flows: int, delta: float = 0.01) -> floa
 def harmonic_matrix(hodge: HodgeDecomposition) -> tuple[np.ndarray, HarmonicPlan]:
     """The harmonic features of flows ``x [S, N1]`` as ``x @ M``: ``M`` ``float64 [N1, d]``
     the canonical basis or the sketch (seed 0), as :func:`plan_harmonic_features` chooses
-    under the current budget; returns ``(M, plan)``.
+    under the current budget; returns ``(M, plan)``. On a weighted complex the features are
+    the metric's: :math:`\\mathbf{U}_H^\\top \\mathbf{W}_1 \\mathbf{x}` (``M`` =
+    :math:`\\mathbf{W}_1 \\mathbf{U}_H`, the basis :math:`\\mathbf{W}_1`-orthonormal) or
+    :math:`\\mathbf{G}^\\top \\mathbf{W}_1^{1/2} \\mathbf{P}_H \\mathbf{x}` (docs/weights.md).
 
     Raises:
         ValueError: as :func:`plan_harmonic_features`.
     """
     plan = plan_harmonic_features(hodge)
-    if plan.kind == "sketch":
-        return harmonic_sketch(hodge, plan.dim), plan
-    return canonical_harmonic_basis(hodge)[0], plan
+    m = harmonic_sketch(hodge, plan.dim) if plan.kind == "sketch" else None
+    m = canonical_harmonic_basis(hodge)[0] if m is None else m
+    w = _metric_weights(hodge)  # in a metric: U_H^T W x, and G^T W^1/2 P_H x
+    return (m if w is None else w[:, None] * m), plan
+
+
+def _metric_weights(hodge: HodgeDecomposition) -> np.ndarray | None:
+    """The Hodge star ``W_k`` ``[N_k]`` of a weighted complex, ``None`` where unweighted."""
+    ops = hodge.complex
+    return None if ops.metric == "unweighted" else ops.hodge_star(hodge.rank)
 
 
 def harmonic_sketch(hodge: HodgeDecomposition, k: int, seed: int = 0) -> np.ndarray:
@@ -253,10 +263,13 @@ def _sketch(hodge: HodgeDecomposition, k: int, seed: int) -> np.ndarray:
     n = int(hodge.num_simplices)
     rng = np.random.default_rng(seed)
     signs = _reference_signs(hodge.complex, hodge.rank) / math.sqrt(k)
+    w = _metric_weights(hodge)
     out = np.empty((n, k))
     for lo in range(0, k, _SKETCH_CHUNK):  # G's rows (directions) drawn chunk by chunk:
         hi = min(k, lo + _SKETCH_CHUNK)  # the numbers of one [k, N1] draw
         g = rng.standard_normal((hi - lo, n)) * signs
+        if w is not None:
+            g = g / np.sqrt(w)  # P_H W^-1/2 G: times W, the features G^T W^1/2 P_H x
         out[:, lo:hi] = hodge.project(torch.from_numpy(g), "harmonic").numpy().T  # [c, N1]
     return out
 
@@ -302,6 +315,9 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
     Args:
         hodge: the decomposition of the complex (either backend, any rank :math:`k`).
 
+    On a weighted complex the construction runs on :math:`\\mathbf{W}_1^{1/2}\\mathbf{U}_H`
+    and the basis returned is :math:`\\mathbf{W}_1`-orthonormal (docs/weights.md).
+
     Returns:
         ``(basis, pivots)``: ``float64 [N_k, beta_k]`` and ``int64 [beta_k]`` (computed once
         per decomposition while it lives; copies per call).
@@ -317,7 +333,11 @@ def canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.
 
 
 def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np.ndarray]:
-    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal
+    u = hodge.basis("harmonic").numpy()  # [N1, beta1], orthonormal (in the metric W)
+    w = _metric_weights(hodge)
+    root = None if w is None else np.sqrt(w)
+    if root is not None:  # built on W^1/2 U (Euclidean orthonormal), returned W-orthonormal
+        u = u * root[:, None]
     n1, beta1 = u.shape
     if beta1 == 0:
         return np.zeros((n1, 0)), np.zeros(0, dtype=np.int64)
@@ -332,6 +352,8 @@ def _canonical_harmonic_basis(hodge: HodgeDecomposition) -> tuple[np.ndarray, np
     piv = np.asarray(pivots, dtype=np.int64)
     q, r = np.linalg.qr(u @ u[piv].T)  # P_H[:, pivots], [N1, beta1]
     q = q * np.sign(np.diag(r))  # q[p_j, j] = r_jj > 0
+    if root is not None:
+        q = q / root[:, None]
     if hodge.rank != 1:
         return q * _reference_signs(hodge.complex, hodge.rank)[piv], piv
     edges = hodge.complex.edges  # [N1, 2] tail, head

@@ -346,7 +346,10 @@ def locality_order(L: Laplacians) -> Order | None:
     n, _, device = operator_info(L)[:3]
     if n < kernel.MIN_EDGES or device.type != "cpu":
         return None
-    return kernel.kept(L, "locality_order", lambda: _order(L))
+    cache = kernel.kept_cache(L, "locality_order")
+    if "locality_order" not in cache:
+        cache["locality_order"] = _order(L)
+    return cache["locality_order"]
 
 
 def _order(laplacians: Laplacians) -> Order | None:

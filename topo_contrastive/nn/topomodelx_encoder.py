@@ -13,7 +13,7 @@ from topo_contrastive._layout import batch_vector
 from topo_contrastive._utils.checks import check_int
 from topo_contrastive.complex.laplacians import Laplacians
 from topo_contrastive.nn._inputs import POOLS, as_laplacians, complexes_batch, edge_samples
-from topo_contrastive.nn._scnn_kernel import kept
+from topo_contrastive.nn._scnn_kernel import kept_cache
 
 #: The TopoModelX models the adapter builds: name -> (module, class).
 _KINDS = {
@@ -153,10 +153,14 @@ class TopoModelXEncoder(torch.nn.Module):
                 "`laplacians`: pass ComplexOperators.laplacians() or ComplexData.laplacians() "
                 "(a Laplacians that carries its complex), not a pair of tensors"
             )
-        return kept(L, ("topomodelx", times), lambda: {
-            n: _replicate(L.complex.operator(n, device=L.device, dtype=L.dtype), times)
-            for n in _OPERATORS
-        })  # fmt: skip
+        key = ("topomodelx", times)
+        cache = kept_cache(L, key)
+        if key not in cache:
+            cache[key] = {
+                n: _replicate(L.complex.operator(n, device=L.device, dtype=L.dtype), times)
+                for n in _OPERATORS
+            }
+        return cache[key]
 
     def _edge_features(self, x: Tensor, L: Laplacians, times: int) -> Tensor:
         """The model's per-edge output ``[rows, D]`` of ``x`` ``[rows, C]``."""

@@ -172,6 +172,55 @@ def _rank_share(num_samples: int, rank: int, world: int) -> tuple[int, int]:
 EMBED_ROWS = 2**19
 
 
+def _training_views(
+    data: ExperimentData, config: ExperimentConfig, seed: int, drop_prob: float | None
+) -> tuple[Any, Any, Tensor | None]:
+    """The views' transform, the dataset it draws from (Hodge parts and drop probabilities
+    computed once) and, on a large dataset under the debiased loss, the cosines of all
+    pairs ``[3, S, S]`` the negative weights come from instead of parts carried by the
+    batches (the same weights up to rounding)."""
+    # every rank draws the single process's masks: one generator, the global batch's samples
+    # in the single process's order, then keeps its own share (_rank_share)
+    mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
+    debiased = config.loss == "hodge_debiased"
+    by_cosines = (
+        debiased and data.flows is not None and 24 * data.flows.numel() > STORED_PARTS_BYTES
+    )
+    views = data.contrastive_views(
+        config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
+    )
+    dataset = data.contrastive_dataset(views)
+    return views, dataset, data.hodge_cosines() if by_cosines else None
+
+
+def _checked_batch_size(config: ExperimentConfig, num_samples: int, world: int) -> int:
+    """The batch size of pre-training (at least 2), refused under DDP where a batch would
+    not give every process a sample."""
+    batch_size = max(2, config.batch_size)
+    if world > 1 and min(batch_size, num_samples) < world:
+        raise ValueError(
+            f"pre-training on {world} processes needs a sample of every batch for every "
+            f"process, but batch_size={config.batch_size} (configuration {config.name!r}) and "
+            f"{num_samples} samples give batches of {min(batch_size, num_samples)}; use a "
+            f"batch_size of at least {world} or fewer processes"
+        )
+    return batch_size
+
+
+def _global_losses(
+    pair: tuple[Tensor, Tensor], world: int, config: ExperimentConfig, epoch: int
+) -> tuple[float, float]:
+    """The global batch's loss and collapsed-encoder loss (under DDP the mean of the
+    ranks', as the loss's docs say), the loss checked finite; frees the step's heap."""
+    loss, flat_loss = pair
+    if world > 1:
+        both = torch.stack([loss.detach(), flat_loss]).double()
+        dist.all_reduce(both)
+        loss, flat_loss = both / world
+    release_freed_memory(FRAGMENTS_KEPT)  # a step's blocks fragment the heap
+    return _finite_loss(loss, config, epoch), float(flat_loss)
+
+
 def _finite_loss(loss: Tensor, config: ExperimentConfig, epoch: int) -> float:
     """The value of a training step's ``loss``.
 
@@ -257,15 +306,7 @@ def pretrain(
     rank, world = _dist_context()
     distributed = world > 1
 
-    batch_size = max(2, config.batch_size)
-    if distributed and min(batch_size, data.num_samples) < world:
-        raise ValueError(
-            f"pre-training on {world} processes needs a sample of every batch for every "
-            f"process, but batch_size={config.batch_size} (configuration {config.name!r}) and "
-            f"{data.num_samples} samples give batches of "
-            f"{min(batch_size, data.num_samples)}; use a batch_size of at least {world} or "
-            "fewer processes"
-        )
+    batch_size = _checked_batch_size(config, data.num_samples, world)
 
     model, net = _contrastive_model(data, config, seed, dev, distributed, encoder)
     encoder = model.encoder
@@ -276,20 +317,7 @@ def pretrain(
     try:
         loss_fn = _make_loss(config, distributed)
         optimizer = make_optimizer(model.parameters(), config)
-        # every rank draws the single process's masks: one generator, the global batch's samples
-        # in the single process's order, then keeps its own share (_rank_share)
-        mask_gen = torch.Generator().manual_seed(seed * 7919 + 1)
-        debiased = config.loss == "hodge_debiased"
-        # on a large dataset the weights come from the cosines of all pairs, not from parts
-        # carried by the batches (the same weights up to rounding)
-        by_cosines = (
-            debiased and data.flows is not None and 24 * data.flows.numel() > STORED_PARTS_BYTES
-        )
-        views = data.contrastive_views(
-            config, mask_gen, drop_prob=drop_prob, hodge_parts=debiased and not by_cosines
-        )
-        dataset = data.contrastive_dataset(views)  # Hodge parts, drop probabilities: once
-        cosines = data.hodge_cosines() if by_cosines else None  # [3, S, S]
+        views, dataset, cosines = _training_views(data, config, seed, drop_prob)
         # the single process's sample order on every rank (no sharding: no padding)
         sampler = DistributedSampler(
             range(data.num_samples), num_replicas=1, rank=0, shuffle=True, seed=seed
@@ -301,27 +329,19 @@ def pretrain(
         model.train()
         for epoch in range(epochs):
             sampler.set_epoch(epoch)
-            total, count, chance = 0.0, 0, 0.0
             batches = _batches(list(sampler), batch_size, min_last=max(2, world))
             loader = iter(DataLoader(dataset, batch_sampler=batches))
+            losses = []  # (loss, the loss of a collapsed encoder) of every batch
             for ids in batches:
                 # the collated batch is passed, not held here: the step frees it once drawn
-                loss, flat_loss = _step(
+                pair = _step(
                     net, loss_fn, views, data, next(loader), ids, cosines, (chunk, kept), dev
                 )
                 optimizer.step()
-                if distributed:  # the global batch's losses: the mean of the ranks' (loss docs)
-                    both = torch.stack([loss.detach(), flat_loss]).double()
-                    dist.all_reduce(both)
-                    loss, flat_loss = both / world
-                chance += float(flat_loss)
-                release_freed_memory(FRAGMENTS_KEPT)  # a step's blocks fragment the heap
-                value = _finite_loss(loss, config, epoch)
-                total += value
-                count += 1
-            mean = total / max(count, 1)
+                losses.append(_global_losses(pair, world, config, epoch))
+            mean = sum(v for v, _ in losses) / max(len(losses), 1)
             result.losses.append(mean)
-            result.chance_losses.append(chance / max(count, 1))
+            result.chance_losses.append(sum(c for _, c in losses) / max(len(losses), 1))
             if epoch + 1 in snapshot_epochs:
                 result.snapshots[epoch + 1] = {
                     k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()

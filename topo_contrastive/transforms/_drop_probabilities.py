@@ -215,6 +215,11 @@ def optimize(
     flows = flows.detach()
     num_samples, device = flows.shape[0], flows.device
     out = torch.zeros_like(flows)
+    if hodge.complex.metric != "unweighted":
+        # in the metric: ||P_k x||_W = ||P~_k W^1/2 x|| with the symmetric projector blocks
+        # P~_k of projector_blocks (docs/weights.md); the support and p are the same
+        root = np.sqrt(hodge.complex.hodge_star(hodge.rank))
+        flows = flows.to(torch.float64) * torch.from_numpy(root).to(device)
     hist = None
     if history:
         hist = torch.zeros(num_steps + 1, num_samples, dtype=torch.float64, device=device)

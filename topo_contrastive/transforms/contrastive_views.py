@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, InMemoryDataset
@@ -41,8 +42,21 @@ PARTS_ATTR = "hodge_parts"
 
 
 def hodge_parts(hodge: HodgeDecomposition, x: Tensor) -> Tensor:
-    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x [S, N_k]``."""
-    return torch.stack(list(hodge(x)), dim=-1)
+    """Gradient, curl and harmonic parts ``[S, N_k, 3]`` of dense samples ``x [S, N_k]``;
+    on a weighted complex scaled by :math:`\\mathbf{W}_k^{1/2}` (their Euclidean cosines and
+    energies are those of the metric)."""
+    parts = torch.stack(list(hodge(x)), dim=-1)
+    root = _metric_root(hodge, x)
+    return parts if root is None else parts * root[:, None]
+
+
+def _metric_root(hodge: HodgeDecomposition | None, x: Tensor) -> Tensor | None:
+    """:math:`\\mathbf{W}_k^{1/2}` ``[N_k]`` of a weighted complex on ``x``'s device and
+    dtype, ``None`` on an unweighted one."""
+    if hodge is None or hodge.complex.metric == "unweighted":
+        return None
+    star = hodge.complex.hodge_star(hodge.rank)
+    return torch.from_numpy(np.sqrt(star)).to(device=x.device, dtype=x.dtype)
 
 
 class ContrastiveViews(BaseTransform):
@@ -226,6 +240,9 @@ class ContrastiveViews(BaseTransform):
         if (x.dim() == 2 and x.shape[1] != 1) or not rows:
             return  # several channels: no parts to compare (a multi-channel error elsewhere)
         flow = x.reshape(-1).double()
+        root = _metric_root(self._complex(), flow)  # parts in a metric: W^1/2 x
+        if root is not None and rows % root.numel() == 0:
+            flow = flow * root.repeat(rows // root.numel())
         gap = float((parts.double().sum(dim=1) - flow).abs().max())
         scale = float(flow.abs().max())
         if not gap <= 1e-3 * scale:  # also NaN

@@ -283,7 +283,7 @@ def missing_measurements_study(items: Sequence[StudyData], settings: Settings,
             settings (named) or a finished cell of a dataset that has changed since (all
             before anything is written).
     """
-    from topo_contrastive.nn.harmonic_features import harmonic_matrix
+    from topo_contrastive.nn import harmonic_matrix
 
     s = settings
     fr, md = check_study(items, s, modes)

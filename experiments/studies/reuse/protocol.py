@@ -197,7 +197,7 @@ def _references(net: Network) -> dict[str, np.ndarray]:
     """The held-out network's own reference features, on its one complex."""
     from experiments.studies.label_efficiency.curves import reduce_harmonic
     from topo_contrastive import HodgeDecomposition
-    from topo_contrastive.nn.harmonic_features import harmonic_matrix
+    from topo_contrastive.nn import harmonic_matrix
 
     ds = net.dataset
     flows = torch.cat([ds[i].x_1.view(1, -1) for i in range(len(ds))]).double().numpy()
