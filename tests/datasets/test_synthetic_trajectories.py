@@ -33,8 +33,9 @@ def test_sizes_and_types(ds):
     assert 1000 <= n1 <= 1160  # "about 1,080 edges"
     for i in (0, 399):
         d = ds[i]
-        assert set(d.keys()) == {"x_1", "y", "cell_counts", "shared_complex"} and d.is_shared
+        assert set(d.keys()) == {"x_1", "y", "cell_counts", "shared_complex", "num_nodes"}
         assert d.cell_counts.tolist() == [[ds.complex.num_nodes, n1, ds.complex.num_triangles]]
+        assert d.is_shared and d.num_nodes == ds.complex.num_nodes  # as on_shared_complex
         assert d.x_1.shape == (n1, 1) and d.x_1.dtype == torch.float32
         assert d.y.shape == (1,) and d.y.dtype == torch.long
     assert ds.pos.shape == (ds.complex.num_nodes, 2)

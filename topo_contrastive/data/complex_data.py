@@ -80,8 +80,7 @@ class ComplexData(Data):
     **One shared complex** (the paper's setting: many flows on one complex) is the same
     layout without the incidences: the complex is stored once, on the dataset
     (``dataset.complex``), each sample carries ``cell_counts`` and its signals
-    (:meth:`on_shared_complex`, marked by ``shared_complex`` ``bool [1]``; no ``num_nodes``, so
-    that a batch builds no vector over nodes it does not hold); :attr:`is_shared`
+    (:meth:`on_shared_complex`, marked by ``shared_complex`` ``bool [1]``); :attr:`is_shared`
     tells, and the operators come from the dataset's complex, ``[N1, N1]``, so that the
     one-complex fast path is kept. A ``Batch`` or ``InMemoryDataset`` holds samples of one
     layout: collating both raises :class:`MixedLayoutError` (a ``ValueError``), whichever
@@ -261,7 +260,7 @@ class ComplexData(Data):
         """
         ops = as_complex(complex)
         counts = torch.tensor([[ops.num_nodes, ops.num_edges, ops.num_faces]], dtype=torch.long)
-        data = cls(cell_counts=counts, **attrs)  # no num_nodes: a batch needs no node vector
+        data = cls(cell_counts=counts, num_nodes=int(ops.num_nodes), **attrs)
         data[SHARED_MARK] = torch.ones(1, dtype=torch.bool)
         data._set_signals(x_0, x_1, x_2)
         return data

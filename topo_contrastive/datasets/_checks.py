@@ -327,7 +327,6 @@ def sample_parts(arrays: dict[str, np.ndarray], path: str, name: Names) -> dict[
     }
 
 
-
 # ---------------------------------------------------------------------------- splits
 def stratified_masks(labels: np.ndarray | None, num: int, ratio: Sequence[float], seed: int
                       ) -> dict[str, np.ndarray]:  # fmt: skip
@@ -345,7 +344,6 @@ def stratified_masks(labels: np.ndarray | None, num: int, ratio: Sequence[float]
         out["test"][members[n_val : n_val + n_test]] = True
         out["train"][members[n_val + n_test :]] = True
     return out
-
 
 
 def resplit(labels: np.ndarray | None, standard: dict[str, np.ndarray], seed: int

@@ -176,7 +176,6 @@ def _checked_complex(path: str, ends: list[np.ndarray], mats: list[sp.csr_matrix
     raise AssertionError("unreachable: the blocks are independent")  # pragma: no cover
 
 
-
 # ---------------------------------------------------------------------------- the file
 def read_file(path: str | os.PathLike) -> dict[str, Any]:
     """Read and check a file of either layout (module docstring).
@@ -246,13 +245,32 @@ def complexes_in(path: str | os.PathLike) -> int:
         return 1
 
 
-
 # ---------------------------------------------------------------------------- the storage
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """``concatenate([arange(a, a + n) for a, n in zip(starts, lengths)])``, vectorised."""
     begin = np.cumsum(lengths) - lengths
     return np.arange(int(lengths.sum())) - np.repeat(begin - starts, lengths)
 
+
+def _own_complexes(content: dict[str, Any], n: np.ndarray, store: dict[str, torch.Tensor],
+                   slices: dict[str, torch.Tensor]) -> None:  # fmt: skip
+    """The per-sample incidences (and ``pos`` and the weights) of samples on many blocks."""
+    counts, block = content["counts"], content["block"]
+    ends = [np.concatenate([[0], np.cumsum(counts[:, r])]) for r in range(3)]
+    for k, mat in ((1, content["complex"].B1), (2, content["complex"].B2)):
+        rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))  # row-major per block
+        owner = np.searchsorted(ends[k - 1], rows, side="right") - 1
+        local = np.stack([rows - ends[k - 1][owner], mat.indices - ends[k][owner]])
+        cut = np.searchsorted(owner, np.arange(len(counts) + 1))  # block b: cut[b]:cut[b + 1]
+        take, size = _ranges(cut[block], np.diff(cut)[block]), np.diff(cut)[block]
+        store[f"incidence_{k}_index"] = torch.from_numpy(local[:, take].astype(np.int64))
+        store[f"incidence_{k}_value"] = torch.from_numpy(mat.data[take].astype(np.float32))
+        slices[f"incidence_{k}_index"] = slices[f"incidence_{k}_value"] = torch.from_numpy(
+            np.concatenate([[0], size.cumsum()]))
+    for key, rank in (("pos", 0), *((k, r) for r, k in enumerate(WEIGHTS))):
+        if content[key] is not None:
+            store[key] = torch.from_numpy(content[key][_ranges(ends[rank][block], n[:, rank])])
+            slices[key] = torch.from_numpy(np.concatenate([[0], n[:, rank].cumsum()]))
 
 
 def collated(content: dict[str, Any]) -> tuple[Any, dict[str, torch.Tensor]]:
@@ -269,24 +287,10 @@ def collated(content: dict[str, Any]) -> tuple[Any, dict[str, torch.Tensor]]:
     slices = {"cell_counts": one, "x_1": torch.from_numpy(np.concatenate([[0], n[:, 1].cumsum()]))}
     if y is not None:
         store["y"], slices["y"] = torch.from_numpy(y), one
-    if len(counts) == 1:
+    if len(counts) == 1:  # on the shared complex: PyG's node count N0, no incidences
         store["shared_complex"], slices["shared_complex"] = torch.ones(block.size, dtype=bool), one
-        return ComplexData(**store), slices
-    ends = [np.concatenate([[0], np.cumsum(counts[:, r])]) for r in range(3)]
-    for k, mat in ((1, content["complex"].B1), (2, content["complex"].B2)):
-        rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))  # row-major per block
-        owner = np.searchsorted(ends[k - 1], rows, side="right") - 1
-        local = np.stack([rows - ends[k - 1][owner], mat.indices - ends[k][owner]])
-        cut = np.searchsorted(owner, np.arange(len(counts) + 1))  # block b: cut[b]:cut[b + 1]
-        take, size = _ranges(cut[block], np.diff(cut)[block]), np.diff(cut)[block]
-        store[f"incidence_{k}_index"] = torch.from_numpy(local[:, take].astype(np.int64))
-        store[f"incidence_{k}_value"] = torch.from_numpy(mat.data[take].astype(np.float32))
-        slices[f"incidence_{k}_index"] = slices[f"incidence_{k}_value"] = torch.from_numpy(
-            np.concatenate([[0], size.cumsum()]))
-    for key, rank in (("pos", 0), *((k, r) for r, k in enumerate(WEIGHTS))):
-        if content[key] is not None:
-            store[key] = torch.from_numpy(content[key][_ranges(ends[rank][block], n[:, rank])])
-            slices[key] = torch.from_numpy(np.concatenate([[0], n[:, rank].cumsum()]))
+    else:
+        _own_complexes(content, n, store, slices)
     data = ComplexData(num_nodes=int(n[:, 0].sum()), **store)
     data._store._num_nodes = n[:, 0].tolist()  # PyG's per-sample node counts
     return data, slices
