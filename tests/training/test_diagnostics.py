@@ -10,7 +10,11 @@ import torch
 
 from topo_contrastive.losses import HodgeDebiasedInfoNCE
 from topo_contrastive.training import get_config, pretrain
-from topo_contrastive.training.diagnostics import MIN_SPREAD, pretrain_diagnostics
+from topo_contrastive.training.diagnostics import (
+    MIN_SPREAD,
+    common_share,
+    pretrain_diagnostics,
+)
 from topo_contrastive.transforms.contrastive_views import hodge_parts
 
 
@@ -89,3 +93,27 @@ def test_effective_rank_of_a_rank_one_embedding_is_one():
 def test_bad_input(losses, chance, h, match):
     with pytest.raises(ValueError, match=match):
         pretrain_diagnostics(losses, chance, h)
+
+
+def test_the_chance_warning_names_a_flow_the_samples_share():
+    h = np.full((50, 8), 0.3)
+    shared = pretrain_diagnostics([5.29], [5.293], h, common_share=0.97)["warnings"][0]
+    assert "share one flow that holds 97 % of their energy" in shared
+    assert "centre the flows" in shared
+    apart = pretrain_diagnostics([5.29], [5.293], h, common_share=0.2)["warnings"][0]
+    assert "share one flow" not in apart
+    assert "share one flow" not in pretrain_diagnostics([5.29], [5.293], h)["warnings"][0]
+
+
+def test_common_share_is_the_mean_flows_energy_share(tiny_data):
+    x = tiny_data.flows.double().reshape(tiny_data.num_samples, -1)  # [S, N1]
+    naive = sum(float(x.mean(0) @ x.mean(0)) for _ in range(x.shape[0])) / float(
+        sum(float(row @ row) for row in x)
+    )
+    assert common_share(tiny_data.flows) == pytest.approx(naive, rel=1e-12)
+    # noisy copies of one flow: the share approaches one; no common part: zero
+    base = torch.linspace(1.0, 2.0, x.shape[1])
+    noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=x.dtype)
+    assert common_share(base + 0.01 * noise) > 0.999
+    assert common_share(torch.cat([x, -x])) == pytest.approx(0.0, abs=1e-12)
+    assert common_share(torch.zeros(3, 4)) == 0.0

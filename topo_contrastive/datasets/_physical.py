@@ -276,6 +276,21 @@ class PhysicalFlowDataset(EdgeFlows):
         nodes, ptr = self._physical["cell_nodes"].tolist(), self._physical["cell_ptr"].tolist()
         return [nodes[a:b] for a, b in zip(ptr[:-1], ptr[1:], strict=True)]
 
+    @property
+    def complex(self) -> ComplexOperators:
+        r"""The network's complex (:class:`ComplexOperators`) in its physical metric: edges
+        oriented low -> high in the order of ``x_1``, 2-cells :attr:`cells` (a cell complex
+        where the lifting gives cycles longer than three), and the Hodge star
+        :math:`\mathbf{W}_1 = \operatorname{diag}(` :attr:`edge_weights` :math:`)`,
+        :math:`\mathbf{W}_0 = \mathbf{I}` (``with_weights("resistance", edge=edge_weights)``,
+        as the file of :meth:`to_npz` gives it): its Hodge decomposition, Laplacians and the
+        method's Hodge quantities are in that metric (docs/weights.md);
+        ``complex.with_weights("unweighted")`` is the unit metric."""
+        if self._complex is None:  # EdgeFlows' complex, as stored, in the physical metric
+            ops = super().complex
+            self._complex = ops.with_weights("resistance", edge=self.edge_weights.numpy())
+        return self._complex
+
     # ------------------------------------------------------------------ physics
     def _rows(self, t: torch.Tensor) -> torch.Tensor:
         return t[torch.as_tensor(list(self.indices()), dtype=torch.long)]
@@ -342,6 +357,7 @@ class PhysicalFlowDataset(EdgeFlows):
             raise TypeError(f"`path` must be a file path (str), got {type(path).__name__}")
         x = self._rows(self._data.x_1.view(-1, self.complex.num_edges)).numpy()
         masks = {k: v.numpy() for k, v in self.split().items()}
-        EdgeFlows.write_npz(path, self.complex, x, labels=self.labels.numpy(),
+        unit = self.complex.with_weights("unweighted")  # the metric as the key edge_weights
+        EdgeFlows.write_npz(path, unit, x, labels=self.labels.numpy(),
                             pos=self.pos.numpy(), masks=masks,
                             edge_weights=self.edge_weights.numpy())  # fmt: skip

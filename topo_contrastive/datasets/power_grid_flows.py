@@ -196,9 +196,9 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
 
     A pandapower case by name (:data:`POWER_CASES`): buses are nodes, lines and transformers
     edges (parallel branches as one edge with the summed flow), oriented low -> high; 2-cells
-    from ``lifting``; :attr:`edge_weights` the reactances, in whose metric a DC power flow is
-    a gradient. Each sample is one AC (``mode="ac"``) or DC power flow under a seeded load
-    scenario; the edge flow is in MW, and :attr:`flows`, :attr:`losses` and
+    from ``lifting``; :attr:`edge_weights` the reactances, the metric of :attr:`complex`, in
+    which a DC power flow is a gradient. Each sample is one AC (``mode="ac"``) or DC power
+    flow under a seeded load scenario; the edge flow is in MW, and :attr:`flows`, :attr:`losses` and
     :attr:`injections` satisfy Kirchhoff's law at every bus to the solver's tolerance. The
     module docstring gives the complex, the weights, the sample distribution and the solver.
     Failed solves are redrawn and counted (:attr:`num_failed`, a ``UserWarning``).

@@ -127,8 +127,8 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
     :math:`r = 10.67\,L / (C^{1.852} d^{4.871})` (SI), a pump's or valve's the median pipe
     resistance, parallel links combined as :math:`1 / \sum 1/r`. A linear resistive network
     (:math:`q = \mathbf{W}_1^{-1} \mathbf{B}_1^\top h`) would carry pure gradient flows in the
-    metric :math:`\mathbf{W}_1 = \operatorname{diag}(r)`; Hazen-Williams head loss is
-    :math:`r |q|^{0.852} q`, so this holds only approximately.
+    metric :math:`\mathbf{W}_1 = \operatorname{diag}(r)`, the metric of :attr:`complex`;
+    Hazen-Williams head loss is :math:`r |q|^{0.852} q`, so this holds only approximately.
 
     **Samples**, each from ``numpy.random.default_rng([seed, i, attempt])``: an hour
     :math:`h \in \{0, \dots, 23\}` (uniform), every junction's base demands scaled by

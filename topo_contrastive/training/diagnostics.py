@@ -27,9 +27,22 @@ from topo_contrastive._utils.words import count
 
 #: Relative drop of the final loss below the chance loss under which a warning is given.
 MIN_LOSS_DROP = 0.02
+#: Share of the flows' energy in their mean flow above which the loss-at-chance warning
+#: names the shared flow as a likely cause.
+MAX_COMMON_SHARE = 0.5
 #: Median per-dimension spread relative to the mean magnitude under which embeddings count
 #: as collapsed.
 MIN_SPREAD = 0.05
+
+
+def common_share(flows: Any) -> float:
+    r"""The share of the flows' energy in their mean flow, :math:`S \lVert \bar{x}
+    \rVert^2 / \sum_i \lVert x_i \rVert^2` of ``flows`` ``[S, N1]`` or ``[S, N1, C]``
+    (float64 sums): 0 for flows without a common part, near 1 for noisy copies of one flow,
+    0 for all-zero flows."""
+    x = flows.reshape(flows.shape[0], -1).double()  # [S, N1 * C]
+    total = float(x.square().sum())
+    return flows.shape[0] * float(x.mean(0).square().sum()) / total if total else 0.0
 
 
 def pretrain_diagnostics(
@@ -37,6 +50,7 @@ def pretrain_diagnostics(
     chance_losses: list[float],
     embeddings: np.ndarray,
     flow_rms: float | None = None,
+    common_share: float | None = None,
 ) -> dict[str, Any]:
     r"""The loss-at-chance and collapse checks of a pre-training run.
 
@@ -51,6 +65,12 @@ def pretrain_diagnostics(
         flow_rms: the RMS of the flows the encoder saw (after any scaling); where it lies
             outside ``[1/4, 4]`` the loss-at-chance warning names it as a likely cause (the
             layers expect flows of order one). Default ``None``: not checked.
+        common_share: the share of the flows' energy in their mean flow,
+            :math:`S \lVert \bar{x} \rVert^2 / \sum_i \lVert x_i \rVert^2`
+            (:func:`common_share`); above
+            :data:`MAX_COMMON_SHARE` the loss-at-chance warning names it as a likely cause
+            (samples that share one large flow differ less from each other than a masked
+            view from its flow). Default ``None``: not checked.
 
     Returns:
         ``{"final_loss", "chance_loss", "loss_drop"`` (``(chance - final) / chance``),
@@ -99,6 +119,14 @@ def pretrain_diagnostics(
                 f"; the flows' RMS is {flow_rms:.4g}, far from the order one the layers "
                 "expect: divide them by it (--flow-scale rms)"
                 if flow_rms is not None and flow_rms > 0 and not 0.25 <= flow_rms <= 4.0
+                else ""
+            )
+            + (
+                f"; the samples share one flow that holds {100 * common_share:.0f} % of "
+                "their energy, so that a masked view differs more from its own flow than the "
+                "samples from each other: subtract the mean flow of the training samples "
+                "from every sample (centre the flows) before pre-training"
+                if common_share is not None and common_share > MAX_COMMON_SHARE
                 else ""
             )
         )
