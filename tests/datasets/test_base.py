@@ -87,11 +87,11 @@ def test_a_processed_file_of_an_earlier_version_is_reprocessed(tmp_path):
     ds = SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)
     path = ds.processed_paths[0]
     obj = torch.load(path, weights_only=True)
-    assert obj["format_version"] == 2
+    assert obj["format_version"] == 3
     torch.save({**obj, "format_version": 1, "data": {}}, path)  # a cache of an earlier version
     again = SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)
     torch.testing.assert_close(again._data.x_1, ds._data.x_1)
-    assert torch.load(path, weights_only=True)["format_version"] == 2  # re-processed
+    assert torch.load(path, weights_only=True)["format_version"] == 3  # re-processed
     Path(path).write_bytes(Path(path).read_bytes()[:100])  # truncated: named, not replaced
     with pytest.raises(ValueError, match="cannot be read .* delete it or pass `force_reload"):
         SyntheticTrajectories(str(tmp_path), pre_transform=Scale(2.0), **SMALL)

@@ -47,7 +47,7 @@ from topo_contrastive.datasets._file import collated, content_of, read_file, wri
 #: Name of the raw file the constructors write into ``root/raw``.
 RAW_FILE = "edge_flows.npz"
 # the processed file's layout: a file of another version (or none) is re-processed on opening
-_VERSION = 2
+_VERSION = 3  # 1: the earlier layouts; 2: development states of this one
 _PARTS = ("paths", "labels", "pos", "masks", "sample_ids", "edge_weights")
 
 
