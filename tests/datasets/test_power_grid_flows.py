@@ -18,7 +18,7 @@ pytest.importorskip("pandapower")
 from topo_contrastive import HodgeDecomposition  # noqa: E402
 from topo_contrastive.datasets import EdgeFlows, PowerGridFlows  # noqa: E402
 from topo_contrastive.datasets import power_grid_flows as pgf  # noqa: E402
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file  # noqa: E402
+from topo_contrastive.datasets._file import read_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 # pandapower's mismatch tolerance is 1e-8 in per unit of the case's base power (100 MVA)
@@ -166,11 +166,18 @@ def test_cycle_lifting_gives_independent_cycles(tmp_path):
 def test_export_is_an_edge_flow_file_with_edge_weights(ac, tmp_path):
     path = tmp_path / "grid.npz"
     ac.to_npz(path)
-    content = read_edge_flow_file(str(path))
+    content = read_file(str(path))
     assert np.array_equal(content["edge_weights"], ac.edge_weights.numpy())
-    assert np.array_equal(content["labels"], ac._data.y.numpy())
+    assert np.array_equal(content["y"], ac._data.y.numpy())
     back = EdgeFlows(str(tmp_path / "ds"), file=str(path), log=False)
     assert torch.equal(back._data.x_1, ac._data.x_1) and torch.equal(back.train_mask, ac.train_mask)
+    assert torch.equal(back.edge_weights, ac.edge_weights) and torch.equal(back.pos, ac.pos)
+    view = tmp_path / "view.npz"
+    ac[3:9].to_npz(view)  # a view: its rows, its split
+    part = EdgeFlows(str(tmp_path / "part"), file=str(view), log=False)
+    assert torch.equal(part._data.x_1.view(6, -1), ac._data.x_1.view(12, -1)[3:9])
+    assert torch.equal(part.labels, ac.labels[3:9])
+    assert torch.equal(part.test_mask, ac.test_mask[3:9])
 
 
 @pytest.mark.parametrize(

@@ -124,11 +124,11 @@ def load_data_file(
     data_root: str | os.PathLike = "data",
     log: bool = False,
 ) -> Any:
-    """Open an edge-flow file of one's own as a dataset: flows on one complex (the ``.npz``
-    format of :class:`~topo_contrastive.datasets.EdgeFlows`) or samples on complexes of their
-    own (:class:`~topo_contrastive.datasets.ManyComplexFlows`).
+    """Open an edge-flow file of one's own (the ``.npz`` format of
+    :class:`~topo_contrastive.datasets.EdgeFlows`: flows on one complex or on many) as a
+    dataset.
 
-    The file is only read; the processed form of flows on one complex goes to
+    The file is only read; its processed form goes to
     ``data_root/edge_flows/<file stem>/processed`` (re-made when the file changes).
 
     Args:
@@ -141,11 +141,9 @@ def load_data_file(
         ValueError / TypeError: not a valid edge-flow file (the message names the key);
             ``data_root`` is (or lies under) a file.
     """
-    from topo_contrastive.datasets import EdgeFlows, ManyComplexFlows, is_many_complex_file
+    from topo_contrastive.datasets import EdgeFlows
 
     file = require_file(Path(path).expanduser(), "data file")
-    if is_many_complex_file(file):
-        return ManyComplexFlows(file)
     root = _data_root(data_root) / "edge_flows" / file.stem
     return EdgeFlows(str(root), file=str(file), log=log)
 
