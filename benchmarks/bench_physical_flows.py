@@ -7,7 +7,8 @@ Regenerates the tables of ``docs/results/physical_flows.md``:
    whole per-sample loop (the ratio the target bounds by 1.2), and the wall-clock.
 2. **Hodge energy fractions** of the true flows (the ``state`` / ``demand`` task) in the unit
    metric and in the physical one (``W1 = diag(edge_weights)``: reactance, resistance), by
-   the weighted least squares of ``benchmarks/_weighted_hodge.py``.
+   the library's :class:`~topo_contrastive.HodgeDecomposition` of the complex
+   ``with_weights("resistance", edge=...)``.
 3. **Probe table** of every task: the task exported with ``to_npz``, then ``python -m
    topo_contrastive.cli pretrain`` (SSCL_Spec, the defaults) for each ``--seeds`` and
    ``evaluate --supervised --seeds <splits>`` on the same file (pre-trained encoder,
@@ -37,8 +38,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from benchmarks._weighted_hodge import energy_fractions, weighted_parts  # noqa: E402
 
 POWER = ("case118", "case1354pegase", "case9241pegase")
 WATER = ("Net3", "ky10")
@@ -78,6 +77,21 @@ def sample_making(root: Path, samples: int, jobs: int, name: str) -> dict[str, A
 
 
 # ---------------------------------------------------------------------------- 2. energy
+def energy_fractions(ops: Any, weights: np.ndarray, flows: np.ndarray) -> np.ndarray:
+    """Each Hodge part's share of the energy of ``flows [S, N1]`` in the metric ``W1 =
+    diag(weights)``, ``W0 = I`` (the unit metric for unit weights), ``[S, 3]``; the iterative
+    backend, whose harmonic part is the remainder (the linearised metric's weights span
+    twelve orders of magnitude)."""
+    import torch
+
+    from topo_contrastive import HodgeDecomposition
+
+    hodge = HodgeDecomposition(ops.with_weights("resistance", edge=weights), backend="iterative")
+    parts = hodge(torch.from_numpy(np.asarray(flows, dtype=np.float64)))
+    energy = np.stack([(p.numpy() ** 2 * weights).sum(axis=1) for p in parts], axis=1)
+    return energy / np.maximum(energy.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+
+
 def energy_rows(root: Path, samples: int, jobs: int, nets: tuple[str, ...]) -> list[dict]:
     """Mean (std) Hodge energy fractions of the true flows in the two metrics."""
     rows = []
@@ -93,11 +107,11 @@ def energy_rows(root: Path, samples: int, jobs: int, nets: tuple[str, ...]) -> l
             metrics.append(("linearised", None))
         for metric, weights in metrics:
             if weights is None:
-                frac = np.concatenate([energy_fractions(weighted_parts(
-                    ops.B1, ops.B2, lin, f[s:s + 1]), lin) for s in range(min(100, len(f)))
+                frac = np.concatenate([energy_fractions(ops, lin, f[s:s + 1])
+                    for s in range(min(100, len(f)))
                     for lin in [w * np.maximum(np.abs(f[s]) / 1e3, 1e-9) ** 0.852]])  # fmt: skip
             else:
-                frac = energy_fractions(weighted_parts(ops.B1, ops.B2, weights, f), weights)
+                frac = energy_fractions(ops, weights, f)
             rows.append({
                 "network": name, "flows": mode.upper() if mode != "-" else "EPANET",
                 "metric": metric, "N0": ops.num_nodes, "N1": ops.num_edges, "N2": ops.num_faces,

@@ -68,7 +68,7 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 
 #: lines of code of a function: its body after the signature and the docstring, without
 #: blank lines and comment-only lines
-MAX_FUNCTION_LINES = 80
+MAX_FUNCTION_LINES = 60
 #: the same limit for the experiments beside the library
 MAX_EXPERIMENT_FUNCTION_LINES = 60
 #: lines of a module file, all counted

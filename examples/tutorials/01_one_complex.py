@@ -20,8 +20,8 @@ last line); the numbers of the paper's protocol are in
 # :class:`~topo_contrastive.datasets.SyntheticTrajectories` draws random points in the
 # unit square, triangulates them, cuts two square holes, and walks trajectories from the
 # top-left corner to the bottom-right one, passing left or right of the holes: the label.
-# Every sample is ``Data(x_1=[N1, 1], y=[1])``, its edge flow ``x_1`` being +1 on every
-# edge the walk takes along the edge's orientation and -1 against it.
+# Every sample is a ``ComplexData(x_1=[N1, 1], y=[1])`` on the shared complex, its edge flow
+# ``x_1`` being +1 on every edge the walk takes along the edge's orientation and -1 against it.
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

@@ -49,10 +49,11 @@ print("largest mismatch (MW):", np.abs(B1 @ f.T - abs(B1) @ losses.T / 2 + p.T).
 # ------------------------
 # Power flows from generators to loads: almost all of their energy is in the gradient part
 # (a potential difference, the bus voltage angles), a little circulates around the
-# triangles (curl) and around the grid's larger loops (harmonic). In the reactance metric
-# (``ds.edge_weights``) a DC power flow would be a gradient exactly; the unit metric used
-# here mixes the parts by the lines' different reactances.
-hodge = HodgeDecomposition(ops)
+# triangles (curl) and around the grid's larger loops (harmonic): in the unit metric, which
+# mixes the parts by the lines' different reactances. ``ds.complex`` carries the reactance
+# metric (``ds.edge_weights``), in which a DC power flow is a gradient exactly and these AC
+# flows almost (:doc:`08_weights_and_metrics`); ``with_weights("unweighted")`` drops it.
+hodge = HodgeDecomposition(ops.with_weights("unweighted"))
 print(hodge.dims)
 parts = hodge(ds.flows[:1].unsqueeze(-1))  # the first sample's true flows, [1, N1, 1]
 energy = {k: float((getattr(parts, k) ** 2).sum()) for k in ("gradient", "curl", "harmonic")}

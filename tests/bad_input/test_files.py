@@ -11,7 +11,7 @@ import torch
 
 from tests.bad_input.conftest import EDGES, expect, small_complex
 from topo_contrastive import ComplexOperators
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
+from topo_contrastive.datasets._file import read_file as read_edge_flow_file
 from topo_contrastive.io import load_encoder, save_encoder
 from topo_contrastive.nn import SCNN
 from topo_contrastive.training.embeddings import read_embeddings, write_embeddings

@@ -101,7 +101,7 @@ def test_mixed_layouts(case):
 
 # ------------------------------------------------------------------ sizes from small files
 def _npz(tmp_path, **arrays):
-    from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
+    from topo_contrastive.datasets._file import read_file as read_edge_flow_file
 
     path = tmp_path / "data.npz"
     np.savez(path, flows=np.ones((3, 1)), **arrays)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from benchmarks.bench_read_many import loglog_slope, main, read_one_by_one, write_triangles
-from topo_contrastive.datasets import read_many_complexes
+from topo_contrastive.datasets import EdgeFlows
 
 
 def test_the_benchmark_writes_its_table_and_checks_the_baseline(tmp_path, capsys):
@@ -20,7 +20,7 @@ def test_the_benchmark_writes_its_table_and_checks_the_baseline(tmp_path, capsys
 
 def test_the_triangles_are_valid_and_randomly_oriented(tmp_path):
     write_triangles(tmp_path / "t.npz", 50, seed=3)
-    samples = read_many_complexes(tmp_path / "t.npz")["samples"]
+    samples = EdgeFlows(str(tmp_path / "ds"), file=tmp_path / "t.npz", log=False)
     signs = [s.complex().B2.toarray().ravel().tolist() for s in samples]
     assert len(samples) == 50 and len({tuple(v) for v in signs}) > 2  # orientations differ
     data, _ = read_one_by_one(tmp_path / "t.npz")

@@ -251,7 +251,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(files, tmp_path, capsys):
     ckpt = str(ckpt_dir / "encoder.pt")
     bad = tmp_path / "bad.npz"
     with np.load(files["unlabelled"]) as f:
-        arrays = {k: f[k] for k in f.files if k != "B1_value"}
+        arrays = {k: f[k] for k in f.files if k != "incidence_1_value"}
     np.savez(bad, **arrays)
     cases = [
         (
@@ -261,7 +261,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(files, tmp_path, capsys):
         ),
         (
             ["pretrain", "--data-file", str(bad), "--config", "SCL"],
-            "lacks the key(s) ['B1_value']",
+            "lacks the key(s) ['incidence_1_value']",
             None,
         ),
         (
@@ -358,10 +358,10 @@ def test_evaluate_refuses_a_split_the_probe_cannot_run_on_before_any_fit(
 
     with np.load(files["labelled"]) as f:
         arrays = {k: f[k] for k in f.files}
-    labels = np.zeros_like(arrays["labels"])
+    labels = np.zeros_like(arrays["y"])
     labels[0] = 1
     rare = tmp_path / "rare.npz"
-    np.savez(rare, **{**arrays, "labels": labels})
+    np.savez(rare, **{**arrays, "y": labels})
     ckpt = tmp_path / "encoder.pt"
     ckpt.write_bytes(b"not read")
 

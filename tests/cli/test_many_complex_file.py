@@ -15,7 +15,7 @@ from torch_geometric.data import Batch
 
 from tests._commands import main
 from tests._many_complexes import many_complexes
-from topo_contrastive.datasets import write_many_complexes
+from topo_contrastive.datasets import EdgeFlows
 from topo_contrastive.evaluation.probe import probe_splits
 from topo_contrastive.io import load_encoder
 from topo_contrastive.training import ExperimentData, embed, load_data_file
@@ -23,7 +23,7 @@ from topo_contrastive.training.embeddings import read_embeddings
 
 
 def _data(path):
-    return ExperimentData.from_dataset(load_data_file(path), "networks")
+    return ExperimentData.from_dataset(load_data_file(path, path.parent / "data"), "networks")
 
 FLAGS = ["--threads", "1", "--no-progress"]
 
@@ -43,8 +43,8 @@ def run(tmp_path_factory):
     """12 labelled samples, each on its own complex, in one file; pre-trained once."""
     root = tmp_path_factory.mktemp("cli_many")
     path = root / "networks.npz"
-    write_many_complexes(path, many_complexes(12, seed=3, cells=True),
-                         sample_ids=[f"net-{i}" for i in range(12)])  # fmt: skip
+    EdgeFlows.write_npz(path, many_complexes(12, seed=3, cells=True),
+                        sample_ids=[f"net-{i}" for i in range(12)])  # fmt: skip
     status, _, err = _run(["pretrain", "--data-file", path, "--config", "SSCL_Spec",
                            "--epochs", "1", "--hidden-channels", "8", "--out", root / "pre",
                            "--data-root", root / "data", *FLAGS])  # fmt: skip

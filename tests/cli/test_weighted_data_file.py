@@ -10,7 +10,7 @@ import pytest
 from tests._commands import main
 from tests._tiny import tiny_dataset
 from topo_contrastive.datasets import EdgeFlows
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
+from topo_contrastive.datasets._file import read_file as read_edge_flow_file
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_the_file_gives_the_weighted_complex(weighted_file, tmp_path):
     root, path, lengths = weighted_file
     with np.load(path) as f:
         assert f["edge_weights"].tolist() == lengths.tolist()
-        assert f["node_weights"].tolist() == [1.0] * f["B1_shape"][0]
+        assert f["node_weights"].tolist() == [1.0] * f["cell_counts"][0, 0]
     ds = EdgeFlows(str(tmp_path / "ds"), file=str(path), log=False)
     assert ds.complex.metric == "weighted" and ds.complex.hodge_star(1).tolist() == lengths.tolist()
     bad = dict(np.load(path))

@@ -419,11 +419,11 @@ def test_cell_complex_data_files_by_cycles_and_by_incidence(tmp_path):
 
 @pytest.mark.parametrize(
     "weights, message",
-    [(np.ones(3), r"shape \[N1\] = \[4\]"), (np.array([1.0, 2.0, 0.0, 1.0]), "positive and finite"),
-     (np.array([1.0, np.nan, 1.0, 1.0]), "positive and finite")],
+    [(np.ones(3), r"shape \[N1\] with N1 = 4"), (np.array([1.0, 2.0, 0.0, 1.0]), "be positive"),
+     (np.array([1.0, np.nan, 1.0, 1.0]), "NaN or inf weights")],
 )  # fmt: skip
 def test_the_optional_edge_weights_key_is_read_and_checked(tmp_path, weights, message):
-    from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file
+    from topo_contrastive.datasets._file import read_file as read_edge_flow_file
 
     ops = ComplexOperators.from_simplices([[0, 1], [1, 2], [0, 2], [2, 3]], [[0, 1, 2]])
     good = tmp_path / "good.npz"

@@ -69,7 +69,7 @@ def test_holes_are_visible(tmp_path):
     for centre in ((0.3, 0.3), (0.7, 0.7)):  # centres of the two holes: background
         assert (pixel(*centre) == 255).all()
     pos = ds.pos.numpy()
-    tri = ds.triangles.numpy()
+    tri = ds.complex.triangles
     u, v = pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]]
     area = np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
     centroid = pos[tri[np.argmax(area)]].mean(axis=0)  # inside a filled triangle: shaded

@@ -15,11 +15,10 @@ import torch
 
 pytest.importorskip("pandapower")
 
-from benchmarks._weighted_hodge import energy_fractions, weighted_parts  # noqa: E402
 from topo_contrastive import HodgeDecomposition  # noqa: E402
 from topo_contrastive.datasets import EdgeFlows, PowerGridFlows  # noqa: E402
 from topo_contrastive.datasets import power_grid_flows as pgf  # noqa: E402
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file  # noqa: E402
+from topo_contrastive.datasets._file import read_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 # pandapower's mismatch tolerance is 1e-8 in per unit of the case's base power (100 MVA)
@@ -79,19 +78,30 @@ def _branches():
     return pgf._branches(pgf._load_case("case118"))
 
 
+def _fractions(ops, flows):
+    """Each Hodge part's share of the flows' energy in the complex's metric, ``[S, 3]``."""
+    parts = HodgeDecomposition(ops)(flows)
+    w = torch.from_numpy(ops.hodge_star(1))
+    energy = torch.stack([(p * p * w).sum(1) for p in parts], 1)
+    return (energy / energy.sum(1, keepdim=True)).numpy()
+
+
 def test_dc_flows_are_gradients_in_the_reactance_metric(dc):
-    B1, B2, w = dc.complex.B1, dc.complex.B2, dc.edge_weights.numpy()
-    f, p = dc.flows.numpy(), dc.injections.numpy()
-    assert np.abs(B1 @ f.T + p.T).max() < 1e-9 * np.abs(f).max()  # lossless: B1 f = -p
-    grad, curl, harm = weighted_parts(B1, B2, w, f)
-    assert np.linalg.norm(curl + harm) / np.linalg.norm(f) < 1e-8
-    fractions = energy_fractions(weighted_parts(B1, B2, np.ones_like(w), f), np.ones_like(w))
-    assert fractions[:, 1:].sum(axis=1).min() > 1e-3  # not a gradient in the unit metric
-    hd = HodgeDecomposition(dc.complex)
-    parts = hd.decompose(torch.as_tensor(f[:2], dtype=torch.float64).unsqueeze(-1))
-    unit = weighted_parts(B1, B2, np.ones_like(w), f[:2])
-    for mine, lib in zip(unit, parts, strict=True):  # unit weights: the library's parts
-        assert np.allclose(mine, lib.squeeze(-1).numpy(), atol=1e-8)
+    ops, w = dc.complex, dc.edge_weights.numpy()
+    assert ops.metric == "resistance" and np.array_equal(ops.hodge_star(1), w)
+    assert ops.hodge_star(0).tolist() == [1.0] * 118 and ops.hodge_star(2).tolist() == [1.0] * 23
+    B1, f, p = ops.B1, dc.flows, dc.injections.numpy()
+    assert np.abs(B1 @ f.numpy().T + p.T).max() < 1e-9 * float(f.abs().max())  # B1 f = -p
+    fractions = _fractions(ops, f)
+    assert fractions[:, 0].min() >= 1 - 1e-8 and fractions[:, 1:].max() < 1e-8
+    parts = HodgeDecomposition(ops)(f)
+    # the dense W1-orthogonal projection on the gradients W1^-1 B1^T phi
+    B, Winv = B1.toarray(), np.diag(1 / w)
+    grad = (Winv @ B.T @ np.linalg.pinv(B @ Winv @ B.T) @ B @ f.numpy().T).T
+    assert np.abs(parts.gradient.numpy() - grad).max() < 1e-10 * float(f.abs().max())
+    assert float((parts.curl + parts.harmonic).norm() / f.norm()) < 1e-8
+    unit = _fractions(ops.with_weights("unweighted"), f)
+    assert unit[:, 1:].sum(axis=1).min() > 1e-3  # not a gradient in the unit metric
 
 
 def test_state_labels_are_the_thirds_of_the_load_range(dc):
@@ -156,11 +166,18 @@ def test_cycle_lifting_gives_independent_cycles(tmp_path):
 def test_export_is_an_edge_flow_file_with_edge_weights(ac, tmp_path):
     path = tmp_path / "grid.npz"
     ac.to_npz(path)
-    content = read_edge_flow_file(str(path))
+    content = read_file(str(path))
     assert np.array_equal(content["edge_weights"], ac.edge_weights.numpy())
-    assert np.array_equal(content["labels"], ac._data.y.numpy())
+    assert np.array_equal(content["y"], ac._data.y.numpy())
     back = EdgeFlows(str(tmp_path / "ds"), file=str(path), log=False)
     assert torch.equal(back._data.x_1, ac._data.x_1) and torch.equal(back.train_mask, ac.train_mask)
+    assert torch.equal(back.edge_weights, ac.edge_weights) and torch.equal(back.pos, ac.pos)
+    view = tmp_path / "view.npz"
+    ac[3:9].to_npz(view)  # a view: its rows, its split
+    part = EdgeFlows(str(tmp_path / "part"), file=str(view), log=False)
+    assert torch.equal(part._data.x_1.view(6, -1), ac._data.x_1.view(12, -1)[3:9])
+    assert torch.equal(part.labels, ac.labels[3:9])
+    assert torch.equal(part.test_mask, ac.test_mask[3:9])
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,9 @@ def test_sizes_and_types(ds):
     assert 1000 <= n1 <= 1160  # "about 1,080 edges"
     for i in (0, 399):
         d = ds[i]
-        assert set(d.keys()) == {"x_1", "y"}
+        assert set(d.keys()) == {"x_1", "y", "cell_counts", "shared_complex", "num_nodes"}
+        assert d.cell_counts.tolist() == [[ds.complex.num_nodes, n1, ds.complex.num_triangles]]
+        assert d.is_shared and d.num_nodes == ds.complex.num_nodes  # as on_shared_complex
         assert d.x_1.shape == (n1, 1) and d.x_1.dtype == torch.float32
         assert d.y.shape == (1,) and d.y.dtype == torch.long
     assert ds.pos.shape == (ds.complex.num_nodes, 2)
@@ -187,7 +189,7 @@ def test_complex_has_two_holes(ds):
     pos = ds.pos.numpy()
     for lo, hi in ((0.2, 0.4), (0.6, 0.8)):
         assert not (((pos >= lo) & (pos <= hi)).all(axis=1)).any()  # no vertex in a hole
-    assert ops.num_nodes == len(np.unique(ds.triangles.numpy()))  # no orphaned vertex
+    assert ops.num_nodes == len(np.unique(ds.complex.triangles))  # no orphaned vertex
 
 
 def test_generator_matches_its_description():
@@ -277,8 +279,8 @@ def test_processed_file_is_plain(ds):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         obj = torch.load(path, weights_only=True)
-    assert obj["edges"].shape == (ds.complex.num_edges, 2)
-    assert obj["path_ptr"].shape == (401,)
+    assert obj["complex"]["B1_index"].shape == (2, 2 * ds.complex.num_edges)
+    assert obj["path_ptr"].shape == (401,) and obj["data"]["x_1"].shape == (400 * 1082, 1)
 
 
 def test_reload_does_not_regenerate(ds, monkeypatch):

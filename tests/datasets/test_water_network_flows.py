@@ -11,7 +11,7 @@ pytest.importorskip("wntr")
 
 from topo_contrastive.datasets import WaterNetworkFlows  # noqa: E402
 from topo_contrastive.datasets import water_network_flows as wnf  # noqa: E402
-from topo_contrastive.datasets._edge_flow_file import read_edge_flow_file  # noqa: E402
+from topo_contrastive.datasets._file import read_file  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_determinism_by_seed(tmp_path):
 
 def test_export_keeps_the_resistances(leaks, tmp_path):
     leaks.to_npz(tmp_path / "net3.npz")
-    content = read_edge_flow_file(str(tmp_path / "net3.npz"))
+    content = read_file(str(tmp_path / "net3.npz"))
     assert np.array_equal(content["edge_weights"], leaks.edge_weights.numpy())
     # Hazen-Williams: a pipe twice as long has twice the resistance
     wn = wnf._load("Net3")

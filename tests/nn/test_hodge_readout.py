@@ -8,6 +8,7 @@ import torch
 from tests.nn._helpers import delaunay_complex, tiny_complex
 from topo_contrastive import ComplexOperators, HodgeDecomposition
 from topo_contrastive.nn import SCNN, HodgeReadout, canonical_harmonic_basis
+from topo_contrastive.nn.harmonic_features import harmonic_sketch
 
 
 def _holey_complex(seed: int = 0) -> ComplexOperators:
@@ -336,3 +337,35 @@ def test_edge_perm_reads_renumbered_features(kwargs):
     energies = HodgeReadout(HodgeDecomposition(ops), energies=True)
     with pytest.raises(ValueError, match="`edge_perm` is not supported with energies=True"):
         energies(H.float(), edge_perm=perm)
+
+
+@pytest.mark.parametrize("harmonic", ["exact", "sketch"])
+def test_coordinates_in_the_metric_of_a_weighted_complex(harmonic):
+    ops = _holey_complex(2)
+    w = np.random.default_rng(3).uniform(0.05, 20.0, ops.num_edges)
+    hodge = HodgeDecomposition(ops.with_weights("resistance", edge=w))
+    readout = HodgeReadout(hodge, pool="none", harmonic=harmonic, sketch_dim=6)
+    H = torch.randn(3, ops.num_edges, 2, generator=torch.Generator().manual_seed(4),
+                    dtype=torch.float64)  # fmt: skip
+    # the dense projectors of the W1 metric (docs/weights.md)
+    B1, B2, W = ops.B1.toarray(), ops.B2.toarray(), np.diag(w)
+    pg = np.diag(1 / w) @ B1.T @ np.linalg.pinv(B1 @ np.diag(1 / w) @ B1.T) @ B1
+    pc = B2 @ np.linalg.pinv(B2.T @ W @ B2) @ B2.T @ W
+    out = readout(H).view(3, -1, 2).numpy()  # [B, d, C]
+    scale = np.abs(out).max()
+    # the gradient and curl parts in the metric leave the coordinates where they are
+    moved = readout(H + torch.from_numpy(np.einsum("ef,bfc->bec", pg + pc, H.numpy())))
+    np.testing.assert_allclose(moved.view(3, -1, 2).numpy(), out, atol=1e-5 * scale)
+    if harmonic == "exact":  # U^T W1 H, U W1-orthonormal: U (U^T W1 H) = P_H H
+        u = canonical_harmonic_basis(hodge)[0]
+        np.testing.assert_allclose(u.T @ W @ u, np.eye(u.shape[1]), atol=1e-10)
+        np.testing.assert_allclose(out, u.T @ W @ H.numpy(), atol=1e-5 * scale)
+        ph = np.eye(ops.num_edges) - pg - pc
+        np.testing.assert_allclose(np.einsum("ek,bkc->bec", u, out), ph @ H.numpy(),
+                                   atol=1e-5 * scale)  # fmt: skip
+    # unweighted: the basis (or the sketch) itself
+    plain = HodgeDecomposition(ops)
+    m = (canonical_harmonic_basis(plain)[0] if harmonic == "exact"
+         else harmonic_sketch(plain, 6))  # fmt: skip
+    unweighted = HodgeReadout(plain, pool="none", harmonic=harmonic, sketch_dim=6)
+    assert torch.equal(unweighted.harmonic_basis, torch.from_numpy(m).float())

@@ -98,7 +98,7 @@ def test_a_training_step_is_the_public_pipeline_step(tiny_data):
                                  sampler=order)))  # fmt: skip
     batch = views(batch)
     L_down, L_up = tiny_data.complex.laplacians()
-    rows = batch.batch  # [B * N1]
+    rows = batch.batch_1  # [B * N1]: the edges' batch vector of the shared-complex samples
     z1 = model.head(model.encoder(batch.x_1_view1, (L_down, L_up), rows))
     z2 = model.head(model.encoder(batch.x_1_view2, (L_down, L_up), rows))
     loss = _make_loss(cfg, False)(z1, z2, hodge_parts=batch.hodge_parts)

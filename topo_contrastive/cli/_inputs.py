@@ -81,8 +81,8 @@ def load(args: argparse.Namespace, name: str) -> Any:
     return ExperimentData.from_dataset(ds, name)
 
 
-#: The commands that read a ``--data-file`` of many complexes (the layout with
-#: ``cell_counts``, :class:`~topo_contrastive.datasets.ManyComplexFlows`).
+#: The commands that read a ``--data-file`` of many complexes (several rows of
+#: ``cell_counts``, :class:`~topo_contrastive.datasets.EdgeFlows`).
 MANY_COMPLEX_COMMANDS = ("pretrain", "evaluate", "embed")
 
 
@@ -94,14 +94,14 @@ def refuse_many_file(args: argparse.Namespace, path: str | os.PathLike) -> None:
         ValueError: ``path`` has the many-complex layout and the command is not one of
             :data:`MANY_COMPLEX_COMMANDS`.
     """
-    from topo_contrastive.datasets import is_many_complex_file
+    from topo_contrastive.datasets._file import complexes_in
 
     command = getattr(args, "command", None)
-    if command not in MANY_COMPLEX_COMMANDS and is_many_complex_file(path):
+    if command not in MANY_COMPLEX_COMMANDS and complexes_in(path) > 1:
         raise ValueError(
             f"`{command}` reads one complex per --data-file, but '{path}' holds many complexes "
-            f"(the many-complex layout, key 'cell_counts'); {', '.join(MANY_COMPLEX_COMMANDS)} "
-            "read that layout"
+            f"(several rows of its key 'cell_counts'); {', '.join(MANY_COMPLEX_COMMANDS)} "
+            "read those"
         )
 
 

@@ -42,7 +42,7 @@ from topo_contrastive.evaluation.references import (
 from topo_contrastive.training import loop as training
 from topo_contrastive.training.configs import ExperimentConfig
 from topo_contrastive.training.data import ExperimentData
-from topo_contrastive.training.diagnostics import pretrain_diagnostics
+from topo_contrastive.training.diagnostics import common_share, pretrain_diagnostics
 from topo_contrastive.training.embeddings import write_embeddings
 
 
@@ -199,7 +199,8 @@ def pretrain_to_folder(
         h = training.embed(result.encoder, data, device=group.device)
         result.diagnostics = pretrain_diagnostics(result.losses, result.chance_losses, h,
                                                   flow_rms=data.flow_rms * data.input_scale,
-                                                  common_share=data.common_share)
+                                                  common_share=None if data.flows is None
+                                                  else common_share(data.flows))
         meta["diagnostics"] = result.diagnostics
         layout = {k: v for k, v in data.record().items() if k == "data_layout"}
         io.save_encoder(result.encoder, out / "encoder.pt", complex=data.complex,

@@ -3,10 +3,11 @@ regions, the observed flows, the parallel sample loop and the processed file's e
 
 :class:`~topo_contrastive.datasets.PowerGridFlows` and
 :class:`~topo_contrastive.datasets.WaterNetworkFlows` build on :class:`PhysicalFlowDataset`.
-Their processed file is the base's (``_base.py``) with one more key, ``physical``: a dict of
-tensors and strings (the 2-cells as node cycles, the edge weights, the true flows, the node
-injections, the losses, the observed edges, the regions, per-sample draws, the failed solves
-and the settings as JSON), so that it still loads with ``weights_only=True``.
+Their processed file is :class:`~topo_contrastive.datasets.EdgeFlows`' (the measured flows, the
+labels, the complex and its ``pos``) with one more key, ``physical``: a dict of tensors and
+strings (the 2-cells as node cycles, the edge weights, the true flows, the node injections, the
+losses, the observed edges, the regions, per-sample draws, the failed solves and the settings
+as JSON), so that it still loads with ``weights_only=True``.
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ import torch
 
 from topo_contrastive._utils.checks import check_int, check_real
 from topo_contrastive.complex import ComplexOperators, short_cycles
-from topo_contrastive.datasets._base import EdgeFlowDataset
-from topo_contrastive.datasets._edge_flow_file import write_edge_flow_file
-from topo_contrastive.datasets._edge_flow_samples import Names, validate_samples
-from topo_contrastive.datasets.edge_flows import _resplit, _stratified_masks
+from topo_contrastive.datasets._checks import stratified_masks
+from topo_contrastive.datasets._file import content_of
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 
 LIFTINGS = ("triangles", "cycles")
 SPLIT_RATIO = (0.6, 0.2, 0.2)
@@ -225,65 +225,51 @@ def report_failures(name: str, failed: int, num_samples: int) -> None:
 
 
 # ---------------------------------------------------------------------------- the dataset
-class PhysicalFlowDataset(EdgeFlowDataset):
+class PhysicalFlowDataset(EdgeFlows):
     """Base of the physical-flow datasets (private): one network, samples from a solver.
 
-    Subclasses set their options, implement ``process()`` (calling :meth:`_save_physical`)
-    and ``processed_file_names``.
+    Subclasses set their options, call ``_open`` and implement ``process()`` (calling
+    :meth:`_save_physical`) and ``processed_file_names``.
     """
 
-    _physical: dict[str, Any]
-
-    def _save_physical(
-        self,
-        edges: np.ndarray,
-        cells: list[list[int]],
-        num_nodes: int,
-        pos: np.ndarray,
-        true_flows: np.ndarray,
-        labels: np.ndarray,
-        extra: dict[str, Any],
-    ) -> None:
-        """Write the processed file: samples ``x_1`` = the measured flows (:func:`observe`),
-        ``y`` = ``labels``; ``extra`` holds ``edge_weights``, ``injections``, ``losses``
-        (or ``None``), ``regions``, ``sample_info`` (dict of ``[S]`` arrays), ``num_failed``
-        and ``settings`` (a JSON-able dict)."""
+    def _save_physical(self, name: str, edges: np.ndarray, num_nodes: int, pos: np.ndarray,
+                       out: dict[str, np.ndarray], labels: np.ndarray, extra: dict[str, Any],
+                       started: float) -> None:  # fmt: skip
+        """Lift the network to its 2-cells and write the processed file: samples ``x_1`` = the
+        measured flows (:func:`observe`) of :func:`run_chunks`' ``out``, ``y`` = ``labels``;
+        ``extra`` holds ``edge_weights``, ``losses`` (or ``None``), ``regions``,
+        ``sample_info`` (dict of ``[S]`` arrays) and ``settings`` (a JSON-able dict, to which
+        the failed solves and the seconds since ``started`` are added)."""
+        failed = int(out["failed"].sum())
+        report_failures(name, failed, self.num_samples)
+        cells = lift(edges, num_nodes, self.lifting, self.max_cycle_length)
+        extra["settings"].update(num_failed=failed, seconds={
+            "solve": float(out["solve_s"].sum()), "total": float(out["total_s"].sum()),
+            "wall": time.perf_counter() - started})  # the making, saving aside  # fmt: skip
+        true_flows = out["flows"]
         ops = ComplexOperators.from_cells(edges, cells or None, num_nodes)
         measured, mask = observe(true_flows, self.observed, self.noise, self.seed)
-        std = _stratified_masks(labels, labels.size, SPLIT_RATIO, self.seed)
-        masks = {k: torch.from_numpy(v) for k, v in std.items()}
-        paths = [[] for _ in range(labels.size)]
-        obj = self._build_processed(
-            torch.from_numpy(measured), torch.from_numpy(labels), ops, pos, paths, masks
-        )
+        masks = stratified_masks(labels, labels.size, SPLIT_RATIO, self.seed)
         lengths = np.array([len(c) for c in cells], dtype=np.int64)
         t = lambda a: None if a is None else torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-        obj["physical"] = {
+        self._save(content_of(ops, measured, labels=labels, pos=pos, masks=masks), physical={
             "cell_nodes": t(np.array([v for c in cells for v in c], dtype=np.int64)),
             "cell_ptr": t(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)),
             "flows": t(true_flows.astype(np.float64)),
             "observed_mask": t(mask),
             "edge_weights": t(np.asarray(extra["edge_weights"], dtype=np.float64)),
-            "injections": t(np.asarray(extra["injections"], dtype=np.float64)),
+            "injections": t(np.asarray(out["injections"], dtype=np.float64)),
             "losses": t(extra["losses"]),
             "regions": t(np.asarray(extra["regions"], dtype=np.int64)),
             "sample_info": {k: t(np.asarray(v)) for k, v in extra["sample_info"].items()},
-            "num_failed": int(extra["num_failed"]),
+            "num_failed": failed,
             "settings": json.dumps(extra["settings"], sort_keys=True),
-        }
-        self._save_processed(obj)
+        })  # fmt: skip
 
-    def _load_processed(self, path: str) -> None:
-        super()._load_processed(path)
-        obj = torch.load(path, weights_only=True)
-        if "physical" not in obj:
-            raise ValueError(
-                f"the processed file '{path}' has an unknown format; delete it or pass "
-                "`force_reload=True`"
-            )
-        self._physical = obj["physical"]
+    @property
+    def _physical(self) -> dict[str, Any]:
+        return self._stored["physical"]
 
-    # ------------------------------------------------------------------ the complex
     @property
     def cells(self) -> list[list[int]]:
         """The 2-cells as node cycles (triangles: sorted node triples), in ``B2``'s order."""
@@ -292,13 +278,17 @@ class PhysicalFlowDataset(EdgeFlowDataset):
 
     @property
     def complex(self) -> ComplexOperators:
-        """The network's complex (:class:`ComplexOperators`): edges oriented low -> high in
-        the order of ``x_1``, 2-cells :attr:`cells` (a cell complex where the lifting gives
-        cycles longer than three)."""
-        if self._complex is None:
-            self._complex = ComplexOperators.from_cells(
-                self._edges, self.cells or None, self._num_nodes0
-            )
+        r"""The network's complex (:class:`ComplexOperators`) in its physical metric: edges
+        oriented low -> high in the order of ``x_1``, 2-cells :attr:`cells` (a cell complex
+        where the lifting gives cycles longer than three), and the Hodge star
+        :math:`\mathbf{W}_1 = \operatorname{diag}(` :attr:`edge_weights` :math:`)`,
+        :math:`\mathbf{W}_0 = \mathbf{I}` (``with_weights("resistance", edge=edge_weights)``,
+        as the file of :meth:`to_npz` gives it): its Hodge decomposition, Laplacians and the
+        method's Hodge quantities are in that metric (docs/weights.md);
+        ``complex.with_weights("unweighted")`` is the unit metric."""
+        if self._complex is None:  # EdgeFlows' complex, as stored, in the physical metric
+            ops = super().complex
+            self._complex = ops.with_weights("resistance", edge=self.edge_weights.numpy())
         return self._complex
 
     # ------------------------------------------------------------------ physics
@@ -353,11 +343,6 @@ class PhysicalFlowDataset(EdgeFlowDataset):
         """Provenance, solver settings and the sample distribution, as recorded."""
         return json.loads(self._physical["settings"])
 
-    def _split_full(self, seed: int) -> dict[str, torch.Tensor]:
-        y = self._data.y.view(-1).numpy()
-        std = {s: self._masks[s].numpy() for s in ("train", "val", "test")}
-        return {s: torch.from_numpy(m) for s, m in _resplit(y, std, seed).items()}
-
     # ------------------------------------------------------------------ export
     def to_npz(self, path: str | os.PathLike) -> None:
         """Write this dataset (or view) as an edge-flow file (the format of
@@ -370,12 +355,9 @@ class PhysicalFlowDataset(EdgeFlowDataset):
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"`path` must be a file path (str), got {type(path).__name__}")
-        rows = torch.as_tensor(list(self.indices()), dtype=torch.long)
-        x = self._data.x_1.view(-1, self._edges.shape[0])[rows].numpy()
-        content = validate_samples(
-            self.complex, flows=x, labels=self._data.y.view(-1)[rows].numpy(),
-            pos=self._pos.numpy(), masks={k: v.numpy() for k, v in self.split().items()},
-            name=Names(),
-        )  # fmt: skip
-        content["edge_weights"] = self.edge_weights.numpy()
-        write_edge_flow_file(path, self.complex, content)
+        x = self._rows(self._data.x_1.view(-1, self.complex.num_edges)).numpy()
+        masks = {k: v.numpy() for k, v in self.split().items()}
+        unit = self.complex.with_weights("unweighted")  # the metric as the key edge_weights
+        EdgeFlows.write_npz(path, unit, x, labels=self.labels.numpy(),
+                            pos=self.pos.numpy(), masks=masks,
+                            edge_weights=self.edge_weights.numpy())  # fmt: skip

@@ -6,6 +6,7 @@ import os
 import shutil
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch_geometric.data import download_url
 
@@ -13,10 +14,11 @@ from topo_contrastive._utils.checks import check_bool
 from topo_contrastive._utils.files import temporary_name
 from topo_contrastive.complex import ComplexOperators
 from topo_contrastive.datasets import _ocean_source as source
-from topo_contrastive.datasets._base import EdgeFlowDataset
+from topo_contrastive.datasets._file import content_of
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 
 
-class OceanDrifters(EdgeFlowDataset):
+class OceanDrifters(EdgeFlows):
     r"""Ocean drifter trajectories around Madagascar (paper §5; Schaub et al. 2020, §5).
 
     Global Drifter Program buoy tracks discretised on a hexagonal grid: 133 nodes
@@ -35,7 +37,8 @@ class OceanDrifters(EdgeFlowDataset):
     ``download=True``. The processed file loads with ``weights_only=True`` and records
     its ``pre_transform``; another one raises unless ``force_reload=True``.
 
-    Each sample is ``Data(x_1=float32 [320, 1], y=int64 [1])``.
+    Each sample is a :class:`~topo_contrastive.data.ComplexData` on the shared complex
+    (``x_1=float32 [320, 1], y=int64 [1]``, :class:`EdgeFlows`).
 
     Args:
         root: dataset folder (see above).
@@ -77,16 +80,10 @@ class OceanDrifters(EdgeFlowDataset):
     num_test = source.NUM_TEST
     split_seed = source.SPLIT_SEED
 
-    def __init__(
-        self,
-        root: str,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        processed_dir: str | None = None,
-        log: bool = True,
-        download: bool = False,
-    ) -> None:
+    def __init__(self, root: str, transform: Callable | None = None,
+                 pre_transform: Callable | None = None, force_reload: bool = False,
+                 processed_dir: str | None = None, log: bool = True,
+                 download: bool = False) -> None:  # fmt: skip
         self._download_requested = check_bool(download, "download")
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"`root` must be a folder path (str), got {type(root).__name__}")
@@ -118,13 +115,7 @@ class OceanDrifters(EdgeFlowDataset):
                     f"`processed_dir` {self._processed_dir!r} cannot be written; pass "
                     "`processed_dir=` a writable folder"
                 )
-        super().__init__(
-            root,
-            transform=transform,
-            pre_transform=pre_transform,
-            force_reload=force_reload,
-            log=log,
-        )
+        self._open(root, transform, pre_transform, force_reload, log)
 
     # ------------------------------------------------------------------ folders
     @property
@@ -196,18 +187,13 @@ class OceanDrifters(EdgeFlowDataset):
             arrays = source.read_raw(raw_path)
         else:
             arrays = source.load_shipped()
-        ops = ComplexOperators.from_simplices(
-            arrays.edges, arrays.triangles, arrays.pos.shape[0]
-        )
-        paths = [p.tolist() for p in arrays.paths]
-        labels = torch.from_numpy(arrays.labels)
-        flows = torch.stack([ops.path_to_flow(p) for p in paths])  # [S, N1]
-        train = torch.from_numpy(arrays.train_mask)
-        masks = {"train": train, "val": torch.zeros_like(train), "test": ~train}
-        obj = self._build_processed(flows, labels, ops, arrays.pos, paths, masks)
-        self._save_processed(obj)
+        ops = ComplexOperators.from_simplices(arrays.edges, arrays.triangles, arrays.pos.shape[0])
+        train = arrays.train_mask
+        masks = {"train": train, "val": np.zeros_like(train), "test": ~train}
+        self._save(content_of(ops, None, paths=arrays.paths, labels=arrays.labels, pos=arrays.pos,
+                            masks=masks))  # fmt: skip
 
     def _split_full(self, seed: int) -> dict[str, torch.Tensor]:
         # numpy.random.seed(seed); numpy.random.shuffle(mask), without touching the global RNG.
-        train = torch.from_numpy(source.legacy_split(seed, self._masks["train"].numel()))
+        train = torch.from_numpy(source.legacy_split(seed, self._stored["train_mask"].numel()))
         return {"train": train, "val": torch.zeros_like(train), "test": ~train}

@@ -7,19 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from topo_contrastive._utils.extras import require_extra
 from topo_contrastive._utils.files import atomic_write
 from topo_contrastive.complex import ComplexOperators
+from topo_contrastive.datasets._checks import numpy as _numpy
 
 _COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
-
-
-def _numpy(x: Any) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
 
 
 def plot_complex(

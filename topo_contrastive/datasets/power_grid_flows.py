@@ -196,9 +196,9 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
 
     A pandapower case by name (:data:`POWER_CASES`): buses are nodes, lines and transformers
     edges (parallel branches as one edge with the summed flow), oriented low -> high; 2-cells
-    from ``lifting``; :attr:`edge_weights` the reactances, in whose metric a DC power flow is
-    a gradient. Each sample is one AC (``mode="ac"``) or DC power flow under a seeded load
-    scenario; the edge flow is in MW, and :attr:`flows`, :attr:`losses` and
+    from ``lifting``; :attr:`edge_weights` the reactances, the metric of :attr:`complex`, in
+    which a DC power flow is a gradient. Each sample is one AC (``mode="ac"``) or DC power
+    flow under a seeded load scenario; the edge flow is in MW, and :attr:`flows`, :attr:`losses` and
     :attr:`injections` satisfy Kirchhoff's law at every bus to the solver's tolerance. The
     module docstring gives the complex, the weights, the sample distribution and the solver.
     Failed solves are redrawn and counted (:attr:`num_failed`, a ``UserWarning``).
@@ -254,27 +254,13 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
         (179, 4)
     """
 
-    def __init__(
-        self,
-        root: str,
-        case: str = "case118",
-        task: str = "outage",
-        mode: str = "ac",
-        num_samples: int = 500,
-        seed: int = 0,
-        lifting: str = "triangles",
-        max_cycle_length: int = 6,
-        num_regions: int = 4,
-        observed: float = 0.5,
-        noise: float = 0.01,
-        load_range: tuple[float, float] = (0.8, 1.2),
-        load_sigma: float = 0.1,
-        n_jobs: int = -1,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, case: str = "case118", task: str = "outage", mode: str = "ac",
+                 num_samples: int = 500, seed: int = 0, lifting: str = "triangles",
+                 max_cycle_length: int = 6, num_regions: int = 4, observed: float = 0.5,
+                 noise: float = 0.01, load_range: tuple[float, float] = (0.8, 1.2),
+                 load_sigma: float = 0.1, n_jobs: int = -1, transform: Callable | None = None,
+                 pre_transform: Callable | None = None, force_reload: bool = False,
+                 log: bool = True) -> None:  # fmt: skip
         self.case = phys.check_choice(case, "case", POWER_CASES)
         self.task = phys.check_choice(task, "task", TASKS)
         self.mode = phys.check_choice(mode, "mode", MODES)
@@ -283,12 +269,7 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
         self.load_range = phys.check_pair(load_range, "load_range", 0.0)
         self.load_sigma = check_real(load_sigma, "load_sigma", 0.0)
         require_extra("pandapower", "PowerGridFlows")
-        super().__init__(root, transform=transform, pre_transform=pre_transform,
-                         force_reload=force_reload, log=log)  # fmt: skip
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
+        self._open(root, transform, pre_transform, force_reload, log)
 
     @property
     def processed_file_names(self) -> list[str]:
@@ -321,8 +302,6 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
             labels = region[edges[trip_edge, 0]]
         else:
             labels = phys.level_classes(out["level"], self.load_range)
-        failed = int(out["failed"].sum())
-        phys.report_failures(f"PowerGridFlows({self.case})", failed, self.num_samples)
         settings = {
             "source": f"pandapower {pp.__version__}, pandapower.networks.{self.case}()",
             "solver": "rundcpp" if self.mode == "dc" else {"runpp": AC_SETTINGS},
@@ -333,18 +312,15 @@ class PowerGridFlows(phys.PhysicalFlowDataset):
             "sizes": {"buses": num_nodes, "lines": len(net.line), "trafos": len(net.trafo),
                       "edges": int(edges.shape[0]), "outage_candidates": int(candidates.size),
                       "negative_reactance_edges": negative},
-            "num_failed": failed,
-            "seconds": {"solve": float(out["solve_s"].sum()), "total": float(out["total_s"].sum())},
         }  # fmt: skip
-        cells = phys.lift(edges, num_nodes, self.lifting, self.max_cycle_length)
-        settings["seconds"]["wall"] = time.perf_counter() - started  # the making, saving aside
         extra = {
-            "edge_weights": weights, "injections": out["injections"], "regions": region,
-            "losses": out["losses"] if self.mode == "ac" else None, "num_failed": failed,
+            "edge_weights": weights, "regions": region,
+            "losses": out["losses"] if self.mode == "ac" else None,
             "sample_info": {"load_level": out["level"], "tripped_line": out["trip"],
                             "tripped_edge": trip_edge}, "settings": settings,
         }  # fmt: skip
-        self._save_physical(edges, cells, num_nodes, _bus_xy(net), out["flows"], labels, extra)
+        self._save_physical(f"PowerGridFlows({self.case})", edges, num_nodes, _bus_xy(net), out,
+                            labels, extra, started)  # fmt: skip
 
     def __repr__(self) -> str:
         return (

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch_geometric.data import InMemoryDataset
 
 from topo_contrastive._utils.checks import check_int
 from topo_contrastive.data import ComplexData
+from topo_contrastive.datasets._file import content_of
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 from topo_contrastive.datasets.synthetic_trajectories import (
     generate_trajectories,
     generate_trajectory_complex,
@@ -23,7 +24,7 @@ _CENTRES = ((0.28, 0.42), (0.58, 0.72))
 _SIDES = ((0.18, 0.26), (0.06, 0.12))
 
 
-def random_holes(rng: np.random.Generator) -> tuple[tuple[float, float, float, float], ...]:
+def _random_holes(rng: np.random.Generator) -> tuple[tuple[float, float, float, float], ...]:
     """Two square holes at random places: a large one (side 0.18-0.26) centred in
     :math:`[0.28, 0.42]^2` and a small one (side 0.06-0.12) centred in
     :math:`[0.58, 0.72]^2`, as boxes ``(x_min, x_max, y_min, y_max)``."""
@@ -35,14 +36,15 @@ def random_holes(rng: np.random.Generator) -> tuple[tuple[float, float, float, f
     return tuple(out)
 
 
-class RandomComplexTrajectories(InMemoryDataset):
+class RandomComplexTrajectories(EdgeFlows):
     r"""Trajectory classification across complexes: every sample is a trajectory on a
     complex of its own (a :class:`~topo_contrastive.data.ComplexData`).
 
     Each sample draws ``num_points`` points (uniform in ``points``) in
     :math:`[-0.05, 1.05]^2`, triangulates them (Delaunay), cuts two square holes at random
-    places (:func:`random_holes`: a large one on the lower left, a small one on the upper
-    right) and walks one trajectory of the paper's task on it
+    places (a large one, side 0.18-0.26, centred in :math:`[0.28, 0.42]^2`, and a small one,
+    side 0.06-0.12, centred in :math:`[0.58, 0.72]^2`) and walks one trajectory of the
+    paper's task on it
     (:func:`~topo_contrastive.datasets.generate_trajectory_complex`,
     :func:`~topo_contrastive.datasets.generate_trajectories`): from the top-left corner to
     the bottom-right one through the bottom-left (label 0) or the top-right corner (label 1).
@@ -52,11 +54,12 @@ class RandomComplexTrajectories(InMemoryDataset):
     mirror images of each other (with equal holes, a reflection across the anti-diagonal
     would map one class onto the other, and no numbering-free feature could separate them).
 
-    Every sample holds ``x_1`` ``float32 [N1, 1]`` (the path's edge flow), ``y`` ``int64
-    [1]``, the node coordinates ``pos`` ``[N0, 2]`` and its complex (incidences as
-    index/value pairs). Classes are balanced (``n // 2`` of class 0), in random order. The
-    first ``num_train`` samples are the training split, the next ``num_val`` validation, the
-    rest test.
+    An :class:`EdgeFlows` of many complexes: every sample holds ``x_1`` ``float32 [N1, 1]``
+    (the path's edge flow), ``y`` ``int64 [1]``, the node coordinates ``pos`` ``float64
+    [N0, 2]`` and its complex (incidences as index/value pairs). Classes are balanced
+    (``n // 2`` of class 0), in random order. The first ``num_train`` samples are the
+    standard training split (``train_mask``), the next ``num_val`` validation, the rest test;
+    :meth:`split` draws stratified re-splits of the same per-class sizes.
 
     Args:
         root (str): folder of the processed file.
@@ -66,7 +69,8 @@ class RandomComplexTrajectories(InMemoryDataset):
         num_train (int): size of the training split (default ``600``); ``num_val``
             (default ``200``) the validation split.
         seed (int): seed of ``numpy.random.default_rng`` (default ``0``).
-        transform, pre_transform, pre_filter: as PyG's ``InMemoryDataset``.
+        transform, pre_transform, pre_filter: as PyG's ``InMemoryDataset`` (the
+            ``pre_transform`` recorded as :class:`EdgeFlows` records it).
         log (bool): print PyG's processing messages (default ``True``).
 
     Raises:
@@ -83,19 +87,12 @@ class RandomComplexTrajectories(InMemoryDataset):
         (True, True)
     """
 
-    def __init__(
-        self,
-        root: str,
-        num_samples: int = 1000,
-        points: tuple[int, int] = (80, 160),
-        num_train: int = 600,
-        num_val: int = 200,
-        seed: int = 0,
-        transform: Callable[..., Any] | None = None,
-        pre_transform: Callable[..., Any] | None = None,
-        pre_filter: Callable[..., Any] | None = None,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, num_samples: int = 1000, points: tuple[int, int] = (80, 160),
+                 num_train: int = 600, num_val: int = 200, seed: int = 0,
+                 transform: Callable[..., Any] | None = None,
+                 pre_transform: Callable[..., Any] | None = None,
+                 pre_filter: Callable[..., Any] | None = None,
+                 log: bool = True) -> None:  # fmt: skip
         self.num_samples = check_int(num_samples, "num_samples", 2)
         if not (isinstance(points, (tuple, list)) and len(points) == 2):
             raise TypeError(f"`points` must be a pair (min, max), got {points!r}")
@@ -118,39 +115,25 @@ class RandomComplexTrajectories(InMemoryDataset):
                 f"need about {need / 2**30:.1f} GiB ({BYTES_PER_POINT} bytes a point), above "
                 f"the limit of {MAX_BYTES / 2**30:.0f} GiB: ask for fewer or smaller complexes"
             )
-        super().__init__(root, transform, pre_transform, pre_filter, log=log)
-        self.load(self.processed_paths[0])
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
+        self.pre_filter = pre_filter
+        self._open(root, transform, pre_transform, False, log)
 
     @property
     def processed_file_names(self) -> list[str]:
         lo, hi = self.points
         return [f"rct_n{self.num_samples}_p{lo}-{hi}_s{self.seed}.pt"]
 
-    def download(self) -> None:  # nothing to download: generated
-        return None
-
     def process(self) -> None:
         rng = np.random.default_rng(self.seed)
         n = self.num_samples
         labels = rng.permutation(np.repeat(np.array([0, 1]), [n // 2, n - n // 2]))
-        data_list = []
-        for label in labels.tolist():
-            data_list.append(_sample(rng, self.points, int(label)))
+        samples = [_sample(rng, self.points, int(label)) for label in labels.tolist()]
         if self.pre_filter is not None:
-            data_list = [d for d in data_list if self.pre_filter(d)]
-        if self.pre_transform is not None:
-            data_list = [self.pre_transform(d) for d in data_list]
-        self.save(data_list, self.processed_paths[0])
-
-    def split_indices(self) -> dict[str, torch.Tensor]:
-        """The standard split: ``{"train", "val", "test"}`` index tensors."""
-        a, b = self.num_train, self.num_train + self.num_val
-        idx = torch.arange(len(self))
-        return {"train": idx[:a], "val": idx[a:b], "test": idx[b:]}
+            samples = [d for d in samples if self.pre_filter(d)]
+        bounds = [self.num_train, self.num_train + self.num_val]  # the splits one after another
+        split = np.searchsorted(bounds, np.arange(len(samples)), side="right")
+        masks = {name: split == k for k, name in enumerate(("train", "val", "test"))}
+        self._save(content_of(samples, None, "samples", masks=masks))
 
     def __repr__(self) -> str:
         return (
@@ -172,7 +155,7 @@ def _sample(rng: np.random.Generator, points: tuple[int, int], label: int) -> Co
     when a region of the task holds no vertex)."""
     for _ in range(1000):
         n = int(rng.integers(points[0], points[1] + 1))
-        ops, pos = generate_trajectory_complex(n, rng, holes=random_holes(rng))
+        ops, pos = generate_trajectory_complex(n, rng, holes=_random_holes(rng))
         try:
             (path,) = generate_trajectories(ops, pos, np.array([label]), rng)
         except ValueError:  # a corner region without vertices: draw another complex

@@ -1,12 +1,8 @@
-"""Synthetic trajectories around two holes (paper §5, trajectory task).
-
-The procedure is the one of Schaub et al. (2020, §5) as published by Bodnar et al. (2021) in
-``twitter-research/cwn`` (``data/datasets/flow_utils.py``), which the authors of the
-Hodge-aware paper follow. The complex and the walk rule are the same; the differences (random
-stream, neighbour and edge order, sample order, a walk that meets its end vertex before its
-checkpoint) leave the distribution of the data unchanged and are listed in
-:func:`generate_trajectories` and in ``docs/results/protocol.md`` ("Trajectory generator against the
-published procedure").
+"""Synthetic trajectories around two holes (paper §5, trajectory task): the procedure of
+Schaub et al. (2020, §5) as published by Bodnar et al. (2021, ``twitter-research/cwn``,
+``data/datasets/flow_utils.py``), which the authors of the Hodge-aware paper follow; the
+differences, none of which changes the distribution of the data, are listed in
+``docs/results/protocol.md`` ("Trajectory generator against the published procedure").
 """
 
 from __future__ import annotations
@@ -14,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 from scipy.spatial import Delaunay
 
 from topo_contrastive._utils.checks import check_int
 from topo_contrastive.complex import ComplexOperators
-from topo_contrastive.datasets._base import EdgeFlowDataset
+from topo_contrastive.datasets._file import content_of
+from topo_contrastive.datasets.edge_flows import EdgeFlows
 
 #: The two square holes ``[x_min, x_max] x [y_min, y_max]``.
 HOLES = ((0.2, 0.4, 0.2, 0.4), (0.6, 0.8, 0.6, 0.8))
@@ -36,11 +32,9 @@ def _in_box(points: np.ndarray, box: tuple[float, float, float, float]) -> np.nd
     return (points[:, 0] >= x0) & (points[:, 0] <= x1) & (points[:, 1] >= y0) & (points[:, 1] <= y1)
 
 
-def generate_trajectory_complex(
-    num_points: int = 400,
-    rng: np.random.Generator | int | None = 0,
-    holes: tuple[tuple[float, float, float, float], ...] = HOLES,
-) -> tuple[ComplexOperators, np.ndarray]:
+def generate_trajectory_complex(num_points: int = 400, rng: np.random.Generator | int | None = 0,
+                                holes: tuple[tuple[float, float, float, float], ...] = HOLES
+                                ) -> tuple[ComplexOperators, np.ndarray]:  # fmt: skip
     r"""Random triangulation of the square with two square holes (Schaub et al. 2020, §5).
 
     ``num_points`` points are drawn uniformly in :math:`[-0.05, 1.05]^2` and
@@ -53,14 +47,9 @@ def generate_trajectory_complex(
     is oriented by its ascending vertex order. The Hodge 1-Laplacian then has a
     2-dimensional kernel (one harmonic flow per hole).
 
-    This is the construction of Bodnar et al. (2021, ``cwn``
-    ``flow_utils.load_flow_dataset``), which cuts the two holes one after the other
-    and renumbers after each cut: the nodes, their numbering and the triangles come
-    out the same. There the edges are numbered in the order the triangles first
-    meet them and a triangle is oriented by Delaunay's vertex order; both are
-    relabellings (of the edges, of the signs of :math:`\mathbf{B}_2`'s columns) that
-    change neither the flows' distribution nor :math:`\mathbf{L}_1`'s spectrum. Flows
-    and incidences here share one edge order.
+    The nodes, their numbering and the triangles are those of Bodnar et al. (2021,
+    ``cwn`` ``flow_utils.load_flow_dataset``); its edge order and triangle signs are
+    relabellings (module docstring).
 
     Args:
         num_points: number of points drawn before the holes are cut (default 400).
@@ -95,14 +84,8 @@ def generate_trajectory_complex(
     return ops, points[used]
 
 
-def _walk(
-    neighbours: list[np.ndarray],
-    pos: np.ndarray,
-    start: int,
-    checkpoint: int,
-    end: int,
-    rng: np.random.Generator,
-) -> list[int] | None:
+def _walk(neighbours: list[np.ndarray], pos: np.ndarray, start: int, checkpoint: int, end: int,
+          rng: np.random.Generator) -> list[int] | None:  # fmt: skip
     """One self-avoiding walk start -> checkpoint -> end; ``None`` when it gets stuck.
 
     ``neighbours[v]``: neighbour ids of ``v`` in ascending order. The end vertex
@@ -129,12 +112,9 @@ def _walk(
         current = nxt
 
 
-def generate_trajectories(
-    ops: ComplexOperators,
-    pos: np.ndarray,
-    labels: np.ndarray,
-    rng: np.random.Generator | int | None = 0,
-) -> list[list[int]]:
+def generate_trajectories(ops: ComplexOperators, pos: np.ndarray, labels: np.ndarray,
+                          rng: np.random.Generator | int | None = 0
+                          ) -> list[list[int]]:  # fmt: skip
     r"""Random trajectories on the two-hole complex, one per label (Schaub et al. 2020, §5).
 
     The procedure of Bodnar et al. (2021, ``cwn`` ``flow_utils.generate_trajectory``),
@@ -157,16 +137,9 @@ def generate_trajectories(
     Paths are therefore simple (no repeated vertex), start and end in their
     regions and visit a checkpoint vertex of their label.
 
-    Differences from the published code, none of which changes the distribution
-    of the paths: one ``numpy.random.Generator`` replaces Python's ``random`` and
-    NumPy's global state (so a seed fixes the data); neighbours are scanned in
-    ascending node id, not in ``networkx`` insertion order (the order decides only
-    exact ties and which neighbour a random number picks); and a walk that steps
-    on its end vertex *before* its checkpoint is not accepted (the published loop
-    stops there and keeps a path that never visited the checkpoint of its label;
-    here the end vertex is used up, so such a walk gets stuck and starts over).
-    That event did not occur in the 8,415 walks behind the default datasets of
-    seeds 0-19.
+    One seeded ``numpy.random.Generator`` replaces Python's ``random``, neighbours are
+    scanned in ascending node id, and a walk that meets its end vertex before its
+    checkpoint is not accepted (module docstring: none changes the distribution).
 
     Args:
         ops: the complex (e.g. from :func:`generate_trajectory_complex`).
@@ -231,7 +204,7 @@ def _balanced_labels(n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(np.repeat(np.array([0, 1]), [n // 2, n - n // 2]))
 
 
-class SyntheticTrajectories(EdgeFlowDataset):
+class SyntheticTrajectories(EdgeFlows):
     r"""Synthetic trajectory classification (paper §5; Schaub et al. 2020, §5).
 
     Edge flows of random trajectories on a triangulated square with two holes,
@@ -255,21 +228,16 @@ class SyntheticTrajectories(EdgeFlowDataset):
     vertices (:math:`-1` at the start, :math:`+1` at the end).
 
     Samples ``0 .. num_train-1`` form the standard training split, the next
-    ``num_val`` the validation split and the last ``num_test`` the test split.
-    Classes are balanced within each split: a split of ``n`` samples holds
-    ``n // 2`` of class 0 and ``n - n // 2`` of class 1, in random order (the
-    published generator assigns the same counts in blocks, class 0 first; the
-    walks are independent given the label, so only the sample order differs). So
-    both classes are present in every split. :meth:`split` draws stratified
-    re-splits with the same per-split class counts. The sizes default to the
-    Hodge-aware paper's (400 points, 200 / 100 / 100 samples, as in the authors'
-    code); ``cwn``'s own experiments use 1,000 points and 1,000 / 200 samples.
+    ``num_val`` the validation split and the last ``num_test`` the test split; a split of
+    ``n`` samples holds ``n // 2`` of class 0 and ``n - n // 2`` of class 1, in random
+    order. :meth:`split` draws stratified re-splits with the same per-split class counts.
+    The sizes default to the Hodge-aware paper's (400 points, 200 / 100 / 100 samples).
 
-    Each sample is ``Data(x_1=float32 [N1, 1], y=int64 [1])``. The processed file
-    (``processed/trajectories_n{num_points}_{train}-{val}-{test}_seed{seed}.pt``)
-    names every parameter, so datasets of different seeds share one ``root``; it
-    holds only tensors, ints and strings and loads with ``weights_only=True``.
-    Generation takes well under a second.
+    An :class:`EdgeFlows` on one complex: each sample is a
+    :class:`~topo_contrastive.data.ComplexData` on the shared complex (``x_1=float32
+    [N1, 1], y=int64 [1]``). The processed file
+    (``processed/trajectories_n{num_points}_{train}-{val}-{test}_seed{seed}.pt``) names
+    every parameter, so datasets of different seeds share one ``root``.
 
     Args:
         root: folder of the dataset (``root/processed`` is created).
@@ -301,35 +269,16 @@ class SyntheticTrajectories(EdgeFlowDataset):
         (torch.Size([1082, 1]), 1082, 400)
     """
 
-    def __init__(
-        self,
-        root: str,
-        num_points: int = 400,
-        num_train: int = 200,
-        num_val: int = 100,
-        num_test: int = 100,
-        seed: int = 0,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, num_points: int = 400, num_train: int = 200,
+                 num_val: int = 100, num_test: int = 100, seed: int = 0,
+                 transform: Callable | None = None, pre_transform: Callable | None = None,
+                 force_reload: bool = False, log: bool = True) -> None:  # fmt: skip
         self.num_points = check_int(num_points, "num_points", 50)
         self.num_train = check_int(num_train, "num_train", 2)
         self.num_val = check_int(num_val, "num_val", 2)
         self.num_test = check_int(num_test, "num_test", 2)
         self.seed = check_int(seed, "seed", 0)
-        super().__init__(
-            root,
-            transform=transform,
-            pre_transform=pre_transform,
-            force_reload=force_reload,
-            log=log,
-        )
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
+        self._open(root, transform, pre_transform, force_reload, log)
 
     @property
     def processed_file_names(self) -> list[str]:
@@ -347,28 +296,9 @@ class SyntheticTrajectories(EdgeFlowDataset):
         ops, pos = generate_trajectory_complex(self.num_points, rng)
         labels = np.concatenate([_balanced_labels(n, rng) for n in self._sizes])
         paths = generate_trajectories(ops, pos, labels, rng)
-        flows = torch.stack([ops.path_to_flow(p) for p in paths])  # [S, N1]
-        bounds = np.cumsum((0, *self._sizes))
-        masks = {}
-        for name, lo, hi in zip(("train", "val", "test"), bounds[:-1], bounds[1:], strict=True):
-            mask = torch.zeros(int(bounds[-1]), dtype=torch.bool)
-            mask[lo:hi] = True
-            masks[name] = mask
-        obj = self._build_processed(flows, torch.from_numpy(labels), ops, pos, paths, masks)
-        self._save_processed(obj)
-
-    def _split_full(self, seed: int) -> dict[str, torch.Tensor]:
-        # Stratified: each split keeps its standard number of samples of each class.
-        rng = np.random.default_rng(seed)
-        y = self._data.y.view(-1).numpy()
-        std = {s: self._masks[s].numpy() for s in ("train", "val", "test")}
-        out = {s: np.zeros(y.size, dtype=bool) for s in std}
-        for c in np.unique(y):
-            members = rng.permutation(np.flatnonzero(y == c))
-            counts = [int(np.sum(std[s] & (y == c))) for s in std]
-            for s, chunk in zip(std, np.split(members, np.cumsum(counts)[:-1]), strict=True):
-                out[s][chunk] = True
-        return {s: torch.from_numpy(m) for s, m in out.items()}
+        split = np.repeat(np.arange(3), self._sizes)  # the splits one after the other
+        masks = {name: split == k for k, name in enumerate(("train", "val", "test"))}
+        self._save(content_of(ops, None, paths=paths, labels=labels, pos=pos, masks=masks))
 
     def __repr__(self) -> str:
         return (

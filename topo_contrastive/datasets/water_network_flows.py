@@ -127,8 +127,8 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
     :math:`r = 10.67\,L / (C^{1.852} d^{4.871})` (SI), a pump's or valve's the median pipe
     resistance, parallel links combined as :math:`1 / \sum 1/r`. A linear resistive network
     (:math:`q = \mathbf{W}_1^{-1} \mathbf{B}_1^\top h`) would carry pure gradient flows in the
-    metric :math:`\mathbf{W}_1 = \operatorname{diag}(r)`; Hazen-Williams head loss is
-    :math:`r |q|^{0.852} q`, so this holds only approximately.
+    metric :math:`\mathbf{W}_1 = \operatorname{diag}(r)`, the metric of :attr:`complex`;
+    Hazen-Williams head loss is :math:`r |q|^{0.852} q`, so this holds only approximately.
 
     **Samples**, each from ``numpy.random.default_rng([seed, i, attempt])``: an hour
     :math:`h \in \{0, \dots, 23\}` (uniform), every junction's base demands scaled by
@@ -180,26 +180,13 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
         (119, 4)
     """
 
-    def __init__(
-        self,
-        root: str,
-        network: str = "Net3",
-        task: str = "leak",
-        num_samples: int = 500,
-        seed: int = 0,
-        lifting: str = "triangles",
-        max_cycle_length: int = 6,
-        num_regions: int = 4,
-        observed: float = 0.5,
-        noise: float = 0.01,
-        demand_sigma: float = 0.1,
-        leak_diameter: tuple[float, float] = (0.01, 0.04),
-        n_jobs: int = -1,
-        transform: Callable | None = None,
-        pre_transform: Callable | None = None,
-        force_reload: bool = False,
-        log: bool = True,
-    ) -> None:
+    def __init__(self, root: str, network: str = "Net3", task: str = "leak",
+                 num_samples: int = 500, seed: int = 0, lifting: str = "triangles",
+                 max_cycle_length: int = 6, num_regions: int = 4, observed: float = 0.5,
+                 noise: float = 0.01, demand_sigma: float = 0.1,
+                 leak_diameter: tuple[float, float] = (0.01, 0.04), n_jobs: int = -1,
+                 transform: Callable | None = None, pre_transform: Callable | None = None,
+                 force_reload: bool = False, log: bool = True) -> None:  # fmt: skip
         self.network = phys.check_choice(network, "network", WATER_NETWORKS)
         self.task = phys.check_choice(task, "task", TASKS)
         phys.check_common(self, num_samples, seed, lifting, max_cycle_length, num_regions,
@@ -207,12 +194,7 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
         self.demand_sigma = check_real(demand_sigma, "demand_sigma", 0.0)
         self.leak_diameter = phys.check_pair(leak_diameter, "leak_diameter", 1e-6)
         require_extra("wntr", "WaterNetworkFlows")
-        super().__init__(root, transform=transform, pre_transform=pre_transform,
-                         force_reload=force_reload, log=log)  # fmt: skip
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
+        self._open(root, transform, pre_transform, force_reload, log)
 
     @property
     def processed_file_names(self) -> list[str]:
@@ -240,8 +222,6 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
             labels = region[out["leak_node"]]
         else:
             labels = (out["hour"] // 6).astype(np.int64)
-        failed = int(out["failed"].sum())
-        phys.report_failures(f"WaterNetworkFlows({self.network})", failed, self.num_samples)
         with open(_inp_path(self.network), "rb") as f:
             sha = hashlib.sha256(f.read()).hexdigest()
         opts = wn.options.hydraulic
@@ -255,19 +235,15 @@ class WaterNetworkFlows(phys.PhysicalFlowDataset):
                         "leak_cd": LEAK_CD},
             "sizes": {"nodes": num_nodes, "links": len(wn.link_name_list),
                       "edges": int(edges.shape[0])},
-            "num_failed": failed,
-            "seconds": {"solve": float(out["solve_s"].sum()), "total": float(out["total_s"].sum())},
         }  # fmt: skip
-        cells = phys.lift(edges, num_nodes, self.lifting, self.max_cycle_length)
-        settings["seconds"]["wall"] = time.perf_counter() - started  # the making, saving aside
         extra = {
-            "edge_weights": weights, "injections": out["injections"], "losses": None,
-            "regions": region, "num_failed": failed, "settings": settings,
+            "edge_weights": weights, "losses": None, "regions": region, "settings": settings,
             "sample_info": {"hour": out["hour"], "leak_node": out["leak_node"],
                             "leak_diameter": out["leak_d"]},
         }  # fmt: skip
         pos = np.array([wn.get_node(n).coordinates for n in wn.node_name_list], dtype=np.float64)
-        self._save_physical(edges, cells, num_nodes, pos, out["flows"], labels, extra)
+        self._save_physical(f"WaterNetworkFlows({self.network})", edges, num_nodes, pos, out,
+                            labels, extra, started)  # fmt: skip
 
     def __repr__(self) -> str:
         return (

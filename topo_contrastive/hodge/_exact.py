@@ -50,6 +50,8 @@ class HodgeBackend(ABC):
         if self.scale is None:
             return b
         lower = k == self.rank
+        if self.complex._star(k - 1 if lower else k) is None:  # the complex's own, cached
+            return self.complex._scaled(k)
         d = sp.diags(self.scale if lower else 1.0 / self.scale)
         return sp.csr_matrix(b @ d if lower else d @ b)
 
@@ -65,6 +67,11 @@ class HodgeBackend(ABC):
     @abstractmethod
     def decompose(self, x: np.ndarray) -> list[np.ndarray]:
         """Gradient, curl and harmonic parts ``[B, N_k]`` of the signals ``x [B, N_k]``."""
+
+    def decompose_scaled(self, x: np.ndarray, into: np.ndarray) -> list[np.ndarray]:
+        """The parts ``p(x * into) / into`` (float64): a metric's decomposition (``into`` =
+        ``W^1/2``) or its adjoint (``W^-1/2``)."""
+        return [o / into for o in self.decompose(x.astype(np.float64) * into)]
 
     @abstractmethod
     def projector_blocks(self, sets: list[np.ndarray]) -> dict[str, list[np.ndarray]]:

@@ -59,12 +59,18 @@ class IterativeBackend(HodgeBackend):
         return self._harmonic_basis if COMPONENTS[index] == "harmonic" else None
 
     def decompose(self, x: np.ndarray) -> list[np.ndarray]:
+        return self.decompose_scaled(x, None)
+
+    def decompose_scaled(self, x: np.ndarray, into: np.ndarray | None) -> list[np.ndarray]:
+        # scaled chunk by chunk: no float64 copy of all signals and parts (large batches)
         out = [np.empty(x.shape, dtype=x.dtype) for _ in COMPONENTS]
 
         def work(lo: int, hi: int) -> None:
             chunk = x[lo:hi].astype(np.float64)  # [c, N_k]
+            if into is not None:
+                chunk *= into
             for o, p in zip(out, self._parts_rows(chunk), strict=True):
-                o[lo:hi] = p
+                o[lo:hi] = p if into is None else p / into
 
         map_chunks(work, x.shape[0], rows=self.num_simplices)
         return out
@@ -209,7 +215,8 @@ class EdgeIterative(SolverBackend):
         self._keep_index[self._keep] = np.arange(self._keep.size)
         self._b1 = self.incidence(1)  # B1 W1^-1/2 (B1 where unweighted)
         if self._keep.size:
-            l0 = ops.L0 if self.scale is None else self._b1 @ self._b1.T  # B1 W1^-1 B1^T
+            # B1 W1^-1 B1^T: the complex's L0 (cached) where W0 = I
+            l0 = ops.L0 if ops._star(0) is None else self._b1 @ self._b1.T
             self._a0 = l0[self._keep][:, self._keep].tocsc()
             self._lu0 = factor_spd(self._a0)
             self._order0 = np.argsort(self._lu0.perm_c)  # position -> row

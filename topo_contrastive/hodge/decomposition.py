@@ -258,7 +258,7 @@ class HodgeDecomposition:
             out = self._backend.decompose(xn)
         else:
             into = 1.0 / self._root if adjoint else self._root
-            out = [o / into for o in self._backend.decompose(xn.astype(np.float64) * into)]
+            out = self._backend.decompose_scaled(xn, into)
         return [torch.from_numpy(o).to(x.dtype).to(x.device) for o in out]
 
     __call__ = decompose

@@ -16,6 +16,7 @@ from topo_contrastive.hodge import HodgeDecomposition
 from topo_contrastive.nn._inputs import POOLS, as_laplacians
 from topo_contrastive.nn._scnn_kernel import prepare_operator
 from topo_contrastive.nn.harmonic_features import (
+    _metric_weights,
     canonical_harmonic_basis,
     harmonic_sketch,
     plan_harmonic_features,
@@ -36,7 +37,10 @@ class HodgeReadout(torch.nn.Module):
     with :math:`\mathbf{U}_H` the canonical harmonic basis
     (:func:`~topo_contrastive.nn.canonical_harmonic_basis`), ``vec`` harmonic-dimension-major
     (``h[C + k*C + c] = (U_H^T H)[k, c]``) and, with ``energies=True``, the per-channel
-    gradient and curl energies (paper eq. 1). Where the basis does not fit the memory
+    gradient and curl energies (paper eq. 1). On a weighted complex the coordinates are the
+    metric's, :math:`\mathbf{U}_H^\top \mathbf{W}_1 \mathbf{H}` (the basis
+    :math:`\mathbf{W}_1`-orthonormal, docs/weights.md), and the buffer ``harmonic_basis``
+    holds :math:`\mathbf{W}_1 \mathbf{U}_H`. Where the basis does not fit the memory
     budget or the backend keeps none (``harmonic="auto"``), a seeded sketch
     :math:`\mathbf{S}^\top\mathbf{H}` takes its place
     (:mod:`~topo_contrastive.nn.harmonic_features`). ``HodgeReadout(None, energies=True)``
@@ -160,8 +164,12 @@ class HodgeReadout(torch.nn.Module):
         self.plan = plan_harmonic_features(hodge, sketch_dim=sketch_dim, kind=harmonic)
         self.harmonic, self._beta = self.plan.kind, self.plan.beta
         if self.plan.kind == "sketch":
-            return harmonic_sketch(hodge, self.plan.dim, self.sketch_seed), np.zeros(0, np.int64)
-        return canonical_harmonic_basis(hodge)
+            m = harmonic_sketch(hodge, self.plan.dim, self.sketch_seed)
+            pivots = np.zeros(0, np.int64)
+        else:
+            m, pivots = canonical_harmonic_basis(hodge)
+        w = _metric_weights(hodge)  # a metric's coordinates U_H^T W H (G^T W^1/2 P_H H)
+        return (m if w is None else w[:, None] * m), pivots
 
     def _register_energy_tables(self, ops: ComplexOperators, energies: bool) -> None:
         """The energies' incidence tables: rank 1 of a simplicial complex, the triangles'

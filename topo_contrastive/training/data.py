@@ -124,11 +124,11 @@ def load_data_file(
     data_root: str | os.PathLike = "data",
     log: bool = False,
 ) -> Any:
-    """Open an edge-flow file of one's own as a dataset: flows on one complex (the ``.npz``
-    format of :class:`~topo_contrastive.datasets.EdgeFlows`) or samples on complexes of their
-    own (:class:`~topo_contrastive.datasets.ManyComplexFlows`).
+    """Open an edge-flow file of one's own (the ``.npz`` format of
+    :class:`~topo_contrastive.datasets.EdgeFlows`: flows on one complex or on many) as a
+    dataset.
 
-    The file is only read; the processed form of flows on one complex goes to
+    The file is only read; its processed form goes to
     ``data_root/edge_flows/<file stem>/processed`` (re-made when the file changes).
 
     Args:
@@ -141,11 +141,9 @@ def load_data_file(
         ValueError / TypeError: not a valid edge-flow file (the message names the key);
             ``data_root`` is (or lies under) a file.
     """
-    from topo_contrastive.datasets import EdgeFlows, ManyComplexFlows, is_many_complex_file
+    from topo_contrastive.datasets import EdgeFlows
 
     file = require_file(Path(path).expanduser(), "data file")
-    if is_many_complex_file(file):
-        return ManyComplexFlows(file)
     root = _data_root(data_root) / "edge_flows" / file.stem
     return EdgeFlows(str(root), file=str(file), log=log)
 
@@ -345,22 +343,6 @@ class ExperimentData:
             x = x[x != 0]
             self._fitted["flow_rms"] = float(x.square().mean().sqrt()) if x.numel() else 0.0
         return self._fitted["flow_rms"]
-
-    @property
-    def common_share(self) -> float | None:
-        """The share of the flows' energy in their mean flow, :math:`S \\lVert \\bar{x}
-        \\rVert^2 / \\sum_i \\lVert x_i \\rVert^2` (0 for flows without a common part,
-        near 1 for noisy copies of one flow); ``None`` for samples on complexes of their
-        own (no common edges)."""
-        if self.flows is None:
-            return None
-        if "common_share" not in self._fitted:
-            x = self.flows.reshape(self.num_samples, -1).double()  # [S, N1 * C]
-            total = float(x.square().sum())
-            mean = x.mean(0)
-            share = self.num_samples * float(mean.square().sum()) / total if total else 0.0
-            self._fitted["common_share"] = share
-        return self._fitted["common_share"]
 
     def scale_flows(self, mode: str = "rms") -> float:
         """Set and return :attr:`input_scale`: ``"rms"`` divides flows whose :attr:`flow_rms`

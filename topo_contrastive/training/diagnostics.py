@@ -35,6 +35,16 @@ MAX_COMMON_SHARE = 0.5
 MIN_SPREAD = 0.05
 
 
+def common_share(flows: Any) -> float:
+    r"""The share of the flows' energy in their mean flow, :math:`S \lVert \bar{x}
+    \rVert^2 / \sum_i \lVert x_i \rVert^2` of ``flows`` ``[S, N1]`` or ``[S, N1, C]``
+    (float64 sums): 0 for flows without a common part, near 1 for noisy copies of one flow,
+    0 for all-zero flows."""
+    x = flows.reshape(flows.shape[0], -1).double()  # [S, N1 * C]
+    total = float(x.square().sum())
+    return flows.shape[0] * float(x.mean(0).square().sum()) / total if total else 0.0
+
+
 def pretrain_diagnostics(
     losses: list[float],
     chance_losses: list[float],
@@ -57,8 +67,7 @@ def pretrain_diagnostics(
             layers expect flows of order one). Default ``None``: not checked.
         common_share: the share of the flows' energy in their mean flow,
             :math:`S \lVert \bar{x} \rVert^2 / \sum_i \lVert x_i \rVert^2`
-            (:attr:`ExperimentData.common_share
-            <topo_contrastive.training.ExperimentData.common_share>`); above
+            (:func:`common_share`); above
             :data:`MAX_COMMON_SHARE` the loss-at-chance warning names it as a likely cause
             (samples that share one large flow differ less from each other than a masked
             view from its flow). Default ``None``: not checked.
