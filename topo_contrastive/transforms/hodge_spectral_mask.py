@@ -153,10 +153,10 @@ def optimize_drop_probabilities(
     :math:`\mathbf{P}_k[S, S]` only (:meth:`HodgeDecomposition.projector_blocks`): it scales
     to large complexes with sparse flows; a support of more than 4,096 edges takes no block
     (:math:`\mathbf{P}_k \mathbf{q}` by decompositions, the projectors' diagonals;
-    docs/design.md §7.7), so dense flows scale too. From :math:`p_i = \varepsilon` on :math:`S`, with
-    the exact capped-simplex projection and (``lr=None``) a per-sample step that never
-    increases the objective, until ``num_steps`` or a stationary point (a local minimum: the
-    problem is not convex); batched over samples, float64, a converged sample frozen.
+    docs/design.md §7.7), so dense flows scale too. From :math:`p_i = \varepsilon` on
+    :math:`S`, with the exact capped-simplex projection and (``lr=None``) a per-sample step
+    that never increases the objective, until ``num_steps`` or a stationary point (a local
+    minimum: the problem is not convex); batched over samples, float64, a converged sample frozen.
 
     Args:
         x (Tensor): edge flows (signals of rank ``hodge.rank``), floating.
