@@ -377,3 +377,61 @@ def test_optimizer_bad_flows(small_hodge):
         optimize_drop_probabilities(torch.ones(2, n1, dtype=torch.long), small_hodge, 0.3)
     with pytest.raises(TypeError, match="HodgeDecomposition"):
         optimize_drop_probabilities(torch.ones(n1), small_hodge.complex, 0.3)
+
+
+# ---------------------------------------------------------------------------- matrix free
+@pytest.fixture
+def matrix_free(monkeypatch):
+    """Every non-empty support goes the matrix-free way (decompositions, no blocks)."""
+    from topo_contrastive.transforms import _drop_probabilities
+
+    monkeypatch.setattr(_drop_probabilities, "_MATRIX_FREE_MIN", 0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_matrix_free_path_equals_blocks_at_a_fixed_step(small_hodge, monkeypatch, weighted):
+    # at a fixed step (and fewer than 10 steps: no stopping test) both paths take the same
+    # iterates: M q by decompositions equals M q by the blocks up to round-off
+    hodge = small_hodge
+    if weighted:
+        w = np.random.default_rng(0).uniform(0.2, 3.0, hodge.complex.num_edges)
+        hodge = HodgeDecomposition(hodge.complex.with_weights(edge=w), backend="exact")
+    x = random_flows(hodge.complex.num_edges, 6, density=0.6, seed=20)
+    x[1] = 0  # a zero flow
+    kwargs = dict(lr=0.05, num_steps=9, return_history=True, alpha={"curl": 2.0})
+    blocks, hist_blocks = optimize_drop_probabilities(x, hodge, 0.4, **kwargs)
+    from topo_contrastive.transforms import _drop_probabilities
+
+    monkeypatch.setattr(_drop_probabilities, "_MATRIX_FREE_MIN", 0)
+    free, hist_free = optimize_drop_probabilities(x, hodge, 0.4, **kwargs)
+    assert torch.allclose(free, blocks, atol=1e-10) and bool((free[1] == 0).all())
+    assert torch.allclose(hist_free, hist_blocks, atol=1e-10)
+
+
+def test_matrix_free_adaptive_feasible_monotone_and_close_to_blocks(small_hodge, matrix_free):
+    x = random_flows(small_hodge.complex.num_edges, 8, density=0.6, seed=21)
+    p, history = optimize_drop_probabilities(x, small_hodge, 0.3, return_history=True)
+    check_feasible(p, x, 0.3)
+    assert bool((history[1:] - history[:-1] <= 1e-12).all())
+    projs = {k: v.expand(8, -1, -1) for k, v in full_projectors(small_hodge).items()}
+    assert torch.allclose(hodge_mask_objective(x, p, projs), history[-1], atol=1e-9)
+    assert bool((history[-1] < history[0] - 1e-6).all())
+
+
+def test_matrix_free_lipschitz_bound_holds():
+    from topo_contrastive.transforms._drop_probabilities import _spectral_bound
+
+    gen = torch.Generator().manual_seed(0)
+    for n, k in ((5, 3), (12, 2), (30, 3)):
+        # complementary orthogonal projectors P_k and weights c_k of either sign
+        q, _ = torch.linalg.qr(torch.randn(n, n, generator=gen, dtype=torch.float64))
+        cuts = sorted(torch.randperm(n - 1, generator=gen)[: k - 1].add(1).tolist())
+        projs = [u @ u.T for u in torch.tensor_split(q, cuts, dim=1)]
+        c = torch.randn(4, k, generator=gen, dtype=torch.float64)
+        x = torch.randn(4, n, generator=gen, dtype=torch.float64) * (torch.rand(4, n) < 0.7)
+        mat = torch.einsum("bk,kij->bij", c, torch.stack(projs))
+        diag = torch.diagonal(mat, dim1=-2, dim2=-1)
+        hess = 2 * x[:, :, None] * (mat - torch.diag_embed(diag)) * x[:, None, :]
+        true = torch.linalg.eigvalsh(hess).abs().amax(-1)
+        bound = _spectral_bound(c, x.square().amax(-1), diag * x.square())
+        assert bool((bound >= true * (1 - 1e-12)).all())

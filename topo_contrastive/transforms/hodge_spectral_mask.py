@@ -151,10 +151,12 @@ def optimize_drop_probabilities(
     (:math:`s_k = -1` for ``perturb``, :math:`+1` for ``preserve``; a component with
     :math:`\mathbf{P}_k\mathbf{x} = 0` counts nothing), with the blocks
     :math:`\mathbf{P}_k[S, S]` only (:meth:`HodgeDecomposition.projector_blocks`): it scales
-    to large complexes with sparse flows. From :math:`p_i = \varepsilon` on :math:`S`, with
-    the exact capped-simplex projection and (``lr=None``) a per-sample step that never
-    increases the objective, until ``num_steps`` or a stationary point (a local minimum: the
-    problem is not convex); batched over samples, float64, a converged sample frozen.
+    to large complexes with sparse flows; a support of more than 4,096 edges takes no block
+    (:math:`\mathbf{P}_k \mathbf{q}` by decompositions, the projectors' diagonals;
+    docs/design.md §7.7), so dense flows scale too. From :math:`p_i = \varepsilon` on
+    :math:`S`, with the exact capped-simplex projection and (``lr=None``) a per-sample step
+    that never increases the objective, until ``num_steps`` or a stationary point (a local
+    minimum: the problem is not convex); batched over samples, float64, a converged sample frozen.
 
     Args:
         x (Tensor): edge flows (signals of rank ``hodge.rank``), floating.
@@ -172,7 +174,8 @@ def optimize_drop_probabilities(
         tol (float, optional): stop once no :math:`1/L` step moves an entry by more.
             (default: ``1e-6``)
         max_block_elements (int, optional): memory cap, in entries, of a chunk's padded
-            blocks ``[B, n, n]``. (default: ``2**24``, 128 MiB in float64)
+            blocks ``[B, n, n]`` (of its 16 arrays ``[B, N1]`` for supports of more than
+            4,096 edges). (default: ``2**24``, 128 MiB in float64)
         return_history (bool, optional): also return the objective after every step.
             (default: ``False``)
 
