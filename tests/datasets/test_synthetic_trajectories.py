@@ -356,3 +356,14 @@ def test_generate_trajectories_bad_input():
         st.generate_trajectories(ops, pos[:-1], np.array([0, 1]))
     with pytest.raises(ValueError, match="region"):
         st.generate_trajectories(ops, pos + 5.0, np.array([0, 1]))
+
+
+def test_triangles_and_edges_are_the_shared_complexs(ds):
+    ops = ds.complex
+    assert ds.triangles.dtype == torch.int64 and ds.edges.dtype == torch.int64
+    assert ds.triangles.tolist() == np.asarray(ops.triangles).tolist()
+    assert ds.edges.tolist() == np.asarray(ops.edges).tolist()
+    assert ds.triangles.shape == (ops.num_faces, 3)
+    # every triangle's three sides are edges of the complex
+    sides = {tuple(e) for e in ds.edges.tolist()}
+    assert all({(a, b), (a, c), (b, c)} <= sides for a, b, c in ds.triangles.tolist())

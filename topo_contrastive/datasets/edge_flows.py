@@ -431,6 +431,15 @@ class EdgeFlows(InMemoryDataset):
         return None if ops is None else torch.from_numpy(np.ascontiguousarray(ops.edges))
 
     @property
+    def triangles(self) -> torch.Tensor | None:
+        """Triangles of the shared complex, ``int64 [N2, 3]``, nodes sorted (``None`` on many
+        complexes or where a 2-cell is not a triangle)."""
+        ops = self.complex
+        if ops is None or not ops.is_simplicial:
+            return None
+        return torch.from_numpy(np.ascontiguousarray(ops.triangles)).long()
+
+    @property
     def pos(self) -> torch.Tensor | None:
         """Node coordinates of the shared complex, ``float64 [N0, 2]``, or ``None`` when none
         were given (on many complexes: every sample's ``pos``)."""
