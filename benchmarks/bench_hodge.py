@@ -45,13 +45,19 @@ DEFAULT_SIZES = (100, 300, 1_000, 3_000, 10_000, 100_000, 300_000, 1_000_000)
 QUICK_SIZES = (100, 300, 1_000, 3_000, 10_000)
 
 
-def _peak_rss_gib() -> float:
-    """Peak resident set size (``VmHWM``) of this process in GiB."""
+def _status_gib(field: str) -> float:
+    """The memory figure ``field`` of ``/proc/self/status`` (``VmHWM``: the peak resident
+    set, ``VmRSS``: the current one) of this process in GiB."""
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 2**20
     return float("nan")  # pragma: no cover - non-Linux
+
+
+def _peak_rss_gib() -> float:
+    """Peak resident set size (``VmHWM``) of this process in GiB."""
+    return _status_gib("VmHWM")
 
 
 def _reset_peak_rss() -> bool:

@@ -49,33 +49,27 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_hodge import _peak_rss_gib, _reset_peak_rss, _write_atomic  # noqa: E402
+from benchmarks._complexes import delaunay_simplices  # noqa: E402
+from benchmarks.bench_hodge import (  # noqa: E402
+    _peak_rss_gib,
+    _reset_peak_rss,
+    _status_gib,
+    _write_atomic,
+)
 
 TARGET_RATIO = 1.5
 CHICAGO_EDGES = 18_830
 STAGES = ("setup_s", "decompose_s", "setup_mib", "decompose_mib")
 
 
-def _rss_gib() -> float:
-    """Current resident set size (``VmRSS``) of this process in GiB."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 2**20
-    return float("nan")  # pragma: no cover - non-Linux
-
-
 def delaunay_network(num_edges: int, filled: float, seed: int) -> dict[str, np.ndarray]:
-    """A Delaunay network of about ``num_edges`` edges with Euclidean lengths and a share
-    ``filled`` of its triangles as 2-cells."""
-    from scipy.spatial import Delaunay
-
-    rng = np.random.default_rng(seed)
+    """A Delaunay network of about ``num_edges`` edges (``_complexes.delaunay_simplices``)
+    with Euclidean lengths and a share ``filled`` of its triangles as 2-cells."""
+    rng = np.random.default_rng(seed)  # the points delaunay_simplices draws from this seed
     pts = rng.random((int(num_edges / 2.95) + 3, 2))
-    tri = np.sort(Delaunay(pts).simplices.astype(np.int64), axis=1)
-    edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), axis=0)
+    edges, tri, num_nodes = delaunay_simplices(len(pts), seed=seed)
     return {"edges": edges, "triangles": tri[rng.random(len(tri)) < filled],
-            "num_nodes": np.int64(len(pts)),
+            "num_nodes": np.int64(num_nodes),
             "lengths": np.linalg.norm(pts[edges[:, 0]] - pts[edges[:, 1]], axis=1)}  # fmt: skip
 
 
@@ -135,7 +129,7 @@ def _stage(fn: Any, inner: int) -> tuple[Any, float, float]:
     """``fn()``'s result, its median time over ``inner`` calls, and the memory (MiB) of the
     first call: its peak resident set minus the resident set before it."""
     _reset_peak_rss()
-    rss, times = _rss_gib(), []
+    rss, times = _status_gib("VmRSS"), []
     for i in range(inner):
         t0 = time.perf_counter()
         result = fn()
